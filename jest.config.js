@@ -1,0 +1,35 @@
+// Jest in native ESM mode (NestJS 12 ships ESM only), TypeScript compiled by swc.
+// Three tiers by file suffix (STYLE.md): *.spec.ts pure unit, *.int-spec.ts real PostgreSQL and
+// event store, *.e2e-spec.ts through HTTP. The last two share one PostgreSQL for the run.
+const swc = {
+  jsc: {
+    target: 'es2022',
+    parser: { syntax: 'typescript', decorators: true },
+    transform: { legacyDecorator: true, decoratorMetadata: true, useDefineForClassFields: false },
+    keepClassNames: true,
+  },
+  module: { type: 'es6' },
+  sourceMaps: 'inline',
+};
+
+const common = {
+  testEnvironment: 'node',
+  extensionsToTreatAsEsm: ['.ts'],
+  transform: { '^.+\\.ts$': ['@swc/jest', swc] },
+  moduleNameMapper: { '^(\\.{1,2}/.*)\\.js$': '$1' },
+  roots: ['<rootDir>/src', '<rootDir>/projections', '<rootDir>/test'],
+};
+
+export default {
+  testTimeout: 120_000,
+  projects: [
+    { ...common, displayName: 'unit', testMatch: ['**/*.spec.ts'] },
+    {
+      ...common,
+      displayName: 'integration',
+      testMatch: ['**/*.int-spec.ts', '**/*.e2e-spec.ts'],
+      globalSetup: '<rootDir>/test/support/global-setup.mjs',
+      globalTeardown: '<rootDir>/test/support/global-teardown.mjs',
+    },
+  ],
+};

@@ -1,0 +1,26 @@
+import 'reflect-metadata';
+import { NestFactory } from '@nestjs/core';
+import { FastifyAdapter, type NestFastifyApplication } from '@nestjs/platform-fastify';
+import type { LoggerService } from '@nestjs/common';
+import { AppModule } from './app.module.js';
+import type { Runtime } from './core.module.js';
+import { runMigrations } from './database/data-source.js';
+
+/** Request bodies above this are refused with 413 before any parsing (face_match images included). */
+export const BODY_LIMIT_BYTES = 2 * 1024 * 1024;
+
+export interface CreateAppOptions {
+  readonly logger?: LoggerService | false;
+}
+
+/** Builds the HTTP application (migrated database, all modules) without listening. Used by main and by the e2e tests. */
+export async function createApp(runtime: Runtime, options: CreateAppOptions = {}): Promise<NestFastifyApplication> {
+  await runMigrations(runtime.databaseUrl);
+  const adapter = new FastifyAdapter({ bodyLimit: BODY_LIMIT_BYTES, maxParamLength: 200, trustProxy: false });
+  const app = await NestFactory.create<NestFastifyApplication>(AppModule.forRoot(runtime), adapter, {
+    logger: options.logger ?? ['error', 'warn', 'log'],
+    abortOnError: false,
+  });
+  await app.init();
+  return app;
+}

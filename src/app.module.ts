@@ -1,0 +1,17 @@
+import { type DynamicModule, Module } from '@nestjs/common';
+import { APP_FILTER } from '@nestjs/core';
+import { CqrsModule } from '@nestjs/cqrs';
+import { ErrorFilter } from './common/error.filter.js';
+import { CoreModule, type Runtime } from './core.module.js';
+import { HealthModule } from './health/health.module.js';
+
+@Module({})
+export class AppModule {
+  static forRoot(runtime: Runtime): DynamicModule {
+    return {
+      module: AppModule,
+      imports: [CoreModule.forRoot(runtime), CqrsModule.forRoot(), HealthModule],
+      providers: [{ provide: APP_FILTER, useClass: ErrorFilter }],
+    };
+  }
+}

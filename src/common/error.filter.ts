@@ -1,0 +1,67 @@
+import { type ArgumentsHost, Catch, type ExceptionFilter, HttpException, Logger } from '@nestjs/common';
+import type { FastifyReply } from 'fastify';
+import { EventStoreUnavailableError } from '../event-store/event-store.port.js';
+import { AppError } from './errors.js';
+import type { ErrorEnvelope } from './envelope.js';
+
+const HTTP_CODES: Record<number, string> = {
+  400: 'bad_request',
+  401: 'unauthenticated',
+  403: 'forbidden',
+  404: 'not_found',
+  405: 'method_not_allowed',
+  406: 'not_acceptable',
+  413: 'payload_too_large',
+  415: 'unsupported_media_type',
+  422: 'validation_failed',
+  429: 'rate_limited',
+  431: 'headers_too_large',
+  503: 'service_unavailable',
+};
+
+function isDatabaseDown(error: unknown): boolean {
+  const code = (error as { code?: string } | null)?.code ?? '';
+  const message = error instanceof Error ? error.message : '';
+  return (
+    ['ECONNREFUSED', 'ECONNRESET', '57P01', '57P03', '08006', '08001', '08003'].includes(code) ||
+    /Connection terminated|timeout exceeded when trying to connect|connection error/i.test(message)
+  );
+}
+
+/** Maps every error to the envelope of DESIGN.md. Anything unmapped is a bug: 500, logged without the request body. */
+@Catch()
+export class ErrorFilter implements ExceptionFilter {
+  private readonly logger = new Logger('ErrorFilter');
+
+  catch(exception: unknown, host: ArgumentsHost): void {
+    const reply = host.switchToHttp().getResponse<FastifyReply>();
+    const [status, body] = this.toEnvelope(exception);
+    if (status >= 500 && status !== 502 && status !== 503) {
+      this.logger.error(exception instanceof Error ? exception.stack ?? exception.message : 'non-error thrown');
+    }
+    void reply.status(status).header('content-type', 'application/json; charset=utf-8').send(body);
+  }
+
+  private toEnvelope(exception: unknown): [number, ErrorEnvelope] {
+    if (exception instanceof AppError) {
+      return [exception.httpStatus, { status: false, error: { code: exception.code, message: exception.message, details: exception.details } }];
+    }
+    if (exception instanceof EventStoreUnavailableError || isDatabaseDown(exception)) {
+      return [503, { status: false, error: { code: 'service_unavailable', message: 'A backing store is unavailable; try again shortly', details: {} } }];
+    }
+    if (exception instanceof HttpException) {
+      const status = exception.getStatus();
+      const code = HTTP_CODES[status] ?? (status >= 500 ? 'internal_error' : 'bad_request');
+      const response = exception.getResponse();
+      const message = typeof response === 'string' ? response : String((response as { message?: unknown }).message ?? exception.message);
+      return [status, { status: false, error: { code, message, details: {} } }];
+    }
+    // Fastify's own errors (malformed JSON, body too large, bad content type) carry a statusCode.
+    const statusCode = (exception as { statusCode?: unknown } | null)?.statusCode;
+    if (typeof statusCode === 'number' && statusCode >= 400 && statusCode < 500) {
+      const message = statusCode === 400 ? 'The request body is not valid JSON' : (exception as Error).message;
+      return [statusCode, { status: false, error: { code: HTTP_CODES[statusCode] ?? 'bad_request', message, details: {} } }];
+    }
+    return [500, { status: false, error: { code: 'internal_error', message: 'An unexpected error occurred', details: {} } }];
+  }
+}

@@ -1,0 +1,68 @@
+import { type DynamicModule, Global, Inject, Module, type OnApplicationShutdown } from '@nestjs/common';
+import pg from 'pg';
+import { DataSource } from 'typeorm';
+import type { AppConfig } from './config/config.js';
+import { createDataSource } from './database/data-source.js';
+import { createEventStore } from './event-store/create-event-store.js';
+import { EVENT_STORE, type EventStore } from './event-store/event-store.port.js';
+
+export const CONFIG = Symbol('AppConfig');
+export const PG_POOL = Symbol('PgPool');
+
+/** What the process resolved before Nest starts: the config and the database actually used. */
+export interface Runtime {
+  readonly config: AppConfig;
+  readonly databaseUrl: string;
+  /** True when running on the embedded PostgreSQL default (first-run conveniences apply). */
+  readonly embedded: boolean;
+}
+export const RUNTIME = Symbol('Runtime');
+
+/** The shared I/O of every feature: config, PostgreSQL pool, TypeORM data source, event store. */
+@Global()
+@Module({})
+export class CoreModule implements OnApplicationShutdown {
+  constructor(
+    @Inject(PG_POOL) private readonly pool: pg.Pool,
+    @Inject(DataSource) private readonly dataSource: DataSource,
+    @Inject(EVENT_STORE) private readonly eventStore: EventStore,
+  ) {}
+
+  static forRoot(runtime: Runtime): DynamicModule {
+    return {
+      module: CoreModule,
+      providers: [
+        { provide: RUNTIME, useValue: runtime },
+        { provide: CONFIG, useValue: runtime.config },
+        {
+          provide: PG_POOL,
+          useFactory: () => {
+            const pool = new pg.Pool({ connectionString: runtime.databaseUrl, max: runtime.config.database.poolSize, connectionTimeoutMillis: 5_000 });
+            // An idle client losing its connection must not crash the process; the next query reconnects.
+            pool.on('error', () => undefined);
+            return pool;
+          },
+        },
+        {
+          provide: DataSource,
+          useFactory: async () => {
+            const dataSource = createDataSource(runtime.databaseUrl, Math.max(2, Math.floor(runtime.config.database.poolSize / 2)));
+            return dataSource.initialize();
+          },
+        },
+        {
+          provide: EVENT_STORE,
+          inject: [PG_POOL],
+          useFactory: (pool: pg.Pool) => createEventStore(runtime, pool),
+        },
+      ],
+      exports: [RUNTIME, CONFIG, PG_POOL, DataSource, EVENT_STORE],
+    };
+  }
+
+  async onApplicationShutdown(): Promise<void> {
+    await this.eventStore.close();
+    if (this.dataSource.isInitialized) await this.dataSource.destroy();
+    await this.pool.end();
+  }
+}

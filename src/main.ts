@@ -1,0 +1,54 @@
+import { Logger } from '@nestjs/common';
+import { createApp } from './app.factory.js';
+import { ConfigError, loadConfig } from './config/config.js';
+import { startEmbeddedPostgres, type EmbeddedPostgresHandle } from './database/embedded-postgres.js';
+
+const logger = new Logger('main');
+const EMBEDDED_DATABASE = 'ledger';
+
+async function main(): Promise<void> {
+  let config;
+  try {
+    config = loadConfig();
+  } catch (error) {
+    if (error instanceof ConfigError) {
+      process.stderr.write(`${error.message}\n`);
+      process.exit(78); // EX_CONFIG
+    }
+    throw error;
+  }
+
+  let embedded: EmbeddedPostgresHandle | undefined;
+  let databaseUrl = config.database.url;
+  if (databaseUrl === undefined) {
+    logger.log(`No DATABASE_URL: starting the embedded PostgreSQL under ${config.dataDir}`);
+    embedded = await startEmbeddedPostgres({ dataDir: config.dataDir, port: config.database.embeddedPort, database: EMBEDDED_DATABASE });
+    databaseUrl = embedded.url;
+  }
+
+  const app = await createApp({ config, databaseUrl, embedded: embedded !== undefined });
+  let shuttingDown = false;
+  const shutdown = async (signal: string) => {
+    if (shuttingDown) return;
+    shuttingDown = true;
+    logger.log(`${signal}: shutting down`);
+    try {
+      await app.close();
+      await embedded?.stop();
+      process.exit(0);
+    } catch (error) {
+      logger.error(`shutdown failed: ${error instanceof Error ? error.message : String(error)}`);
+      process.exit(1);
+    }
+  };
+  process.on('SIGTERM', () => void shutdown('SIGTERM'));
+  process.on('SIGINT', () => void shutdown('SIGINT'));
+
+  await app.listen(config.port, config.host);
+  logger.log(`Listening on http://${config.host === '0.0.0.0' ? '127.0.0.1' : config.host}:${config.port} (event store: ${config.eventStore.kind})`);
+}
+
+main().catch((error: unknown) => {
+  logger.error(`failed to start: ${error instanceof Error ? error.message : String(error)}`);
+  process.exit(1);
+});

@@ -1,0 +1,276 @@
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { randomUUID } from 'node:crypto';
+import {
+  type EventStore,
+  type EventToAppend,
+  type RecordedEvent,
+  type Subscription,
+  WrongExpectedRevisionError,
+} from '../../src/event-store/event-store.port.js';
+
+export interface ContractTarget {
+  readonly store: EventStore;
+  /** A second, independent connection to the same store (another process, in effect). */
+  readonly otherStore: EventStore;
+  dispose(): Promise<void>;
+}
+
+const event = (type: string, data: Record<string, string | number> = {}): EventToAppend => ({
+  id: randomUUID(),
+  type,
+  data: { schemaVersion: 1, ...data },
+  metadata: { correlationId: 'test' },
+});
+
+/** A unique stream id per test: tests share one store and must not see each other's streams. */
+const stream = (category: string) => `${category}-${randomUUID().replace(/-/g, '')}`;
+
+async function expectWrongRevision(promise: Promise<unknown>, expected: unknown, actual: bigint | 'no_stream'): Promise<void> {
+  const error = await promise.then(
+    () => undefined,
+    (thrown: unknown) => thrown,
+  );
+  expect(error).toBeInstanceOf(WrongExpectedRevisionError);
+  expect((error as WrongExpectedRevisionError).expected).toBe(expected);
+  expect((error as WrongExpectedRevisionError).actual).toBe(actual);
+}
+
+/** Collects events from a subscription until `until` holds, failing after `timeoutMs`. */
+async function collect(subscription: Subscription, until: (seen: RecordedEvent[]) => boolean, timeoutMs = 60_000): Promise<RecordedEvent[]> {
+  const seen: RecordedEvent[] = [];
+  const deadline = setTimeout(() => void subscription.close(), timeoutMs);
+  try {
+    for await (const recorded of subscription) {
+      seen.push(recorded);
+      if (until(seen)) break;
+    }
+  } finally {
+    clearTimeout(deadline);
+    await subscription.close();
+  }
+  return seen;
+}
+
+function expectStrictlyIncreasing(events: readonly RecordedEvent[]): void {
+  for (let i = 1; i < events.length; i++) expect(events[i].position > events[i - 1].position).toBe(true);
+}
+
+/** The semantics both adapters promise. Run with `describeEventStoreContract('postgres', ...)`. */
+export function describeEventStoreContract(name: string, connect: () => Promise<ContractTarget>): void {
+  describe(`EventStore contract: ${name}`, () => {
+    let target: ContractTarget;
+    let store: EventStore;
+
+    beforeAll(async () => {
+      target = await connect();
+      store = target.store;
+    });
+    afterAll(async () => target?.dispose());
+
+    describe('append and read one stream', () => {
+      it('writes revisions from 0 and reads back ids, types, data and metadata', async () => {
+        const id = stream('order');
+        const events = [event('Placed', { amountKobo: 500 }), event('Paid'), event('Shipped')];
+        const result = await store.append(id, events, { expectedRevision: 'no_stream' });
+        expect(result.nextExpectedRevision).toBe(2n);
+
+        const read = await store.readStream(id, { maxCount: 10 });
+        expect(read.map((e) => [e.id, e.type, e.revision, e.streamId])).toEqual(events.map((e, i) => [e.id, e.type, BigInt(i), id]));
+        expect(read[0].data).toEqual({ schemaVersion: 1, amountKobo: 500 });
+        expect(read[0].metadata).toEqual({ correlationId: 'test' });
+        expect(read[0].createdAt).toBeInstanceOf(Date);
+        expect(read[2].position).toBe(result.position);
+        expectStrictlyIncreasing(read);
+      });
+
+      it('reads backwards, from a revision, and bounded', async () => {
+        const id = stream('order');
+        await store.append(id, [event('A'), event('B'), event('C'), event('D')], { expectedRevision: 'no_stream' });
+        expect((await store.readStream(id, { direction: 'backwards', maxCount: 2 })).map((e) => e.type)).toEqual(['D', 'C']);
+        expect((await store.readStream(id, { fromRevision: 1n, maxCount: 2 })).map((e) => e.type)).toEqual(['B', 'C']);
+        expect((await store.readStream(id, { direction: 'backwards', fromRevision: 1n, maxCount: 10 })).map((e) => e.type)).toEqual(['B', 'A']);
+      });
+
+      it('reads a missing stream as empty', async () => {
+        expect(await store.readStream(stream('missing'), { maxCount: 10 })).toEqual([]);
+      });
+
+      it('refuses unbounded reads and empty appends', async () => {
+        await expect(store.readStream(stream('x'), { maxCount: 0 })).rejects.toThrow(RangeError);
+        await expect(store.readAll({ maxCount: 1_000_000 })).rejects.toThrow(RangeError);
+        await expect(store.append(stream('x'), [], { expectedRevision: 'any' })).rejects.toThrow(RangeError);
+      });
+    });
+
+    describe('expected revision', () => {
+      it('no_stream fails on an existing stream, carrying the actual revision', async () => {
+        const id = stream('acct');
+        await store.append(id, [event('Opened'), event('Funded')], { expectedRevision: 'no_stream' });
+        await expectWrongRevision(store.append(id, [event('Again')], { expectedRevision: 'no_stream' }), 'no_stream', 1n);
+      });
+
+      it('an exact revision must match the current one', async () => {
+        const id = stream('acct');
+        await store.append(id, [event('Opened')], { expectedRevision: 'no_stream' });
+        await expectWrongRevision(store.append(id, [event('Stale')], { expectedRevision: 5n }), 5n, 0n);
+        const ok = await store.append(id, [event('Next')], { expectedRevision: 0n });
+        expect(ok.nextExpectedRevision).toBe(1n);
+        await expectWrongRevision(store.append(id, [event('Stale')], { expectedRevision: 0n }), 0n, 1n);
+      });
+
+      it('an exact revision on a missing stream reports no_stream', async () => {
+        await expectWrongRevision(store.append(stream('acct'), [event('X')], { expectedRevision: 0n }), 0n, 'no_stream');
+      });
+
+      it('stream_exists needs the stream; any takes whatever is there', async () => {
+        const id = stream('acct');
+        await expectWrongRevision(store.append(id, [event('X')], { expectedRevision: 'stream_exists' }), 'stream_exists', 'no_stream');
+        expect((await store.append(id, [event('A')], { expectedRevision: 'any' })).nextExpectedRevision).toBe(0n);
+        expect((await store.append(id, [event('B')], { expectedRevision: 'stream_exists' })).nextExpectedRevision).toBe(1n);
+        expect((await store.append(id, [event('C'), event('D')], { expectedRevision: 'any' })).nextExpectedRevision).toBe(3n);
+      });
+
+      it('nothing of a refused append is written', async () => {
+        const id = stream('acct');
+        await store.append(id, [event('Opened')], { expectedRevision: 'no_stream' });
+        await store.append(id, [event('X'), event('Y')], { expectedRevision: 7n }).catch(() => undefined);
+        expect((await store.readStream(id, { maxCount: 10 })).map((e) => e.type)).toEqual(['Opened']);
+      });
+
+      it('a retried append of the same event ids writes them once', async () => {
+        const id = stream('acct');
+        const events = [event('Opened'), event('Funded')];
+        const first = await store.append(id, events, { expectedRevision: 'no_stream' });
+        const retry = await store.append(id, events, { expectedRevision: 'no_stream' });
+        expect(retry.nextExpectedRevision).toBe(first.nextExpectedRevision);
+        expect(await store.readStream(id, { maxCount: 10 })).toHaveLength(2);
+      });
+
+      it('of two appenders racing on one revision, exactly one wins', async () => {
+        for (let round = 0; round < 10; round++) {
+          const id = stream('race');
+          await store.append(id, [event('Opened')], { expectedRevision: 'no_stream' });
+          const results = await Promise.allSettled([
+            store.append(id, [event('First')], { expectedRevision: 0n }),
+            target.otherStore.append(id, [event('Second')], { expectedRevision: 0n }),
+          ]);
+          expect(results.filter((r) => r.status === 'fulfilled')).toHaveLength(1);
+          const loser = results.find((r) => r.status === 'rejected') as PromiseRejectedResult;
+          expect(loser.reason).toBeInstanceOf(WrongExpectedRevisionError);
+          expect(await store.readStream(id, { maxCount: 10 })).toHaveLength(2);
+        }
+      });
+
+      it('of two creators racing on no_stream, exactly one wins', async () => {
+        for (let round = 0; round < 10; round++) {
+          const id = stream('race');
+          const results = await Promise.allSettled([
+            store.append(id, [event('A')], { expectedRevision: 'no_stream' }),
+            target.otherStore.append(id, [event('B')], { expectedRevision: 'no_stream' }),
+          ]);
+          expect(results.filter((r) => r.status === 'fulfilled')).toHaveLength(1);
+        }
+      });
+    });
+
+    describe('read all', () => {
+      it('reads forwards from an exclusive position and backwards from the end', async () => {
+        const head = await store.headPosition();
+        const id = stream('all');
+        await store.append(id, [event('One'), event('Two'), event('Three')], { expectedRevision: 'no_stream' });
+        const forwards = await store.readAll({ fromPosition: head, maxCount: 100, filter: { streamCategories: ['all'] } });
+        const mine = forwards.filter((e) => e.streamId === id);
+        expect(mine.map((e) => e.type)).toEqual(['One', 'Two', 'Three']);
+        expectStrictlyIncreasing(forwards);
+
+        const after = await store.readAll({ fromPosition: mine[0].position, maxCount: 100 });
+        expect(after.find((e) => e.id === mine[0].id)).toBeUndefined();
+        expect(after.find((e) => e.id === mine[1].id)).toBeDefined();
+
+        const backwards = await store.readAll({ direction: 'backwards', maxCount: 3 });
+        expect(backwards.map((e) => e.type)).toEqual(['Three', 'Two', 'One']);
+        expect(await store.headPosition()).toBe(mine[2].position);
+      });
+
+      it('filters by stream category or event type', async () => {
+        const head = await store.headPosition();
+        const categoryA = `cata${randomUUID().slice(0, 8)}`;
+        const categoryB = `catb${randomUUID().slice(0, 8)}`;
+        const rareType = `Rare${randomUUID().slice(0, 8)}`;
+        await store.append(`${categoryA}-1`, [event('X'), event('Y')], { expectedRevision: 'any' });
+        await store.append(`${categoryB}-1`, [event('Z'), event(rareType)], { expectedRevision: 'any' });
+        const byCategory = await store.readAll({ fromPosition: head, maxCount: 100, filter: { streamCategories: [categoryA] } });
+        expect(byCategory.map((e) => e.type)).toEqual(['X', 'Y']);
+        const byType = await store.readAll({ fromPosition: head, maxCount: 100, filter: { eventTypes: [rareType] } });
+        expect(byType.map((e) => e.streamId)).toEqual([`${categoryB}-1`]);
+      });
+    });
+
+    describe('catch-up subscription', () => {
+      it('delivers stored events after the position, then live ones, filtered', async () => {
+        const category = `sub${randomUUID().slice(0, 8)}`;
+        const from = await store.headPosition();
+        await store.append(`${category}-a`, [event('Before1'), event('Before2')], { expectedRevision: 'no_stream' });
+        await store.append(stream('noise'), [event('Noise')], { expectedRevision: 'no_stream' });
+        const subscription = store.subscribeToAll({ fromPosition: from, filter: { streamCategories: [category] } });
+        const received = collect(subscription, (seen) => seen.length >= 4);
+        await new Promise((r) => setTimeout(r, 300));
+        await target.otherStore.append(`${category}-b`, [event('Live1')], { expectedRevision: 'no_stream' });
+        await target.otherStore.append(`${category}-a`, [event('Live2')], { expectedRevision: 1n });
+        const seen = await received;
+        expect(seen.map((e) => e.type)).toEqual(['Before1', 'Before2', 'Live1', 'Live2']);
+        expectStrictlyIncreasing(seen);
+      });
+
+      it('16 concurrent writers x 1,000 appends: the subscriber sees each event exactly once, in increasing positions', async () => {
+        const category = `load${randomUUID().slice(0, 8)}`;
+        const writers = 16;
+        const perWriter = 1_000;
+        const from = await store.headPosition();
+        const subscription = store.subscribeToAll({ fromPosition: from, filter: { streamCategories: [category] } });
+        const received = collect(subscription, (seen) => seen.length >= writers * perWriter, 240_000);
+        const written: string[] = [];
+        await Promise.all(
+          Array.from({ length: writers }, async (_, writer) => {
+            const writerStore = writer % 2 === 0 ? store : target.otherStore;
+            for (let i = 0; i < perWriter; i++) {
+              const e = event('Tick', { writer, i });
+              written.push(e.id);
+              await writerStore.append(`${category}-${writer}-${i}`, [e], { expectedRevision: 'no_stream' });
+            }
+          }),
+        );
+        const seen = await received;
+        expect(seen).toHaveLength(writers * perWriter);
+        expect(new Set(seen.map((e) => e.id)).size).toBe(writers * perWriter);
+        expect(new Set(seen.map((e) => e.id))).toEqual(new Set(written));
+        expectStrictlyIncreasing(seen);
+      }, 300_000);
+
+      it('a subscriber stopped mid-way and restarted from its last position loses and repeats nothing', async () => {
+        const category = `resume${randomUUID().slice(0, 8)}`;
+        const from = await store.headPosition();
+        const total = 300;
+        const writing = (async () => {
+          for (let i = 0; i < total; i += 3) {
+            await store.append(`${category}-${i}`, [event('E', { i }), event('E', { i: i + 1 }), event('E', { i: i + 2 })], { expectedRevision: 'no_stream' });
+          }
+        })();
+        const first = await collect(store.subscribeToAll({ fromPosition: from, filter: { streamCategories: [category] } }), (seen) => seen.length >= 100);
+        const checkpoint = first[first.length - 1].position;
+        const second = await collect(
+          target.otherStore.subscribeToAll({ fromPosition: checkpoint, filter: { streamCategories: [category] } }),
+          (seen) => first.length + seen.length >= total,
+        );
+        await writing;
+        const all = [...first, ...second];
+        expect(all.map((e) => e.data.i)).toEqual(Array.from({ length: total }, (_, i) => i));
+        expectStrictlyIncreasing(all);
+      }, 120_000);
+    });
+
+    it('answers ping while reachable', async () => {
+      await expect(store.ping()).resolves.toBeUndefined();
+    });
+  });
+}
