@@ -4,13 +4,17 @@ import { CqrsModule } from '@nestjs/cqrs';
 import { ErrorFilter } from './common/error.filter.js';
 import { CoreModule, type Runtime } from './core.module.js';
 import { HealthModule } from './health/health.module.js';
+import { OrganizationsModule } from './organizations/organizations.module.js';
+import { VerificationsModule } from './verifications/verifications.module.js';
+import { WalletsModule } from './wallets/wallets.module.js';
+import { ProjectionsModule } from '../projections/projections.module.js';
 
 @Module({})
 export class AppModule {
   static forRoot(runtime: Runtime): DynamicModule {
     return {
       module: AppModule,
-      imports: [CoreModule.forRoot(runtime), CqrsModule.forRoot(), HealthModule],
+      imports: [CoreModule.forRoot(runtime), CqrsModule.forRoot(), HealthModule, ProjectionsModule, OrganizationsModule, WalletsModule, VerificationsModule],
       providers: [{ provide: APP_FILTER, useClass: ErrorFilter }],
     };
   }

@@ -5,6 +5,8 @@ import type { AppConfig } from './config/config.js';
 import { createDataSource } from './database/data-source.js';
 import { createEventStore } from './event-store/create-event-store.js';
 import { EVENT_STORE, type EventStore } from './event-store/event-store.port.js';
+import { Clock, SystemClock } from './common/clock.js';
+import { IdGenerator, RandomIdGenerator } from './common/ids.js';
 
 export const CONFIG = Symbol('AppConfig');
 export const PG_POOL = Symbol('PgPool');
@@ -15,6 +17,8 @@ export interface Runtime {
   readonly databaseUrl: string;
   /** True when running on the embedded PostgreSQL default (first-run conveniences apply). */
   readonly embedded: boolean;
+  /** The admin API's token: ADMIN_TOKEN, or the embedded default's generated one; undefined disables the admin API. */
+  readonly adminToken: string | undefined;
 }
 export const RUNTIME = Symbol('Runtime');
 
@@ -33,6 +37,8 @@ export class CoreModule implements OnApplicationShutdown {
       module: CoreModule,
       providers: [
         { provide: RUNTIME, useValue: runtime },
+        { provide: Clock, useClass: SystemClock },
+        { provide: IdGenerator, useClass: RandomIdGenerator },
         { provide: CONFIG, useValue: runtime.config },
         {
           provide: PG_POOL,
@@ -56,7 +62,7 @@ export class CoreModule implements OnApplicationShutdown {
           useFactory: (pool: pg.Pool) => createEventStore(runtime, pool),
         },
       ],
-      exports: [RUNTIME, CONFIG, PG_POOL, DataSource, EVENT_STORE],
+      exports: [RUNTIME, CONFIG, PG_POOL, DataSource, EVENT_STORE, Clock, IdGenerator],
     };
   }
 

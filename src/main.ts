@@ -2,6 +2,7 @@ import { Logger } from '@nestjs/common';
 import { createApp } from './app.factory.js';
 import { ConfigError, loadConfig } from './config/config.js';
 import { startEmbeddedPostgres, type EmbeddedPostgresHandle } from './database/embedded-postgres.js';
+import { embeddedAdminToken } from './admin/admin-token.js';
 
 const logger = new Logger('main');
 const EMBEDDED_DATABASE = 'ledger';
@@ -26,7 +27,18 @@ async function main(): Promise<void> {
     databaseUrl = embedded.url;
   }
 
-  const app = await createApp({ config, databaseUrl, embedded: embedded !== undefined });
+  let adminToken = config.admin.token;
+  if (adminToken === undefined && embedded !== undefined) {
+    const generated = await embeddedAdminToken(config.dataDir);
+    adminToken = generated.token;
+    if (generated.created) {
+      process.stdout.write(`\nAdmin API token (generated on first run, kept in ${config.dataDir}/admin-token):\n  ${adminToken}\n\n`);
+    }
+  } else if (adminToken === undefined) {
+    logger.warn('ADMIN_TOKEN is not set: the admin API answers 404');
+  }
+
+  const app = await createApp({ config, databaseUrl, embedded: embedded !== undefined, adminToken });
   let shuttingDown = false;
   const shutdown = async (signal: string) => {
     if (shuttingDown) return;

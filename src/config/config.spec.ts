@@ -31,3 +31,22 @@ describe('loadConfig', () => {
     expect(config.eventStore).toEqual({ kind: 'esdb', esdbConnectionString: 'esdb://127.0.0.1:2113?tls=false' });
   });
 });
+
+describe('loadConfig: verification settings', () => {
+  it('defaults to all ten scopes active and the default prices', () => {
+    const config = loadConfig({});
+    expect(config.verifications.defaultActiveScopes).toHaveLength(10);
+    expect(config.verifications.pricesKobo.nin).toBe(10_000);
+  });
+
+  it('reads price overrides and rejects unknown scopes', () => {
+    expect(loadConfig({ SCOPE_PRICES: 'nin=5000, bvn=7500' }).verifications.pricesKobo).toMatchObject({ nin: 5000, bvn: 7500 });
+    expect(() => loadConfig({ SCOPE_PRICES: 'nim=5000' })).toThrow('SCOPE_PRICES');
+    expect(() => loadConfig({ SCOPE_PRICES: 'nin=-1' })).toThrow('SCOPE_PRICES');
+    expect(() => loadConfig({ DEFAULT_ACTIVE_SCOPES: 'nin,foo' })).toThrow('DEFAULT_ACTIVE_SCOPES');
+  });
+
+  it('rejects short secrets', () => {
+    expect(() => loadConfig({ ADMIN_TOKEN: 'short' })).toThrow('ADMIN_TOKEN');
+  });
+});

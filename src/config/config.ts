@@ -1,4 +1,19 @@
 import { resolve } from 'node:path';
+import { isScope, SCOPES, type Scope } from '../scopes/scopes.js';
+
+/** Default price per check in kobo (₦1 = 100 kobo), overridable by SCOPE_PRICES and per organization. */
+export const DEFAULT_SCOPE_PRICES_KOBO: Readonly<Record<Scope, number>> = {
+  nin: 10_000,
+  pnv: 10_000,
+  vnin: 10_000,
+  bvn: 10_000,
+  pvc: 10_000,
+  passport: 15_000,
+  bank_account: 5_000,
+  premium_bank_account: 7_500,
+  phone: 7_500,
+  face_match: 20_000,
+};
 
 export type EventStoreKind = 'postgres' | 'esdb';
 
@@ -20,6 +35,32 @@ export interface AppConfig {
     readonly kind: EventStoreKind;
     readonly esdbConnectionString: string | undefined;
   };
+  readonly admin: {
+    /** Full access to /admin/v1. Absent: the admin API answers 404, except on the embedded default, which generates one under dataDir. */
+    readonly token: string | undefined;
+    /** Read-only access to /admin/v1 (403 on every write). */
+    readonly auditorToken: string | undefined;
+  };
+  readonly verifications: {
+    readonly defaultActiveScopes: readonly Scope[];
+    readonly pricesKobo: Readonly<Record<Scope, number>>;
+    /** Credited to every new organization's test wallet. */
+    readonly sandboxCreditKobo: number;
+    readonly providerTimeoutMs: number;
+    /** A verification still open after this long is failed by the recovery process and its reservation released. */
+    readonly recoveryDeadlineMs: number;
+    readonly recoveryIntervalMs: number;
+  };
+  readonly portraits: {
+    /** 32-byte key (hex or base64) for AES-256-GCM at rest. Absent: generated once under dataDir. */
+    readonly encryptionKey: string | undefined;
+    readonly directory: string;
+    readonly urlTtlSeconds: number;
+    /** Base of the signed portrait links; defaults to http://localhost:PORT. */
+    readonly publicBaseUrl: string | undefined;
+  };
+  /** Run the projection workers inside the API process: `auto` does so on the embedded default only. */
+  readonly runProjections: 'auto' | 'true' | 'false';
 }
 
 export class ConfigError extends Error {
@@ -69,6 +110,38 @@ function url(env: Env, name: string, protocols: readonly string[]): string | und
   return raw;
 }
 
+function secret(env: Env, name: string, minLength: number): string | undefined {
+  const raw = text(env, name);
+  if (raw === undefined) return undefined;
+  if (raw.length < minLength) throw new ConfigError(name, `must be at least ${minLength} characters`);
+  return raw;
+}
+
+function scopeList(env: Env, name: string): readonly Scope[] {
+  const raw = text(env, name);
+  if (raw === undefined) return SCOPES;
+  const scopes = raw.split(',').map((part) => part.trim()).filter((part) => part !== '');
+  const unknown = scopes.filter((scope) => !isScope(scope));
+  if (unknown.length > 0) throw new ConfigError(name, `has unknown scopes: ${unknown.join(', ')} (known: ${SCOPES.join(', ')})`);
+  return [...new Set(scopes)] as Scope[];
+}
+
+/** `SCOPE_PRICES=nin=5000,bvn=7500`: overrides of the default price per scope, in kobo. */
+function scopePrices(env: Env, name: string): Readonly<Record<Scope, number>> {
+  const prices: Record<Scope, number> = { ...DEFAULT_SCOPE_PRICES_KOBO };
+  const raw = text(env, name);
+  if (raw === undefined) return prices;
+  for (const pair of raw.split(',')) {
+    const [scope, value] = pair.split('=').map((part) => part.trim());
+    if (!isScope(scope)) throw new ConfigError(name, `has an unknown scope "${scope}"`);
+    if (value === undefined || !/^\d+$/.test(value) || Number(value) > 100_000_000) {
+      throw new ConfigError(name, `needs a price in kobo from 0 to 100000000 for ${scope}`);
+    }
+    prices[scope] = Number(value);
+  }
+  return prices;
+}
+
 /** Reads and validates the environment once. Throws a ConfigError naming the first bad variable. */
 export function loadConfig(env: Env = process.env): AppConfig {
   const kind = oneOf(env, 'EVENT_STORE', ['postgres', 'esdb'] as const, 'postgres');
@@ -76,17 +149,37 @@ export function loadConfig(env: Env = process.env): AppConfig {
   if (kind === 'esdb' && esdbConnectionString === undefined) {
     throw new ConfigError('EVENTSTORE_CONNECTION_STRING', 'is required when EVENT_STORE=esdb');
   }
+  const dataDir = resolve(text(env, 'DATA_DIR') ?? '.data');
   return {
     serviceName: text(env, 'SERVICE_NAME') ?? 'identity-verification-service',
     host: text(env, 'HOST') ?? '0.0.0.0',
     port: integer(env, 'PORT', 3000, 0, 65_535),
     logLevel: oneOf(env, 'LOG_LEVEL', ['fatal', 'error', 'warn', 'info', 'debug', 'trace'] as const, 'info'),
-    dataDir: resolve(text(env, 'DATA_DIR') ?? '.data'),
+    dataDir,
     database: {
       url: url(env, 'DATABASE_URL', ['postgres:', 'postgresql:']),
       embeddedPort: integer(env, 'EMBEDDED_PG_PORT', 54_329, 1, 65_535),
       poolSize: integer(env, 'DB_POOL_SIZE', 20, 1, 500),
     },
     eventStore: { kind, esdbConnectionString },
+    admin: {
+      token: secret(env, 'ADMIN_TOKEN', 24),
+      auditorToken: secret(env, 'AUDITOR_TOKEN', 24),
+    },
+    verifications: {
+      defaultActiveScopes: scopeList(env, 'DEFAULT_ACTIVE_SCOPES'),
+      pricesKobo: scopePrices(env, 'SCOPE_PRICES'),
+      sandboxCreditKobo: integer(env, 'SANDBOX_CREDIT_KOBO', 1_000_000, 0, 1_000_000_000_000),
+      providerTimeoutMs: integer(env, 'PROVIDER_TIMEOUT_MS', 10_000, 50, 120_000),
+      recoveryDeadlineMs: integer(env, 'RECOVERY_DEADLINE_MS', 120_000, 1_000, 86_400_000),
+      recoveryIntervalMs: integer(env, 'RECOVERY_INTERVAL_MS', 15_000, 100, 3_600_000),
+    },
+    portraits: {
+      encryptionKey: secret(env, 'PORTRAIT_ENCRYPTION_KEY', 32),
+      directory: resolve(text(env, 'PORTRAIT_DIR') ?? resolve(dataDir, 'portraits')),
+      urlTtlSeconds: integer(env, 'PORTRAIT_URL_TTL_SECONDS', 900, 10, 86_400),
+      publicBaseUrl: url(env, 'PUBLIC_BASE_URL', ['http:', 'https:']),
+    },
+    runProjections: oneOf(env, 'RUN_PROJECTIONS', ['auto', 'true', 'false'] as const, 'auto'),
   };
 }

@@ -1,0 +1,47 @@
+import type { EventToAppend, JsonObject, RecordedEvent } from '../event-store/event-store.port.js';
+
+/**
+ * A domain event is plain data: a past-tense type and a JSON body carrying its schema version.
+ * No classes, no instanceof: events come back from the store as plain objects.
+ */
+export interface Event<Type extends string, Data extends JsonObject> {
+  readonly type: Type;
+  readonly data: Data & { readonly schemaVersion: number };
+}
+
+/** Who caused an event: an integrator's API key, an operator, or the service itself (recovery, first run). */
+export interface Actor extends JsonObject {
+  type: 'api_key' | 'operator' | 'system';
+  id: string;
+}
+
+/** Metadata on every event (DESIGN.md): correlation = request id, causation, actor, time. */
+export interface EventMetadata extends JsonObject {
+  correlationId: string;
+  causationId: string | null;
+  actor: Actor;
+  occurredAt: string;
+}
+
+/** What a command handler knows about the request that caused it. */
+export interface CommandContext {
+  readonly correlationId: string;
+  readonly actor: Actor;
+}
+
+export function toAppend(event: Event<string, JsonObject>, id: string, context: CommandContext, occurredAt: Date, causationId: string | null = null): EventToAppend {
+  const metadata: EventMetadata = {
+    correlationId: context.correlationId,
+    causationId,
+    actor: context.actor,
+    occurredAt: occurredAt.toISOString(),
+  };
+  return { id, type: event.type, data: event.data, metadata };
+}
+
+/** Narrows a recorded event to a stream's union. The caller's stream read guarantees the category. */
+export function asDomainEvent<E extends Event<string, JsonObject>>(recorded: RecordedEvent): E {
+  return { type: recorded.type, data: recorded.data } as unknown as E;
+}
+
+export const SYSTEM_ACTOR: Actor = { type: 'system', id: 'ledger' };

@@ -1,0 +1,35 @@
+import { randomBytes, randomUUID } from 'node:crypto';
+import { monotonicFactory } from 'ulid';
+
+/** Id generation as an injectable port. References are ULIDs: unique, sortable by creation time, URL-safe. */
+export abstract class IdGenerator {
+  /** Event ids (UUID v4, as EventStoreDB requires). */
+  abstract eventId(): string;
+  /** Verification references: `vrf_` + 26-character ULID, e.g. `vrf_01JD3Q9ZK8W6V2C4X7N5B0M1TR`. */
+  abstract reference(): string;
+  /** Organization ids: `org_` + ULID. */
+  abstract organizationId(): string;
+  /** API key ids: `key_` + ULID. */
+  abstract keyId(): string;
+  /** Secret random bytes, base64url (API keys, tokens). */
+  abstract secret(bytes: number): string;
+}
+
+export class RandomIdGenerator extends IdGenerator {
+  private readonly ulid = monotonicFactory();
+  eventId(): string {
+    return randomUUID();
+  }
+  reference(): string {
+    return `vrf_${this.ulid()}`;
+  }
+  organizationId(): string {
+    return `org_${this.ulid()}`;
+  }
+  keyId(): string {
+    return `key_${this.ulid()}`;
+  }
+  secret(bytes: number): string {
+    return randomBytes(bytes).toString('base64url');
+  }
+}

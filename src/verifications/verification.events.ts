@@ -1,0 +1,33 @@
+import type { JsonObject } from '../event-store/event-store.port.js';
+import type { Event } from '../common/event.js';
+
+/**
+ * Events of `verification-{reference}`. Revision 0 is always VerificationRequested; exactly one
+ * terminal event follows at revision 1, appended with expected revision 0 so that the request
+ * and the recovery process can never both finish one verification.
+ */
+export type VerificationRequested = Event<
+  'VerificationRequested',
+  {
+    reference: string;
+    organizationId: string;
+    environment: string;
+    keyId: string;
+    scope: string;
+    category: string;
+    countryCode: string;
+    /** The inputs as submitted (personal data: never logged). */
+    request: JsonObject;
+    priceKobo: number;
+    /** ISO 8601 UTC: when the check ran (the spec's createdAt). */
+    requestedAt: string;
+  }
+>;
+export type VerificationCompleted = Event<'VerificationCompleted', { reference: string; outcome: 'found' | 'not_found'; result: JsonObject; completedAt: string }>;
+export type VerificationFailed = Event<'VerificationFailed', { reference: string; reasonCode: string; errorMessage: string; failedAt: string }>;
+/** Refused before any provider call: the wallet's available balance was below the price. */
+export type VerificationRejected = Event<'VerificationRejected', { reference: string; reasonCode: 'insufficient_balance'; errorMessage: string; priceKobo: number; balanceKobo: number; rejectedAt: string }>;
+
+export type VerificationEvent = VerificationRequested | VerificationCompleted | VerificationFailed | VerificationRejected;
+
+export const VERIFICATION_EVENT_TYPES: readonly VerificationEvent['type'][] = ['VerificationRequested', 'VerificationCompleted', 'VerificationFailed', 'VerificationRejected'];
