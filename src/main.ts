@@ -1,11 +1,10 @@
 import { Logger } from '@nestjs/common';
 import { createApp } from './app.factory.js';
 import { ConfigError, loadConfig } from './config/config.js';
-import { startEmbeddedPostgres, type EmbeddedPostgresHandle } from './database/embedded-postgres.js';
+import { resolveDatabase } from './database/resolve-database.js';
 import { embeddedAdminToken } from './admin/admin-token.js';
 
 const logger = new Logger('main');
-const EMBEDDED_DATABASE = 'ledger';
 
 async function main(): Promise<void> {
   let config;
@@ -19,16 +18,12 @@ async function main(): Promise<void> {
     throw error;
   }
 
-  let embedded: EmbeddedPostgresHandle | undefined;
-  let databaseUrl = config.database.url;
-  if (databaseUrl === undefined) {
-    logger.log(`No DATABASE_URL: starting the embedded PostgreSQL under ${config.dataDir}`);
-    embedded = await startEmbeddedPostgres({ dataDir: config.dataDir, port: config.database.embeddedPort, database: EMBEDDED_DATABASE });
-    databaseUrl = embedded.url;
-  }
+  const database = await resolveDatabase(config, { log: (line) => logger.log(line) });
+  const embedded = database.handle;
+  const databaseUrl = database.url;
 
   let adminToken = config.admin.token;
-  if (adminToken === undefined && embedded !== undefined) {
+  if (adminToken === undefined && database.embedded) {
     const generated = await embeddedAdminToken(config.dataDir);
     adminToken = generated.token;
     if (generated.created) {
@@ -38,7 +33,7 @@ async function main(): Promise<void> {
     logger.warn('ADMIN_TOKEN is not set: the admin API answers 404');
   }
 
-  const app = await createApp({ config, databaseUrl, embedded: embedded !== undefined, adminToken });
+  const app = await createApp({ config, databaseUrl, embedded: database.embedded, adminToken });
   let shuttingDown = false;
   const shutdown = async (signal: string) => {
     if (shuttingDown) return;

@@ -1,0 +1,61 @@
+import { randomUUID } from 'node:crypto';
+import pg from 'pg';
+import type { JsonObject, RecordedEvent } from '../../src/event-store/event-store.port.js';
+import type { Projection, ProjectionContext } from '../../projections/projection.js';
+
+export interface GivenEvent {
+  readonly streamId: string;
+  readonly type: string;
+  readonly data: JsonObject;
+  readonly createdAt?: Date;
+  readonly metadata?: JsonObject;
+}
+
+let nextPosition = 1_000_000n;
+
+/** Recorded events as the store would deliver them: increasing positions, per-stream revisions. */
+export function recorded(events: readonly GivenEvent[]): RecordedEvent[] {
+  const revisions = new Map<string, bigint>();
+  return events.map((event) => {
+    const revision = revisions.get(event.streamId) ?? 0n;
+    revisions.set(event.streamId, revision + 1n);
+    nextPosition += 1n;
+    return {
+      id: randomUUID(),
+      streamId: event.streamId,
+      type: event.type,
+      revision,
+      position: nextPosition,
+      data: event.data,
+      metadata: event.metadata ?? {},
+      createdAt: event.createdAt ?? new Date('2026-11-01T10:00:00Z'),
+    };
+  });
+}
+
+/** Applies events through a projection's handlers in one transaction, as the runner does. */
+export async function applyEvents(pool: pg.Pool, projection: Projection, events: readonly RecordedEvent[]): Promise<void> {
+  const client = await pool.connect();
+  const context: ProjectionContext = {
+    table: (name) => {
+      if (!projection.tables.includes(name)) throw new Error(`${projection.name} does not own ${name}`);
+      return name;
+    },
+    query: async <T>(sql: string, params?: readonly unknown[]) => (await client.query(sql, params as unknown[])).rows as T[],
+  };
+  try {
+    await client.query('begin');
+    for (const event of events) await projection.handle(event, context);
+    await client.query('commit');
+  } catch (error) {
+    await client.query('rollback');
+    throw error;
+  } finally {
+    client.release();
+  }
+}
+
+/** Every row of a table in a stable order, for "replayed twice, same rows" comparisons. */
+export async function rowsOf(pool: pg.Pool, table: string, orderBy: string): Promise<Record<string, unknown>[]> {
+  return (await pool.query(`select * from ${table} order by ${orderBy}`)).rows;
+}
