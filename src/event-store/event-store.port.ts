@@ -134,9 +134,17 @@ export function assertReadCount(maxCount: number): void {
   }
 }
 
-export function assertAppendable(streamId: string, events: readonly EventToAppend[]): void {
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+/** The same checks on both adapters: EventStoreDB needs UUID ids, and `$` types are system events that readers drop. */
+export function assertAppendable(streamId: string, events: readonly EventToAppend[], expectedRevision: ExpectedRevision): void {
   if (streamId.length === 0 || streamId.startsWith('$')) throw new RangeError(`invalid stream id "${streamId}"`);
   if (events.length === 0 || events.length > MAX_APPEND_COUNT) {
     throw new RangeError(`an append takes 1 to ${MAX_APPEND_COUNT} events, got ${events.length}`);
+  }
+  if (typeof expectedRevision === 'bigint' && expectedRevision < 0n) throw new RangeError(`invalid expected revision ${expectedRevision}`);
+  for (const event of events) {
+    if (!UUID.test(event.id)) throw new RangeError(`event ids must be UUIDs, got "${event.id}"`);
+    if (event.type.length === 0 || event.type.startsWith('$')) throw new RangeError(`invalid event type "${event.type}"`);
   }
 }

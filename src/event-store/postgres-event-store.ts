@@ -95,9 +95,8 @@ export class PostgresEventStore implements EventStore {
   }
 
   async append(streamId: string, events: readonly EventToAppend[], options: { expectedRevision: ExpectedRevision }): Promise<AppendResult> {
-    assertAppendable(streamId, events);
+    assertAppendable(streamId, events, options.expectedRevision);
     const expected = typeof options.expectedRevision === 'bigint' ? options.expectedRevision : EXPECTED_CODES[options.expectedRevision];
-    if (expected < -3n) throw new RangeError(`invalid expected revision ${options.expectedRevision}`);
     try {
       const result = await this.pool.query<{ next_revision: string; last_position: string }>({
         name: 'append_events',

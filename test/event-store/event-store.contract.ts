@@ -100,6 +100,12 @@ export function describeEventStoreContract(name: string, connect: () => Promise<
         await expect(store.readAll({ maxCount: 1_000_000 })).rejects.toThrow(RangeError);
         await expect(store.append(stream('x'), [], { expectedRevision: 'any' })).rejects.toThrow(RangeError);
       });
+
+      it('refuses event ids that are not UUIDs, system event types and negative revisions', async () => {
+        await expect(store.append(stream('x'), [{ ...event('A'), id: 'not-a-uuid' }], { expectedRevision: 'any' })).rejects.toThrow(RangeError);
+        await expect(store.append(stream('x'), [event('$system')], { expectedRevision: 'any' })).rejects.toThrow(RangeError);
+        await expect(store.append(stream('x'), [event('A')], { expectedRevision: -1n })).rejects.toThrow(RangeError);
+      });
     });
 
     describe('expected revision', () => {
