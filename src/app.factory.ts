@@ -20,7 +20,7 @@ export async function createApp(runtime: Runtime, options: CreateAppOptions = {}
   await runMigrations(runtime.databaseUrl);
   const adapter = new FastifyAdapter({
     bodyLimit: BODY_LIMIT_BYTES,
-    maxParamLength: 200,
+    routerOptions: { maxParamLength: 200 },
     trustProxy: false,
     // A caller's X-Request-Id is kept when it is a plain token, so its logs and ours line up.
     genReqId: (request: IncomingMessage) => {
