@@ -1,0 +1,178 @@
+/**
+ * `npm run bench:api`: the HTTP API under load, on the embedded default with the sandbox provider.
+ *
+ * The service runs as its own process (node dist/src/main.js, a fresh embedded PostgreSQL under a
+ * temporary DATA_DIR) so that the load generator does not share its event loop. Measures:
+ *   1. POST /v1/nin (sandbox found): 100 connections for BENCH_SECONDS (default 30).
+ *   2. GET /v1/verifications with 100,000 verifications in the organization (rows seeded straight
+ *      into the read model, as the issue allows), same load.
+ * Prints req/s, p50/p99 latency, non-2xx count and the service's peak RSS. Targets (2 cores):
+ * >= 600 verifications/s at p99 <= 50 ms with no errors; list p99 <= 20 ms.
+ */
+import autocannon from 'autocannon';
+import { spawn, type ChildProcess } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { cpus, tmpdir } from 'node:os';
+import { join } from 'node:path';
+import pg from 'pg';
+import { freePort } from '../src/database/embedded-postgres.js';
+
+const SECONDS = Number(process.env.BENCH_SECONDS ?? 30);
+const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 100);
+const LIST_ROWS = Number(process.env.BENCH_LIST_ROWS ?? 100_000);
+
+const log = (line: string) => process.stderr.write(`[bench:api] ${line}\n`);
+
+interface Result {
+  name: string;
+  requestsPerSecond: number;
+  p50Ms: number;
+  p99Ms: number;
+  non2xx: number;
+  errors: number;
+  total: number;
+}
+
+async function waitForReady(baseUrl: string, child: ChildProcess): Promise<void> {
+  const deadline = Date.now() + 120_000;
+  while (Date.now() < deadline) {
+    if (child.exitCode !== null) throw new Error(`the service exited with code ${child.exitCode}`);
+    try {
+      const response = await fetch(`${baseUrl}/health/ready`);
+      if (response.ok) return;
+    } catch {
+      // Not listening yet.
+    }
+    await new Promise((r) => setTimeout(r, 250));
+  }
+  throw new Error('the service did not become ready within 120 s');
+}
+
+async function call(baseUrl: string, method: string, path: string, headers: Record<string, string>, body?: unknown): Promise<{ status: number; body: any }> {
+  const response = await fetch(`${baseUrl}${path}`, {
+    method,
+    headers: { ...headers, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
+  return { status: response.status, body: await response.json() };
+}
+
+function peakRssMb(pid: number): number {
+  try {
+    const status = readFileSync(`/proc/${pid}/status`, 'utf8');
+    const match = /VmHWM:\s+(\d+) kB/.exec(status);
+    return match ? Number(match[1]) / 1024 : NaN;
+  } catch {
+    return NaN;
+  }
+}
+
+function run(name: string, options: autocannon.Options): Promise<Result> {
+  return new Promise((resolveRun, reject) => {
+    autocannon(options, (error, result) => {
+      if (error) return reject(error);
+      resolveRun({
+        name,
+        requestsPerSecond: result.requests.average,
+        p50Ms: result.latency.p50,
+        p99Ms: result.latency.p99,
+        non2xx: result.non2xx,
+        errors: result.errors + result.timeouts,
+        total: result.requests.total,
+      });
+    });
+  });
+}
+
+async function main(): Promise<void> {
+  const dataDir = await mkdtemp(join(tmpdir(), 'ledger-bench-api-'));
+  const port = await freePort();
+  const pgPort = await freePort();
+  const adminToken = `admin_${randomBytes(24).toString('base64url')}`;
+  const baseUrl = `http://127.0.0.1:${port}`;
+  log(`starting the service on ${baseUrl} (embedded PostgreSQL under ${dataDir})`);
+  const child = spawn(process.execPath, ['dist/src/main.js'], {
+    env: {
+      ...process.env,
+      DATABASE_URL: '',
+      DATA_DIR: dataDir,
+      PORT: String(port),
+      HOST: '127.0.0.1',
+      EMBEDDED_PG_PORT: String(pgPort),
+      ADMIN_TOKEN: adminToken,
+      LOG_LEVEL: 'warn',
+    },
+    stdio: ['ignore', 'ignore', 'inherit'],
+  });
+  try {
+    await waitForReady(baseUrl, child);
+    const admin = { authorization: `Bearer ${adminToken}` };
+    const org = await call(baseUrl, 'POST', '/admin/v1/organizations', admin, { name: 'Bench Ltd', email: 'bench@example.com' });
+    if (org.status !== 201) throw new Error(`creating the organization answered ${org.status}: ${JSON.stringify(org.body)}`);
+    const organizationId: string = org.body.data.id;
+    const funding = await call(baseUrl, 'POST', `/admin/v1/organizations/${organizationId}/wallets/test/fundings`, admin, {
+      amountKobo: 1_000_000_000_000,
+      reference: 'bench-funding',
+    });
+    if (funding.status !== 201) throw new Error(`funding answered ${funding.status}: ${JSON.stringify(funding.body)}`);
+    const issued = await call(baseUrl, 'POST', `/admin/v1/organizations/${organizationId}/keys`, admin, { environment: 'test', name: 'bench' });
+    if (issued.status !== 201) throw new Error(`issuing a key answered ${issued.status}`);
+    const key: string = issued.body.data.key;
+    const integrator = { 'x-service-key': key, 'content-type': 'application/json' };
+
+    // Warm-up: JIT, pools, caches.
+    await run('warm-up', { url: `${baseUrl}/v1/nin`, method: 'POST', headers: integrator, body: JSON.stringify({ nin: '12345678905' }), connections: 10, duration: 3 });
+
+    log(`POST /v1/nin, ${CONNECTIONS} connections, ${SECONDS} s`);
+    const post = await run('POST /v1/nin (found)', {
+      url: `${baseUrl}/v1/nin`,
+      method: 'POST',
+      headers: integrator,
+      body: JSON.stringify({ nin: '12345678905' }),
+      connections: CONNECTIONS,
+      duration: SECONDS,
+    });
+
+    log(`seeding ${LIST_ROWS.toLocaleString()} verifications into the read model`);
+    const { password } = JSON.parse(await readFile(join(dataDir, 'pg.json'), 'utf8')) as { password: string };
+    const db = new pg.Client({ connectionString: `postgres://postgres:${encodeURIComponent(password)}@127.0.0.1:${pgPort}/ledger` });
+    await db.connect();
+    const keyId = (await db.query<{ id: string }>('select id from api_keys where organization_id = $1 limit 1', [organizationId])).rows[0].id;
+    await db.query(
+      `insert into verifications (reference, organization_id, environment, key_id, scope, category, country_code, status, request, result, error_message, price_kobo, charged, created_at, completed_at)
+       select 'vrf_BENCH' || lpad(g::text, 17, '0'), $1, 'test', $2, (array['nin','bvn','phone'])[1 + g % 3], 'kyc', 'NG',
+              (array['found','not_found','failed'])[1 + g % 3], '{"nin":"12345678905"}', '{}', null, 10000, g % 3 <> 2,
+              now() - (g || ' seconds')::interval, now() - (g || ' seconds')::interval
+       from generate_series(1, $3::int) g`,
+      [organizationId, keyId, LIST_ROWS],
+    );
+    await db.query('analyze verifications');
+    await db.end();
+
+    log(`GET /v1/verifications, ${CONNECTIONS} connections, ${SECONDS} s`);
+    const list = await run('GET /v1/verifications', { url: `${baseUrl}/v1/verifications`, headers: { 'x-service-key': key }, connections: CONNECTIONS, duration: SECONDS });
+    const rssMb = peakRssMb(child.pid as number);
+
+    const cpu = cpus()[0]?.model ?? 'unknown CPU';
+    const rows = [
+      [post.name, post.requestsPerSecond.toFixed(0), post.p50Ms.toFixed(1), post.p99Ms.toFixed(1), String(post.non2xx + post.errors), '>= 600/s, p99 <= 50 ms, 0 errors',
+        post.requestsPerSecond >= 600 && post.p99Ms <= 50 && post.non2xx + post.errors === 0 ? 'PASS' : 'MISS'],
+      [list.name, list.requestsPerSecond.toFixed(0), list.p50Ms.toFixed(1), list.p99Ms.toFixed(1), String(list.non2xx + list.errors), 'p99 <= 20 ms',
+        list.p99Ms <= 20 && list.non2xx + list.errors === 0 ? 'PASS' : 'MISS'],
+    ];
+    process.stdout.write(`\nbench:api — ${cpus().length} cores, ${cpu}, Node ${process.version}, ${CONNECTIONS} connections, ${SECONDS} s each, peak RSS of the service ${rssMb.toFixed(0)} MiB\n\n`);
+    process.stdout.write('| route | req/s | p50 ms | p99 ms | non-2xx + errors | target | result |\n|---|---|---|---|---|---|---|\n');
+    for (const row of rows) process.stdout.write(`| ${row.join(' | ')} |\n`);
+  } finally {
+    child.kill('SIGTERM');
+    await new Promise((r) => child.once('exit', r));
+    await rm(dataDir, { recursive: true, force: true });
+  }
+}
+
+main().catch((error: unknown) => {
+  process.stderr.write(`bench:api failed: ${error instanceof Error ? error.stack ?? error.message : String(error)}\n`);
+  process.exit(1);
+});
