@@ -1,3 +1,4 @@
+import { GenericContainer, getContainerRuntimeClient, Wait } from 'testcontainers';
 import { EsdbEventStore } from '../../src/event-store/esdb-event-store.js';
 import { startEsdbTestServer } from '../esdb-server/esdb-test-server.js';
 import { type ContractTarget, describeEventStoreContract } from './event-store.contract.js';
@@ -38,9 +39,32 @@ describeEventStoreContract('esdb (test server)', async () => {
   return connect(server.connectionString, () => server.stop());
 });
 
+const KURRENTDB_IMAGE = 'docker.kurrent.io/kurrent-latest/kurrentdb:25.1';
+
+async function containerRuntimeAvailable(): Promise<boolean> {
+  try {
+    await getContainerRuntimeClient();
+    return true;
+  } catch {
+    return false;
+  }
+}
+
 const realConnectionString = process.env.EVENTSTORE_CONNECTION_STRING;
 if (realConnectionString !== undefined && realConnectionString !== '') {
-  describeEventStoreContract('esdb (real EventStoreDB)', async () => connect(realConnectionString));
+  describeEventStoreContract('esdb (real EventStoreDB at EVENTSTORE_CONNECTION_STRING)', async () => connect(realConnectionString));
+} else if (await containerRuntimeAvailable()) {
+  describeEventStoreContract('esdb (KurrentDB in a container)', async () => {
+    const container = await new GenericContainer(KURRENTDB_IMAGE)
+      .withEnvironment({ KURRENTDB_CLUSTER_SIZE: '1', KURRENTDB_RUN_PROJECTIONS: 'None', KURRENTDB_INSECURE: 'true' })
+      .withExposedPorts(2113)
+      .withWaitStrategy(Wait.forHttp('/health/live', 2113).forStatusCode(204))
+      .withStartupTimeout(120_000)
+      .start();
+    return connect(`esdb://${container.getHost()}:${container.getMappedPort(2113)}?tls=false`, async () => {
+      await container.stop();
+    });
+  });
 } else {
-  process.stderr.write('esdb contract on a real EventStoreDB not run: EVENTSTORE_CONNECTION_STRING is not set\n');
+  process.stderr.write('esdb contract on a real EventStoreDB not run: EVENTSTORE_CONNECTION_STRING is not set and testcontainers finds no Docker engine\n');
 }
