@@ -1,0 +1,75 @@
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from '@jest/globals';
+import pg from 'pg';
+import { applyEvents, recorded, rowsOf, type GivenEvent } from '../../test/support/projection-harness.js';
+import { createTestDatabase, type TestDatabase } from '../../test/support/database.js';
+import { organizationsProjection } from './organizations.projection.js';
+
+const id = 'org_01JD3Q9ZK8W6V2C4X7N5B0M1TR';
+const stream = `organization-${id}`;
+const t0 = new Date('2026-11-01T10:00:00Z');
+const event = (type: string, data: Record<string, unknown>, minutes = 0): GivenEvent => ({
+  streamId: stream,
+  type,
+  data: { schemaVersion: 1, organizationId: id, ...data } as GivenEvent['data'],
+  metadata: { occurredAt: new Date(t0.getTime() + minutes * 60_000).toISOString() },
+});
+const registered = event('OrganizationRegistered', { name: 'Acme', email: 'ops@acme.test', activeScopes: ['nin', 'bvn'] });
+
+describe('organizations projection', () => {
+  let database: TestDatabase;
+  let pool: pg.Pool;
+  beforeAll(async () => {
+    database = await createTestDatabase();
+    pool = new pg.Pool({ connectionString: database.url, max: 2 });
+  });
+  afterAll(async () => {
+    await pool.end();
+    await database.drop();
+  });
+  beforeEach(async () => {
+    await pool.query('truncate organizations');
+  });
+
+  const when = (events: GivenEvent[]) => applyEvents(pool, organizationsProjection, recorded(events));
+  const row = async () => (await pool.query('select * from organizations where id = $1', [id])).rows[0];
+
+  it('given a registration, then a pending row with the scopes and the time it happened', async () => {
+    await when([registered]);
+    expect(await row()).toMatchObject({ name: 'Acme', email: 'ops@acme.test', status: 'pending', approved: false, active_scopes: ['nin', 'bvn'], created_at: t0 });
+  });
+
+  it('given approval, suspension and reinstatement, then approved again with the reason cleared', async () => {
+    await when([registered, event('OrganizationApproved', {}, 1), event('OrganizationSuspended', { reason: 'review' }, 2)]);
+    expect(await row()).toMatchObject({ status: 'suspended', approved: true, suspension_reason: 'review' });
+    await when([event('OrganizationReinstated', {}, 3)]);
+    expect(await row()).toMatchObject({ status: 'approved', suspension_reason: null });
+  });
+
+  it('given scope and price changes, then the active set and the overrides', async () => {
+    await when([
+      registered,
+      event('ScopeActivated', { scope: 'phone' }),
+      event('ScopeDeactivated', { scope: 'nin' }),
+      event('ScopePriceSet', { scope: 'nin', priceKobo: 5_000 }),
+      event('ScopePriceSet', { scope: 'bvn', priceKobo: 0 }),
+      event('ScopePriceSet', { scope: 'nin', priceKobo: null }),
+    ]);
+    expect(await row()).toMatchObject({ active_scopes: ['bvn', 'phone'], prices: { bvn: 0 } });
+  });
+
+  it('replayed twice, same rows', async () => {
+    const events = recorded([
+      registered,
+      event('OrganizationApproved', {}, 1),
+      event('ScopeActivated', { scope: 'phone' }, 2),
+      event('ScopePriceSet', { scope: 'nin', priceKobo: 5_000 }, 3),
+      event('OrganizationSuspended', { reason: 'review' }, 4),
+      event('ApiKeyIssued', { keyId: 'key_1', name: null, keyHash: 'h', prefix: 'p', last4: 'l', environment: 'test', scopes: null }, 5),
+    ]);
+    await applyEvents(pool, organizationsProjection, events);
+    const once = await rowsOf(pool, 'organizations', 'id');
+    await applyEvents(pool, organizationsProjection, events);
+    expect(await rowsOf(pool, 'organizations', 'id')).toEqual(once);
+    expect(once).toHaveLength(1);
+  });
+});

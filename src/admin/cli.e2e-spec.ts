@@ -1,0 +1,148 @@
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { execFile } from 'node:child_process';
+import { mkdtemp, rm, symlink } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { promisify } from 'node:util';
+import pg from 'pg';
+import { hashApiKey } from '../organizations/api-key.js';
+import { createTestDatabase, type TestDatabase } from '../../test/support/database.js';
+
+const run = promisify(execFile);
+const ROOT = resolve('.');
+
+interface CliResult {
+  readonly code: number;
+  readonly stdout: string;
+  readonly stderr: string;
+}
+
+/**
+ * The built CLI against its own test database. It is built into a directory of its own, so that a
+ * build running elsewhere at the same time cannot remove the files under it.
+ */
+describe('admin CLI', () => {
+  let database: TestDatabase;
+  let pool: pg.Pool;
+  let buildDir: string;
+
+  beforeAll(async () => {
+    database = await createTestDatabase();
+    pool = new pg.Pool({ connectionString: database.url, max: 2 });
+    buildDir = await mkdtemp(join(tmpdir(), 'ledger-cli-'));
+    for (const entry of ['src', 'projections', 'bench', '.swcrc', 'package.json', 'node_modules']) await symlink(join(ROOT, entry), join(buildDir, entry));
+    await run(process.execPath, [join(ROOT, 'scripts/build.mjs')], { cwd: buildDir });
+  });
+  afterAll(async () => {
+    await pool?.end();
+    await database?.drop();
+    if (buildDir !== undefined) await rm(buildDir, { recursive: true, force: true });
+  });
+
+  async function cli(...args: string[]): Promise<CliResult> {
+    try {
+      const { stdout, stderr } = await run(process.execPath, [join(buildDir, 'dist/src/admin/cli.js'), ...args], {
+        cwd: buildDir,
+        env: { PATH: process.env.PATH, DATABASE_URL: database.url, DATA_DIR: join(buildDir, '.data'), SANDBOX_CREDIT_KOBO: '100000' },
+        timeout: 30_000,
+      });
+      return { code: 0, stdout, stderr };
+    } catch (error) {
+      const failed = error as { code?: number; stdout?: string; stderr?: string };
+      if (typeof failed.code !== 'number') throw error;
+      return { code: failed.code, stdout: failed.stdout ?? '', stderr: failed.stderr ?? '' };
+    }
+  }
+  const json = async (...args: string[]) => {
+    const result = await cli('--json', ...args);
+    if (result.code !== 0) throw new Error(`admin ${args.join(' ')} exited ${result.code}: ${result.stderr}`);
+    return JSON.parse(result.stdout);
+  };
+  const eventTypes = async (streamId: string) => (await pool.query('select type from events where stream_id = $1 order by revision', [streamId])).rows.map((row) => row.type);
+
+  it('runs an organization through its life with the same events as the admin API, the operator recorded as the CLI', async () => {
+    const created = await json('org', 'create', '--name', 'Cli Co', '--email', 'ops@cli.test');
+    expect(created).toMatchObject({ name: 'Cli Co', email: 'ops@cli.test', status: 'pending' });
+    const id = created.id as string;
+    expect((await json('org', 'approve', id)).status).toBe('approved');
+    // Again, in human output: readable lines, not JSON, and no second event.
+    const again = await cli('org', 'approve', id);
+    expect(again.code).toBe(0);
+    expect(again.stdout).toContain(`id: ${id}`);
+    expect(again.stdout).toContain('status: approved');
+    expect((await json('org', 'scopes', id, 'nin', 'bvn')).activeScopes).toEqual(['nin', 'bvn']);
+    expect((await json('org', 'prices', id, 'nin=5000')).prices).toEqual({ nin: 5_000 });
+    expect(await json('org', 'suspend', id, '--reason', 'review')).toMatchObject({ status: 'suspended', suspensionReason: 'review' });
+    expect((await json('org', 'reinstate', id)).status).toBe('approved');
+
+    const types = await eventTypes(`organization-${id}`);
+    expect(types.slice(0, 2)).toEqual(['OrganizationRegistered', 'OrganizationApproved']);
+    expect(types.filter((type) => type === 'OrganizationApproved')).toHaveLength(1);
+    expect(types.slice(-3)).toEqual(['ScopePriceSet', 'OrganizationSuspended', 'OrganizationReinstated']);
+    const actors = (await pool.query('select metadata from events where stream_id = $1', [`organization-${id}`])).rows.map((row) => row.metadata.actor);
+    expect(actors).toEqual(types.map(() => ({ type: 'operator', id: 'cli' })));
+    expect(await eventTypes(`wallet-${id}.test`)).toEqual(['WalletFunded']);
+  });
+
+  it('issues a key (printed once, stored as a hash), lists it without the key, and revokes it once', async () => {
+    const { id } = await json('org', 'create', '--name', 'Keys Co', '--email', 'keys@cli.test');
+    const issued = await json('key', 'issue', id, '--env', 'live', '--name', 'ci', '--scopes', 'nin,bvn');
+    expect(issued.key).toMatch(/^service_live_/);
+    expect(issued.scopes).toEqual(['nin', 'bvn']);
+    const stored = await pool.query("select count(*) as n from events where data->>'keyHash' = $1", [hashApiKey(issued.key)]);
+    expect(Number(stored.rows[0].n)).toBe(1);
+    expect(Number((await pool.query('select count(*) as n from events e where strpos(e::text, $1) > 0', [issued.key])).rows[0].n)).toBe(0);
+
+    const revoked = await json('key', 'revoke', issued.id);
+    expect(revoked.revokedAt).toMatch(/\+00:00$/);
+    await json('key', 'revoke', issued.id);
+    expect((await eventTypes(`organization-${id}`)).filter((type) => type === 'ApiKeyRevoked')).toHaveLength(1);
+
+    const human = await cli('key', 'issue', id, '--env', 'test');
+    expect(human.code).toBe(0);
+    expect(human.stdout).toMatch(/key: service_test_[A-Za-z0-9_-]{43}/);
+    expect(human.stdout).toContain('shown this once only');
+  });
+
+  it('funds a wallet once per funding reference, through the wallet ledger', async () => {
+    const { id } = await json('org', 'create', '--name', 'Funded Co', '--email', 'funds@cli.test');
+    const funded = await json('wallet', 'fund', id, '--env', 'live', '--amount', '500000', '--reference', 'bank-transfer-1');
+    expect(funded).toMatchObject({ funded: true, balanceKobo: 500_000 });
+    const repeated = await json('wallet', 'fund', id, '--env', 'live', '--amount', '500000', '--reference', 'bank-transfer-1');
+    expect(repeated).toMatchObject({ funded: false, balanceKobo: 500_000 });
+    expect(await eventTypes(`wallet-${id}.live`)).toEqual(['WalletFunded']);
+    const invalid = await cli('wallet', 'fund', id, '--env', 'live', '--amount', '-3', '--reference', 'has spaces');
+    expect(invalid.code).toBe(1);
+    expect(invalid.stderr).toMatch(/amount: [\s\S]*reference: /);
+    expect((await cli('wallet', 'fund', 'org_01JD3Q9ZK8W6V2C4X7N5B0M1TR', '--env', 'test', '--amount', '1', '--reference', 'r')).stderr).toContain('error: not_found:');
+  });
+
+  it('refuses invalid input with the error code, every field, and exit code 1', async () => {
+    const invalid = await cli('org', 'create', '--name', '', '--email', 'nope');
+    expect(invalid.code).toBe(1);
+    expect(invalid.stderr).toContain('error: validation_failed:');
+    expect(invalid.stderr).toMatch(/name: /);
+    expect(invalid.stderr).toMatch(/email: /);
+    const unknown = await cli('org', 'approve', 'org_01JD3Q9ZK8W6V2C4X7N5B0M1TR');
+    expect(unknown.code).toBe(1);
+    expect(unknown.stderr).toContain('error: not_found: No organization with that id');
+    // Reads go to the read models, which only projection workers fill (none run in a CLI).
+    const missing = await cli('org', 'get', 'org_01JD3Q9ZK8W6V2C4X7N5B0M1TR');
+    expect(missing.code).toBe(1);
+    expect(missing.stderr).toContain('error: not_found:');
+    const { id } = await json('org', 'create', '--name', 'Scopes Co', '--email', 'scopes@cli.test');
+    const badScopes = await cli('org', 'scopes', id, 'nin', 'teleport');
+    expect(badScopes.code).toBe(1);
+    expect(badScopes.stderr).toContain('scopes[1]: unknown scope "teleport"');
+    const badPrice = await cli('org', 'prices', id, 'nin=-5');
+    expect(badPrice.code).toBe(1);
+    expect(badPrice.stderr).toContain('nin: must be an integer number of kobo');
+  });
+
+  it('exits 2 on usage errors', async () => {
+    expect((await cli('org', 'create', '--name', 'No Email')).code).toBe(2);
+    expect((await cli('frobnicate')).code).toBe(2);
+    expect((await cli('key', 'issue', 'org_x', '--env', 'prod')).code).toBe(2);
+    expect((await cli()).code).toBe(2);
+  });
+});

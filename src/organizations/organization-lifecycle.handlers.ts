@@ -1,0 +1,55 @@
+import { Inject } from '@nestjs/common';
+import { CommandHandler, type ICommandHandler } from '@nestjs/cqrs';
+import { ApproveOrganization, ReinstateOrganization, SetActiveScopes, SetScopePrices, SuspendOrganization } from './organization.commands.js';
+import { OrganizationStore } from './organization.store.js';
+import { organizationView, type OrganizationView } from './organization.views.js';
+
+@CommandHandler(ApproveOrganization)
+export class ApproveOrganizationHandler implements ICommandHandler<ApproveOrganization, OrganizationView> {
+  constructor(@Inject(OrganizationStore) private readonly organizations: OrganizationStore) {}
+
+  async execute({ organizationId, context, options }: ApproveOrganization): Promise<OrganizationView> {
+    const { state } = await this.organizations.execute(organizationId, { type: 'ApproveOrganization' }, context, options);
+    return organizationView(state);
+  }
+}
+
+@CommandHandler(SuspendOrganization)
+export class SuspendOrganizationHandler implements ICommandHandler<SuspendOrganization, OrganizationView> {
+  constructor(@Inject(OrganizationStore) private readonly organizations: OrganizationStore) {}
+
+  async execute({ organizationId, reason, context, options }: SuspendOrganization): Promise<OrganizationView> {
+    const { state } = await this.organizations.execute(organizationId, { type: 'SuspendOrganization', reason }, context, options);
+    return organizationView(state);
+  }
+}
+
+@CommandHandler(ReinstateOrganization)
+export class ReinstateOrganizationHandler implements ICommandHandler<ReinstateOrganization, OrganizationView> {
+  constructor(@Inject(OrganizationStore) private readonly organizations: OrganizationStore) {}
+
+  async execute({ organizationId, context, options }: ReinstateOrganization): Promise<OrganizationView> {
+    const { state } = await this.organizations.execute(organizationId, { type: 'ReinstateOrganization' }, context, options);
+    return organizationView(state);
+  }
+}
+
+@CommandHandler(SetActiveScopes)
+export class SetActiveScopesHandler implements ICommandHandler<SetActiveScopes, OrganizationView> {
+  constructor(@Inject(OrganizationStore) private readonly organizations: OrganizationStore) {}
+
+  async execute({ organizationId, scopes, context, options }: SetActiveScopes): Promise<OrganizationView> {
+    const { state } = await this.organizations.execute(organizationId, { type: 'SetActiveScopes', scopes }, context, options);
+    return organizationView(state);
+  }
+}
+
+@CommandHandler(SetScopePrices)
+export class SetScopePricesHandler implements ICommandHandler<SetScopePrices, OrganizationView> {
+  constructor(@Inject(OrganizationStore) private readonly organizations: OrganizationStore) {}
+
+  async execute({ organizationId, pricesKobo, context, options }: SetScopePrices): Promise<OrganizationView> {
+    const { state } = await this.organizations.execute(organizationId, { type: 'SetScopePrices', pricesKobo }, context, options);
+    return organizationView(state);
+  }
+}

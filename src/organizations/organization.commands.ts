@@ -1,0 +1,68 @@
+import type { CommandContext } from '../common/event.js';
+import type { Environment } from '../common/environment.js';
+import type { IssuedApiKeyView, ApiKeyView, OrganizationView } from './organization.views.js';
+import { Command } from '@nestjs/cqrs';
+
+/**
+ * How long a command waits for the organizations and api-keys projections to apply its events
+ * before answering, so the next request on any instance sees the change. 0 skips the wait (the
+ * CLI and the first run, whose answers come from the stream itself).
+ */
+export const PROJECTION_WAIT_MS = 2_000;
+
+interface Options {
+  readonly projectionWaitMs?: number;
+}
+
+export class RegisterOrganization extends Command<OrganizationView> {
+  constructor(readonly input: { name: string; email: string }, readonly context: CommandContext, readonly options: Options = {}) {
+    super();
+  }
+}
+
+export class ApproveOrganization extends Command<OrganizationView> {
+  constructor(readonly organizationId: string, readonly context: CommandContext, readonly options: Options = {}) {
+    super();
+  }
+}
+
+export class SuspendOrganization extends Command<OrganizationView> {
+  constructor(readonly organizationId: string, readonly reason: string, readonly context: CommandContext, readonly options: Options = {}) {
+    super();
+  }
+}
+
+export class ReinstateOrganization extends Command<OrganizationView> {
+  constructor(readonly organizationId: string, readonly context: CommandContext, readonly options: Options = {}) {
+    super();
+  }
+}
+
+export class SetActiveScopes extends Command<OrganizationView> {
+  constructor(readonly organizationId: string, readonly scopes: readonly string[], readonly context: CommandContext, readonly options: Options = {}) {
+    super();
+  }
+}
+
+export class SetScopePrices extends Command<OrganizationView> {
+  constructor(readonly organizationId: string, readonly pricesKobo: Readonly<Record<string, unknown>>, readonly context: CommandContext, readonly options: Options = {}) {
+    super();
+  }
+}
+
+export class IssueApiKey extends Command<IssuedApiKeyView> {
+  constructor(
+    readonly organizationId: string,
+    readonly input: { environment: Environment; name: string | null; scopes: readonly string[] | null },
+    readonly context: CommandContext,
+    readonly options: Options = {},
+  ) {
+    super();
+  }
+}
+
+export class RevokeApiKey extends Command<ApiKeyView> {
+  constructor(readonly keyId: string, readonly context: CommandContext, readonly options: Options = {}) {
+    super();
+  }
+}

@@ -1,0 +1,141 @@
+import { describe, expect, it } from '@jest/globals';
+import { NotFound, ValidationFailed } from '../common/errors.js';
+import { decide, evolve, initialState, type OrganizationCommand, type OrganizationState } from './organization.decider.js';
+import type { OrganizationEvent } from './organization.events.js';
+
+const organizationId = 'org_01JD3Q9ZK8W6V2C4X7N5B0M1TR';
+const at = new Date('2026-11-01T10:00:00Z');
+const v = 1;
+
+const registered = (activeScopes: string[] = ['nin', 'bvn']): OrganizationEvent => ({
+  type: 'OrganizationRegistered',
+  data: { schemaVersion: v, organizationId, name: 'Acme', email: 'ops@acme.test', activeScopes },
+});
+const approved: OrganizationEvent = { type: 'OrganizationApproved', data: { schemaVersion: v, organizationId } };
+const suspended: OrganizationEvent = { type: 'OrganizationSuspended', data: { schemaVersion: v, organizationId, reason: 'fraud review' } };
+const keyIssued = (keyId: string): OrganizationEvent => ({
+  type: 'ApiKeyIssued',
+  data: { schemaVersion: v, organizationId, keyId, name: null, keyHash: 'a'.repeat(64), prefix: 'service_test_abcd', last4: 'wxyz', environment: 'test', scopes: null },
+});
+const keyRevoked = (keyId: string): OrganizationEvent => ({ type: 'ApiKeyRevoked', data: { schemaVersion: v, organizationId, keyId } });
+
+function given(events: OrganizationEvent[]) {
+  const state: OrganizationState = events.reduce((folded, event) => evolve(folded, event, at), initialState);
+  return {
+    state,
+    when: (command: OrganizationCommand) => ({
+      then: (expected: OrganizationEvent[]) => expect(decide(command, state)).toEqual(expected),
+      thenNothing: () => expect(decide(command, state)).toEqual([]),
+      thenThrows: (error: new (...args: never[]) => Error) => expect(() => decide(command, state)).toThrow(error),
+      thenFieldErrors: (fields: string[]) => {
+        try {
+          decide(command, state);
+        } catch (error) {
+          expect(error).toBeInstanceOf(ValidationFailed);
+          expect((error as ValidationFailed).fields.map((field) => field.field)).toEqual(fields);
+          return;
+        }
+        throw new Error('expected a ValidationFailed');
+      },
+    }),
+  };
+}
+
+describe('organization decider', () => {
+  describe('registering', () => {
+    it('records the organization with its scopes in canonical order, pending', () => {
+      given([])
+        .when({ type: 'RegisterOrganization', organizationId, name: 'Acme', email: 'ops@acme.test', activeScopes: ['bvn', 'nin'] })
+        .then([registered(['nin', 'bvn'])]);
+      const state = given([registered()]).state;
+      expect(state.status).toBe('pending');
+      expect(state.createdAt).toEqual(at);
+    });
+    it('refuses unknown scopes, listing each', () =>
+      given([])
+        .when({ type: 'RegisterOrganization', organizationId, name: 'Acme', email: 'ops@acme.test', activeScopes: ['nin', 'x', 'y'] })
+        .thenFieldErrors(['activeScopes[1]', 'activeScopes[2]']));
+  });
+
+  describe('commands on an organization that does not exist', () => {
+    it('are not found', () => given([]).when({ type: 'ApproveOrganization' }).thenThrows(NotFound));
+  });
+
+  describe('approving', () => {
+    it('approves a pending organization', () => given([registered()]).when({ type: 'ApproveOrganization' }).then([approved]));
+    it('writes nothing for an approved one', () => given([registered(), approved]).when({ type: 'ApproveOrganization' }).thenNothing());
+    it('keeps a suspended organization suspended while recording the approval', () => {
+      given([registered(), suspended]).when({ type: 'ApproveOrganization' }).then([approved]);
+      const state = given([registered(), suspended, approved]).state;
+      expect([state.status, state.approved]).toEqual(['suspended', true]);
+    });
+  });
+
+  describe('suspending and reinstating', () => {
+    it('suspends with the reason', () =>
+      given([registered(), approved]).when({ type: 'SuspendOrganization', reason: 'fraud review' }).then([suspended]));
+    it('writes nothing when already suspended', () => given([registered(), suspended]).when({ type: 'SuspendOrganization', reason: 'again' }).thenNothing());
+    it('writes nothing when reinstating an organization that is not suspended', () =>
+      given([registered(), approved]).when({ type: 'ReinstateOrganization' }).thenNothing());
+    it('returns an approved organization to approved, a never-approved one to pending', () => {
+      const reinstated: OrganizationEvent = { type: 'OrganizationReinstated', data: { schemaVersion: v, organizationId } };
+      given([registered(), approved, suspended]).when({ type: 'ReinstateOrganization' }).then([reinstated]);
+      expect(given([registered(), approved, suspended, reinstated]).state.status).toBe('approved');
+      expect(given([registered(), suspended, reinstated]).state.status).toBe('pending');
+      expect(given([registered(), suspended, reinstated]).state.suspensionReason).toBeNull();
+    });
+  });
+
+  describe('setting the active scopes', () => {
+    it('activates and deactivates only the difference', () =>
+      given([registered(['nin', 'bvn'])])
+        .when({ type: 'SetActiveScopes', scopes: ['bvn', 'phone'] })
+        .then([
+          { type: 'ScopeDeactivated', data: { schemaVersion: v, organizationId, scope: 'nin' } },
+          { type: 'ScopeActivated', data: { schemaVersion: v, organizationId, scope: 'phone' } },
+        ]));
+    it('writes nothing for the same set', () => given([registered(['nin', 'bvn'])]).when({ type: 'SetActiveScopes', scopes: ['bvn', 'nin', 'nin'] }).thenNothing());
+    it('lists every unknown scope', () => given([registered()]).when({ type: 'SetActiveScopes', scopes: ['nope', 'nin', 'zip'] }).thenFieldErrors(['scopes[0]', 'scopes[2]']));
+  });
+
+  describe('setting prices', () => {
+    it('sets the new overrides and clears the ones left out', () => {
+      const ninPrice: OrganizationEvent = { type: 'ScopePriceSet', data: { schemaVersion: v, organizationId, scope: 'nin', priceKobo: 5_000 } };
+      given([registered(), ninPrice])
+        .when({ type: 'SetScopePrices', pricesKobo: { bvn: 0 } })
+        .then([
+          { type: 'ScopePriceSet', data: { schemaVersion: v, organizationId, scope: 'nin', priceKobo: null } },
+          { type: 'ScopePriceSet', data: { schemaVersion: v, organizationId, scope: 'bvn', priceKobo: 0 } },
+        ]);
+      given([registered(), ninPrice]).when({ type: 'SetScopePrices', pricesKobo: { nin: 5_000 } }).thenNothing();
+    });
+    it('refuses unknown scopes and prices that are not whole kobo in range, each listed', () =>
+      given([registered()])
+        .when({ type: 'SetScopePrices', pricesKobo: { nin: 1.5, bvn: -1, phone: 100_000_001, magic: 1, pnv: '100' } })
+        .thenFieldErrors(['nin', 'bvn', 'phone', 'magic', 'pnv']));
+  });
+
+  describe('keys', () => {
+    const issue = (scopes: string[] | null): OrganizationCommand => ({
+      type: 'IssueApiKey',
+      keyId: 'key_1',
+      environment: 'test',
+      name: null,
+      scopes,
+      keyHash: 'a'.repeat(64),
+      prefix: 'service_test_abcd',
+      last4: 'wxyz',
+    });
+    it('issues a key by hash, never the key', () => given([registered()]).when(issue(null)).then([keyIssued('key_1')]));
+    it('refuses unknown or empty key scopes', () => {
+      given([registered()]).when(issue(['nin', 'bogus'])).thenFieldErrors(['scopes[1]']);
+      given([registered()]).when(issue([])).thenFieldErrors(['scopes']);
+    });
+    it('revokes a key once; revoking again writes nothing', () => {
+      given([registered(), keyIssued('key_1')]).when({ type: 'RevokeApiKey', keyId: 'key_1' }).then([keyRevoked('key_1')]);
+      given([registered(), keyIssued('key_1'), keyRevoked('key_1')]).when({ type: 'RevokeApiKey', keyId: 'key_1' }).thenNothing();
+      expect(given([registered(), keyIssued('key_1'), keyRevoked('key_1')]).state.keys.get('key_1')?.revokedAt).toEqual(at);
+    });
+    it('does not know a key of another organization', () => given([registered()]).when({ type: 'RevokeApiKey', keyId: 'key_2' }).thenThrows(NotFound));
+  });
+});

@@ -1,0 +1,244 @@
+import { Conflict, NotFound, ValidationFailed, type FieldError } from '../common/errors.js';
+import type { Environment } from '../common/environment.js';
+import { isScope, SCOPES, type Scope } from '../scopes/scopes.js';
+import type { OrganizationEvent } from './organization.events.js';
+
+export const SCHEMA_VERSION = 1;
+export const MAX_PRICE_KOBO = 100_000_000;
+/** Most keys one organization may hold (revoked ones included): a bound on the stream and on the key list. */
+export const MAX_KEYS_PER_ORGANIZATION = 200;
+
+export type OrganizationStatus = 'pending' | 'approved' | 'suspended';
+
+export interface ApiKeyState {
+  readonly id: string;
+  readonly name: string | null;
+  readonly prefix: string;
+  readonly last4: string;
+  readonly environment: string;
+  readonly scopes: readonly string[] | null;
+  readonly createdAt: Date;
+  readonly revokedAt: Date | null;
+}
+
+export interface OrganizationState {
+  readonly id: string | null;
+  readonly name: string;
+  readonly email: string;
+  readonly status: OrganizationStatus;
+  /** Kept through a suspension, so reinstating returns to where the organization was. */
+  readonly approved: boolean;
+  readonly activeScopes: readonly Scope[];
+  readonly prices: Readonly<Partial<Record<Scope, number>>>;
+  readonly suspensionReason: string | null;
+  readonly createdAt: Date | null;
+  readonly keys: ReadonlyMap<string, ApiKeyState>;
+}
+
+export const initialState: OrganizationState = {
+  id: null,
+  name: '',
+  email: '',
+  status: 'pending',
+  approved: false,
+  activeScopes: [],
+  prices: {},
+  suspensionReason: null,
+  createdAt: null,
+  keys: new Map(),
+};
+
+export type OrganizationCommand =
+  | { type: 'RegisterOrganization'; organizationId: string; name: string; email: string; activeScopes: readonly string[] }
+  | { type: 'ApproveOrganization' }
+  | { type: 'SuspendOrganization'; reason: string }
+  | { type: 'ReinstateOrganization' }
+  | { type: 'SetActiveScopes'; scopes: readonly string[] }
+  /** The full set of price overrides: scopes left out go back to the configured default. */
+  | { type: 'SetScopePrices'; pricesKobo: Readonly<Record<string, unknown>> }
+  | {
+      type: 'IssueApiKey';
+      keyId: string;
+      environment: Environment;
+      name: string | null;
+      scopes: readonly string[] | null;
+      keyHash: string;
+      prefix: string;
+      last4: string;
+    }
+  | { type: 'RevokeApiKey'; keyId: string };
+
+function inCanonicalOrder(scopes: Iterable<Scope>): Scope[] {
+  const set = new Set(scopes);
+  return SCOPES.filter((scope) => set.has(scope));
+}
+
+/** Every unknown scope name listed, by its position in the input. */
+function knownScopes(field: string, scopes: readonly string[]): Scope[] {
+  const errors: FieldError[] = [];
+  scopes.forEach((scope, index) => {
+    if (!isScope(scope)) errors.push({ field: `${field}[${index}]`, message: `unknown scope "${String(scope).slice(0, 50)}"; known scopes: ${SCOPES.join(', ')}` });
+  });
+  if (errors.length > 0) throw new ValidationFailed(errors);
+  return scopes as Scope[];
+}
+
+function validPrices(pricesKobo: Readonly<Record<string, unknown>>): Partial<Record<Scope, number>> {
+  const errors: FieldError[] = [];
+  const prices: Partial<Record<Scope, number>> = {};
+  for (const [scope, price] of Object.entries(pricesKobo)) {
+    if (!isScope(scope)) {
+      errors.push({ field: scope.slice(0, 50), message: `unknown scope; known scopes: ${SCOPES.join(', ')}` });
+    } else if (typeof price !== 'number' || !Number.isInteger(price) || price < 0 || price > MAX_PRICE_KOBO) {
+      errors.push({ field: scope, message: `must be an integer number of kobo from 0 to ${MAX_PRICE_KOBO}` });
+    } else {
+      prices[scope] = price;
+    }
+  }
+  if (errors.length > 0) throw new ValidationFailed(errors);
+  return prices;
+}
+
+function requireExisting(state: OrganizationState): string {
+  if (state.id === null) throw new NotFound('No organization with that id');
+  return state.id;
+}
+
+/**
+ * What a command means for one organization, as events. Commands that would change nothing
+ * (approving an approved organization, revoking a revoked key, ...) decide no events at all.
+ */
+export function decide(command: OrganizationCommand, state: OrganizationState): OrganizationEvent[] {
+  const v = SCHEMA_VERSION;
+  if (command.type === 'RegisterOrganization') {
+    if (state.id !== null) throw new Conflict('The organization already exists');
+    const activeScopes = inCanonicalOrder(knownScopes('activeScopes', command.activeScopes));
+    return [{ type: 'OrganizationRegistered', data: { schemaVersion: v, organizationId: command.organizationId, name: command.name, email: command.email, activeScopes } }];
+  }
+  const organizationId = requireExisting(state);
+  switch (command.type) {
+    case 'ApproveOrganization':
+      return state.approved ? [] : [{ type: 'OrganizationApproved', data: { schemaVersion: v, organizationId } }];
+    case 'SuspendOrganization':
+      return state.status === 'suspended' ? [] : [{ type: 'OrganizationSuspended', data: { schemaVersion: v, organizationId, reason: command.reason } }];
+    case 'ReinstateOrganization':
+      return state.status !== 'suspended' ? [] : [{ type: 'OrganizationReinstated', data: { schemaVersion: v, organizationId } }];
+    case 'SetActiveScopes': {
+      const wanted = new Set(knownScopes('scopes', command.scopes));
+      const current = new Set(state.activeScopes);
+      const events: OrganizationEvent[] = [];
+      for (const scope of SCOPES) {
+        if (wanted.has(scope) && !current.has(scope)) events.push({ type: 'ScopeActivated', data: { schemaVersion: v, organizationId, scope } });
+        if (!wanted.has(scope) && current.has(scope)) events.push({ type: 'ScopeDeactivated', data: { schemaVersion: v, organizationId, scope } });
+      }
+      return events;
+    }
+    case 'SetScopePrices': {
+      const wanted = validPrices(command.pricesKobo);
+      const events: OrganizationEvent[] = [];
+      for (const scope of SCOPES) {
+        const next = wanted[scope] ?? null;
+        const current = state.prices[scope] ?? null;
+        if (next !== current) events.push({ type: 'ScopePriceSet', data: { schemaVersion: v, organizationId, scope, priceKobo: next } });
+      }
+      return events;
+    }
+    case 'IssueApiKey': {
+      if (state.keys.has(command.keyId)) throw new Conflict('A key with that id already exists');
+      if (state.keys.size >= MAX_KEYS_PER_ORGANIZATION) throw new Conflict(`An organization holds at most ${MAX_KEYS_PER_ORGANIZATION} keys`);
+      let scopes: Scope[] | null = null;
+      if (command.scopes !== null) {
+        scopes = inCanonicalOrder(knownScopes('scopes', command.scopes));
+        if (scopes.length === 0) throw new ValidationFailed([{ field: 'scopes', message: 'must name at least one scope, or be left out for every active scope' }]);
+      }
+      return [
+        {
+          type: 'ApiKeyIssued',
+          data: {
+            schemaVersion: v,
+            organizationId,
+            keyId: command.keyId,
+            name: command.name,
+            keyHash: command.keyHash,
+            prefix: command.prefix,
+            last4: command.last4,
+            environment: command.environment,
+            scopes,
+          },
+        },
+      ];
+    }
+    case 'RevokeApiKey': {
+      const key = state.keys.get(command.keyId);
+      if (key === undefined) throw new NotFound('No API key with that id');
+      return key.revokedAt !== null ? [] : [{ type: 'ApiKeyRevoked', data: { schemaVersion: v, organizationId, keyId: command.keyId } }];
+    }
+    default: {
+      const _exhaustive: never = command;
+      throw new Error(`invariant: unhandled command ${(_exhaustive as { type: string }).type}`);
+    }
+  }
+}
+
+/** The state after one more event; `occurredAt` is when it happened (from its metadata). */
+export function evolve(state: OrganizationState, event: OrganizationEvent, occurredAt: Date): OrganizationState {
+  switch (event.type) {
+    case 'OrganizationRegistered':
+      return {
+        ...initialState,
+        id: event.data.organizationId,
+        name: event.data.name,
+        email: event.data.email,
+        activeScopes: inCanonicalOrder(event.data.activeScopes.filter(isScope)),
+        createdAt: occurredAt,
+      };
+    case 'OrganizationApproved':
+      return { ...state, approved: true, status: state.status === 'pending' ? 'approved' : state.status };
+    case 'OrganizationSuspended':
+      return { ...state, status: 'suspended', suspensionReason: event.data.reason };
+    case 'OrganizationReinstated':
+      return { ...state, status: state.approved ? 'approved' : 'pending', suspensionReason: null };
+    case 'ScopeActivated':
+      return isScope(event.data.scope) ? { ...state, activeScopes: inCanonicalOrder([...state.activeScopes, event.data.scope]) } : state;
+    case 'ScopeDeactivated':
+      return { ...state, activeScopes: state.activeScopes.filter((scope) => scope !== event.data.scope) };
+    case 'ScopePriceSet': {
+      if (!isScope(event.data.scope)) return state;
+      const prices = { ...state.prices };
+      if (event.data.priceKobo === null) delete prices[event.data.scope];
+      else prices[event.data.scope] = event.data.priceKobo;
+      return { ...state, prices };
+    }
+    case 'ProviderConfigured':
+      return state;
+    case 'ApiKeyIssued': {
+      const keys = new Map(state.keys);
+      keys.set(event.data.keyId, {
+        id: event.data.keyId,
+        name: event.data.name,
+        prefix: event.data.prefix,
+        last4: event.data.last4,
+        environment: event.data.environment,
+        scopes: event.data.scopes,
+        createdAt: occurredAt,
+        revokedAt: null,
+      });
+      return { ...state, keys };
+    }
+    case 'ApiKeyRevoked': {
+      const key = state.keys.get(event.data.keyId);
+      if (key === undefined || key.revokedAt !== null) return state;
+      const keys = new Map(state.keys);
+      keys.set(event.data.keyId, { ...key, revokedAt: occurredAt });
+      return { ...state, keys };
+    }
+    default: {
+      const _exhaustive: never = event;
+      throw new Error(`invariant: unhandled organization event ${(_exhaustive as { type: string }).type}`);
+    }
+  }
+}
+
+export function fold(events: readonly { event: OrganizationEvent; occurredAt: Date }[]): OrganizationState {
+  return events.reduce((state, { event, occurredAt }) => evolve(state, event, occurredAt), initialState);
+}

@@ -1,0 +1,100 @@
+import { Body, Controller, Delete, Get, HttpCode, Inject, Param, Post, Put, Query, Req, UseGuards } from '@nestjs/common';
+import { CommandBus, QueryBus } from '@nestjs/cqrs';
+import { AdminGuard, operatorActor, type AdminRequest } from '../admin/admin.guard.js';
+import { ok, type SuccessEnvelope } from '../common/envelope.js';
+import { commandContext } from '../common/request-context.js';
+import { validateBody } from '../common/validation.js';
+import {
+  ApproveOrganization,
+  IssueApiKey,
+  RegisterOrganization,
+  ReinstateOrganization,
+  RevokeApiKey,
+  SetActiveScopes,
+  SetScopePrices,
+  SuspendOrganization,
+} from './organization.commands.js';
+import { IssueApiKeyDto, paging, pricesBody, RegisterOrganizationDto, SetScopesDto, SuspendOrganizationDto } from './organization.dto.js';
+import { GetOrganization, ListApiKeys, ListOrganizations } from './organization.queries.js';
+import type { ApiKeyView, IssuedApiKeyView, OrganizationView } from './organization.views.js';
+
+/** The operators' "dashboard": organizations, scopes, prices and keys, as events on `organization-{id}`. */
+@Controller('admin/v1')
+@UseGuards(AdminGuard)
+export class OrganizationsController {
+  constructor(
+    @Inject(CommandBus) private readonly commands: CommandBus,
+    @Inject(QueryBus) private readonly queries: QueryBus,
+  ) {}
+
+  @Post('organizations')
+  @HttpCode(201)
+  async register(@Req() request: AdminRequest, @Body() body: unknown): Promise<SuccessEnvelope<OrganizationView>> {
+    const input = validateBody(RegisterOrganizationDto, body);
+    return ok(await this.commands.execute(new RegisterOrganization({ name: input.name, email: input.email }, this.context(request))));
+  }
+
+  @Get('organizations')
+  async list(@Query() query: Record<string, unknown>): Promise<SuccessEnvelope<OrganizationView[]>> {
+    const { page, pageSize } = paging(query);
+    const result = await this.queries.execute(new ListOrganizations(page, pageSize));
+    return ok(result.items, result.meta);
+  }
+
+  @Get('organizations/:id')
+  async get(@Param('id') id: string): Promise<SuccessEnvelope<OrganizationView>> {
+    return ok(await this.queries.execute(new GetOrganization(id)));
+  }
+
+  @Post('organizations/:id/approve')
+  @HttpCode(200)
+  async approve(@Req() request: AdminRequest, @Param('id') id: string): Promise<SuccessEnvelope<OrganizationView>> {
+    return ok(await this.commands.execute(new ApproveOrganization(id, this.context(request))));
+  }
+
+  @Post('organizations/:id/suspend')
+  @HttpCode(200)
+  async suspend(@Req() request: AdminRequest, @Param('id') id: string, @Body() body: unknown): Promise<SuccessEnvelope<OrganizationView>> {
+    const input = validateBody(SuspendOrganizationDto, body);
+    return ok(await this.commands.execute(new SuspendOrganization(id, input.reason, this.context(request))));
+  }
+
+  @Post('organizations/:id/reinstate')
+  @HttpCode(200)
+  async reinstate(@Req() request: AdminRequest, @Param('id') id: string): Promise<SuccessEnvelope<OrganizationView>> {
+    return ok(await this.commands.execute(new ReinstateOrganization(id, this.context(request))));
+  }
+
+  @Put('organizations/:id/scopes')
+  async scopes(@Req() request: AdminRequest, @Param('id') id: string, @Body() body: unknown): Promise<SuccessEnvelope<OrganizationView>> {
+    const input = validateBody(SetScopesDto, body);
+    return ok(await this.commands.execute(new SetActiveScopes(id, input.scopes, this.context(request))));
+  }
+
+  @Put('organizations/:id/prices')
+  async prices(@Req() request: AdminRequest, @Param('id') id: string, @Body() body: unknown): Promise<SuccessEnvelope<OrganizationView>> {
+    return ok(await this.commands.execute(new SetScopePrices(id, pricesBody(body), this.context(request))));
+  }
+
+  @Post('organizations/:id/keys')
+  @HttpCode(201)
+  async issueKey(@Req() request: AdminRequest, @Param('id') id: string, @Body() body: unknown): Promise<SuccessEnvelope<IssuedApiKeyView>> {
+    const input = validateBody(IssueApiKeyDto, body);
+    return ok(await this.commands.execute(new IssueApiKey(id, { environment: input.environment, name: input.name ?? null, scopes: input.scopes ?? null }, this.context(request))));
+  }
+
+  @Get('organizations/:id/keys')
+  async keys(@Param('id') id: string): Promise<SuccessEnvelope<ApiKeyView[]>> {
+    return ok(await this.queries.execute(new ListApiKeys(id)));
+  }
+
+  /** Answers once the api-keys projection has applied the revocation (normally milliseconds), or after 2 s. */
+  @Delete('keys/:keyId')
+  async revokeKey(@Req() request: AdminRequest, @Param('keyId') keyId: string): Promise<SuccessEnvelope<ApiKeyView>> {
+    return ok(await this.commands.execute(new RevokeApiKey(keyId, this.context(request))));
+  }
+
+  private context(request: AdminRequest) {
+    return commandContext(request, operatorActor(request));
+  }
+}
