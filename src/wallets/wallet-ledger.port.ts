@@ -16,8 +16,10 @@ export interface WalletBalance {
 
 /**
  * The write side of wallets, over the `wallet-{org}.{env}` stream with expected revisions.
- * Every operation is idempotent per reference: a repeated reserve, capture, release or funding of
- * the same reference writes nothing more.
+ * Capture, release and funding are idempotent per reference: repeating one writes nothing more.
+ * A reserve is idempotent while its reservation is open; closed reservations are not remembered
+ * (memory stays proportional to checks in flight), which is safe because each verification
+ * reference is reserved once, under its own stream's expected revision.
  */
 export abstract class WalletLedger {
   /** Holds `amountKobo` for `reference` unless available = funded - debited - reserved is below it. */
@@ -27,7 +29,11 @@ export abstract class WalletLedger {
   /** Releases an open reservation (not charged). No-op when it is not open. */
   abstract release(wallet: WalletId, reference: string, reason: string, context: CommandContext): Promise<void>;
   /** Credits the wallet once per funding reference; `funded: false` when the reference was already used. */
-  abstract fund(wallet: WalletId, funding: { fundingReference: string; amountKobo: number }, context: CommandContext): Promise<{ funded: boolean; balance: WalletBalance }>;
+  abstract fund(
+    wallet: WalletId,
+    funding: { fundingReference: string; amountKobo: number },
+    context: CommandContext,
+  ): Promise<{ funded: boolean; balance: WalletBalance; /** The position of the funding, or of the newest wallet event known when nothing was written: wait for projections up to it. */ position?: bigint }>;
   /** The authoritative balance, from the wallet stream. */
   abstract balance(wallet: WalletId): Promise<WalletBalance>;
 }

@@ -1,5 +1,15 @@
 import { Module } from '@nestjs/common';
 import { CqrsModule } from '@nestjs/cqrs';
+import { ApiKeyGuard } from '../auth/api-key.guard.js';
+import { EventSourcedWalletLedger } from './wallet-ledger.js';
+import { WalletLedger } from './wallet-ledger.port.js';
+import { WalletController } from './wallet.controller.js';
+import { WalletsController } from './wallets.controller.js';
 
-@Module({ imports: [CqrsModule], providers: [], controllers: [], exports: [] })
+@Module({
+  imports: [CqrsModule],
+  controllers: [WalletsController, WalletController],
+  providers: [{ provide: WalletLedger, useClass: EventSourcedWalletLedger }, ApiKeyGuard],
+  exports: [WalletLedger],
+})
 export class WalletsModule {}

@@ -1,5 +1,6 @@
 import { ReadModels1732250000001 } from '../../../projections/migrations/1732250000001-read-models.js';
+import { WalletRevision1732250000002 } from '../../../projections/migrations/1732250000002-wallet-revision.js';
 import { EventLog1732250000000 } from './1732250000000-event-log.js';
 
 /** Every migration, in order. Features add theirs here. */
-export const MIGRATIONS = [EventLog1732250000000, ReadModels1732250000001];
+export const MIGRATIONS = [EventLog1732250000000, ReadModels1732250000001, WalletRevision1732250000002];

@@ -1,0 +1,79 @@
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from '@jest/globals';
+import pg from 'pg';
+import { applyEvents, recorded, rowsOf, type GivenEvent } from '../../test/support/projection-harness.js';
+import { createTestDatabase, type TestDatabase } from '../../test/support/database.js';
+import { WalletProjectionError } from '../wallets/wallets.projection.js';
+import { walletLedgerProjection } from './wallet-ledger.projection.js';
+
+const org = 'org_01JD3Q9ZK8W6V2C4X7N5B0M1TR';
+const t0 = new Date('2026-11-01T10:00:00Z');
+const event = (type: string, data: Record<string, unknown>, environment = 'test'): GivenEvent => ({
+  streamId: `wallet-${org}.${environment}`,
+  type,
+  data: { schemaVersion: 1, organizationId: org, environment, ...data } as GivenEvent['data'],
+  metadata: { occurredAt: t0.toISOString() },
+});
+const funded = (fundingReference: string, amountKobo: number, environment = 'test') => event('WalletFunded', { fundingReference, amountKobo }, environment);
+const reserved = (reference: string, amountKobo: number, environment = 'test') => event('WalletFundsReserved', { reference, amountKobo, scope: 'bvn' }, environment);
+const debited = (reference: string, amountKobo: number) => event('WalletDebited', { reference, amountKobo });
+const released = (reference: string, amountKobo: number) => event('WalletReservationReleased', { reference, amountKobo, reason: 'provider_failed' });
+
+const LINE_COLUMNS = 'environment, entry_type, reference, amount_kobo, balance_kobo, reserved_kobo, available_kobo, scope';
+
+describe('wallet-ledger projection', () => {
+  let database: TestDatabase;
+  let pool: pg.Pool;
+  beforeAll(async () => {
+    database = await createTestDatabase();
+    pool = new pg.Pool({ connectionString: database.url, max: 2 });
+  });
+  afterAll(async () => {
+    await pool.end();
+    await database.drop();
+  });
+  beforeEach(async () => {
+    await pool.query('truncate wallet_ledger');
+  });
+
+  const apply = (events: ReturnType<typeof recorded>) => applyEvents(pool, walletLedgerProjection, events);
+  const lines = async () => (await pool.query(`select ${LINE_COLUMNS} from wallet_ledger order by event_position`)).rows;
+
+  it('given a wallet history, then one line per event with the running figures after it', async () => {
+    const events = recorded([funded('f1', 10_000), reserved('vrf_a', 1_000), reserved('vrf_b', 2_000), debited('vrf_a', 1_000), released('vrf_b', 2_000)]);
+    await apply(events);
+    expect(await lines()).toEqual([
+      { environment: 'test', entry_type: 'funding', reference: 'f1', amount_kobo: '10000', balance_kobo: '10000', reserved_kobo: '0', available_kobo: '10000', scope: null },
+      { environment: 'test', entry_type: 'reservation', reference: 'vrf_a', amount_kobo: '1000', balance_kobo: '10000', reserved_kobo: '1000', available_kobo: '9000', scope: 'bvn' },
+      { environment: 'test', entry_type: 'reservation', reference: 'vrf_b', amount_kobo: '2000', balance_kobo: '10000', reserved_kobo: '3000', available_kobo: '7000', scope: 'bvn' },
+      { environment: 'test', entry_type: 'debit', reference: 'vrf_a', amount_kobo: '1000', balance_kobo: '9000', reserved_kobo: '2000', available_kobo: '7000', scope: null },
+      { environment: 'test', entry_type: 'release', reference: 'vrf_b', amount_kobo: '2000', balance_kobo: '9000', reserved_kobo: '0', available_kobo: '9000', scope: null },
+    ]);
+    const positions = (await pool.query('select event_position from wallet_ledger order by event_position')).rows.map((row) => BigInt(row.event_position));
+    expect(positions).toEqual(events.map((e) => e.position));
+  });
+
+  it('given two wallets of one organization interleaved, then each runs on its own figures', async () => {
+    await apply(recorded([funded('f1', 500), funded('f2', 7_000, 'live'), reserved('vrf_a', 200), reserved('vrf_b', 1_000, 'live')]));
+    expect((await lines()).map((line) => [line.environment, line.available_kobo])).toEqual([
+      ['test', '500'],
+      ['live', '7000'],
+      ['test', '300'],
+      ['live', '6000'],
+    ]);
+  });
+
+  it('replayed twice, same rows', async () => {
+    const events = recorded([funded('f1', 10_000), reserved('vrf_a', 1_000), debited('vrf_a', 1_000), reserved('vrf_b', 2_000), released('vrf_b', 2_000), funded('f2', 1)]);
+    await apply(events);
+    const once = await rowsOf(pool, 'wallet_ledger', 'organization_id, environment, event_position');
+    await apply(events);
+    await apply(events.slice(2));
+    expect(await rowsOf(pool, 'wallet_ledger', 'organization_id, environment, event_position')).toEqual(once);
+    expect(once).toHaveLength(6);
+    expect(once[5]).toMatchObject({ balance_kobo: '9001', reserved_kobo: '0', available_kobo: '9001' });
+  });
+
+  it('stops loudly on a line that would overdraw the wallet', async () => {
+    await expect(apply(recorded([funded('f1', 100), reserved('vrf_a', 101)]))).rejects.toBeInstanceOf(WalletProjectionError);
+  });
+});

@@ -1,0 +1,196 @@
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { randomUUID } from 'node:crypto';
+import pg from 'pg';
+import { SystemClock } from '../common/clock.js';
+import { ServiceUnavailable } from '../common/errors.js';
+import { asDomainEvent, type CommandContext } from '../common/event.js';
+import { RandomIdGenerator } from '../common/ids.js';
+import { streams } from '../common/streams.js';
+import { PostgresEventStore } from '../event-store/postgres-event-store.js';
+import type { RecordedEvent } from '../event-store/event-store.port.js';
+import { createTestDatabase, type TestDatabase } from '../../test/support/database.js';
+import { availableKobo, evolve, initialWalletState } from './wallet.decider.js';
+import type { WalletEvent } from './wallet.events.js';
+import { EventSourcedWalletLedger } from './wallet-ledger.js';
+import type { ReserveOutcome, WalletId } from './wallet-ledger.port.js';
+
+const context: CommandContext = { correlationId: 'req-wallet-ledger-test', actor: { type: 'system', id: 'test' } };
+const PRICE_KOBO = 1_000;
+
+function connect(url: string) {
+  const pool = new pg.Pool({ connectionString: url, max: 8 });
+  const store = new PostgresEventStore({ pool, connectionString: url });
+  const ledger = new EventSourcedWalletLedger(store, new SystemClock(), new RandomIdGenerator());
+  return { pool, store, ledger };
+}
+
+function newWallet(): WalletId {
+  return { organizationId: `org_${randomUUID().replaceAll('-', '')}`, environment: 'test' };
+}
+
+describe('Wallet ledger on the PostgreSQL event store', () => {
+  let database: TestDatabase;
+  let a: ReturnType<typeof connect>;
+  let b: ReturnType<typeof connect>;
+
+  beforeAll(async () => {
+    database = await createTestDatabase();
+    a = connect(database.url);
+    b = connect(database.url);
+  });
+
+  afterAll(async () => {
+    for (const instance of [a, b]) {
+      await instance?.store.close();
+      await instance?.pool.end();
+    }
+    await database?.drop();
+  });
+
+  async function history(wallet: WalletId): Promise<RecordedEvent[]> {
+    return a.store.readStream(streams.wallet(wallet.organizationId, wallet.environment), { maxCount: 10_000 });
+  }
+
+  it('charges exactly N of 10×N concurrent checks spread over two instances, and never overdraws', async () => {
+    const wallet = newWallet();
+    const checks = 20;
+    await a.ledger.fund(wallet, { fundingReference: 'initial', amountKobo: checks * PRICE_KOBO }, context);
+    // Both instances hold the funded fold, so their first appends race for the same revision.
+    await b.ledger.balance(wallet);
+    const conflictsBefore = a.ledger.stats.conflicts + b.ledger.stats.conflicts;
+
+    const references = Array.from({ length: checks * 10 }, (_, i) => `vrf_${i.toString().padStart(4, '0')}`);
+    const contextOf = (instance: string): CommandContext => ({ ...context, correlationId: `instance-${instance}` });
+    // Ten waves a turn of the event loop apart, as requests arrive, not one synchronous burst.
+    const pending: Promise<ReserveOutcome>[] = [];
+    const perWave = references.length / 10;
+    for (let wave = 0; wave < 10; wave++) {
+      for (let i = wave * perWave; i < (wave + 1) * perWave; i++) {
+        pending.push(
+          i % 2 === 0
+            ? a.ledger.reserve(wallet, { reference: references[i], amountKobo: PRICE_KOBO, scope: 'nin' }, contextOf('a'))
+            : b.ledger.reserve(wallet, { reference: references[i], amountKobo: PRICE_KOBO, scope: 'nin' }, contextOf('b')),
+        );
+      }
+      await new Promise((resolveWave) => setImmediate(resolveWave));
+    }
+    const outcomes = await Promise.all(pending);
+    const reserved = references.filter((_, i) => outcomes[i].reserved);
+    expect(reserved).toHaveLength(checks);
+    for (const outcome of outcomes) if (!outcome.reserved) expect(outcome.availableKobo).toBe(0);
+
+    // The two instances raced on one stream: at least one append was refused and decided again.
+    expect(a.ledger.stats.conflicts + b.ledger.stats.conflicts).toBeGreaterThan(conflictsBefore);
+
+    await Promise.all(reserved.map((reference, i) => (i % 2 === 0 ? b : a).ledger.capture(wallet, reference, context)));
+    expect(await a.ledger.balance(wallet)).toEqual({ balanceKobo: 0, reservedKobo: 0, availableKobo: 0 });
+    expect(await b.ledger.balance(wallet)).toEqual({ balanceKobo: 0, reservedKobo: 0, availableKobo: 0 });
+
+    const all = await history(wallet);
+    expect(all.map((event) => event.type).sort()).toEqual([...Array(checks).fill('WalletDebited'), 'WalletFunded', ...Array(checks).fill('WalletFundsReserved')].sort());
+    let state = initialWalletState(wallet.organizationId, wallet.environment);
+    for (const event of all) {
+      state = evolve(state, asDomainEvent<WalletEvent>(event));
+      expect(availableKobo(state)).toBeGreaterThanOrEqual(0);
+    }
+    expect(all.map((event) => event.revision)).toEqual(all.map((_, i) => BigInt(i)));
+  });
+
+  it('writes nothing for a repeated funding, capture or release', async () => {
+    const wallet = newWallet();
+    const first = await a.ledger.fund(wallet, { fundingReference: 'bank-001', amountKobo: 50_000 }, context);
+    expect(first).toMatchObject({ funded: true, balance: { balanceKobo: 50_000, reservedKobo: 0, availableKobo: 50_000 } });
+    const again = await b.ledger.fund(wallet, { fundingReference: 'bank-001', amountKobo: 70_000 }, context);
+    expect(again).toMatchObject({ funded: false, balance: { balanceKobo: 50_000, reservedKobo: 0, availableKobo: 50_000 } });
+    expect(again.position).toBe(first.position);
+
+    expect(await a.ledger.reserve(wallet, { reference: 'vrf_1', amountKobo: 5_000, scope: 'bvn' }, context)).toEqual({ reserved: true });
+    expect(await b.ledger.reserve(wallet, { reference: 'vrf_1', amountKobo: 5_000, scope: 'bvn' }, context)).toEqual({ reserved: true });
+    expect(await a.ledger.reserve(wallet, { reference: 'vrf_2', amountKobo: 7_000, scope: 'nin' }, context)).toEqual({ reserved: true });
+    expect(await b.ledger.balance(wallet)).toEqual({ balanceKobo: 50_000, reservedKobo: 12_000, availableKobo: 38_000 });
+
+    await a.ledger.capture(wallet, 'vrf_1', context);
+    await b.ledger.capture(wallet, 'vrf_1', context);
+    await b.ledger.release(wallet, 'vrf_1', 'provider_failed', context);
+    await b.ledger.release(wallet, 'vrf_2', 'provider_failed', context);
+    await a.ledger.release(wallet, 'vrf_2', 'provider_failed', context);
+    await a.ledger.capture(wallet, 'vrf_2', context);
+    await a.ledger.capture(wallet, 'vrf_never_reserved', context);
+
+    const events = await history(wallet);
+    expect(events.map((event) => [event.type, event.data.reference ?? event.data.fundingReference])).toEqual([
+      ['WalletFunded', 'bank-001'],
+      ['WalletFundsReserved', 'vrf_1'],
+      ['WalletFundsReserved', 'vrf_2'],
+      ['WalletDebited', 'vrf_1'],
+      ['WalletReservationReleased', 'vrf_2'],
+    ]);
+    expect(await a.ledger.balance(wallet)).toEqual({ balanceKobo: 45_000, reservedKobo: 0, availableKobo: 45_000 });
+    expect(events[0].metadata).toMatchObject({ correlationId: context.correlationId, actor: context.actor });
+  });
+
+  it('retries a batch after another writer moved the stream, and decides on the fresh state', async () => {
+    const wallet = newWallet();
+    const streamId = streams.wallet(wallet.organizationId, wallet.environment);
+    await a.ledger.fund(wallet, { fundingReference: 'f1', amountKobo: 2_000 }, context);
+    expect(await a.ledger.reserve(wallet, { reference: 'vrf_a', amountKobo: 1_000, scope: 'nin' }, context)).toEqual({ reserved: true });
+
+    // Instance b writes behind a's cached fold: a's next append is refused and must catch up.
+    expect(await b.ledger.reserve(wallet, { reference: 'vrf_b', amountKobo: 500, scope: 'nin' }, context)).toEqual({ reserved: true });
+    const conflictsBefore = a.ledger.stats.conflicts;
+    expect(await a.ledger.reserve(wallet, { reference: 'vrf_c', amountKobo: 500, scope: 'nin' }, context)).toEqual({ reserved: true });
+    expect(a.ledger.stats.conflicts).toBe(conflictsBefore + 1);
+    // A refusal is confirmed against the stream before it is answered.
+    expect(await a.ledger.reserve(wallet, { reference: 'vrf_d', amountKobo: 1, scope: 'nin' }, context)).toEqual({ reserved: false, availableKobo: 0 });
+
+    // A funding and a reservation made elsewhere: a's stale fold would refuse and no-op; the stream says otherwise.
+    await b.ledger.fund(wallet, { fundingReference: 'f2', amountKobo: 3_000 }, context);
+    await b.ledger.reserve(wallet, { reference: 'vrf_e', amountKobo: 3_000, scope: 'nin' }, context);
+    await a.ledger.capture(wallet, 'vrf_e', context);
+    expect(await a.ledger.reserve(wallet, { reference: 'vrf_f', amountKobo: 1, scope: 'nin' }, context)).toEqual({ reserved: false, availableKobo: 0 });
+
+    const events = await a.store.readStream(streamId, { maxCount: 100 });
+    expect(events.map((event) => [event.type, event.data.reference ?? event.data.fundingReference])).toEqual([
+      ['WalletFunded', 'f1'],
+      ['WalletFundsReserved', 'vrf_a'],
+      ['WalletFundsReserved', 'vrf_b'],
+      ['WalletFundsReserved', 'vrf_c'],
+      ['WalletFunded', 'f2'],
+      ['WalletFundsReserved', 'vrf_e'],
+      ['WalletDebited', 'vrf_e'],
+    ]);
+    expect(await b.ledger.balance(wallet)).toEqual({ balanceKobo: 2_000, reservedKobo: 2_000, availableKobo: 0 });
+  });
+
+  it('gives up with 503 when every attempt loses the race, having written nothing', async () => {
+    const wallet = newWallet();
+    const impatient = new EventSourcedWalletLedger(a.store, new SystemClock(), new RandomIdGenerator(), { maxAttempts: 1 });
+    await impatient.fund(wallet, { fundingReference: 'f1', amountKobo: 1_000 }, context);
+    await b.ledger.fund(wallet, { fundingReference: 'f2', amountKobo: 1_000 }, context);
+    await expect(impatient.reserve(wallet, { reference: 'vrf_a', amountKobo: 100, scope: 'nin' }, context)).rejects.toBeInstanceOf(ServiceUnavailable);
+    expect((await history(wallet)).map((event) => event.type)).toEqual(['WalletFunded', 'WalletFunded']);
+    // The next command starts from the stream again and succeeds.
+    expect(await impatient.reserve(wallet, { reference: 'vrf_a', amountKobo: 100, scope: 'nin' }, context)).toEqual({ reserved: true });
+  });
+
+  it('stays correct when the cache holds fewer wallets than are in use', async () => {
+    const tiny = new EventSourcedWalletLedger(a.store, new SystemClock(), new RandomIdGenerator(), { cacheSize: 1 });
+    const wallets = [newWallet(), newWallet(), newWallet()];
+    for (const [i, wallet] of wallets.entries()) await tiny.fund(wallet, { fundingReference: 'f', amountKobo: 3 + i }, context);
+    const outcomes = await Promise.all(
+      Array.from({ length: 30 }, (_, i) => tiny.reserve(wallets[i % 3], { reference: `vrf_${i}`, amountKobo: 1, scope: 'nin' }, context)),
+    );
+    expect(outcomes.filter((outcome) => outcome.reserved)).toHaveLength(3 + 4 + 5);
+    for (const [i, wallet] of wallets.entries()) expect(await b.ledger.balance(wallet)).toEqual({ balanceKobo: 3 + i, reservedKobo: 3 + i, availableKobo: 0 });
+  });
+
+  it('folds a long stream in pages on a cold cache', async () => {
+    const wallet = newWallet();
+    const writer = new EventSourcedWalletLedger(a.store, new SystemClock(), new RandomIdGenerator(), { pageSize: 7, maxBatch: 5 });
+    await writer.fund(wallet, { fundingReference: 'f', amountKobo: 100 }, context);
+    await Promise.all(Array.from({ length: 40 }, (_, i) => writer.reserve(wallet, { reference: `vrf_${i}`, amountKobo: 1, scope: 'nin' }, context)));
+    const cold = new EventSourcedWalletLedger(b.store, new SystemClock(), new RandomIdGenerator(), { pageSize: 7 });
+    expect(await cold.balance(wallet)).toEqual({ balanceKobo: 100, reservedKobo: 40, availableKobo: 60 });
+    expect(await history(wallet)).toHaveLength(41);
+  });
+});

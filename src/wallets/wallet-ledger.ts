@@ -1,0 +1,279 @@
+import { Inject, Injectable, Optional } from '@nestjs/common';
+import { Clock } from '../common/clock.js';
+import { InsufficientBalance, ServiceUnavailable } from '../common/errors.js';
+import { asDomainEvent, type CommandContext, toAppend } from '../common/event.js';
+import { IdGenerator } from '../common/ids.js';
+import { streams } from '../common/streams.js';
+import { EVENT_STORE, type EventStore, type EventToAppend, WrongExpectedRevisionError } from '../event-store/event-store.port.js';
+import { availableKobo, balanceKobo, decide, evolve, initialWalletState, type WalletCommand, type WalletState } from './wallet.decider.js';
+import type { WalletEvent } from './wallet.events.js';
+import { type ReserveOutcome, type WalletBalance, type WalletId, WalletLedger } from './wallet-ledger.port.js';
+
+export interface WalletLedgerOptions {
+  /** Most commands of one wallet decided together and appended in one write. */
+  readonly maxBatch: number;
+  /** Most commands waiting for one wallet; beyond it callers get 503 rather than an unbounded queue. */
+  readonly maxPending: number;
+  /** Appends of one batch refused by a concurrent writer before the batch gives up with 503. */
+  readonly maxAttempts: number;
+  /** Upper bound of the first jittered backoff after a conflict; doubles per attempt up to maxBackoffMs. */
+  readonly baseBackoffMs: number;
+  readonly maxBackoffMs: number;
+  /** Wallets whose folded state is kept in memory (least recently used are dropped). */
+  readonly cacheSize: number;
+  /** Events per read while folding a stream. */
+  readonly pageSize: number;
+}
+
+export const DEFAULT_WALLET_LEDGER_OPTIONS: WalletLedgerOptions = {
+  maxBatch: 200,
+  maxPending: 10_000,
+  maxAttempts: 20,
+  baseBackoffMs: 2,
+  maxBackoffMs: 50,
+  cacheSize: 10_000,
+  pageSize: 1_000,
+};
+
+export const WALLET_LEDGER_OPTIONS = Symbol('WalletLedgerOptions');
+
+/** A wallet stream folded up to `revision` (undefined: no stream yet); `position` is that of its newest event known here. */
+interface FoldedWallet {
+  readonly state: WalletState;
+  readonly revision: bigint | undefined;
+  readonly position: bigint;
+}
+
+interface CommandResult {
+  readonly written: boolean;
+  readonly state: WalletState;
+  readonly position: bigint;
+  readonly refusal?: InsufficientBalance;
+}
+
+interface PendingCommand {
+  readonly command: WalletCommand;
+  readonly context: CommandContext;
+  readonly resolve: (result: CommandResult) => void;
+  readonly reject: (error: unknown) => void;
+}
+
+interface WalletQueue {
+  readonly wallet: WalletId;
+  readonly pending: PendingCommand[];
+}
+
+/** A plain LRU over Map's insertion order. */
+class LruCache<V> {
+  private readonly entries = new Map<string, V>();
+  constructor(private readonly capacity: number) {}
+
+  get(key: string): V | undefined {
+    const value = this.entries.get(key);
+    if (value !== undefined) {
+      this.entries.delete(key);
+      this.entries.set(key, value);
+    }
+    return value;
+  }
+
+  set(key: string, value: V): void {
+    this.entries.delete(key);
+    this.entries.set(key, value);
+    if (this.entries.size > this.capacity) this.entries.delete(this.entries.keys().next().value as string);
+  }
+
+  delete(key: string): void {
+    this.entries.delete(key);
+  }
+}
+
+const sleep = (ms: number) => new Promise<void>((resolveSleep) => setTimeout(resolveSleep, ms));
+
+function toBalance(state: WalletState): WalletBalance {
+  return { balanceKobo: balanceKobo(state), reservedKobo: state.reservedKobo, availableKobo: availableKobo(state) };
+}
+
+function revisionOf(folded: FoldedWallet): bigint {
+  return folded.revision ?? -1n;
+}
+
+/**
+ * The wallet ledger over the event store. Commands for one wallet queue up in this process and are
+ * decided in batches against the folded stream, each batch appended in one write with the expected
+ * revision. So a burst of reservations costs one append instead of one per request, and
+ * correctness never depends on the queue: a write by another instance makes the append fail, the
+ * state is caught up from the stream and the batch is decided again.
+ */
+@Injectable()
+export class EventSourcedWalletLedger extends WalletLedger {
+  private readonly options: WalletLedgerOptions;
+  private readonly cache: LruCache<FoldedWallet>;
+  private readonly queues = new Map<string, WalletQueue>();
+  /** Counters since start, for metrics and tests: batches decided, appends written, appends refused by another writer. */
+  readonly stats = { batches: 0, appends: 0, conflicts: 0 };
+
+  constructor(
+    @Inject(EVENT_STORE) private readonly store: EventStore,
+    @Inject(Clock) private readonly clock: Clock,
+    @Inject(IdGenerator) private readonly ids: IdGenerator,
+    @Optional() @Inject(WALLET_LEDGER_OPTIONS) options?: Partial<WalletLedgerOptions>,
+  ) {
+    super();
+    this.options = { ...DEFAULT_WALLET_LEDGER_OPTIONS, ...options };
+    const { maxBatch, pageSize } = this.options;
+    // One command writes at most one event, so a batch always fits in one append and one read page.
+    if (!Number.isInteger(maxBatch) || maxBatch < 1 || maxBatch > 1_000) throw new RangeError('maxBatch must be 1 to 1000');
+    if (!Number.isInteger(pageSize) || pageSize < 1 || pageSize > 10_000) throw new RangeError('pageSize must be 1 to 10000');
+    this.cache = new LruCache(this.options.cacheSize);
+  }
+
+  async reserve(wallet: WalletId, reservation: { reference: string; amountKobo: number; scope: string }, context: CommandContext): Promise<ReserveOutcome> {
+    const result = await this.submit(wallet, { type: 'ReserveFunds', ...reservation }, context);
+    return result.refusal === undefined ? { reserved: true } : { reserved: false, availableKobo: availableKobo(result.state) };
+  }
+
+  async capture(wallet: WalletId, reference: string, context: CommandContext): Promise<void> {
+    await this.submit(wallet, { type: 'CaptureReservation', reference }, context);
+  }
+
+  async release(wallet: WalletId, reference: string, reason: string, context: CommandContext): Promise<void> {
+    await this.submit(wallet, { type: 'ReleaseReservation', reference, reason }, context);
+  }
+
+  async fund(wallet: WalletId, funding: { fundingReference: string; amountKobo: number }, context: CommandContext) {
+    const result = await this.submit(wallet, { type: 'FundWallet', ...funding }, context);
+    return { funded: result.written, balance: toBalance(result.state), position: result.position };
+  }
+
+  async balance(wallet: WalletId): Promise<WalletBalance> {
+    const key = streams.wallet(wallet.organizationId, wallet.environment);
+    const folded = await this.catchUp(key, this.cache.get(key) ?? this.empty(wallet));
+    return toBalance(folded.state);
+  }
+
+  private submit(wallet: WalletId, command: WalletCommand, context: CommandContext): Promise<CommandResult> {
+    const key = streams.wallet(wallet.organizationId, wallet.environment);
+    let queue = this.queues.get(key);
+    if (queue !== undefined && queue.pending.length >= this.options.maxPending) {
+      return Promise.reject(new ServiceUnavailable('The wallet is busy; try again shortly'));
+    }
+    return new Promise<CommandResult>((resolve, reject) => {
+      if (queue === undefined) {
+        queue = { wallet, pending: [] };
+        this.queues.set(key, queue);
+        queue.pending.push({ command, context, resolve, reject });
+        void this.drain(key, queue);
+      } else {
+        queue.pending.push({ command, context, resolve, reject });
+      }
+    });
+  }
+
+  /** Runs while the wallet has pending commands; exactly one drain per wallet at a time. */
+  private async drain(key: string, queue: WalletQueue): Promise<void> {
+    try {
+      while (queue.pending.length > 0) {
+        const batch = queue.pending.splice(0, this.options.maxBatch);
+        try {
+          await this.runBatch(key, queue.wallet, batch);
+        } catch (error) {
+          // The append may or may not have been written: forget the state and let callers retry (every command is idempotent).
+          this.cache.delete(key);
+          for (const pending of batch) pending.reject(error);
+        }
+      }
+    } finally {
+      this.queues.delete(key);
+    }
+  }
+
+  private async runBatch(key: string, wallet: WalletId, batch: readonly PendingCommand[]): Promise<void> {
+    const cached = this.cache.get(key);
+    let folded = cached ?? (await this.catchUp(key, this.empty(wallet)));
+    // A batch that writes nothing (a refusal, a no-op capture) must not rest on a cached fold that
+    // another instance has moved past: it is confirmed against the stream once.
+    let fresh = cached === undefined;
+    for (let attempt = 1; ; attempt++) {
+      this.stats.batches++;
+      const now = this.clock.now();
+      let state = folded.state;
+      const events: EventToAppend[] = [];
+      const decided: Array<{ pending: PendingCommand; outcome: { written: boolean; state: WalletState; refusal?: InsufficientBalance } | { error: unknown } }> = [];
+      for (const pending of batch) {
+        try {
+          const newEvents = decide(pending.command, state);
+          state = newEvents.reduce(evolve, state);
+          for (const event of newEvents) events.push(toAppend(event, this.ids.eventId(), pending.context, now));
+          decided.push({ pending, outcome: { written: newEvents.length > 0, state } });
+        } catch (error) {
+          if (error instanceof InsufficientBalance && pending.command.type === 'ReserveFunds') decided.push({ pending, outcome: { written: false, state, refusal: error } });
+          else decided.push({ pending, outcome: { error } });
+        }
+      }
+
+      if (events.length === 0 && !fresh) {
+        const latest = await this.catchUp(key, folded);
+        fresh = true;
+        if (latest.revision !== folded.revision) {
+          folded = latest;
+          continue;
+        }
+      }
+
+      let position = folded.position;
+      if (events.length > 0) {
+        try {
+          const appended = await this.store.append(key, events, { expectedRevision: folded.revision ?? 'no_stream' });
+          this.stats.appends++;
+          position = appended.position;
+          folded = { state, revision: appended.nextExpectedRevision, position };
+          this.remember(key, folded);
+        } catch (error) {
+          if (!(error instanceof WrongExpectedRevisionError)) throw error;
+          this.stats.conflicts++;
+          if (attempt >= this.options.maxAttempts) throw new ServiceUnavailable('The wallet is busy; try again shortly');
+          await sleep(Math.random() * Math.min(this.options.maxBackoffMs, this.options.baseBackoffMs * 2 ** (attempt - 1)));
+          folded = await this.catchUp(key, folded);
+          fresh = true;
+          continue;
+        }
+      }
+
+      for (const { pending, outcome } of decided) {
+        if ('error' in outcome) pending.reject(outcome.error);
+        else pending.resolve({ ...outcome, position });
+      }
+      return;
+    }
+  }
+
+  private empty(wallet: WalletId): FoldedWallet {
+    return { state: initialWalletState(wallet.organizationId, wallet.environment), revision: undefined, position: 0n };
+  }
+
+  /** Folds the events written after `folded`, in pages, and caches the result. */
+  private async catchUp(key: string, folded: FoldedWallet): Promise<FoldedWallet> {
+    let current = folded;
+    for (;;) {
+      const page = await this.store.readStream(key, { direction: 'forwards', fromRevision: revisionOf(current) + 1n, maxCount: this.options.pageSize });
+      let { state, revision, position } = current;
+      for (const recorded of page) {
+        if (recorded.revision !== (revision ?? -1n) + 1n) throw new Error(`wallet stream ${key} skipped from revision ${String(revision)} to ${recorded.revision}`);
+        state = evolve(state, asDomainEvent<WalletEvent>(recorded));
+        revision = recorded.revision;
+        position = recorded.position;
+      }
+      current = { state, revision, position };
+      if (page.length < this.options.pageSize) break;
+    }
+    this.remember(key, current);
+    return current;
+  }
+
+  /** Never replaces a newer fold with an older one (a balance read may race a batch). */
+  private remember(key: string, folded: FoldedWallet): void {
+    const cached = this.cache.get(key);
+    if (cached === undefined || revisionOf(cached) <= revisionOf(folded)) this.cache.set(key, folded);
+  }
+}

@@ -1,0 +1,184 @@
+import type { Environment } from '../common/environment.js';
+import { InsufficientBalance, ValidationFailed } from '../common/errors.js';
+import type { WalletDebited, WalletEvent, WalletFunded, WalletFundsReserved, WalletReservationReleased } from './wallet.events.js';
+
+/** One funding credits at most this much (100 million naira). */
+export const MAX_FUNDING_KOBO = 10_000_000_000;
+/** A reservation is a check's price: never more than a funding could ever cover. */
+export const MAX_RESERVATION_KOBO = MAX_FUNDING_KOBO;
+export const MAX_REFERENCE_LENGTH = 100;
+export const MAX_REASON_LENGTH = 200;
+const SCHEMA_VERSION = 1;
+
+/**
+ * The folded wallet stream. Balance = funded - debited; reserved = the open reservations;
+ * available = balance - reserved, which no event may ever push below zero.
+ *
+ * Closed reservations are not remembered: references are fresh per verification and the
+ * verification stream's expected revisions stop a reference from being reserved twice, so the
+ * state stays bounded by the checks in flight rather than growing with the wallet's history.
+ */
+export interface WalletState {
+  readonly organizationId: string;
+  readonly environment: Environment;
+  readonly fundedKobo: number;
+  readonly debitedKobo: number;
+  readonly reservedKobo: number;
+  readonly reservations: ReadonlyMap<string, number>;
+  readonly fundingReferences: ReadonlySet<string>;
+}
+
+export type WalletCommand =
+  | { readonly type: 'ReserveFunds'; readonly reference: string; readonly amountKobo: number; readonly scope: string }
+  | { readonly type: 'CaptureReservation'; readonly reference: string }
+  | { readonly type: 'ReleaseReservation'; readonly reference: string; readonly reason: string }
+  | { readonly type: 'FundWallet'; readonly fundingReference: string; readonly amountKobo: number };
+
+/** A wallet event that breaks the ledger's rules: the stream or the code is wrong. Never expected at runtime. */
+export class WalletInvariantViolated extends Error {
+  readonly code = 'wallet_invariant_violated';
+}
+
+export function initialWalletState(organizationId: string, environment: Environment): WalletState {
+  return { organizationId, environment, fundedKobo: 0, debitedKobo: 0, reservedKobo: 0, reservations: new Map(), fundingReferences: new Set() };
+}
+
+export function balanceKobo(state: WalletState): number {
+  return state.fundedKobo - state.debitedKobo;
+}
+
+export function availableKobo(state: WalletState): number {
+  return state.fundedKobo - state.debitedKobo - state.reservedKobo;
+}
+
+function assertAmount(amountKobo: number, what: string): void {
+  if (!Number.isSafeInteger(amountKobo) || amountKobo < 0) throw new WalletInvariantViolated(`${what} is not a non-negative integer amount of kobo`);
+}
+
+function assertBalanced(state: WalletState): WalletState {
+  if (!Number.isSafeInteger(state.fundedKobo) || !Number.isSafeInteger(state.debitedKobo) || !Number.isSafeInteger(state.reservedKobo)) {
+    throw new WalletInvariantViolated('a wallet total left the safe integer range');
+  }
+  if (availableKobo(state) < 0) throw new WalletInvariantViolated('the available balance went negative');
+  return state;
+}
+
+function withoutKey<V>(map: ReadonlyMap<string, V>, key: string): Map<string, V> {
+  const copy = new Map(map);
+  copy.delete(key);
+  return copy;
+}
+
+export function evolve(state: WalletState, event: WalletEvent): WalletState {
+  if (event.data.organizationId !== state.organizationId || event.data.environment !== state.environment) {
+    throw new WalletInvariantViolated(`a ${event.type} of another wallet was folded into wallet ${state.organizationId}.${state.environment}`);
+  }
+  assertAmount(event.data.amountKobo, event.type);
+  switch (event.type) {
+    case 'WalletFunded': {
+      if (state.fundingReferences.has(event.data.fundingReference)) throw new WalletInvariantViolated('a funding reference was credited twice');
+      return assertBalanced({
+        ...state,
+        fundedKobo: state.fundedKobo + event.data.amountKobo,
+        fundingReferences: new Set(state.fundingReferences).add(event.data.fundingReference),
+      });
+    }
+    case 'WalletFundsReserved': {
+      if (state.reservations.has(event.data.reference)) throw new WalletInvariantViolated('a reference was reserved twice while open');
+      return assertBalanced({
+        ...state,
+        reservedKobo: state.reservedKobo + event.data.amountKobo,
+        reservations: new Map(state.reservations).set(event.data.reference, event.data.amountKobo),
+      });
+    }
+    case 'WalletDebited':
+    case 'WalletReservationReleased': {
+      const heldKobo = state.reservations.get(event.data.reference);
+      if (heldKobo === undefined) throw new WalletInvariantViolated(`a ${event.type} closed a reservation that is not open`);
+      if (heldKobo !== event.data.amountKobo) throw new WalletInvariantViolated(`a ${event.type} closed a reservation for another amount`);
+      return assertBalanced({
+        ...state,
+        debitedKobo: event.type === 'WalletDebited' ? state.debitedKobo + heldKobo : state.debitedKobo,
+        reservedKobo: state.reservedKobo - heldKobo,
+        reservations: withoutKey(state.reservations, event.data.reference),
+      });
+    }
+    default: {
+      const _exhaustive: never = event;
+      throw new WalletInvariantViolated(`unknown wallet event ${(_exhaustive as { type: string }).type}`);
+    }
+  }
+}
+
+export function fold(state: WalletState, events: readonly WalletEvent[]): WalletState {
+  return events.reduce(evolve, state);
+}
+
+function assertReference(reference: string, field: string): void {
+  if (typeof reference !== 'string' || reference.length === 0 || reference.length > MAX_REFERENCE_LENGTH) {
+    throw new ValidationFailed([{ field, message: `must be 1 to ${MAX_REFERENCE_LENGTH} characters` }]);
+  }
+}
+
+/**
+ * What a command does to the wallet: the events to append, possibly none when it was already done
+ * (a repeated funding reference, a capture or release of a reservation that is not open, a repeated
+ * reserve of an open reservation). A reservation above the available balance throws
+ * InsufficientBalance with the available balance as `balanceKobo`.
+ */
+export function decide(command: WalletCommand, state: WalletState): WalletEvent[] {
+  const wallet = { organizationId: state.organizationId, environment: state.environment };
+  switch (command.type) {
+    case 'ReserveFunds': {
+      assertReference(command.reference, 'reference');
+      if (!Number.isSafeInteger(command.amountKobo) || command.amountKobo < 0 || command.amountKobo > MAX_RESERVATION_KOBO) {
+        throw new ValidationFailed([{ field: 'amountKobo', message: `must be an integer from 0 to ${MAX_RESERVATION_KOBO}` }]);
+      }
+      const openKobo = state.reservations.get(command.reference);
+      if (openKobo !== undefined) {
+        if (openKobo !== command.amountKobo) throw new ValidationFailed([{ field: 'reference', message: 'is already reserved for another amount' }]);
+        return [];
+      }
+      const available = availableKobo(state);
+      if (command.amountKobo > available) {
+        throw new InsufficientBalance('The wallet balance is too low for this check', { reference: command.reference, priceKobo: command.amountKobo, balanceKobo: available });
+      }
+      const event: WalletFundsReserved = {
+        type: 'WalletFundsReserved',
+        data: { ...wallet, reference: command.reference, amountKobo: command.amountKobo, scope: command.scope, schemaVersion: SCHEMA_VERSION },
+      };
+      return [event];
+    }
+    case 'CaptureReservation': {
+      const heldKobo = state.reservations.get(command.reference);
+      if (heldKobo === undefined) return [];
+      const event: WalletDebited = { type: 'WalletDebited', data: { ...wallet, reference: command.reference, amountKobo: heldKobo, schemaVersion: SCHEMA_VERSION } };
+      return [event];
+    }
+    case 'ReleaseReservation': {
+      const heldKobo = state.reservations.get(command.reference);
+      if (heldKobo === undefined) return [];
+      const event: WalletReservationReleased = {
+        type: 'WalletReservationReleased',
+        data: { ...wallet, reference: command.reference, amountKobo: heldKobo, reason: command.reason.slice(0, MAX_REASON_LENGTH), schemaVersion: SCHEMA_VERSION },
+      };
+      return [event];
+    }
+    case 'FundWallet': {
+      assertReference(command.fundingReference, 'reference');
+      if (!Number.isSafeInteger(command.amountKobo) || command.amountKobo < 1 || command.amountKobo > MAX_FUNDING_KOBO) {
+        throw new ValidationFailed([{ field: 'amountKobo', message: `must be an integer from 1 to ${MAX_FUNDING_KOBO}` }]);
+      }
+      if (state.fundingReferences.has(command.fundingReference)) return [];
+      const event: WalletFunded = {
+        type: 'WalletFunded',
+        data: { ...wallet, fundingReference: command.fundingReference, amountKobo: command.amountKobo, schemaVersion: SCHEMA_VERSION },
+      };
+      return [event];
+    }
+    default: {
+      const _exhaustive: never = command;
+      throw new WalletInvariantViolated(`unknown wallet command ${(_exhaustive as { type: string }).type}`);
+    }
+  }
+}

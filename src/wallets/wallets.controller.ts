@@ -1,0 +1,105 @@
+import { Body, Controller, Get, Inject, Param, Post, Req, Res, UseGuards } from '@nestjs/common';
+import { IsInt, IsString, Matches, Max, Min } from 'class-validator';
+import type { FastifyReply } from 'fastify';
+import type pg from 'pg';
+import { ProjectionWaiter } from '../../projections/projection-waiter.js';
+import { readWalletBalance } from '../../projections/wallets/wallets.projection.js';
+import { AdminGuard, operatorActor, type AdminRequest } from '../admin/admin.guard.js';
+import { ok, type SuccessEnvelope } from '../common/envelope.js';
+import { isEnvironment, type Environment } from '../common/environment.js';
+import { NotFound, ValidationFailed, type FieldError } from '../common/errors.js';
+import { commandContext } from '../common/request-context.js';
+import { streams } from '../common/streams.js';
+import { validateBody } from '../common/validation.js';
+import { PG_POOL } from '../core.module.js';
+import { EVENT_STORE, type EventStore } from '../event-store/event-store.port.js';
+import { MAX_FUNDING_KOBO } from './wallet.decider.js';
+import { type WalletBalance, WalletLedger } from './wallet-ledger.port.js';
+
+/** Read-your-writes after a funding: the admin and integrator balance reads come from these. */
+export const WALLET_PROJECTIONS = ['wallets', 'wallet-ledger'] as const;
+const PROJECTION_WAIT_MS = 2_000;
+/** Organization ids are `org_` + a ULID; anything much longer is not one, and is not looked up. */
+const MAX_ORGANIZATION_ID_LENGTH = 100;
+
+export class FundWalletDto {
+  @IsInt({ message: 'amountKobo must be an integer number of kobo' })
+  @Min(1, { message: 'amountKobo must be at least 1' })
+  @Max(MAX_FUNDING_KOBO, { message: `amountKobo must be at most ${MAX_FUNDING_KOBO}` })
+  amountKobo!: number;
+
+  @IsString()
+  @Matches(/^[A-Za-z0-9._:-]{1,100}$/, { message: 'reference must be 1 to 100 characters of A-Z, a-z, 0-9, ".", "_", ":" or "-"' })
+  reference!: string;
+}
+
+export interface WalletView extends WalletBalance {
+  readonly organizationId: string;
+  readonly environment: Environment;
+}
+
+function environmentErrors(environment: string): FieldError[] {
+  return isEnvironment(environment) ? [] : [{ field: 'environment', message: 'environment must be "test" or "live"' }];
+}
+
+/** Operators fund wallets and read their balances: one wallet per organization and environment. */
+@Controller('admin/v1/organizations/:id/wallets/:environment')
+@UseGuards(AdminGuard)
+export class WalletsController {
+  constructor(
+    @Inject(WalletLedger) private readonly ledger: WalletLedger,
+    @Inject(EVENT_STORE) private readonly store: EventStore,
+    @Inject(PG_POOL) private readonly pool: pg.Pool,
+    @Inject(ProjectionWaiter) private readonly waiter: ProjectionWaiter,
+  ) {}
+
+  /** 201 when this reference credits the wallet, 200 with the unchanged wallet when it already did. */
+  @Post('fundings')
+  async fund(
+    @Req() request: AdminRequest,
+    @Res({ passthrough: true }) reply: FastifyReply,
+    @Param('id') organizationId: string,
+    @Param('environment') environment: string,
+    @Body() body: unknown,
+  ): Promise<SuccessEnvelope<WalletView>> {
+    const input = this.validate(environment, body);
+    await this.assertOrganizationExists(organizationId);
+    const wallet = { organizationId, environment: environment as Environment };
+    const result = await this.ledger.fund(wallet, { fundingReference: input.reference, amountKobo: input.amountKobo }, commandContext(request, operatorActor(request)));
+    if (result.position !== undefined && result.position > 0n) await this.waiter.waitFor(WALLET_PROJECTIONS, result.position, PROJECTION_WAIT_MS);
+    void reply.status(result.funded ? 201 : 200);
+    return ok({ ...wallet, ...result.balance });
+  }
+
+  @Get()
+  async get(@Param('id') organizationId: string, @Param('environment') environment: string): Promise<SuccessEnvelope<WalletView>> {
+    const errors = environmentErrors(environment);
+    if (errors.length > 0) throw new ValidationFailed(errors);
+    await this.assertOrganizationExists(organizationId);
+    const env = environment as Environment;
+    return ok({ organizationId, environment: env, ...(await readWalletBalance(this.pool, organizationId, env)) });
+  }
+
+  /** Every field error at once: the path's environment and the body's fields. */
+  private validate(environment: string, body: unknown): FundWalletDto {
+    const errors = environmentErrors(environment);
+    let input: FundWalletDto | undefined;
+    try {
+      input = validateBody(FundWalletDto, body);
+    } catch (error) {
+      if (!(error instanceof ValidationFailed)) throw error;
+      errors.push(...error.fields);
+    }
+    if (errors.length > 0 || input === undefined) throw new ValidationFailed(errors);
+    return input;
+  }
+
+  /** An organization exists iff its stream has events. */
+  private async assertOrganizationExists(organizationId: string): Promise<void> {
+    const exists =
+      organizationId.length > 0 &&
+      organizationId.length <= MAX_ORGANIZATION_ID_LENGTH &&
+      (await this.store.readStream(streams.organization(organizationId), { maxCount: 1 })).length > 0;
+    if (!exists) throw new NotFound('No organization with this id');
+  }
+}

@@ -1,0 +1,130 @@
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { startTestApp, type TestApp } from '../support/app.js';
+import { createOrganization, issueKey } from '../support/fixtures.js';
+
+const SANDBOX_CREDIT_KOBO = 250_000;
+
+describe('Wallets: admin funding and balances', () => {
+  let app: TestApp;
+  let organizationId: string;
+  beforeAll(async () => {
+    app = await startTestApp({ env: { SANDBOX_CREDIT_KOBO: String(SANDBOX_CREDIT_KOBO) } });
+    organizationId = (await createOrganization(app)).id;
+  });
+  afterAll(async () => app?.close());
+
+  const wallet = (environment: string, id = organizationId) => `/admin/v1/organizations/${id}/wallets/${environment}`;
+
+  it('a test wallet starts with the sandbox credit, a live wallet at zero', async () => {
+    const test = await app.admin('GET', wallet('test'));
+    expect(test.status).toBe(200);
+    expect(test.body).toEqual({
+      status: true,
+      data: { organizationId, environment: 'test', balanceKobo: SANDBOX_CREDIT_KOBO, reservedKobo: 0, availableKobo: SANDBOX_CREDIT_KOBO },
+    });
+    const live = await app.admin('GET', wallet('live'));
+    expect(live.body.data).toEqual({ organizationId, environment: 'live', balanceKobo: 0, reservedKobo: 0, availableKobo: 0 });
+  });
+
+  it('funds once per reference: 201 with the wallet, then 200 with it unchanged', async () => {
+    const first = await app.admin('POST', `${wallet('live')}/fundings`, { amountKobo: 5_000_000, reference: 'bank:TRX-2026.11-0001' });
+    expect(first.status).toBe(201);
+    expect(first.body).toEqual({ status: true, data: { organizationId, environment: 'live', balanceKobo: 5_000_000, reservedKobo: 0, availableKobo: 5_000_000 } });
+
+    const again = await app.admin('POST', `${wallet('live')}/fundings`, { amountKobo: 5_000_000, reference: 'bank:TRX-2026.11-0001' });
+    expect(again.status).toBe(200);
+    expect(again.body.data).toEqual(first.body.data);
+
+    // The read model has caught up by the time the funding answered.
+    expect((await app.admin('GET', wallet('live'))).body.data).toEqual(first.body.data);
+
+    const second = await app.admin('POST', `${wallet('live')}/fundings`, { amountKobo: 1, reference: 'bank:TRX-2026.11-0002' });
+    expect(second.status).toBe(201);
+    expect(second.body.data.balanceKobo).toBe(5_000_001);
+    expect((await app.admin('GET', wallet('live'))).body.data.availableKobo).toBe(5_000_001);
+  });
+
+  it('writes one ledger line per funding, with the running balance', async () => {
+    const organization = (await createOrganization(app)).id;
+    await app.admin('POST', `${wallet('test', organization)}/fundings`, { amountKobo: 100, reference: 'a' });
+    await app.admin('POST', `${wallet('test', organization)}/fundings`, { amountKobo: 100, reference: 'a' });
+    await app.admin('POST', `${wallet('test', organization)}/fundings`, { amountKobo: 40, reference: 'b' });
+    const pool = app.app.get<symbol, import('pg').Pool>((await import('../../src/core.module.js')).PG_POOL);
+    const { rows } = await pool.query('select entry_type, reference, balance_kobo from wallet_ledger where organization_id = $1 order by event_position', [organization]);
+    expect(rows).toEqual([
+      { entry_type: 'funding', reference: 'sandbox-credit', balance_kobo: String(SANDBOX_CREDIT_KOBO) },
+      { entry_type: 'funding', reference: 'a', balance_kobo: String(SANDBOX_CREDIT_KOBO + 100) },
+      { entry_type: 'funding', reference: 'b', balance_kobo: String(SANDBOX_CREDIT_KOBO + 140) },
+    ]);
+  });
+
+  it('answers 404 for an unknown organization, funding nothing', async () => {
+    const unknown = 'org_01JD3Q9ZK8W6V2C4X7N5B0M1ZZ';
+    const funding = await app.admin('POST', `${wallet('test', unknown)}/fundings`, { amountKobo: 100, reference: 'r1' });
+    expect(funding.status).toBe(404);
+    expect(funding.body).toMatchObject({ status: false, error: { code: 'not_found' } });
+    expect((await app.admin('GET', wallet('test', unknown))).status).toBe(404);
+    expect((await app.admin('GET', wallet('test', 'x'.repeat(101)))).status).toBe(404);
+  });
+
+  it('answers 422 listing every field error', async () => {
+    const response = await app.admin('POST', `${wallet('sandbox')}/fundings`, { amountKobo: 1.5, reference: 'has spaces' });
+    expect(response.status).toBe(422);
+    expect(response.body.error.code).toBe('validation_failed');
+    const fields = (response.body.error.details.fields as { field: string }[]).map((error) => error.field);
+    expect(new Set(fields)).toEqual(new Set(['environment', 'amountKobo', 'reference']));
+
+    for (const body of [{ amountKobo: 0, reference: 'r' }, { amountKobo: -1, reference: 'r' }, { amountKobo: 10_000_000_001, reference: 'r' }, { amountKobo: '100', reference: 'r' }]) {
+      const invalid = await app.admin('POST', `${wallet('test')}/fundings`, body);
+      expect(invalid.status).toBe(422);
+      expect(new Set(invalid.body.error.details.fields.map((error: { field: string }) => error.field))).toEqual(new Set(['amountKobo']));
+    }
+    for (const reference of ['', 'r'.repeat(101), 'é', 'a/b', 42]) {
+      const invalid = await app.admin('POST', `${wallet('test')}/fundings`, { amountKobo: 1, reference });
+      expect(invalid.status).toBe(422);
+      expect(invalid.body.error.details.fields.map((error: { field: string }) => error.field)).toContain('reference');
+    }
+    const missing = await app.admin('POST', `${wallet('test')}/fundings`, {});
+    expect(new Set(missing.body.error.details.fields.map((error: { field: string }) => error.field))).toEqual(new Set(['amountKobo', 'reference']));
+
+    expect((await app.admin('GET', wallet('sandbox'))).status).toBe(422);
+    // Nothing was credited by any of them.
+    expect((await app.admin('GET', wallet('test'))).body.data.balanceKobo).toBe(SANDBOX_CREDIT_KOBO);
+  });
+
+  it('answers 401 without the admin token, funding nothing', async () => {
+    const funding = await app.request('POST', `${wallet('test')}/fundings`, { body: { amountKobo: 100, reference: 'no-token' } });
+    expect(funding.status).toBe(401);
+    expect(funding.body).toMatchObject({ status: false, error: { code: 'unauthenticated' } });
+    expect((await app.request('GET', wallet('test'))).status).toBe(401);
+    const wrong = await app.request('GET', wallet('test'), { headers: { authorization: 'Bearer not-the-token' } });
+    expect(wrong.status).toBe(401);
+    expect((await app.admin('GET', wallet('test'))).body.data.balanceKobo).toBe(SANDBOX_CREDIT_KOBO);
+  });
+});
+
+describe('Wallets: the integrator balance', () => {
+  let app: TestApp;
+  beforeAll(async () => {
+    app = await startTestApp({ env: { SANDBOX_CREDIT_KOBO: String(SANDBOX_CREDIT_KOBO) } });
+  });
+  afterAll(async () => app?.close());
+
+  it("GET /v1/wallet answers the key's environment's wallet", async () => {
+    const organization = (await createOrganization(app, { approved: true })).id;
+    const testKey = await issueKey(app, organization, { environment: 'test' });
+    const liveKey = await issueKey(app, organization, { environment: 'live' });
+    await app.admin('POST', `/admin/v1/organizations/${organization}/wallets/live/fundings`, { amountKobo: 700, reference: 'live-1' });
+
+    const test = await app.request('GET', '/v1/wallet', { headers: { 'x-service-key': testKey.key } });
+    expect(test.status).toBe(200);
+    expect(test.body).toEqual({ status: true, data: { environment: 'test', balanceKobo: SANDBOX_CREDIT_KOBO, reservedKobo: 0, availableKobo: SANDBOX_CREDIT_KOBO } });
+    const live = await app.request('GET', '/v1/wallet', { headers: { 'x-service-key': liveKey.key } });
+    expect(live.body.data).toEqual({ environment: 'live', balanceKobo: 700, reservedKobo: 0, availableKobo: 700 });
+  });
+
+  it('GET /v1/wallet answers 401 without a valid key', async () => {
+    expect((await app.request('GET', '/v1/wallet')).status).toBe(401);
+    expect((await app.request('GET', '/v1/wallet', { headers: { 'x-service-key': 'service_test_AAAAAAAAAAAAAAAAAAAAAAAA' } })).status).toBe(401);
+  });
+});
