@@ -7,6 +7,7 @@ import type { IncomingMessage } from 'node:http';
 import { AppModule } from './app.module.js';
 import type { Runtime } from './core.module.js';
 import { runMigrations } from './database/data-source.js';
+import { setupOpenApi } from './openapi.js';
 
 /** Request bodies above this are refused with 413 before any parsing (face_match images included). */
 export const BODY_LIMIT_BYTES = 2 * 1024 * 1024;
@@ -35,6 +36,7 @@ export async function createApp(runtime: Runtime, options: CreateAppOptions = {}
     logger: options.logger ?? ['error', 'warn', 'log'],
     abortOnError: false,
   });
+  setupOpenApi(app);
   await app.init();
   return app;
 }

@@ -1,0 +1,108 @@
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from '@jest/globals';
+import pg from 'pg';
+import { applyEvents, recorded, rowsOf, type GivenEvent } from '../../test/support/projection-harness.js';
+import { createTestDatabase, type TestDatabase } from '../../test/support/database.js';
+import { verificationsProjection } from './verifications.projection.js';
+
+const org = 'org_01JD3Q9ZK8W6V2C4X7N5B0M1TR';
+const at = (minutes: number) => new Date(Date.UTC(2026, 10, 1, 10, minutes)).toISOString();
+
+function requested(reference: string, minutes = 0, scope = 'nin'): GivenEvent {
+  return {
+    streamId: `verification-${reference}`,
+    type: 'VerificationRequested',
+    data: {
+      schemaVersion: 1,
+      reference,
+      organizationId: org,
+      environment: 'test',
+      keyId: 'key_01JD3Q9ZK8W6V2C4X7N5B0M1TR',
+      scope,
+      category: 'kyc',
+      countryCode: 'NG',
+      request: { nin: '12345678905' },
+      priceKobo: 10_000,
+      requestedAt: at(minutes),
+    },
+  };
+}
+const completed = (reference: string, outcome: 'found' | 'not_found', result: Record<string, string> = {}): GivenEvent => ({
+  streamId: `verification-${reference}`,
+  type: 'VerificationCompleted',
+  data: { schemaVersion: 1, reference, outcome, result, completedAt: at(1) },
+});
+const failed = (reference: string): GivenEvent => ({
+  streamId: `verification-${reference}`,
+  type: 'VerificationFailed',
+  data: { schemaVersion: 1, reference, reasonCode: 'provider_error', errorMessage: 'The provider could not complete the check', failedAt: at(1) },
+});
+const rejected = (reference: string): GivenEvent => ({
+  streamId: `verification-${reference}`,
+  type: 'VerificationRejected',
+  data: { schemaVersion: 1, reference, reasonCode: 'insufficient_balance', errorMessage: 'balance too low', priceKobo: 10_000, balanceKobo: 5, rejectedAt: at(1) },
+});
+
+describe('verifications projection', () => {
+  let database: TestDatabase;
+  let pool: pg.Pool;
+  beforeAll(async () => {
+    database = await createTestDatabase();
+    pool = new pg.Pool({ connectionString: database.url, max: 2 });
+  });
+  afterAll(async () => {
+    await pool.end();
+    await database.drop();
+  });
+  beforeEach(async () => {
+    await pool.query('truncate verifications');
+  });
+
+  const apply = (events: readonly GivenEvent[]) => applyEvents(pool, verificationsProjection, recorded(events));
+  const row = async (reference: string) => (await pool.query('select * from verifications where reference = $1', [reference])).rows[0];
+
+  it('given a request, then a pending, uncharged row with the request and price', async () => {
+    await apply([requested('vrf_a')]);
+    expect(await row('vrf_a')).toMatchObject({
+      organization_id: org,
+      environment: 'test',
+      scope: 'nin',
+      category: 'kyc',
+      country_code: 'NG',
+      status: 'pending',
+      request: { nin: '12345678905' },
+      result: {},
+      error_message: null,
+      price_kobo: '10000',
+      charged: false,
+      created_at: new Date(at(0)),
+      completed_at: null,
+    });
+  });
+
+  it('given completions, then found and not_found rows are charged with their result', async () => {
+    await apply([requested('vrf_a'), completed('vrf_a', 'found', { firstName: 'Ada' }), requested('vrf_b'), completed('vrf_b', 'not_found')]);
+    expect(await row('vrf_a')).toMatchObject({ status: 'found', charged: true, result: { firstName: 'Ada' }, completed_at: new Date(at(1)) });
+    expect(await row('vrf_b')).toMatchObject({ status: 'not_found', charged: true, result: {} });
+  });
+
+  it('given a failure or a rejection, then a failed, uncharged row with the error message', async () => {
+    await apply([requested('vrf_a'), failed('vrf_a'), requested('vrf_b'), rejected('vrf_b')]);
+    expect(await row('vrf_a')).toMatchObject({ status: 'failed', charged: false, error_message: 'The provider could not complete the check' });
+    expect(await row('vrf_b')).toMatchObject({ status: 'failed', charged: false, error_message: 'balance too low' });
+  });
+
+  it('a terminal event never rewrites a finished row', async () => {
+    await apply([requested('vrf_a'), completed('vrf_a', 'found', { firstName: 'Ada' })]);
+    await apply([failed('vrf_a')]);
+    expect(await row('vrf_a')).toMatchObject({ status: 'found', charged: true });
+  });
+
+  it('replayed twice, same rows', async () => {
+    const events = recorded([requested('vrf_a', 0), completed('vrf_a', 'found', { firstName: 'Ada' }), requested('vrf_b', 2, 'bvn'), failed('vrf_b'), requested('vrf_c', 3), rejected('vrf_c'), requested('vrf_d', 4)]);
+    await applyEvents(pool, verificationsProjection, events);
+    const once = await rowsOf(pool, 'verifications', 'reference');
+    await applyEvents(pool, verificationsProjection, events);
+    expect(await rowsOf(pool, 'verifications', 'reference')).toEqual(once);
+    expect(once.map((r) => r.status)).toEqual(['found', 'failed', 'failed', 'pending']);
+  });
+});

@@ -1,0 +1,142 @@
+import { type CanActivate, type ExecutionContext, Inject, Injectable, Logger } from '@nestjs/common';
+import type { FastifyRequest } from 'fastify';
+import type pg from 'pg';
+import { Clock } from '../common/clock.js';
+import { isEnvironment, type Environment } from '../common/environment.js';
+import { Forbidden, Unauthenticated } from '../common/errors.js';
+import type { Actor } from '../common/event.js';
+import { PG_POOL } from '../core.module.js';
+import { hashApiKey } from '../organizations/api-key.js';
+
+export const API_KEY_HEADER = 'x-service-key';
+/** Longer than any key we issue (prefix + 43 base64url characters); longer headers are not keys. */
+const MAX_KEY_LENGTH = 200;
+const KEY_FORMAT = /^service_(test|live)_[A-Za-z0-9_-]{16,}$/;
+/** `api_key_usage.last_used_at` is written at most this often per key and process. */
+const USAGE_WRITE_INTERVAL_MS = 60_000;
+/** Bound on the in-memory map of last usage writes. */
+const MAX_TRACKED_KEYS = 10_000;
+
+export type OrganizationStatus = 'pending' | 'approved' | 'suspended';
+
+/** Who is calling, as the guard attaches it to the request. */
+export interface AuthenticatedKey {
+  readonly keyId: string;
+  readonly organizationId: string;
+  readonly environment: Environment;
+  /** null: every scope active for the organization. */
+  readonly keyScopes: readonly string[] | null;
+  readonly organization: {
+    readonly status: OrganizationStatus;
+    readonly approved: boolean;
+    readonly activeScopes: readonly string[];
+    /** Per-scope price overrides in kobo. */
+    readonly prices: Readonly<Record<string, number>>;
+    /** Upstream provider per environment (empty until an operator configures one). */
+    readonly providers: Readonly<Record<string, unknown>>;
+  };
+}
+
+export interface KeyedRequest extends FastifyRequest {
+  apiKey?: AuthenticatedKey;
+}
+
+interface KeyRow {
+  key_id: string;
+  organization_id: string;
+  environment: string;
+  scopes: string[] | null;
+  status: OrganizationStatus;
+  approved: boolean;
+  active_scopes: string[];
+  prices: Record<string, number>;
+  providers: Record<string, unknown>;
+}
+
+/**
+ * Authenticates `X-Service-Key` against the `api_keys` read model.
+ *
+ * The key is never compared as a string: its SHA-256 is looked up through the unique index on
+ * `key_hash`. An attacker timing the lookup learns at best a prefix of a hash of their own guess,
+ * which says nothing about any stored key (finding a key from its hash means inverting SHA-256 on
+ * 256 random bits), so the lookup is as safe as a constant-time compare and needs no scan.
+ */
+@Injectable()
+export class ApiKeyGuard implements CanActivate {
+  private readonly logger = new Logger('ApiKeyGuard');
+  private readonly lastUsageWrite = new Map<string, number>();
+
+  constructor(
+    @Inject(PG_POOL) private readonly pool: pg.Pool,
+    @Inject(Clock) private readonly clock: Clock,
+  ) {}
+
+  async canActivate(context: ExecutionContext): Promise<boolean> {
+    const request = context.switchToHttp().getRequest<KeyedRequest>();
+    request.apiKey = await this.authenticate(request.headers[API_KEY_HEADER]);
+    return true;
+  }
+
+  async authenticate(header: string | string[] | undefined): Promise<AuthenticatedKey> {
+    if (header === undefined || header === '') throw new Unauthenticated('The X-Service-Key header is required');
+    if (typeof header !== 'string' || header.length > MAX_KEY_LENGTH || !KEY_FORMAT.test(header)) {
+      throw new Unauthenticated('The API key is not valid');
+    }
+    const { rows } = await this.pool.query<KeyRow>(
+      `select k.id as key_id, k.organization_id, k.environment, k.scopes,
+              o.status, o.approved, o.active_scopes, o.prices, o.providers
+         from api_keys k join organizations o on o.id = k.organization_id
+        where k.key_hash = $1 and k.revoked_at is null`,
+      [hashApiKey(header)],
+    );
+    const row = rows[0];
+    if (row === undefined || !isEnvironment(row.environment)) throw new Unauthenticated('The API key is not valid');
+    // The environment is part of the key text and of the stored record: they must agree.
+    if (!header.startsWith(`service_${row.environment}_`)) throw new Unauthenticated('The API key is not valid');
+
+    if (row.status === 'suspended') throw new Forbidden('organization_suspended', 'The organization is suspended');
+    if (row.environment === 'live' && !row.approved) {
+      throw new Forbidden('organization_not_approved', 'Live keys need an approved organization; test keys work meanwhile');
+    }
+    this.recordUsage(row.key_id);
+    return {
+      keyId: row.key_id,
+      organizationId: row.organization_id,
+      environment: row.environment,
+      keyScopes: row.scopes,
+      organization: {
+        status: row.status,
+        approved: row.approved,
+        activeScopes: row.active_scopes,
+        prices: row.prices ?? {},
+        providers: row.providers ?? {},
+      },
+    };
+  }
+
+  /** Fire-and-forget, at most once a minute per key: a failure here never fails the request. */
+  private recordUsage(keyId: string): void {
+    const nowMs = this.clock.now().getTime();
+    const last = this.lastUsageWrite.get(keyId);
+    if (last !== undefined && nowMs - last < USAGE_WRITE_INTERVAL_MS) return;
+    if (this.lastUsageWrite.size >= MAX_TRACKED_KEYS) this.lastUsageWrite.clear();
+    this.lastUsageWrite.set(keyId, nowMs);
+    this.pool
+      .query(
+        `insert into api_key_usage (key_id, last_used_at) values ($1, $2)
+         on conflict (key_id) do update set last_used_at = greatest(api_key_usage.last_used_at, excluded.last_used_at)`,
+        [keyId, new Date(nowMs)],
+      )
+      .catch(() => this.logger.warn('Could not record the last use of an API key'));
+  }
+}
+
+/** The request's authenticated key; the guard must have run. */
+export function authenticatedKey(request: KeyedRequest): AuthenticatedKey {
+  if (request.apiKey === undefined) throw new Error('invariant: ApiKeyGuard did not run on this route');
+  return request.apiKey;
+}
+
+export function keyActor(key: AuthenticatedKey): Actor {
+  return { type: 'api_key', id: key.keyId };
+}

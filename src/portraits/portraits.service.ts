@@ -1,0 +1,49 @@
+import { Inject, Injectable } from '@nestjs/common';
+import { Clock } from '../common/clock.js';
+import { CONFIG } from '../core.module.js';
+import type { AppConfig } from '../config/config.js';
+import type { JsonObject } from '../event-store/event-store.port.js';
+import { signPortraitLink } from './portrait-links.js';
+import { PortraitStore, type PortraitContentType } from './portrait.store.js';
+
+/** The result field that holds a stored portrait's id in events and read models. */
+export const PORTRAIT_ID_FIELD = 'portraitId';
+/** The result fields integrators see instead: a signed link, and when it stops working. */
+export const PORTRAIT_URL_FIELD = 'portraitUrl';
+export const PORTRAIT_URL_EXPIRES_FIELD = 'portraitUrlExpiresAt';
+
+export function sniffImage(bytes: Buffer): PortraitContentType | null {
+  if (bytes.length > 3 && bytes[0] === 0xff && bytes[1] === 0xd8 && bytes[2] === 0xff) return 'image/jpeg';
+  if (bytes.length > 8 && bytes[0] === 0x89 && bytes.subarray(1, 4).toString('ascii') === 'PNG') return 'image/png';
+  return null;
+}
+
+/**
+ * Stores portraits and turns the stored id of a result into a freshly signed link each time a
+ * verification is shown, so a verification read days later still carries a working link.
+ */
+@Injectable()
+export class Portraits {
+  constructor(
+    @Inject(PortraitStore) private readonly files: PortraitStore,
+    @Inject(CONFIG) private readonly config: AppConfig,
+    @Inject(Clock) private readonly clock: Clock,
+  ) {}
+
+  /** Returns the portrait id, or null when the bytes are not a PNG or JPEG (then nothing is stored). */
+  async store(organizationId: string, bytes: Buffer): Promise<string | null> {
+    const contentType = sniffImage(bytes);
+    if (contentType === null) return null;
+    return this.files.put(organizationId, contentType, bytes);
+  }
+
+  /** `base`: the configured public URL, else the caller's own scheme and host. */
+  present(result: JsonObject, organizationId: string, base: string): JsonObject {
+    const portraitId = result[PORTRAIT_ID_FIELD];
+    if (typeof portraitId !== 'string') return result;
+    const { [PORTRAIT_ID_FIELD]: _stored, ...rest } = result;
+    const link = signPortraitLink(this.files.linkSecret, portraitId, organizationId, this.clock.now(), this.config.portraits.urlTtlSeconds);
+    const origin = (this.config.portraits.publicBaseUrl ?? base).replace(/\/+$/, '');
+    return { ...rest, [PORTRAIT_URL_FIELD]: `${origin}${link.path}`, [PORTRAIT_URL_EXPIRES_FIELD]: link.expiresAt.toISOString().replace(/Z$/, '+00:00') };
+  }
+}

@@ -1,0 +1,23 @@
+import type { JsonObject } from '../event-store/event-store.port.js';
+import type { Scope } from '../scopes/scopes.js';
+
+export interface ProviderCallOptions {
+  /** The provider gives up after this long; the caller also aborts `signal` then. */
+  readonly timeoutMs: number;
+  readonly signal: AbortSignal;
+}
+
+/**
+ * What a provider answers. A portrait, when the register holds one, travels as bytes beside the
+ * result and never inside it: the caller stores it encrypted and puts a signed link in the result.
+ */
+export type ProviderOutcome =
+  | { readonly outcome: 'found'; readonly result: JsonObject; readonly portrait?: Buffer }
+  | { readonly outcome: 'not_found' }
+  | { readonly outcome: 'failed'; readonly reasonCode: string; readonly retryable: boolean };
+
+/** The upstream registers behind one port: the sandbox for test keys, HTTP upstreams for live ones (later). */
+export abstract class VerificationProvider {
+  abstract readonly name: string;
+  abstract verify(scope: Scope, input: Readonly<Record<string, string>>, options: ProviderCallOptions): Promise<ProviderOutcome>;
+}

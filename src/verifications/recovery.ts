@@ -1,0 +1,113 @@
+import { Inject, Injectable, Logger, type OnApplicationBootstrap, type OnModuleDestroy } from '@nestjs/common';
+import type pg from 'pg';
+import { Clock } from '../common/clock.js';
+import { isEnvironment } from '../common/environment.js';
+import { SYSTEM_ACTOR, type CommandContext } from '../common/event.js';
+import type { AppConfig } from '../config/config.js';
+import { CONFIG, PG_POOL } from '../core.module.js';
+import { WalletLedger, type WalletId } from '../wallets/wallet-ledger.port.js';
+import type { VerificationState } from './verification.decider.js';
+import { VerificationStreams } from './verification.stream.js';
+
+/** Verifications settled per pass: a bound on one pass's work; the next pass continues. */
+const BATCH = 100;
+
+export const RECOVERED_TIMEOUT = 'recovered_timeout';
+export const RECOVERED_MESSAGE = 'The check did not finish in time and was abandoned; the wallet was not charged';
+
+export interface RecoveryReport {
+  readonly examined: number;
+  /** Verifications this pass failed itself (they were still open). */
+  readonly failed: number;
+  readonly captured: number;
+  readonly released: number;
+}
+
+interface Candidate {
+  reference: string;
+  organization_id: string;
+  environment: string;
+}
+
+/**
+ * Settles verifications left open past the deadline (a process killed between steps): those that
+ * finished get their reservation captured or released; those still open are failed with expected
+ * revision 0, so if the request finishes at the same moment exactly one of the two wins, and the
+ * loser settles the money according to the winner. Capture and release are idempotent per
+ * reference, so running this on every instance at once is safe.
+ */
+@Injectable()
+export class VerificationRecovery implements OnApplicationBootstrap, OnModuleDestroy {
+  private readonly logger = new Logger('VerificationRecovery');
+  private timer: NodeJS.Timeout | undefined;
+  private running: Promise<RecoveryReport> | undefined;
+
+  constructor(
+    @Inject(PG_POOL) private readonly pool: pg.Pool,
+    @Inject(VerificationStreams) private readonly streams: VerificationStreams,
+    @Inject(WalletLedger) private readonly ledger: WalletLedger,
+    @Inject(CONFIG) private readonly config: AppConfig,
+    @Inject(Clock) private readonly clock: Clock,
+  ) {}
+
+  onApplicationBootstrap(): void {
+    this.timer = setInterval(() => {
+      if (this.running !== undefined) return;
+      this.runOnce().catch(() => this.logger.warn('A recovery pass failed; the next one retries'));
+    }, this.config.verifications.recoveryIntervalMs);
+    this.timer.unref();
+  }
+
+  async onModuleDestroy(): Promise<void> {
+    clearInterval(this.timer);
+    await this.running?.catch(() => undefined);
+  }
+
+  /** One pass; `now` lets tests move past the deadline without waiting. Concurrent calls share one pass. */
+  runOnce(now: Date = this.clock.now()): Promise<RecoveryReport> {
+    this.running ??= this.pass(now).finally(() => {
+      this.running = undefined;
+    });
+    return this.running;
+  }
+
+  private async pass(now: Date): Promise<RecoveryReport> {
+    const deadline = new Date(now.getTime() - this.config.verifications.recoveryDeadlineMs);
+    const { rows } = await this.pool.query<Candidate>(
+      `(select reference, organization_id, environment from wallet_reservations where reserved_at < $1 order by reserved_at limit $2)
+       union
+       (select reference, organization_id, environment from verifications where status = 'pending' and created_at < $1 order by created_at limit $2)`,
+      [deadline, BATCH],
+    );
+    const report = { examined: 0, failed: 0, captured: 0, released: 0 };
+    for (const row of rows) {
+      if (!isEnvironment(row.environment)) continue;
+      report.examined += 1;
+      const outcome = await this.settle(row.reference, { organizationId: row.organization_id, environment: row.environment }, now);
+      if (outcome === 'failed') report.failed += 1;
+      if (outcome === 'failed' || outcome === 'released') report.released += 1;
+      if (outcome === 'captured') report.captured += 1;
+    }
+    if (report.examined > 0) this.logger.log(`Recovery: ${report.failed} failed, ${report.captured} captured, ${report.released} released`);
+    return report;
+  }
+
+  /** Settles one verification; exposed for tests and operators. */
+  async settle(reference: string, wallet: WalletId, now: Date = this.clock.now()): Promise<'failed' | 'captured' | 'released' | 'skipped'> {
+    const context: CommandContext = { correlationId: `recovery-${reference}`, actor: SYSTEM_ACTOR };
+    let state: VerificationState = await this.streams.load(reference);
+    let failedHere = false;
+    if (state.status === 'pending') {
+      const finished = await this.streams.finish(reference, state, { type: 'FailVerification', reasonCode: RECOVERED_TIMEOUT, errorMessage: RECOVERED_MESSAGE, at: now }, context);
+      state = finished.state;
+      failedHere = finished.won;
+    }
+    if (state.status === 'found' || state.status === 'not_found') {
+      await this.ledger.capture(wallet, reference, context);
+      return 'captured';
+    }
+    // Failed, or a reservation whose verification stream does not exist: nothing may stay held.
+    await this.ledger.release(wallet, reference, state.status === 'failed' ? (state.reasonCode ?? RECOVERED_TIMEOUT) : 'orphaned_reservation', context);
+    return failedHere ? 'failed' : state.status === 'pending' ? 'skipped' : 'released';
+  }
+}

@@ -1,0 +1,228 @@
+import { Inject, Injectable, Logger, type BeforeApplicationShutdown } from '@nestjs/common';
+import { CommandHandler, type ICommandHandler } from '@nestjs/cqrs';
+import type { AuthenticatedKey } from '../auth/api-key.guard.js';
+import { Clock } from '../common/clock.js';
+import { Forbidden, InsufficientBalance, ProviderFailed, ServiceUnavailable } from '../common/errors.js';
+import type { CommandContext } from '../common/event.js';
+import { IdGenerator } from '../common/ids.js';
+import type { AppConfig } from '../config/config.js';
+import { CONFIG } from '../core.module.js';
+import type { JsonObject } from '../event-store/event-store.port.js';
+import { Portraits, PORTRAIT_ID_FIELD } from '../portraits/portraits.service.js';
+import { ProviderSelector } from '../providers/provider-selector.js';
+import type { ProviderOutcome, VerificationProvider } from '../providers/provider.port.js';
+import { COUNTRY_CODE, SCOPE_CATEGORY, type Scope } from '../scopes/scopes.js';
+import { WalletLedger, type WalletId } from '../wallets/wallet-ledger.port.js';
+import { RunVerification } from './verification.commands.js';
+import type { VerificationState } from './verification.decider.js';
+import { parseScope, validateInputs } from './verification-inputs.js';
+import { VerificationStreams } from './verification.stream.js';
+import { verificationView, type VerificationView } from './verification.views.js';
+
+/** How long shutdown waits for checks in flight, beyond the provider timeout. */
+const SHUTDOWN_GRACE_MS = 5_000;
+
+export const PROVIDER_FAILED_MESSAGE = 'The provider could not complete the check; the wallet was not charged';
+
+/** Checks in flight in this process, so shutdown lets them finish (bounded) before the stores close. */
+@Injectable()
+export class InFlightChecks implements BeforeApplicationShutdown {
+  private count = 0;
+  private waiters: (() => void)[] = [];
+
+  constructor(@Inject(CONFIG) private readonly config: AppConfig) {}
+
+  async track<T>(work: () => Promise<T>): Promise<T> {
+    this.count += 1;
+    try {
+      return await work();
+    } finally {
+      this.count -= 1;
+      if (this.count === 0) for (const wake of this.waiters.splice(0)) wake();
+    }
+  }
+
+  get size(): number {
+    return this.count;
+  }
+
+  async beforeApplicationShutdown(): Promise<void> {
+    if (this.count === 0) return;
+    const limitMs = this.config.verifications.providerTimeoutMs + SHUTDOWN_GRACE_MS;
+    await Promise.race([new Promise<void>((wake) => this.waiters.push(wake)), new Promise<void>((wake) => setTimeout(wake, limitMs).unref())]);
+  }
+}
+
+/**
+ * The run flow of DESIGN.md: request, reserve, call the provider, finish, capture or release.
+ * Every refusal that needs no money (403, 422) happens before the first append.
+ */
+@CommandHandler(RunVerification)
+export class RunVerificationHandler implements ICommandHandler<RunVerification, VerificationView> {
+  private readonly logger = new Logger('RunVerification');
+
+  constructor(
+    @Inject(VerificationStreams) private readonly streams: VerificationStreams,
+    @Inject(WalletLedger) private readonly ledger: WalletLedger,
+    @Inject(ProviderSelector) private readonly providers: ProviderSelector,
+    @Inject(Portraits) private readonly portraits: Portraits,
+    @Inject(InFlightChecks) private readonly inFlight: InFlightChecks,
+    @Inject(CONFIG) private readonly config: AppConfig,
+    @Inject(Clock) private readonly clock: Clock,
+    @Inject(IdGenerator) private readonly ids: IdGenerator,
+  ) {}
+
+  async execute(command: RunVerification): Promise<VerificationView> {
+    const { key, context } = command;
+    const scope = parseScope(command.scope);
+    assertScopeAllowed(key, scope);
+    const { input, request } = validateInputs(scope, command.body);
+    const provider = this.providers.select(key);
+    const priceKobo = priceOf(key, scope, this.config);
+    return this.inFlight.track(async () => {
+      const state = await this.run(key, scope, input, request, priceKobo, provider, context);
+      const view = verificationView(state);
+      const shown = { ...view, result: this.portraits.present(view.result, key.organizationId, command.linkBase) };
+      if (state.status === 'failed') throw new ProviderFailed(view.errorMessage ?? PROVIDER_FAILED_MESSAGE, { reference: view.reference });
+      return shown;
+    });
+  }
+
+  private async run(
+    key: AuthenticatedKey,
+    scope: Scope,
+    input: Readonly<Record<string, string>>,
+    request: JsonObject,
+    priceKobo: number,
+    provider: VerificationProvider,
+    context: CommandContext,
+  ): Promise<VerificationState> {
+    const reference = this.ids.reference();
+    const wallet: WalletId = { organizationId: key.organizationId, environment: key.environment };
+    const requested = await this.streams.request(
+      {
+        type: 'RequestVerification',
+        data: {
+          reference,
+          organizationId: key.organizationId,
+          environment: key.environment,
+          keyId: key.keyId,
+          scope,
+          category: SCOPE_CATEGORY,
+          countryCode: COUNTRY_CODE,
+          request,
+          priceKobo,
+          requestedAt: this.clock.now().toISOString(),
+        },
+      },
+      context,
+    );
+
+    let reservation;
+    try {
+      reservation = await this.ledger.reserve(wallet, { reference, amountKobo: priceKobo, scope }, context);
+    } catch (error) {
+      // Nothing may be held (the reservation's fate is unknown): fail the check now if we can; the recovery process settles the rest.
+      await this.settleAfterError(reference, requested.state, wallet, context);
+      throw error;
+    }
+    if (!reservation.reserved) {
+      const rejected = await this.streams.finish(reference, requested.state, { type: 'RejectVerification', priceKobo, balanceKobo: reservation.availableKobo, at: this.clock.now() }, context);
+      if (rejected.won) {
+        throw new InsufficientBalance('The wallet balance is too low for this check', { reference, priceKobo, balanceKobo: reservation.availableKobo });
+      }
+      return this.settle(reference, rejected.state, wallet, context);
+    }
+
+    const outcome = await this.callProvider(provider, scope, input);
+    const finished = await this.finish(reference, requested.state, outcome, key.organizationId, context);
+    return this.settle(reference, finished.state, wallet, context);
+  }
+
+  private async callProvider(provider: VerificationProvider, scope: Scope, input: Readonly<Record<string, string>>): Promise<ProviderOutcome> {
+    const timeoutMs = this.config.verifications.providerTimeoutMs;
+    const controller = new AbortController();
+    let timer: NodeJS.Timeout | undefined;
+    const timedOut = new Promise<ProviderOutcome>((resolveTimeout) => {
+      timer = setTimeout(() => {
+        controller.abort();
+        resolveTimeout({ outcome: 'failed', reasonCode: 'provider_timeout', retryable: true });
+      }, timeoutMs);
+    });
+    try {
+      return await Promise.race([provider.verify(scope, input, { timeoutMs, signal: controller.signal }), timedOut]);
+    } catch {
+      // The provider's error may quote the request: never log it, only that it happened.
+      this.logger.warn(`Provider ${provider.name} threw on a ${scope} check`);
+      return { outcome: 'failed', reasonCode: 'provider_error', retryable: true };
+    } finally {
+      clearTimeout(timer);
+      controller.abort();
+    }
+  }
+
+  private async finish(reference: string, state: VerificationState, outcome: ProviderOutcome, organizationId: string, context: CommandContext) {
+    const at = this.clock.now();
+    switch (outcome.outcome) {
+      case 'found': {
+        let result = outcome.result;
+        if (outcome.portrait !== undefined) {
+          let portraitId: string | null;
+          try {
+            portraitId = await this.portraits.store(organizationId, outcome.portrait);
+          } catch {
+            this.logger.error('Could not store a portrait; the check is failed and not charged');
+            return this.streams.finish(reference, state, { type: 'FailVerification', reasonCode: 'portrait_storage_failed', errorMessage: 'The result could not be stored; the wallet was not charged', at }, context);
+          }
+          if (portraitId !== null) result = { ...result, [PORTRAIT_ID_FIELD]: portraitId };
+        }
+        return this.streams.finish(reference, state, { type: 'CompleteVerification', outcome: 'found', result, at }, context);
+      }
+      case 'not_found':
+        return this.streams.finish(reference, state, { type: 'CompleteVerification', outcome: 'not_found', result: {}, at }, context);
+      case 'failed': {
+        const errorMessage =
+          outcome.reasonCode === 'provider_timeout'
+            ? `The provider did not answer within ${this.config.verifications.providerTimeoutMs} ms; the wallet was not charged`
+            : PROVIDER_FAILED_MESSAGE;
+        return this.streams.finish(reference, state, { type: 'FailVerification', reasonCode: outcome.reasonCode, errorMessage, at }, context);
+      }
+      default: {
+        const _exhaustive: never = outcome;
+        throw new Error(`invariant: unknown provider outcome ${String(_exhaustive)}`);
+      }
+    }
+  }
+
+  /** Capture for found / not_found, release otherwise. Both are idempotent per reference. */
+  private async settle(reference: string, state: VerificationState, wallet: WalletId, context: CommandContext): Promise<VerificationState> {
+    if (state.status === 'found' || state.status === 'not_found') {
+      await this.ledger.capture(wallet, reference, context).catch(() => this.logger.warn('Capture deferred to the recovery process'));
+    } else if (state.status === 'failed') {
+      await this.ledger.release(wallet, reference, state.reasonCode ?? 'failed', context).catch(() => this.logger.warn('Release deferred to the recovery process'));
+    }
+    return state;
+  }
+
+  private async settleAfterError(reference: string, state: VerificationState, wallet: WalletId, context: CommandContext): Promise<void> {
+    try {
+      const failed = await this.streams.finish(reference, state, { type: 'FailVerification', reasonCode: 'internal_error', errorMessage: 'The check could not be run; the wallet was not charged', at: this.clock.now() }, context);
+      await this.settle(reference, failed.state, wallet, context);
+    } catch {
+      this.logger.warn('A failed check is left to the recovery process');
+    }
+  }
+}
+
+export function assertScopeAllowed(key: AuthenticatedKey, scope: Scope): void {
+  if (!key.organization.activeScopes.includes(scope)) throw new Forbidden('scope_not_active', `The scope ${scope} is not active for this organization`);
+  if (key.keyScopes !== null && !key.keyScopes.includes(scope)) throw new Forbidden('scope_not_allowed', `This API key is not allowed to run ${scope}`);
+}
+
+/** The organization's override, else the configured price. */
+export function priceOf(key: AuthenticatedKey, scope: Scope, config: AppConfig): number {
+  const override = key.organization.prices[scope];
+  const price = typeof override === 'number' || typeof override === 'string' ? Number(override) : config.verifications.pricesKobo[scope];
+  if (!Number.isSafeInteger(price) || price < 0) throw new ServiceUnavailable('The price of this scope is misconfigured');
+  return price;
+}

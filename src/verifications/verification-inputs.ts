@@ -1,0 +1,152 @@
+import { createHash } from 'node:crypto';
+import { ValidationFailed, type FieldError } from '../common/errors.js';
+import type { JsonObject } from '../event-store/event-store.port.js';
+import { isScope, SCOPES, type Scope } from '../scopes/scopes.js';
+
+/**
+ * The inputs of each scope (the spec's table; face_match is ours: `image` plus `nin` or `bvn`).
+ * Validation is pure and lists every problem at once. Messages name fields and rules, never values:
+ * the values are personal data.
+ */
+
+/** face_match images: decoded size bounds (the HTTP body limit is 2 MiB). */
+export const MAX_IMAGE_BYTES = 1024 * 1024;
+export const MIN_IMAGE_BYTES = 64;
+/** Any single string input longer than this is refused before pattern checks (images excepted). */
+const MAX_FIELD_LENGTH = 64;
+
+interface FieldRule {
+  readonly required: boolean;
+  readonly check: (value: string) => string | null;
+}
+
+const pattern =
+  (regex: RegExp, message: string) =>
+  (value: string): string | null =>
+    regex.test(value) ? null : message;
+
+const NIN = pattern(/^\d{11}$/, 'must be the 11-digit NIN');
+const BVN = pattern(/^\d{11}$/, 'must be the 11-digit BVN');
+/** Nigerian mobile numbers: 070/080/081/090/091 + 8 digits, or the same after +234 / 234. */
+export const PHONE_PATTERN = /^(?:0|\+234|234)[789][01]\d{8}$/;
+const PHONE = pattern(PHONE_PATTERN, 'must be a Nigerian phone number: 080XXXXXXXX (11 digits), +234XXXXXXXXXX or 234XXXXXXXXXX');
+const VNIN = pattern(/^[A-Za-z0-9]{16}$/, 'must be a 16-character virtual NIN token (letters and digits)');
+const VIN = pattern(/^[A-Za-z0-9]{19}$/, "must be the 19-character Voter Identification Number of a voter's card (letters and digits)");
+const PASSPORT = pattern(/^[A-Za-z]\d{8}$/, 'must be a Nigerian passport number: a letter followed by 8 digits');
+const ACCOUNT = pattern(/^\d{10}$/, 'must be the 10-digit account number (NUBAN)');
+const BANK = pattern(/^[A-Za-z0-9][A-Za-z0-9 &.()_-]{0,49}$/, 'must be a bank code or identifier (up to 50 letters, digits, spaces or &.()_-)');
+
+export type ImageType = 'image/jpeg' | 'image/png';
+
+export interface DecodedImage {
+  readonly contentType: ImageType;
+  readonly bytes: Buffer;
+}
+
+/** Base64 (optionally as a data URL) of a JPEG or PNG, sniffed by its magic bytes, within the size bounds. */
+export function decodeImage(value: string): DecodedImage | string {
+  const match = /^data:image\/(?:jpeg|jpg|png);base64,(.*)$/s.exec(value);
+  const base64 = (match === null ? value : match[1]).replace(/\s+/g, '');
+  if (base64.length === 0 || !/^[A-Za-z0-9+/]+={0,2}$/.test(base64) || base64.length % 4 !== 0) return 'must be base64 of a JPEG or PNG image';
+  if ((base64.length / 4) * 3 > MAX_IMAGE_BYTES + 2) return `must be at most ${MAX_IMAGE_BYTES} bytes once decoded`;
+  const bytes = Buffer.from(base64, 'base64');
+  if (bytes.length < MIN_IMAGE_BYTES) return `must be at least ${MIN_IMAGE_BYTES} bytes once decoded`;
+  if (bytes.length > MAX_IMAGE_BYTES) return `must be at most ${MAX_IMAGE_BYTES} bytes once decoded`;
+  if (bytes[0] === 0xff && bytes[1] === 0xd8 && bytes[2] === 0xff) return { contentType: 'image/jpeg', bytes };
+  if (bytes.subarray(0, 8).equals(Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]))) return { contentType: 'image/png', bytes };
+  return 'must be a JPEG or PNG image';
+}
+
+const IMAGE = (value: string): string | null => {
+  const decoded = decodeImage(value);
+  return typeof decoded === 'string' ? decoded : null;
+};
+
+export const SCOPE_INPUTS: Readonly<Record<Scope, Readonly<Record<string, FieldRule>>>> = {
+  nin: { nin: { required: true, check: NIN } },
+  pnv: { phone: { required: true, check: PHONE } },
+  vnin: { vnin: { required: true, check: VNIN } },
+  bvn: { bvn: { required: true, check: BVN } },
+  pvc: { vin: { required: true, check: VIN } },
+  passport: { passport_number: { required: true, check: PASSPORT } },
+  bank_account: { bank: { required: true, check: BANK }, account_number: { required: true, check: ACCOUNT } },
+  premium_bank_account: { account_number: { required: true, check: ACCOUNT }, bank: { required: false, check: BANK } },
+  phone: { phone: { required: true, check: PHONE } },
+  // One of nin / bvn is required; checked below.
+  face_match: { image: { required: true, check: IMAGE }, nin: { required: false, check: NIN }, bvn: { required: false, check: BVN } },
+};
+
+export interface ValidInputs {
+  readonly scope: Scope;
+  /** What the provider gets (in memory only). */
+  readonly input: Readonly<Record<string, string>>;
+  /** The inputs echoed back and recorded in the event: face_match images are reduced to a digest. */
+  readonly request: JsonObject;
+}
+
+/** 422 for a missing or unknown scope: the spec lists both under "missing or invalid inputs". */
+export function parseScope(value: unknown): Scope {
+  if (value === undefined || value === null || value === '') {
+    throw new ValidationFailed([{ field: 'scope', message: `a scope is required in the path: one of ${SCOPES.join(', ')}` }], 'No scope in the path');
+  }
+  if (!isScope(value)) throw new ValidationFailed([{ field: 'scope', message: `must be one of ${SCOPES.join(', ')}` }], 'Unknown scope');
+  return value;
+}
+
+function isPlainObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+/** Validates a scope's body; throws ValidationFailed listing every field error. */
+export function validateInputs(scope: Scope, given: unknown): ValidInputs {
+  const rules = SCOPE_INPUTS[scope];
+  // No body at all reports each required field by name.
+  const body = given === undefined || given === null ? {} : given;
+  if (!isPlainObject(body)) throw new ValidationFailed([{ field: 'body', message: 'the body must be a JSON object of the scope inputs' }]);
+  const errors: FieldError[] = [];
+  const input: Record<string, string> = {};
+
+  for (const field of Object.keys(body).slice(0, 20)) {
+    if (!(field in rules)) errors.push({ field, message: `is not an input of ${scope} (allowed: ${Object.keys(rules).join(', ')})` });
+  }
+  for (const [field, rule] of Object.entries(rules)) {
+    const value = body[field];
+    if (value === undefined || value === null) {
+      if (rule.required) errors.push({ field, message: 'is required' });
+      continue;
+    }
+    if (typeof value !== 'string') {
+      errors.push({ field, message: 'must be a string' });
+      continue;
+    }
+    if (value.trim() === '') {
+      errors.push({ field, message: 'must not be empty' });
+      continue;
+    }
+    if (field !== 'image' && value.length > MAX_FIELD_LENGTH) {
+      errors.push({ field, message: `must be at most ${MAX_FIELD_LENGTH} characters` });
+      continue;
+    }
+    const problem = rule.check(value);
+    if (problem !== null) errors.push({ field, message: problem });
+    else input[field] = value;
+  }
+  if (scope === 'face_match') {
+    const given = ['nin', 'bvn'].filter((field) => body[field] !== undefined && body[field] !== null);
+    if (given.length === 0) errors.push({ field: 'nin', message: 'one of nin or bvn is required to compare the image against' });
+    if (given.length === 2) errors.push({ field: 'bvn', message: 'give nin or bvn, not both' });
+  }
+  if (errors.length > 0) throw new ValidationFailed(errors);
+  return { scope, input, request: echo(scope, input) };
+}
+
+function echo(scope: Scope, input: Readonly<Record<string, string>>): JsonObject {
+  const request: JsonObject = { ...input };
+  if (scope === 'face_match' && input.image !== undefined) {
+    const decoded = decodeImage(input.image);
+    if (typeof decoded === 'string') throw new Error('invariant: an image that passed validation does not decode');
+    // Raw image bytes never go into events or responses: the echo carries what identifies the image.
+    request.image = { contentType: decoded.contentType, sizeBytes: decoded.bytes.length, sha256: createHash('sha256').update(decoded.bytes).digest('hex') };
+  }
+  return request;
+}

@@ -1,0 +1,110 @@
+import type { JsonObject } from '../event-store/event-store.port.js';
+import type { VerificationEvent, VerificationRequested } from './verification.events.js';
+
+/**
+ * One verification stream, folded. Revision 0 is the request; exactly one terminal event may
+ * follow. The handler appends that terminal event with expected revision 0, so a second finisher
+ * (the recovery process, or a retried request) loses at the store even if it decided concurrently.
+ */
+export type VerificationStatus = 'pending' | 'found' | 'not_found' | 'failed';
+
+export type Requested = VerificationRequested['data'];
+
+export type VerificationState =
+  | { readonly status: 'none' }
+  | {
+      readonly status: VerificationStatus;
+      readonly requested: Requested;
+      readonly result: JsonObject;
+      readonly errorMessage: string | null;
+      readonly reasonCode: string | null;
+      /** Found and not_found are charged; failed (and pending) are not. */
+      readonly charged: boolean;
+      readonly finishedAt: string | null;
+    };
+
+export type VerificationCommand =
+  | { readonly type: 'RequestVerification'; readonly data: Omit<Requested, 'schemaVersion'> }
+  | { readonly type: 'CompleteVerification'; readonly outcome: 'found' | 'not_found'; readonly result: JsonObject; readonly at: Date }
+  | { readonly type: 'FailVerification'; readonly reasonCode: string; readonly errorMessage: string; readonly at: Date }
+  | { readonly type: 'RejectVerification'; readonly priceKobo: number; readonly balanceKobo: number; readonly at: Date };
+
+export class VerificationAlreadyExists extends Error {
+  readonly code = 'verification_exists';
+}
+export class VerificationAlreadyFinished extends Error {
+  readonly code = 'verification_finished';
+}
+export class VerificationNotRequested extends Error {
+  readonly code = 'verification_not_requested';
+}
+
+export const SCHEMA_VERSION = 1;
+export const INSUFFICIENT_BALANCE_MESSAGE = 'The wallet balance is below the price of this check; no check was run';
+
+export const initialVerificationState: VerificationState = { status: 'none' };
+
+export function evolve(state: VerificationState, event: VerificationEvent): VerificationState {
+  switch (event.type) {
+    case 'VerificationRequested':
+      if (state.status !== 'none') throw new VerificationAlreadyExists(`invariant: ${event.data.reference} requested twice`);
+      return { status: 'pending', requested: event.data, result: {}, errorMessage: null, reasonCode: null, charged: false, finishedAt: null };
+    case 'VerificationCompleted':
+      if (state.status !== 'pending') throw new VerificationAlreadyFinished(`invariant: ${event.data.reference} finished twice or before its request`);
+      return { ...state, status: event.data.outcome, result: event.data.result, charged: true, finishedAt: event.data.completedAt };
+    case 'VerificationFailed':
+      if (state.status !== 'pending') throw new VerificationAlreadyFinished(`invariant: ${event.data.reference} finished twice or before its request`);
+      return { ...state, status: 'failed', errorMessage: event.data.errorMessage, reasonCode: event.data.reasonCode, finishedAt: event.data.failedAt };
+    case 'VerificationRejected':
+      if (state.status !== 'pending') throw new VerificationAlreadyFinished(`invariant: ${event.data.reference} finished twice or before its request`);
+      return { ...state, status: 'failed', errorMessage: event.data.errorMessage, reasonCode: event.data.reasonCode, finishedAt: event.data.rejectedAt };
+    default: {
+      const _exhaustive: never = event;
+      throw new Error(`invariant: unknown verification event ${(_exhaustive as { type: string }).type}`);
+    }
+  }
+}
+
+export function fold(events: readonly VerificationEvent[], state: VerificationState = initialVerificationState): VerificationState {
+  return events.reduce(evolve, state);
+}
+
+export function decide(command: VerificationCommand, state: VerificationState): VerificationEvent[] {
+  if (command.type === 'RequestVerification') {
+    if (state.status !== 'none') throw new VerificationAlreadyExists('This reference is already in use');
+    return [{ type: 'VerificationRequested', data: { ...command.data, schemaVersion: SCHEMA_VERSION } }];
+  }
+  if (state.status === 'none') throw new VerificationNotRequested('No verification was requested under this reference');
+  if (state.status !== 'pending') throw new VerificationAlreadyFinished('This verification has already finished');
+  const reference = state.requested.reference;
+  switch (command.type) {
+    case 'CompleteVerification':
+      return [{ type: 'VerificationCompleted', data: { reference, outcome: command.outcome, result: command.result, completedAt: command.at.toISOString(), schemaVersion: SCHEMA_VERSION } }];
+    case 'FailVerification':
+      return [
+        {
+          type: 'VerificationFailed',
+          data: { reference, reasonCode: command.reasonCode, errorMessage: command.errorMessage, failedAt: command.at.toISOString(), schemaVersion: SCHEMA_VERSION },
+        },
+      ];
+    case 'RejectVerification':
+      return [
+        {
+          type: 'VerificationRejected',
+          data: {
+            reference,
+            reasonCode: 'insufficient_balance',
+            errorMessage: INSUFFICIENT_BALANCE_MESSAGE,
+            priceKobo: command.priceKobo,
+            balanceKobo: command.balanceKobo,
+            rejectedAt: command.at.toISOString(),
+            schemaVersion: SCHEMA_VERSION,
+          },
+        },
+      ];
+    default: {
+      const _exhaustive: never = command;
+      throw new Error(`invariant: unknown verification command ${(_exhaustive as { type: string }).type}`);
+    }
+  }
+}

@@ -1,0 +1,109 @@
+import { Inject } from '@nestjs/common';
+import { QueryHandler, type IQueryHandler } from '@nestjs/cqrs';
+import type pg from 'pg';
+import { NotFound, ValidationFailed, type FieldError } from '../common/errors.js';
+import { PG_POOL } from '../core.module.js';
+import { Portraits } from '../portraits/portraits.service.js';
+import { isScope, SCOPES } from '../scopes/scopes.js';
+import { GetVerification, ListVerifications, type VerificationPage } from './verification.commands.js';
+import { VerificationStreams } from './verification.stream.js';
+import { summaryFromRow, verificationView, viewFromRow, type VerificationRow, type VerificationView } from './verification.views.js';
+
+export const REFERENCE_PATTERN = /^vrf_[0-9A-HJKMNP-TV-Z]{26}$/;
+export const DEFAULT_PAGE_SIZE = 20;
+export const MAX_PAGE_SIZE = 100;
+/** Deep offsets get slow; beyond this, narrow the filters. */
+export const MAX_PAGE = 100_000;
+const LIST_STATUSES = ['found', 'not_found', 'failed'] as const;
+
+/**
+ * The read model answers; when it has not caught up (no row yet, or still pending), the
+ * verification's own stream does, so a read right after a run never 404s or shows a stale status.
+ */
+@QueryHandler(GetVerification)
+export class GetVerificationHandler implements IQueryHandler<GetVerification, VerificationView> {
+  constructor(
+    @Inject(PG_POOL) private readonly pool: pg.Pool,
+    @Inject(VerificationStreams) private readonly streams: VerificationStreams,
+    @Inject(Portraits) private readonly portraits: Portraits,
+  ) {}
+
+  async execute({ key, reference, linkBase }: GetVerification): Promise<VerificationView> {
+    if (!REFERENCE_PATTERN.test(reference)) throw new NotFound('No verification with this reference');
+    const { rows } = await this.pool.query<VerificationRow>('select * from verifications where reference = $1 and organization_id = $2 and environment = $3', [
+      reference,
+      key.organizationId,
+      key.environment,
+    ]);
+    let view: VerificationView;
+    if (rows[0] !== undefined && rows[0].status !== 'pending') {
+      view = viewFromRow(rows[0]);
+    } else {
+      const state = await this.streams.load(reference);
+      if (state.status === 'none' || state.requested.organizationId !== key.organizationId || state.requested.environment !== key.environment) {
+        throw new NotFound('No verification with this reference');
+      }
+      view = verificationView(state);
+    }
+    return { ...view, result: this.portraits.present(view.result, key.organizationId, linkBase) };
+  }
+}
+
+interface ListFilters {
+  page: number;
+  pageSize: number;
+  scope: string | undefined;
+  status: string | undefined;
+}
+
+function positiveInteger(value: unknown, field: string, fallback: number, errors: FieldError[]): number {
+  if (value === undefined) return fallback;
+  if (typeof value !== 'string' || !/^\d{1,9}$/.test(value) || Number(value) < 1) {
+    errors.push({ field, message: 'must be an integer of at least 1' });
+    return fallback;
+  }
+  return Number(value);
+}
+
+/** The list's query rules: page from 1, pageSize 1..100 (larger is capped), known scope and status. */
+export function parseListQuery(query: Readonly<Record<string, unknown>>): ListFilters {
+  const errors: FieldError[] = [];
+  const page = positiveInteger(query.page, 'page', 1, errors);
+  if (page > MAX_PAGE) errors.push({ field: 'page', message: `must be at most ${MAX_PAGE}` });
+  const pageSize = Math.min(positiveInteger(query.pageSize, 'pageSize', DEFAULT_PAGE_SIZE, errors), MAX_PAGE_SIZE);
+  const scope = query.scope;
+  if (scope !== undefined && !isScope(scope)) errors.push({ field: 'scope', message: `must be one of ${SCOPES.join(', ')}` });
+  const status = query.status;
+  if (status !== undefined && !(LIST_STATUSES as readonly unknown[]).includes(status)) errors.push({ field: 'status', message: `must be one of ${LIST_STATUSES.join(', ')}` });
+  if (errors.length > 0) throw new ValidationFailed(errors);
+  return { page, pageSize, scope: scope as string | undefined, status: status as string | undefined };
+}
+
+/** Most recent first, offset paging over the list indexes; a key sees only its environment's checks. */
+@QueryHandler(ListVerifications)
+export class ListVerificationsHandler implements IQueryHandler<ListVerifications, VerificationPage> {
+  constructor(@Inject(PG_POOL) private readonly pool: pg.Pool) {}
+
+  async execute({ key, query }: ListVerifications): Promise<VerificationPage> {
+    const { page, pageSize, scope, status } = parseListQuery(query);
+    const conditions = ['organization_id = $1', 'environment = $2'];
+    const params: unknown[] = [key.organizationId, key.environment];
+    if (scope !== undefined) {
+      params.push(scope);
+      conditions.push(`scope = $${params.length}`);
+    }
+    if (status !== undefined) {
+      params.push(status);
+      conditions.push(`status = $${params.length}`);
+    }
+    const where = conditions.join(' and ');
+    const counted = await this.pool.query<{ total: string }>(`select count(*) as total from verifications where ${where}`, params);
+    const total = Number(counted.rows[0].total);
+    const { rows } = await this.pool.query<VerificationRow>(
+      `select reference, scope, status, price_kobo, charged, created_at from verifications where ${where}
+        order by created_at desc, reference desc limit $${params.length + 1} offset $${params.length + 2}`,
+      [...params, pageSize, (page - 1) * pageSize],
+    );
+    return { data: rows.map(summaryFromRow), meta: { total, page, pageSize, totalPages: Math.ceil(total / pageSize) } };
+  }
+}

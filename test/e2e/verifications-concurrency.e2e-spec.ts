@@ -1,0 +1,273 @@
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { SYSTEM_ACTOR } from '../../src/common/event.js';
+import { IdGenerator } from '../../src/common/ids.js';
+import { EVENT_STORE, type EventStore, type RecordedEvent } from '../../src/event-store/event-store.port.js';
+import { VerificationRecovery } from '../../src/verifications/recovery.js';
+import { VerificationStreams } from '../../src/verifications/verification.stream.js';
+import { WalletLedger } from '../../src/wallets/wallet-ledger.port.js';
+import { startTestApp, type TestApp } from '../support/app.js';
+import { createTestDatabase } from '../support/database.js';
+import { createOrganization, issueKey } from '../support/fixtures.js';
+
+const PRICE_KOBO = 10_000;
+
+/** Replays a wallet stream and asserts the available balance is never negative at any event. */
+function assertNeverOverdrawn(events: readonly RecordedEvent[]): { balanceKobo: number; reservedKobo: number } {
+  let funded = 0;
+  let debited = 0;
+  const open = new Map<string, number>();
+  for (const event of events) {
+    const amount = Number(event.data.amountKobo);
+    const reference = String(event.data.reference ?? event.data.fundingReference);
+    if (event.type === 'WalletFunded') funded += amount;
+    if (event.type === 'WalletFundsReserved') open.set(reference, amount);
+    if (event.type === 'WalletDebited') {
+      debited += amount;
+      open.delete(reference);
+    }
+    if (event.type === 'WalletReservationReleased') open.delete(reference);
+    const reserved = [...open.values()].reduce((sum, value) => sum + value, 0);
+    expect(funded - debited - reserved).toBeGreaterThanOrEqual(0);
+  }
+  return { balanceKobo: funded - debited, reservedKobo: [...open.values()].reduce((sum, value) => sum + value, 0) };
+}
+
+async function eventually<T>(read: () => Promise<T>, done: (value: T) => boolean, timeoutMs = 5_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await read();
+    if (done(value) || Date.now() > deadline) return value;
+    await new Promise((wake) => setTimeout(wake, 25));
+  }
+}
+
+describe('Concurrent checks on one wallet, across two instances', () => {
+  let a: TestApp;
+  let b: TestApp;
+  beforeAll(async () => {
+    const env = { SANDBOX_CREDIT_KOBO: '0', SCOPE_PRICES: `nin=${PRICE_KOBO}`, DB_POOL_SIZE: '30' };
+    a = await startTestApp({ env });
+    b = await startTestApp({ env, database: a.database });
+  });
+  afterAll(async () => {
+    await b?.close();
+    await a?.close();
+  });
+
+  it('a wallet funded for exactly 10 checks, hit by 100 concurrent requests: exactly 10 charged, 90 × 402, balance 0, never negative', async () => {
+    const org = await createOrganization(a);
+    const { key } = await issueKey(a, org.id);
+    expect((await a.admin('POST', `/admin/v1/organizations/${org.id}/wallets/test/fundings`, { amountKobo: 10 * PRICE_KOBO, reference: 'exactly-ten' })).status).toBe(201);
+
+    const responses = await Promise.all(
+      Array.from({ length: 100 }, (_, i) => (i % 2 === 0 ? a : b).request('POST', '/v1/nin', { body: { nin: `1234567890${5 + (i % 5)}` }, headers: { 'x-service-key': key } })),
+    );
+    const statuses = responses.map((response) => response.status);
+    expect(statuses.filter((status) => status === 201)).toHaveLength(10);
+    expect(statuses.filter((status) => status === 402)).toHaveLength(90);
+    for (const response of responses.filter((r) => r.status === 402)) {
+      expect(response.body.error.details).toEqual({ reference: expect.stringMatching(/^vrf_/), priceKobo: PRICE_KOBO, balanceKobo: expect.any(Number) });
+      expect(response.body.error.details.balanceKobo).toBeLessThan(PRICE_KOBO);
+    }
+
+    const store = a.app.get<EventStore>(EVENT_STORE);
+    const walletEvents = await store.readStream(`wallet-${org.id}.test`, { maxCount: 10_000 });
+    expect(assertNeverOverdrawn(walletEvents)).toEqual({ balanceKobo: 0, reservedKobo: 0 });
+    expect(walletEvents.filter((event) => event.type === 'WalletDebited')).toHaveLength(10);
+    expect(await a.app.get(WalletLedger).balance({ organizationId: org.id, environment: 'test' })).toEqual({ balanceKobo: 0, reservedKobo: 0, availableKobo: 0 });
+    const charged = responses.filter((r) => r.status === 201).map((r) => r.body.data.reference as string);
+    for (const reference of charged) expect(walletEvents.filter((event) => event.data.reference === reference).map((event) => event.type)).toEqual(['WalletFundsReserved', 'WalletDebited']);
+
+    const listed = await eventually(
+      () => b.request('GET', '/v1/verifications?status=found&pageSize=100', { headers: { 'x-service-key': key } }),
+      (r) => r.body.meta?.total === 10,
+    );
+    expect(listed.body.meta.total).toBe(10);
+    const failed = await eventually(() => a.request('GET', '/v1/verifications?status=failed&pageSize=100', { headers: { 'x-service-key': key } }), (r) => r.body.meta?.total === 90);
+    expect(failed.body.meta).toEqual({ total: 90, page: 1, pageSize: 100, totalPages: 1 });
+  });
+});
+
+describe('Crash safety and recovery', () => {
+  let app: TestApp;
+  let store: EventStore;
+  let recovery: VerificationRecovery;
+  let streams: VerificationStreams;
+  let ledger: WalletLedger;
+  let org: { id: string };
+  let key: string;
+  const deadlineMs = 60_000;
+  const context = { correlationId: 'crash-test', actor: SYSTEM_ACTOR };
+
+  beforeAll(async () => {
+    app = await startTestApp({ env: { RECOVERY_DEADLINE_MS: String(deadlineMs), RECOVERY_INTERVAL_MS: '3600000' } });
+    store = app.app.get<EventStore>(EVENT_STORE);
+    recovery = app.app.get(VerificationRecovery);
+    streams = app.app.get(VerificationStreams);
+    ledger = app.app.get(WalletLedger);
+    org = await createOrganization(app);
+    key = (await issueKey(app, org.id)).key;
+  });
+  afterAll(async () => app?.close());
+
+  const wallet = () => ({ organizationId: org.id, environment: 'test' as const });
+  const later = () => new Date(Date.now() + deadlineMs + 1_000);
+
+  /** What a handler has written when it is killed right after reserving: the request and the reservation. */
+  async function killedAfterReserve(): Promise<string> {
+    const reference = app.app.get(IdGenerator).reference();
+    await streams.request(
+      {
+        type: 'RequestVerification',
+        data: {
+          reference,
+          organizationId: org.id,
+          environment: 'test',
+          keyId: 'key_crashed',
+          scope: 'nin',
+          category: 'kyc',
+          countryCode: 'NG',
+          request: { nin: '12345678905' },
+          priceKobo: PRICE_KOBO,
+          requestedAt: new Date().toISOString(),
+        },
+      },
+      context,
+    );
+    expect(await ledger.reserve(wallet(), { reference, amountKobo: PRICE_KOBO, scope: 'nin' }, context)).toEqual({ reserved: true });
+    return reference;
+  }
+
+  async function recoverUntil(reference: string): Promise<void> {
+    await eventually(
+      async () => {
+        await recovery.runOnce(later());
+        return (await streams.load(reference)).status;
+      },
+      (status) => status !== 'pending',
+    );
+  }
+
+  const typesOf = async (streamId: string, reference?: string) =>
+    (await store.readStream(streamId, { maxCount: 10_000 })).filter((event) => reference === undefined || event.data.reference === reference).map((event) => event.type);
+
+  it('a handler killed between reserving and calling the provider: recovery fails the check, uncharged, and releases the money', async () => {
+    const before = await ledger.balance(wallet());
+    const reference = await killedAfterReserve();
+    expect((await ledger.balance(wallet())).reservedKobo).toBe(before.reservedKobo + PRICE_KOBO);
+    // Not yet past the deadline: nothing happens.
+    await recovery.runOnce(new Date());
+    expect((await streams.load(reference)).status).toBe('pending');
+
+    await recoverUntil(reference);
+    expect(await typesOf(`verification-${reference}`)).toEqual(['VerificationRequested', 'VerificationFailed']);
+    const failed = (await store.readStream(`verification-${reference}`, { maxCount: 10 }))[1];
+    expect(failed.data.reasonCode).toBe('recovered_timeout');
+    expect(await typesOf(`wallet-${org.id}.test`, reference)).toEqual(['WalletFundsReserved', 'WalletReservationReleased']);
+    expect(await ledger.balance(wallet())).toEqual(before);
+
+    const got = await eventually(() => app.request('GET', `/v1/verifications/${reference}`, { headers: { 'x-service-key': key } }), (r) => r.status === 200);
+    expect(got.body.data).toMatchObject({ status: 'failed', charged: false, errorMessage: expect.stringContaining('not charged') });
+
+    // A second pass, and a late request trying to finish it, change nothing.
+    await recovery.runOnce(later());
+    const late = await streams.finish(reference, { ...(await streams.load(reference)), status: 'pending' } as never, { type: 'CompleteVerification', outcome: 'found', result: {}, at: new Date() }, context);
+    expect(late.won).toBe(false);
+    expect(late.state.status).toBe('failed');
+    expect(await typesOf(`verification-${reference}`)).toEqual(['VerificationRequested', 'VerificationFailed']);
+    expect(await typesOf(`wallet-${org.id}.test`, reference)).toEqual(['WalletFundsReserved', 'WalletReservationReleased']);
+  });
+
+  it('a handler killed after completing but before capturing: recovery captures, exactly once', async () => {
+    const before = await ledger.balance(wallet());
+    const reference = await killedAfterReserve();
+    const pending = await streams.load(reference);
+    expect((await streams.finish(reference, pending, { type: 'CompleteVerification', outcome: 'not_found', result: {}, at: new Date() }, context)).won).toBe(true);
+    await eventually(
+      async () => {
+        await recovery.runOnce(later());
+        return typesOf(`wallet-${org.id}.test`, reference);
+      },
+      (types) => types.includes('WalletDebited'),
+    );
+    await recovery.settle(reference, wallet(), later());
+    expect(await typesOf(`wallet-${org.id}.test`, reference)).toEqual(['WalletFundsReserved', 'WalletDebited']);
+    expect((await ledger.balance(wallet())).balanceKobo).toBe(before.balanceKobo - PRICE_KOBO);
+  });
+
+  it('when the request and the recovery race to finish one verification, exactly one terminal event is written', async () => {
+    const reference = await killedAfterReserve();
+    const pending = await streams.load(reference);
+    const [request, recovered] = await Promise.all([
+      streams.finish(reference, pending, { type: 'CompleteVerification', outcome: 'found', result: { firstName: 'Ada' }, at: new Date() }, context),
+      recovery.settle(reference, wallet(), later()),
+    ]);
+    const types = await typesOf(`verification-${reference}`);
+    expect(types).toHaveLength(2);
+    const winner = types[1];
+    expect(request.won).toBe(winner === 'VerificationCompleted');
+    expect(recovered).toBe(winner === 'VerificationCompleted' ? 'captured' : 'failed');
+    // The money follows the winner.
+    const walletTypes = await typesOf(`wallet-${org.id}.test`, reference);
+    expect(walletTypes).toEqual(['WalletFundsReserved', winner === 'VerificationCompleted' ? 'WalletDebited' : 'WalletReservationReleased']);
+  });
+});
+
+describe('Graceful shutdown and the embedded default', () => {
+  it('closing the app mid-check lets the in-flight check finish and release its reservation', async () => {
+    const database = await createTestDatabase();
+    const app = await startTestApp({ env: { PROVIDER_TIMEOUT_MS: '1500' }, database });
+    let closed = false;
+    try {
+      const org = await createOrganization(app);
+      const { key } = await issueKey(app, org.id);
+      const ledger = app.app.get(WalletLedger);
+      const before = await ledger.balance({ organizationId: org.id, environment: 'test' });
+      // Digit 3: the sandbox hangs until the provider timeout.
+      const inFlight = app.request('POST', '/v1/nin', { body: { nin: '12345678903' }, headers: { 'x-service-key': key } });
+      await eventually(async () => (await ledger.balance({ organizationId: org.id, environment: 'test' })).reservedKobo, (reserved) => reserved > 0);
+      const closing = app.close();
+      closed = true;
+      const response = await inFlight;
+      await closing;
+      expect(response.status).toBe(502);
+      const reference = response.body.error.details.reference;
+      // The stores are closed with the app: read the outcome through a fresh instance on the same database.
+      const reader = await startTestApp({ database });
+      try {
+        const events = await reader.app.get<EventStore>(EVENT_STORE).readStream(`verification-${reference}`, { maxCount: 10 });
+        expect(events.map((event) => event.type)).toEqual(['VerificationRequested', 'VerificationFailed']);
+        expect(await reader.app.get(WalletLedger).balance({ organizationId: org.id, environment: 'test' })).toEqual(before);
+      } finally {
+        await reader.close();
+      }
+    } finally {
+      if (!closed) await app.close();
+      await database.drop();
+    }
+  });
+
+  it('on the embedded default, live keys of an approved organization run on the sandbox, charged to the live wallet, listed apart from test checks', async () => {
+    const app = await startTestApp({ embedded: true });
+    try {
+      const org = await createOrganization(app, { approved: true });
+      const live = await issueKey(app, org.id, { environment: 'live' });
+      const test = await issueKey(app, org.id);
+      const headers = { 'x-service-key': live.key };
+      const unfunded = await app.request('POST', '/v1/bvn', { body: { bvn: '22345678905' }, headers });
+      expect(unfunded.status).toBe(402);
+      expect(unfunded.body.error.details).toEqual({ reference: expect.any(String), priceKobo: 10_000, balanceKobo: 0 });
+      expect((await app.admin('POST', `/admin/v1/organizations/${org.id}/wallets/live/fundings`, { amountKobo: 50_000, reference: 'live-1' })).status).toBe(201);
+      const run = await app.request('POST', '/v1/bvn', { body: { bvn: '22345678905' }, headers });
+      expect(run.status).toBe(201);
+      expect(run.body.data).toMatchObject({ status: 'found', charged: true });
+      expect(await app.app.get(WalletLedger).balance({ organizationId: org.id, environment: 'live' })).toEqual({ balanceKobo: 40_000, reservedKobo: 0, availableKobo: 40_000 });
+      const liveList = await eventually(() => app.request('GET', '/v1/verifications', { headers }), (r) => r.body.meta?.total === 2);
+      expect(liveList.body.meta.total).toBe(2);
+      expect((await app.request('GET', '/v1/verifications', { headers: { 'x-service-key': test.key } })).body.meta.total).toBe(0);
+      expect((await app.request('GET', `/v1/verifications/${run.body.data.reference}`, { headers: { 'x-service-key': test.key } })).status).toBe(404);
+    } finally {
+      await app.close();
+    }
+  });
+});

@@ -1,0 +1,392 @@
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { EVENT_STORE, type EventStore } from '../../src/event-store/event-store.port.js';
+import { sandboxPortrait } from '../../src/providers/sandbox.provider.js';
+import { SCOPES } from '../../src/scopes/scopes.js';
+import { WalletLedger } from '../../src/wallets/wallet-ledger.port.js';
+import { startTestApp, type TestApp, type TestResponse } from '../support/app.js';
+import { createOrganization, issueKey } from '../support/fixtures.js';
+
+const VALID: Record<string, (digit: string) => Record<string, string>> = {
+  nin: (d) => ({ nin: `1234567890${d}` }),
+  pnv: (d) => ({ phone: `0803123456${d}` }),
+  vnin: (d) => ({ vnin: `AB12CD34EF56GH7${d}` }),
+  bvn: (d) => ({ bvn: `2234567890${d}` }),
+  pvc: (d) => ({ vin: `90F5B0407E29559388${d}` }),
+  passport: (d) => ({ passport_number: `A1234567${d}` }),
+  bank_account: (d) => ({ bank: '058', account_number: `012345678${d}` }),
+  premium_bank_account: (d) => ({ account_number: `012345678${d}` }),
+  phone: (d) => ({ phone: `+234803123456${d}` }),
+  face_match: (d) => ({ image: sandboxPortrait('probe').toString('base64'), nin: `1234567890${d}` }),
+};
+const FULL_FIELDS = ['reference', 'scope', 'category', 'countryCode', 'status', 'request', 'result', 'errorMessage', 'priceKobo', 'charged', 'createdAt'].sort();
+const ISO_WITH_OFFSET = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}\+00:00$/;
+
+async function eventually<T>(read: () => Promise<T>, done: (value: T) => boolean, timeoutMs = 5_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await read();
+    if (done(value) || Date.now() > deadline) return value;
+    await new Promise((wake) => setTimeout(wake, 20));
+  }
+}
+
+describe('Verifications API', () => {
+  let app: TestApp;
+  let store: EventStore;
+  let org: { id: string };
+  let key: string;
+
+  const post = (scope: string, body: unknown, k: string = key): Promise<TestResponse> => app.request('POST', `/v1/${scope}`, { body, headers: { 'x-service-key': k } });
+  const get = (path: string, k: string = key): Promise<TestResponse> => app.request('GET', path, { headers: { 'x-service-key': k } });
+  /** The authoritative balance, from the wallet stream (the /v1/wallet read model may lag a moment). */
+  const wallet = (organizationId: string = org.id) => app.app.get(WalletLedger).balance({ organizationId, environment: 'test' });
+  const verificationEvents = async () => store.readAll({ maxCount: 10_000, filter: { streamCategories: ['verification'] } });
+  const streamTypes = async (reference: string) => (await store.readStream(`verification-${reference}`, { maxCount: 10 })).map((event) => event.type);
+  const walletTypesFor = async (reference: string, organizationId: string = org.id) =>
+    (await store.readStream(`wallet-${organizationId}.test`, { maxCount: 10_000 })).filter((event) => event.data.reference === reference).map((event) => event.type);
+
+  beforeAll(async () => {
+    app = await startTestApp({ env: { PROVIDER_TIMEOUT_MS: '300' } });
+    store = app.app.get<EventStore>(EVENT_STORE);
+    org = await createOrganization(app);
+    key = (await issueKey(app, org.id)).key;
+  });
+  afterAll(async () => app?.close());
+
+  describe('Keys', () => {
+    it('401 without a key, with an unknown key, and with a malformed one', async () => {
+      const variants: Record<string, string>[] = [{}, { 'x-service-key': 'service_test_ZZZZZZZZZZZZZZZZZZZZZZZZZZZZZZZZZZZZZZZZZZZ' }, { 'x-service-key': 'nonsense' }];
+      for (const headers of variants) {
+        const response = await app.request('POST', '/v1/nin', { body: VALID.nin('5'), headers });
+        expect(response.status).toBe(401);
+        expect(response.body).toMatchObject({ status: false, error: { code: 'unauthenticated' } });
+        expect((await app.request('GET', '/v1/verifications', { headers })).status).toBe(401);
+      }
+    });
+
+    it('401 for a revoked key', async () => {
+      const revoked = await issueKey(app, org.id);
+      expect((await post('nin', VALID.nin('1'), revoked.key)).status).toBe(201);
+      expect((await app.admin('DELETE', `/admin/v1/keys/${revoked.id}`)).status).toBe(200);
+      expect((await post('nin', VALID.nin('1'), revoked.key)).status).toBe(401);
+    });
+
+    it('live keys need an approved organization; test keys work right after sign-up', async () => {
+      const pending = await createOrganization(app);
+      const live = await issueKey(app, pending.id, { environment: 'live' });
+      const test = await issueKey(app, pending.id);
+      const refused = await post('nin', VALID.nin('5'), live.key);
+      expect(refused.status).toBe(403);
+      expect(refused.body.error.code).toBe('organization_not_approved');
+      expect((await post('nin', VALID.nin('5'), test.key)).status).toBe(201);
+    });
+
+    it('a suspended organization gets 403 on both environments', async () => {
+      const approved = await createOrganization(app, { approved: true });
+      const live = await issueKey(app, approved.id, { environment: 'live' });
+      const test = await issueKey(app, approved.id);
+      expect((await app.admin('POST', `/admin/v1/organizations/${approved.id}/suspend`, { reason: 'review' })).status).toBe(200);
+      for (const k of [live.key, test.key]) {
+        const response = await post('nin', VALID.nin('5'), k);
+        expect(response.status).toBe(403);
+        expect(response.body.error.code).toBe('organization_suspended');
+      }
+    });
+
+    it('records the last use of a key', async () => {
+      const used = await issueKey(app, org.id);
+      await get('/v1/verifications', used.key);
+      const { default: pg } = await import('pg');
+      const client = new pg.Client({ connectionString: app.database.url });
+      await client.connect();
+      try {
+        const rows = await eventually(async () => (await client.query('select last_used_at from api_key_usage where key_id = $1', [used.id])).rows, (r) => r.length === 1);
+        expect(rows).toHaveLength(1);
+      } finally {
+        await client.end();
+      }
+    });
+  });
+
+  describe('Scopes and inputs (nothing is written for a rejected request)', () => {
+    it('422 for no scope and for an unknown scope', async () => {
+      const before = (await verificationEvents()).length;
+      for (const path of ['/v1', '/v1/', '/v1/credit_score']) {
+        const response = await app.request('POST', path, { body: {}, headers: { 'x-service-key': key } });
+        expect(response.status).toBe(422);
+        expect(response.body.error).toMatchObject({ code: 'validation_failed', details: { fields: [expect.objectContaining({ field: 'scope' })] } });
+      }
+      expect((await verificationEvents()).length).toBe(before);
+    });
+
+    it.each(SCOPES.map((scope) => [scope]))('%s: 422 listing every field error for an empty, wrong-typed or unknown-field body', async (scope) => {
+      const before = (await verificationEvents()).length;
+      const empty = await post(scope, {});
+      expect(empty.status).toBe(422);
+      expect(empty.body.error.details.fields.length).toBeGreaterThan(0);
+      const wrong = await post(scope, { ...Object.fromEntries(Object.keys(VALID[scope]('5')).map((field) => [field, 12345])), surprise: 'x' });
+      expect(wrong.status).toBe(422);
+      const fields = wrong.body.error.details.fields.map((error: { field: string }) => error.field);
+      expect(fields).toEqual(expect.arrayContaining(['surprise', ...Object.keys(VALID[scope]('5'))]));
+      expect((await verificationEvents()).length).toBe(before);
+    });
+
+    it('403 for a scope not active for the organization or not allowed by the key, before anything is written', async () => {
+      const narrow = await createOrganization(app, { scopes: ['bvn'] });
+      const k = (await issueKey(app, narrow.id)).key;
+      const keyLimited = (await issueKey(app, org.id, { scopes: ['bvn'] })).key;
+      const before = (await verificationEvents()).length;
+      const inactive = await post('nin', VALID.nin('5'), k);
+      expect(inactive.status).toBe(403);
+      expect(inactive.body.error.code).toBe('scope_not_active');
+      const notAllowed = await post('nin', VALID.nin('5'), keyLimited);
+      expect(notAllowed.status).toBe(403);
+      expect(notAllowed.body.error.code).toBe('scope_not_allowed');
+      expect((await post('bvn', VALID.bvn('5'), keyLimited)).status).toBe(201);
+      expect((await verificationEvents()).length).toBe(before + 2);
+    });
+
+    it('new organizations start with every scope active (the configured default)', async () => {
+      const fresh = await createOrganization(app);
+      const k = (await issueKey(app, fresh.id)).key;
+      for (const scope of SCOPES) expect((await post(scope, VALID[scope]('1'), k)).status).toBe(201);
+    });
+  });
+
+  describe('Running checks', () => {
+    it.each(SCOPES.map((scope) => [scope]))('%s found: 201, the full verification, charged at its price', async (scope) => {
+      const before = await wallet();
+      const response = await post(scope, VALID[scope]('5'));
+      expect(response.status).toBe(201);
+      const data = response.body.data;
+      expect(Object.keys(data).sort()).toEqual(FULL_FIELDS);
+      expect(data).toMatchObject({ scope, category: 'kyc', countryCode: 'NG', status: 'found', errorMessage: null, charged: true });
+      expect(data.reference).toMatch(/^vrf_[0-9A-HJKMNP-TV-Z]{26}$/);
+      expect(data.createdAt).toMatch(ISO_WITH_OFFSET);
+      expect(Object.keys(data.result).length).toBeGreaterThan(0);
+      expect(JSON.stringify(response.body)).not.toMatch(/iVBORw0KGgo/); // no PNG bytes, base64 or otherwise
+      expect(await streamTypes(data.reference)).toEqual(['VerificationRequested', 'VerificationCompleted']);
+      expect(await walletTypesFor(data.reference)).toEqual(['WalletFundsReserved', 'WalletDebited']);
+      const after = await wallet();
+      expect(after.balanceKobo).toBe(before.balanceKobo - data.priceKobo);
+      expect(after.reservedKobo).toBe(0);
+    });
+
+    it('not_found: 201, charged, empty result', async () => {
+      const response = await post('bvn', VALID.bvn('1'));
+      expect(response.status).toBe(201);
+      expect(response.body.data).toMatchObject({ status: 'not_found', charged: true, result: {}, errorMessage: null, priceKobo: 10_000 });
+      expect(await walletTypesFor(response.body.data.reference)).toEqual(['WalletFundsReserved', 'WalletDebited']);
+    });
+
+    it('echoes the request; face_match echoes a digest of the image, never the image', async () => {
+      expect((await post('bank_account', VALID.bank_account('5'))).body.data.request).toEqual(VALID.bank_account('5'));
+      const face = await post('face_match', VALID.face_match('4'));
+      expect(face.status).toBe(201);
+      expect(face.body.data.result).toMatchObject({ match: false, confidence: expect.any(Number) });
+      expect(face.body.data.request.image).toEqual({ contentType: 'image/png', sizeBytes: expect.any(Number), sha256: expect.stringMatching(/^[0-9a-f]{64}$/) });
+      const events = await store.readStream(`verification-${face.body.data.reference}`, { maxCount: 10 });
+      expect(JSON.stringify(events.map((event) => event.data))).not.toContain(VALID.face_match('4').image.slice(0, 50));
+    });
+
+    it.each([
+      ['2', 'provider failure'],
+      ['3', 'provider timeout'],
+    ])('digit %s (%s): 502 with the reference, failed and uncharged, reservation released', async (digit) => {
+      const before = await wallet();
+      const response = await post('nin', VALID.nin(digit));
+      expect(response.status).toBe(502);
+      expect(response.body).toMatchObject({ status: false, error: { code: 'provider_failed', details: { reference: expect.stringMatching(/^vrf_/) } } });
+      const reference = response.body.error.details.reference;
+      expect(await streamTypes(reference)).toEqual(['VerificationRequested', 'VerificationFailed']);
+      expect(await walletTypesFor(reference)).toEqual(['WalletFundsReserved', 'WalletReservationReleased']);
+      const got = await get(`/v1/verifications/${reference}`);
+      expect(got.status).toBe(200);
+      expect(got.body.data).toMatchObject({ status: 'failed', charged: false, result: {}, errorMessage: expect.any(String) });
+      const after = await wallet();
+      expect(after).toEqual(before);
+    });
+
+    it('every call is a new check with a new reference, each charged', async () => {
+      const a = await post('nin', VALID.nin('5'));
+      const b = await post('nin', VALID.nin('5'));
+      expect(a.body.data.reference).not.toBe(b.body.data.reference);
+      // Same record; each check stores its own copy of the portrait, so only the links differ.
+      const withoutLinks = (result: Record<string, unknown>) => ({ ...result, portraitUrl: undefined, portraitUrlExpiresAt: undefined });
+      expect(withoutLinks(a.body.data.result)).toEqual(withoutLinks(b.body.data.result));
+      expect(a.body.data.result.portraitUrl).not.toBe(b.body.data.result.portraitUrl);
+      expect([a.body.data.charged, b.body.data.charged]).toEqual([true, true]);
+    });
+
+    it('402 when the balance is short: no provider call, recorded as failed and uncharged, details carry reference, price and balance', async () => {
+      const poor = await createOrganization(app);
+      const k = (await issueKey(app, poor.id)).key;
+      const balance = (await wallet(poor.id)).availableKobo;
+      // Spend everything but 500 kobo with a per-organization price.
+      expect((await app.admin('PUT', `/admin/v1/organizations/${poor.id}/prices`, { nin: balance - 500, bvn: 1_000 })).status).toBe(200);
+      const spend = await post('nin', VALID.nin('5'), k);
+      expect(spend.status).toBe(201);
+      expect(spend.body.data.priceKobo).toBe(balance - 500);
+      const refused = await post('bvn', VALID.bvn('5'), k);
+      expect(refused.status).toBe(402);
+      expect(refused.body).toEqual({
+        status: false,
+        error: { code: 'insufficient_balance', message: expect.any(String), details: { reference: expect.stringMatching(/^vrf_/), priceKobo: 1_000, balanceKobo: 500 } },
+      });
+      const reference = refused.body.error.details.reference;
+      expect(await streamTypes(reference)).toEqual(['VerificationRequested', 'VerificationRejected']);
+      expect(await walletTypesFor(reference, poor.id)).toEqual([]);
+      const got = await get(`/v1/verifications/${reference}`, k);
+      expect(got.body.data).toMatchObject({ status: 'failed', charged: false, priceKobo: 1_000, errorMessage: expect.stringContaining('balance') });
+      expect(await wallet(poor.id)).toEqual({ balanceKobo: 500, reservedKobo: 0, availableKobo: 500 });
+    });
+  });
+
+  describe('Portraits', () => {
+    it('nin, pnv and bvn results carry a signed, expiring link that serves the image to its holder only', async () => {
+      for (const scope of ['nin', 'pnv', 'bvn']) {
+        const response = await post(scope, VALID[scope]('7'));
+        const { portraitUrl, portraitUrlExpiresAt } = response.body.data.result;
+        expect(portraitUrl).toMatch(/\/v1\/portraits\/prt_[0-9a-f]{32}\?expires=\d+&signature=/);
+        expect(portraitUrlExpiresAt).toMatch(/\+00:00$/);
+        expect(response.body.data.result.portraitId).toBeUndefined();
+        const url = new URL(portraitUrl);
+        const image = await fetch(`${app.baseUrl}${url.pathname}${url.search}`);
+        expect(image.status).toBe(200);
+        expect(image.headers.get('content-type')).toBe('image/png');
+        expect(Buffer.from(await image.arrayBuffer()).subarray(1, 4).toString()).toBe('PNG');
+        const tampered = await fetch(`${app.baseUrl}${url.pathname}?expires=${Number(url.searchParams.get('expires')) + 60}&signature=${url.searchParams.get('signature')}`);
+        expect(tampered.status).toBe(403);
+      }
+      expect((await post('vnin', VALID.vnin('7'))).body.data.result.portraitUrl).toBeUndefined();
+    });
+
+    it('an expired link is refused', async () => {
+      const response = await post('nin', VALID.nin('8'));
+      const url = new URL(response.body.data.result.portraitUrl);
+      const expired = await fetch(`${app.baseUrl}${url.pathname}?expires=1000&signature=${url.searchParams.get('signature')}`);
+      expect(expired.status).toBe(403);
+      expect(((await expired.json()) as { error: { code: string } }).error.code).toBe('portrait_link_expired');
+    });
+
+    it('stores the portrait encrypted: the file does not contain the image', async () => {
+      const { readdir, readFile } = await import('node:fs/promises');
+      const files = await readdir(app.runtime.config.portraits.directory);
+      expect(files.length).toBeGreaterThan(0);
+      const content = await readFile(`${app.runtime.config.portraits.directory}/${files[0]}`);
+      expect(content.includes(Buffer.from('IHDR'))).toBe(false);
+    });
+  });
+
+  describe('Reading verifications', () => {
+    it('GET by reference right after the POST: identical fields, never charged', async () => {
+      const run = await post('bvn', VALID.bvn('6'));
+      const before = await wallet();
+      const got = await get(`/v1/verifications/${run.body.data.reference}`);
+      expect(got.status).toBe(200);
+      const { result: runResult, ...runRest } = run.body.data;
+      const { result: gotResult, ...gotRest } = got.body.data;
+      expect(gotRest).toEqual(runRest);
+      // Portrait links are signed afresh on every read; the rest of the result is identical.
+      expect({ ...gotResult, portraitUrl: undefined, portraitUrlExpiresAt: undefined }).toEqual({ ...runResult, portraitUrl: undefined, portraitUrlExpiresAt: undefined });
+      expect((await wallet()).balanceKobo).toBe(before.balanceKobo);
+      // And the same again once the read model has caught up (served from the row, not the stream).
+      const { default: pg } = await import('pg');
+      const client = new pg.Client({ connectionString: app.database.url });
+      await client.connect();
+      try {
+        const rows = await eventually(async () => (await client.query('select status from verifications where reference = $1', [run.body.data.reference])).rows, (r) => r[0]?.status === 'found');
+        expect(rows[0].status).toBe('found');
+      } finally {
+        await client.end();
+      }
+      const later = await get(`/v1/verifications/${run.body.data.reference}`);
+      const { result: laterResult, ...laterRest } = later.body.data;
+      expect(laterRest).toEqual(runRest);
+      expect(laterResult.portraitUrl).toMatch(/\/v1\/portraits\//);
+    });
+
+    it("404 for an unknown reference and for another organization's", async () => {
+      const run = await post('nin', VALID.nin('5'));
+      const other = await createOrganization(app);
+      const otherKey = (await issueKey(app, other.id)).key;
+      for (const path of [`/v1/verifications/${run.body.data.reference}`, '/v1/verifications/vrf_01JD3Q9ZK8W6V2C4X7N5B0M1TR', '/v1/verifications/nonsense']) {
+        const response = await get(path, otherKey);
+        expect(response.status).toBe(404);
+        expect(response.body.error.code).toBe('not_found');
+      }
+    });
+
+    describe('the list', () => {
+      let listKey: string;
+      let liveKey: string;
+      const references: string[] = [];
+
+      beforeAll(async () => {
+        const listed = await createOrganization(app, { approved: true });
+        listKey = (await issueKey(app, listed.id)).key;
+        liveKey = (await issueKey(app, listed.id, { environment: 'live' })).key;
+        for (const [scope, digit] of [['nin', '5'], ['nin', '1'], ['bvn', '5'], ['nin', '2'], ['phone', '5']] as const) {
+          const response = await post(scope, VALID[scope](digit), listKey);
+          references.push(response.body.data?.reference ?? response.body.error.details.reference);
+        }
+        await eventually(() => get('/v1/verifications', listKey), (r) => r.body.meta?.total === 5 && r.body.data.every((item: { status: string }) => item.status !== 'pending'));
+      });
+
+      it('most recent first, with the summary fields and default paging meta', async () => {
+        const response = await get('/v1/verifications', listKey);
+        expect(response.status).toBe(200);
+        expect(response.body.meta).toEqual({ total: 5, page: 1, pageSize: 20, totalPages: 1 });
+        expect(response.body.data.map((item: { reference: string }) => item.reference)).toEqual([...references].reverse());
+        expect(Object.keys(response.body.data[0]).sort()).toEqual(['charged', 'createdAt', 'priceKobo', 'reference', 'scope', 'status']);
+        expect(response.body.data[0].createdAt).toMatch(ISO_WITH_OFFSET);
+      });
+
+      it('pages, caps pageSize at 100 and refuses bad paging with 422', async () => {
+        const page2 = await get('/v1/verifications?page=2&pageSize=2', listKey);
+        expect(page2.body.meta).toEqual({ total: 5, page: 2, pageSize: 2, totalPages: 3 });
+        expect(page2.body.data.map((item: { reference: string }) => item.reference)).toEqual([references[2], references[1]]);
+        expect((await get('/v1/verifications?pageSize=500', listKey)).body.meta.pageSize).toBe(100);
+        for (const query of ['page=0', 'page=-1', 'page=1.5', 'page=abc', 'pageSize=0', 'pageSize=x', 'status=done', 'scope=credit']) {
+          const response = await get(`/v1/verifications?${query}`, listKey);
+          expect(response.status).toBe(422);
+        }
+      });
+
+      it('filters by scope and status', async () => {
+        const nin = await get('/v1/verifications?scope=nin', listKey);
+        expect(nin.body.meta.total).toBe(3);
+        const failed = await get('/v1/verifications?status=failed', listKey);
+        expect(failed.body.data.map((item: { reference: string }) => item.reference)).toEqual([references[3]]);
+        const notFoundNin = await get('/v1/verifications?status=not_found&scope=nin', listKey);
+        expect(notFoundNin.body.meta).toMatchObject({ total: 1, totalPages: 1 });
+      });
+
+      it('a live key sees no test verifications, by list or by reference', async () => {
+        expect((await get('/v1/verifications', liveKey)).body.meta).toEqual({ total: 0, page: 1, pageSize: 20, totalPages: 0 });
+        expect((await get(`/v1/verifications/${references[0]}`, liveKey)).status).toBe(404);
+      });
+
+      it('off the embedded default, a live key with no upstream configured gets 403 naming the missing configuration, and nothing is written', async () => {
+        const before = (await verificationEvents()).length;
+        const live = await post('nin', VALID.nin('5'), liveKey);
+        expect(live.status).toBe(403);
+        expect(live.body.error).toMatchObject({ code: 'provider_not_configured', details: { missing: 'providers.live' } });
+        expect((await verificationEvents()).length).toBe(before);
+      });
+    });
+  });
+
+  describe('OpenAPI', () => {
+    it('serves the document at /docs/json with every endpoint and error response, and a UI at /docs', async () => {
+      const response = await app.request('GET', '/docs/json');
+      expect(response.status).toBe(200);
+      const paths = response.body.paths;
+      expect(Object.keys(paths)).toEqual(expect.arrayContaining(['/v1/{scope}', '/v1/verifications', '/v1/verifications/{reference}', '/v1/portraits/{id}']));
+      expect(Object.keys(paths['/v1/{scope}'].post.responses).sort()).toEqual(['201', '401', '402', '403', '422', '502', '503']);
+      expect(response.body.components.schemas).toHaveProperty('VerificationDto');
+      const ui = await app.request('GET', '/docs');
+      expect(ui.status).toBe(200);
+    });
+  });
+});
