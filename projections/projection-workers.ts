@@ -1,15 +1,20 @@
-import { Inject, Injectable, Logger, type OnApplicationBootstrap, type BeforeApplicationShutdown } from '@nestjs/common';
+import { Inject, Injectable, Logger, type BeforeApplicationShutdown, type OnApplicationBootstrap } from '@nestjs/common';
 import type pg from 'pg';
 import { PG_POOL, RUNTIME, type Runtime } from '../src/core.module.js';
 import { EVENT_STORE, type EventStore } from '../src/event-store/event-store.port.js';
 import { PROJECTIONS } from './index.js';
-import { ProjectionRunner } from './runner/projection-runner.js';
+import { WorkerPool } from './runner/worker-pool.js';
+import type { WorkerSnapshot } from './runner/projection-worker.js';
 
-/** Runs every projection inside the API process when configured to (the embedded default does). */
+/**
+ * Runs every projection inside the API process when configured to (the embedded default does).
+ * Each is a standby until it holds its projection's advisory lock, so several API instances, or an
+ * API beside `npm run projections`, never apply one projection twice.
+ */
 @Injectable()
 export class ProjectionWorkers implements OnApplicationBootstrap, BeforeApplicationShutdown {
   private readonly logger = new Logger('Projections');
-  private readonly runners: ProjectionRunner[] = [];
+  private workers: WorkerPool | undefined;
 
   constructor(
     @Inject(RUNTIME) private readonly runtime: Runtime,
@@ -24,16 +29,17 @@ export class ProjectionWorkers implements OnApplicationBootstrap, BeforeApplicat
 
   onApplicationBootstrap(): void {
     if (!this.enabled) return;
-    for (const projection of PROJECTIONS) {
-      const runner = new ProjectionRunner(this.pool, this.store, projection, undefined);
-      runner.start();
-      runner.finished.catch((error: unknown) => this.logger.error(`${projection.name} stopped: ${error instanceof Error ? error.message : String(error)}`));
-      this.runners.push(runner);
-    }
+    this.workers = new WorkerPool(this.pool, this.store, this.runtime.databaseUrl, PROJECTIONS, undefined, this.logger);
+    this.workers.start();
+  }
+
+  /** This process's workers (empty when they run elsewhere). */
+  snapshot(): WorkerSnapshot[] {
+    return this.workers?.snapshot() ?? [];
   }
 
   // Before the core module closes the pool and the event store.
   async beforeApplicationShutdown(): Promise<void> {
-    await Promise.all(this.runners.map((runner) => runner.stop().catch(() => undefined)));
+    await this.workers?.stop();
   }
 }

@@ -1,40 +1,105 @@
 import type pg from 'pg';
 import type { EventStore, RecordedEvent, Subscription } from '../../src/event-store/event-store.port.js';
-import type { Projection, ProjectionContext } from '../projection.js';
+import { applyEvents, type Projection, type ProjectionContext } from '../projection.js';
+import { LOCK_NAMESPACE, lockKeySql } from './locks.js';
+import { RunnerMetrics } from './runner-metrics.js';
+
+export interface RunnerLog {
+  log(message: string): void;
+  warn(message: string): void;
+  error(message: string): void;
+}
 
 export interface ProjectionRunnerOptions {
   /** Most events applied in one transaction while catching up. */
   readonly maxBatch: number;
-  /** Attempts of one batch before the projection stops at its first event and reports it. */
+  /** Attempts of one event before the projection stops at it and reports it. */
   readonly maxAttempts: number;
+  /** First retry delay; doubles per attempt, capped at MAX_RETRY_DELAY_MS. */
+  readonly retryBaseMs?: number;
   readonly log?: (message: string) => void;
+  readonly logger?: RunnerLog;
+  readonly metrics?: RunnerMetrics;
+  /** The `state` written with each checkpoint: 'rebuilding' for a rebuild's own row. */
+  readonly checkpointState?: 'running' | 'rebuilding';
+  /** Called after each committed batch (tests, progress bars). */
+  readonly onBatch?: (batch: { readonly size: number; readonly lastPosition: bigint }) => void;
 }
 
 export const DEFAULT_RUNNER_OPTIONS: ProjectionRunnerOptions = { maxBatch: 500, maxAttempts: 5 };
+const MAX_RETRY_DELAY_MS = 5_000;
+const MAX_ERROR_LENGTH = 2_000;
 
-const sleep = (ms: number) => new Promise<void>((resolveSleep) => setTimeout(resolveSleep, ms));
+/** The checkpoint row no longer holds the position this runner started its batch from: someone else (a rebuild's swap) moved it. */
+export class CheckpointMovedError extends Error {
+  readonly code = 'checkpoint_moved';
+  constructor(readonly checkpointName: string) {
+    super(`the checkpoint of ${checkpointName} moved under this runner`);
+  }
+}
+
+/** The runner gave up on one event after its bounded retries. */
+export class ProjectionStoppedError extends Error {
+  readonly code = 'projection_stopped';
+  constructor(
+    readonly projection: string,
+    readonly position: bigint,
+    readonly reason: string,
+  ) {
+    super(`projection ${projection} stopped at position ${position}: ${reason}`);
+  }
+}
+
+/** The handlers' view of one transaction: SQL on `client`, table names mapped (live or shadow). */
+export function projectionContext(client: pg.PoolClient | pg.Client, projection: Projection, tableName: (table: string) => string): ProjectionContext {
+  return {
+    table: (name) => {
+      if (!projection.tables.includes(name)) throw new Error(`invariant: ${projection.name} does not own table ${name}`);
+      return tableName(name);
+    },
+    query: async <T>(sql: string, params?: readonly unknown[]) => (await client.query(sql, params as unknown[])).rows as T[],
+  };
+}
+
+export function errorMessage(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}
 
 /**
  * Applies one projection's events to its tables: subscribes from the stored checkpoint, and
  * applies whatever has queued up (up to maxBatch) in one transaction together with the new
  * checkpoint. While catching up the queue is full, so batches are large; when live, events arrive
  * one at a time and are applied one at a time.
+ *
+ * A batch that fails is replayed one event per transaction, so that the good events before the
+ * culprit are kept and the projection stops exactly at the event that keeps failing.
  */
 export class ProjectionRunner {
+  readonly metrics: RunnerMetrics;
   private subscription: Subscription | undefined;
   private stopped = false;
   private done: Promise<void> | undefined;
+  private wakeSleep: (() => void) | undefined;
+  private readonly options: ProjectionRunnerOptions;
+  /** Live batches take the swap lock shared, so that a rebuild's swap sees no batch in flight. */
+  private readonly takesSwapLock: boolean;
 
   constructor(
     private readonly pool: pg.Pool,
     private readonly store: EventStore,
     private readonly projection: Projection,
-    private readonly options: ProjectionRunnerOptions = DEFAULT_RUNNER_OPTIONS,
+    options: ProjectionRunnerOptions | undefined = DEFAULT_RUNNER_OPTIONS,
     /** Physical table names: identity for the live tables, the shadow ones for a rebuild. */
     private readonly tableName: (table: string) => string = (table) => table,
     /** The checkpoint row's key: the projection's name, or a rebuild's own. */
     private readonly checkpointName: string = projection.name,
-  ) {}
+  ) {
+    this.options = options ?? DEFAULT_RUNNER_OPTIONS;
+    if (!Number.isInteger(this.options.maxBatch) || this.options.maxBatch < 1 || this.options.maxBatch > 10_000) throw new RangeError('maxBatch must be 1 to 10000');
+    if (!Number.isInteger(this.options.maxAttempts) || this.options.maxAttempts < 1 || this.options.maxAttempts > 100) throw new RangeError('maxAttempts must be 1 to 100');
+    this.metrics = this.options.metrics ?? new RunnerMetrics();
+    this.takesSwapLock = checkpointName === projection.name;
+  }
 
   start(): void {
     this.done ??= this.run();
@@ -43,17 +108,38 @@ export class ProjectionRunner {
   /** Resolves when the runner has stopped, after the batch in flight (if any) committed or rolled back. */
   async stop(): Promise<void> {
     this.stopped = true;
+    this.wakeSleep?.();
     await this.subscription?.close();
-    await this.done;
+    await this.done?.catch(() => undefined);
   }
 
-  /** Resolves when the runner ends on its own (an error stopped it). */
+  get isStopping(): boolean {
+    return this.stopped;
+  }
+
+  /** Resolves when the runner ends: after stop(), or rejects when an event stopped it. */
   get finished(): Promise<void> {
     return this.done ?? Promise.resolve();
   }
 
   private async run(): Promise<void> {
+    // A rebuild's swap may move the checkpoint under a running live runner: start over from it.
+    while (!this.stopped) {
+      try {
+        await this.runFromCheckpoint();
+        return;
+      } catch (error) {
+        // Stopping interrupts retries: that is not a failure of the projection.
+        if (this.stopped && !(error instanceof ProjectionStoppedError)) return;
+        if (!(error instanceof CheckpointMovedError)) throw error;
+        this.options.logger?.log(`${this.projection.name}: checkpoint moved (rebuild swapped in), resuming from it`);
+      }
+    }
+  }
+
+  private async runFromCheckpoint(): Promise<void> {
     const checkpoint = await this.readCheckpoint();
+    this.metrics.position = checkpoint;
     const subscription = this.store.subscribeToAll({
       fromPosition: checkpoint === 0n ? undefined : checkpoint,
       filter: { streamCategories: this.projection.categories },
@@ -65,6 +151,7 @@ export class ProjectionRunner {
     let wakePump: (() => void) | undefined;
     let pumpEnded = false;
     let pumpError: unknown;
+    let ended = false;
 
     const pump = (async () => {
       try {
@@ -72,10 +159,10 @@ export class ProjectionRunner {
           queue.push(event);
           wakeApplier?.();
           // Backpressure: let the applier drain before reading further.
-          while (queue.length >= this.options.maxBatch * 2 && !this.stopped) {
+          while (queue.length >= this.options.maxBatch * 2 && !this.stopped && !ended) {
             await new Promise<void>((resolvePump) => (wakePump = resolvePump));
           }
-          if (this.stopped) break;
+          if (this.stopped || ended) break;
         }
       } catch (error) {
         pumpError = error;
@@ -96,15 +183,35 @@ export class ProjectionRunner {
         }
         const batch = queue.splice(0, this.options.maxBatch);
         wakePump?.();
-        position = await this.applyWithRetries(batch, position);
+        if (batch[0].position <= position) throw new Error(`invariant: ${this.projection.name} received position ${batch[0].position} after ${position}`);
+        position = await this.applyBatch(batch, position);
+        const last = batch[batch.length - 1];
+        this.metrics.recordBatch(batch.length, last.position, last.createdAt, queue.length === 0 && batch.length < this.options.maxBatch);
+        this.options.onBatch?.({ size: batch.length, lastPosition: last.position });
       }
     } finally {
-      this.stopped = true;
+      ended = true;
       await subscription.close();
       wakePump?.();
       await pump;
     }
-    if (pumpError !== undefined) throw pumpError;
+    if (pumpError !== undefined && !this.stopped) throw pumpError;
+  }
+
+  private async applyBatch(batch: RecordedEvent[], from: bigint): Promise<bigint> {
+    if (batch.length === 1) return this.applyWithRetries(batch, from);
+    try {
+      return await this.apply(batch, from);
+    } catch (error) {
+      if (error instanceof CheckpointMovedError) throw error;
+      this.options.logger?.warn(`${this.projection.name}: a batch of ${batch.length} from position ${from} failed (${errorMessage(error)}); applying it event by event`);
+      let position = from;
+      for (const event of batch) {
+        if (this.stopped) break;
+        position = await this.applyWithRetries([event], position);
+      }
+      return position;
+    }
   }
 
   private async applyWithRetries(batch: RecordedEvent[], from: bigint): Promise<bigint> {
@@ -112,37 +219,41 @@ export class ProjectionRunner {
       try {
         return await this.apply(batch, from);
       } catch (error) {
+        if (error instanceof CheckpointMovedError || this.stopped) throw error;
+        const message = errorMessage(error);
         if (attempt >= this.options.maxAttempts) {
-          const message = error instanceof Error ? error.message : String(error);
-          await this.markStopped(batch[0].position, message).catch(() => undefined);
-          this.options.log?.(`projection ${this.projection.name} stopped at position ${batch[0].position}: ${message}`);
-          throw error;
+          const at = batch[0];
+          // The event's type and position only: its data may hold personal data.
+          const reason = `${at.type} at position ${at.position} failed after ${attempt} attempts: ${message}`;
+          this.metrics.recordStop(reason, at.position);
+          await this.markStopped(at.position, reason).catch((markError: unknown) =>
+            this.options.logger?.error(`${this.projection.name}: could not record the stop: ${errorMessage(markError)}`),
+          );
+          this.options.logger?.error(`projection ${this.projection.name} stopped: ${reason}`);
+          this.options.log?.(`projection ${this.projection.name} stopped at position ${at.position}: ${message}`);
+          throw new ProjectionStoppedError(this.projection.name, at.position, reason);
         }
-        await sleep(Math.min(100 * 2 ** attempt, 5_000));
+        this.options.logger?.warn(`${this.projection.name}: attempt ${attempt} of ${this.options.maxAttempts} at position ${batch[0].position} failed: ${message}`);
+        await this.sleep(Math.min((this.options.retryBaseMs ?? 100) * 2 ** (attempt - 1), MAX_RETRY_DELAY_MS));
       }
     }
   }
 
   private async apply(batch: RecordedEvent[], from: bigint): Promise<bigint> {
     const client = await this.pool.connect();
-    const context: ProjectionContext = {
-      table: (name) => {
-        if (!this.projection.tables.includes(name)) throw new Error(`invariant: ${this.projection.name} does not own table ${name}`);
-        return this.tableName(name);
-      },
-      query: async <T>(sql: string, params?: readonly unknown[]) => (await client.query(sql, params as unknown[])).rows as T[],
-    };
+    const context = projectionContext(client, this.projection, this.tableName);
     try {
       await client.query('begin');
-      for (const event of batch) await this.projection.handle(event, context);
+      if (this.takesSwapLock) await client.query(`select pg_advisory_xact_lock_shared(${LOCK_NAMESPACE.swap}, ${lockKeySql('$1::text')})`, [this.projection.name]);
+      await applyEvents(this.projection, batch, context);
       const last = batch[batch.length - 1].position;
-      // Guarded by the previous position: a second runner that advanced it meanwhile makes this fail.
+      // Guarded by the previous position: a second runner or a swap that moved it makes this fail.
       const updated = await client.query(
-        `update projection_checkpoints set position = $2, events_processed = events_processed + $3, updated_at = now(), state = 'running', error = null, failed_position = null
+        `update projection_checkpoints set position = $2, events_processed = events_processed + $3, updated_at = now(), state = $5, error = null, failed_position = null
          where name = $1 and position = $4`,
-        [this.checkpointName, last.toString(), batch.length, from.toString()],
+        [this.checkpointName, last.toString(), batch.length, from.toString(), this.options.checkpointState ?? 'running'],
       );
-      if (updated.rowCount !== 1) throw new Error(`invariant: checkpoint of ${this.checkpointName} moved under this runner`);
+      if (updated.rowCount !== 1) throw new CheckpointMovedError(this.checkpointName);
       await client.query('commit');
       return last;
     } catch (error) {
@@ -154,7 +265,10 @@ export class ProjectionRunner {
   }
 
   private async readCheckpoint(): Promise<bigint> {
-    await this.pool.query('insert into projection_checkpoints (name) values ($1) on conflict (name) do nothing', [this.checkpointName]);
+    await this.pool.query('insert into projection_checkpoints (name, state) values ($1, $2) on conflict (name) do nothing', [
+      this.checkpointName,
+      this.options.checkpointState ?? 'running',
+    ]);
     const { rows } = await this.pool.query<{ position: string }>('select position from projection_checkpoints where name = $1', [this.checkpointName]);
     return BigInt(rows[0].position);
   }
@@ -162,8 +276,22 @@ export class ProjectionRunner {
   private async markStopped(position: bigint, error: string): Promise<void> {
     await this.pool.query(`update projection_checkpoints set state = 'stopped', error = $2, failed_position = $3, updated_at = now() where name = $1`, [
       this.checkpointName,
-      error.slice(0, 2_000),
+      error.slice(0, MAX_ERROR_LENGTH),
       position.toString(),
     ]);
+  }
+
+  private sleep(ms: number): Promise<void> {
+    return new Promise<void>((resolveSleep) => {
+      const timer = setTimeout(done, ms);
+      const wake = () => {
+        clearTimeout(timer);
+        done();
+      };
+      this.wakeSleep = wake;
+      function done() {
+        resolveSleep();
+      }
+    });
   }
 }

@@ -1,0 +1,339 @@
+import pg from 'pg';
+import type { EventStore } from '../../src/event-store/event-store.port.js';
+import { applyEvents, type Projection } from '../projection.js';
+import { LOCK_NAMESPACE, lockKeySql, oldTableName, rebuildCheckpointName, shadowTableName } from '../runner/locks.js';
+import { errorMessage, ProjectionRunner, projectionContext, type RunnerLog } from '../runner/projection-runner.js';
+import { compareTables, type TableDifference } from './verify.js';
+
+export interface RebuildProgress {
+  readonly projection: string;
+  readonly phase: 'replaying' | 'swapping' | 'done';
+  /** Events applied to the shadow tables by this run (a resumed rebuild starts at 0). */
+  readonly eventsDone: number;
+  /** Events to replay when this run started; null when the store cannot count them. */
+  readonly eventsTotal: number | null;
+}
+
+export interface RebuildOptions {
+  readonly verify?: boolean;
+  /** With verify: differences abort the swap (the shadow tables stay, to inspect or discard). */
+  readonly strict?: boolean;
+  readonly maxBatch?: number;
+  readonly maxAttempts?: number;
+  /** Bound on the swap's wait for table locks held by readers. */
+  readonly swapLockTimeoutMs?: number;
+  /** Events still to replay at or below which the replay hands over to the swap (which applies them under its lock). */
+  readonly swapThresholdEvents?: number;
+  readonly onProgress?: (progress: RebuildProgress) => void;
+  /** Aborting interrupts the replay and leaves the shadow tables and checkpoint, to resume later. */
+  readonly signal?: AbortSignal;
+  readonly logger?: RunnerLog;
+}
+
+export interface RebuildResult {
+  readonly projection: string;
+  readonly outcome: 'swapped' | 'interrupted' | 'differences';
+  readonly resumedFrom: bigint;
+  readonly position: bigint;
+  readonly eventsApplied: number;
+  readonly differences: readonly TableDifference[] | undefined;
+  readonly seconds: number;
+}
+
+export class RebuildInProgressError extends Error {
+  readonly code = 'rebuild_in_progress';
+  constructor(readonly projection: string) {
+    super(`a rebuild of ${projection} is already running in another process`);
+  }
+}
+
+/** Counting the events to replay stops here (the bar then shows no total). */
+const MAX_COUNTED_EVENTS = 100_000_000;
+const SWAP_ATTEMPTS = 5;
+const SWAP_READ_PAGE = 1_000;
+const CAUGHT_UP_POLL_MS = 100;
+
+const sleep = (ms: number) => new Promise<void>((resolveSleep) => setTimeout(resolveSleep, ms));
+
+/**
+ * Rebuilds a projection without downtime:
+ * 1. into shadow tables `<table>__rebuild` (`like <table> including all`) with its own checkpoint
+ *    row `<name>__rebuild`, replaying the log from position zero through the same handlers while
+ *    the API keeps reading (and the live runner keeps writing) the live tables;
+ * 2. once caught up, one swap transaction takes the swap lock exclusively, which waits for the live
+ *    batch in flight and holds back the next; applies what the live runner applied meanwhile, so
+ *    both sides stand at the same position (then `verify` compares them exactly); renames live to
+ *    `__old` and shadow to live, carries the position over to the live checkpoint and drops the old
+ *    tables. The live runner's next batch starts from that same position on the new tables: no
+ *    event is lost or applied twice across the swap.
+ * Interrupted (Ctrl-C, crash), re-running resumes from the shadow checkpoint; `discardRebuild` drops it.
+ */
+export async function rebuildProjection(pool: pg.Pool, store: EventStore, databaseUrl: string, projection: Projection, options: RebuildOptions = {}): Promise<RebuildResult> {
+  const startedAt = Date.now();
+  const lock = await takeRebuildLock(databaseUrl, projection);
+  try {
+    const resumedFrom = await prepareShadow(pool, projection, options.logger);
+    const checkpointName = rebuildCheckpointName(projection.name);
+    const eventsTotal = await countEvents(pool, store, projection, resumedFrom);
+    let eventsDone = 0;
+    const report = (phase: RebuildProgress['phase']) => options.onProgress?.({ projection: projection.name, phase, eventsDone, eventsTotal });
+    report('replaying');
+
+    const runner = new ProjectionRunner(
+      pool,
+      store,
+      projection,
+      {
+        maxBatch: options.maxBatch ?? 1_000,
+        maxAttempts: options.maxAttempts ?? 5,
+        checkpointState: 'rebuilding',
+        logger: options.logger,
+        onBatch: ({ size }) => {
+          eventsDone += size;
+          report('replaying');
+        },
+      },
+      shadowTableName,
+      checkpointName,
+    );
+    let failure: unknown;
+    const swapThreshold = options.swapThresholdEvents ?? 1_000;
+    runner.start();
+    runner.finished.catch((error: unknown) => (failure = error));
+    // Caught up: the runner found its queue empty after a short batch (the live edge).
+    while (failure === undefined && !options.signal?.aborted && runner.metrics.state !== 'running') {
+      const head = await store.headPosition();
+      const position = await positionOf(pool, checkpointName);
+      if (head <= position) break;
+      // Close enough: the swap applies the rest under its lock (a bounded count, so this stays cheap).
+      if (store.kind === 'postgres' && (await countEvents(pool, store, projection, position, swapThreshold + 1)) !== null) break;
+      await sleep(CAUGHT_UP_POLL_MS);
+    }
+    await runner.stop();
+    if (failure !== undefined) throw failure;
+    if (options.signal?.aborted) {
+      return { projection: projection.name, outcome: 'interrupted', resumedFrom, position: await positionOf(pool, checkpointName), eventsApplied: eventsDone, differences: undefined, seconds: (Date.now() - startedAt) / 1000 };
+    }
+
+    report('swapping');
+    const swap = await swapWithRetries(pool, store, projection, options);
+    eventsDone += swap.eventsApplied;
+    report('done');
+    return {
+      projection: projection.name,
+      outcome: swap.swapped ? 'swapped' : 'differences',
+      resumedFrom,
+      position: swap.position,
+      eventsApplied: eventsDone,
+      differences: swap.differences,
+      seconds: (Date.now() - startedAt) / 1000,
+    };
+  } finally {
+    await lock.end().catch(() => undefined);
+  }
+}
+
+/** Drops an interrupted (or refused) rebuild's shadow tables and checkpoint. */
+export async function discardRebuild(pool: pg.Pool, databaseUrl: string, projection: Projection): Promise<{ droppedTables: string[] }> {
+  const lock = await takeRebuildLock(databaseUrl, projection);
+  try {
+    const existing = await existingTables(pool, projection.tables.map(shadowTableName));
+    for (const table of existing) await pool.query(`drop table if exists ${table}`);
+    await pool.query('delete from projection_checkpoints where name = $1', [rebuildCheckpointName(projection.name)]);
+    return { droppedTables: existing };
+  } finally {
+    await lock.end().catch(() => undefined);
+  }
+}
+
+async function takeRebuildLock(databaseUrl: string, projection: Projection): Promise<pg.Client> {
+  const client = new pg.Client({ connectionString: databaseUrl, application_name: 'proj-rebuild' });
+  client.on('error', () => undefined);
+  await client.connect();
+  const { rows } = await client.query<{ locked: boolean }>(`select pg_try_advisory_lock(${LOCK_NAMESPACE.rebuild}, ${lockKeySql('$1::text')}) as locked`, [projection.name]);
+  if (!rows[0].locked) {
+    await client.end();
+    throw new RebuildInProgressError(projection.name);
+  }
+  return client;
+}
+
+async function existingTables(pool: pg.Pool, tables: readonly string[]): Promise<string[]> {
+  const { rows } = await pool.query<{ name: string }>('select n.name from unnest($1::text[]) as n(name) where to_regclass(n.name) is not null', [tables]);
+  return rows.map((row) => row.name);
+}
+
+/** Resumes when the shadow checkpoint and every shadow table exist; else starts over from zero. Returns the starting position. */
+async function prepareShadow(pool: pg.Pool, projection: Projection, logger: RunnerLog | undefined): Promise<bigint> {
+  const checkpointName = rebuildCheckpointName(projection.name);
+  const shadows = projection.tables.map(shadowTableName);
+  const { rows } = await pool.query<{ position: string }>('select position from projection_checkpoints where name = $1', [checkpointName]);
+  const present = await existingTables(pool, shadows);
+  if (rows.length === 1 && present.length === shadows.length) {
+    logger?.log(`${projection.name}: resuming the rebuild from position ${rows[0].position}`);
+    return BigInt(rows[0].position);
+  }
+  const client = await pool.connect();
+  try {
+    await client.query('begin');
+    for (const table of projection.tables) {
+      await client.query(`drop table if exists ${shadowTableName(table)}`);
+      await client.query(`create table ${shadowTableName(table)} (like ${table} including all)`);
+    }
+    await client.query(
+      `insert into projection_checkpoints (name, position, events_processed, state) values ($1, 0, 0, 'rebuilding')
+       on conflict (name) do update set position = 0, events_processed = 0, state = 'rebuilding', error = null, failed_position = null, updated_at = now()`,
+      [checkpointName],
+    );
+    await client.query('commit');
+  } catch (error) {
+    await client.query('rollback').catch(() => undefined);
+    throw error;
+  } finally {
+    client.release();
+  }
+  return 0n;
+}
+
+async function positionOf(pool: pg.Pool | pg.PoolClient, checkpointName: string): Promise<bigint> {
+  const { rows } = await pool.query<{ position: string }>('select position from projection_checkpoints where name = $1', [checkpointName]);
+  return rows.length === 0 ? 0n : BigInt(rows[0].position);
+}
+
+/** The projection's events after `from`; null when the store cannot count or there are `limit` or more. */
+async function countEvents(pool: pg.Pool, store: EventStore, projection: Projection, from: bigint, limit = MAX_COUNTED_EVENTS): Promise<number | null> {
+  if (store.kind !== 'postgres') return null;
+  const { rows } = await pool.query<{ count: string }>(
+    `select count(*) as count from (select 1 from events where position > $1 and position < events_visible_bound() and split_part(stream_id, '-', 1) = any($2::text[]) limit $3) e`,
+    [from.toString(), [...projection.categories], limit],
+  );
+  const count = Number(rows[0].count);
+  return count >= limit ? null : count;
+}
+
+interface SwapOutcome {
+  readonly swapped: boolean;
+  readonly position: bigint;
+  readonly eventsApplied: number;
+  readonly differences: readonly TableDifference[] | undefined;
+}
+
+async function swapWithRetries(pool: pg.Pool, store: EventStore, projection: Projection, options: RebuildOptions): Promise<SwapOutcome> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await swap(pool, store, projection, options);
+    } catch (error) {
+      // 55P03: lock_not_available (a long read held a live table); 40P01: deadlock. Both leave nothing behind.
+      const code = (error as { code?: string }).code;
+      if ((code !== '55P03' && code !== '40P01') || attempt >= SWAP_ATTEMPTS) throw error;
+      options.logger?.warn(`${projection.name}: swap attempt ${attempt} could not take its locks (${errorMessage(error)}); retrying`);
+      await sleep(500 * attempt);
+    }
+  }
+}
+
+async function swap(pool: pg.Pool, store: EventStore, projection: Projection, options: RebuildOptions): Promise<SwapOutcome> {
+  const checkpointName = rebuildCheckpointName(projection.name);
+  const client = await pool.connect();
+  try {
+    await client.query('begin');
+    await client.query(`select set_config('lock_timeout', $1, true)`, [`${options.swapLockTimeoutMs ?? 10_000}ms`]);
+    // Waits for the live batch in flight; the next one waits for this commit.
+    await client.query(`select pg_advisory_xact_lock(${LOCK_NAMESPACE.swap}, ${lockKeySql('$1::text')})`, [projection.name]);
+    await client.query(`insert into projection_checkpoints (name) values ($1) on conflict (name) do nothing`, [projection.name]);
+    const live = await client.query<{ position: string }>('select position from projection_checkpoints where name = $1 for update', [projection.name]);
+    const shadow = await client.query<{ position: string; events_processed: string }>('select position, events_processed from projection_checkpoints where name = $1 for update', [
+      checkpointName,
+    ]);
+    if (shadow.rows.length !== 1) throw new Error(`invariant: the rebuild checkpoint of ${projection.name} vanished`);
+    const livePosition = BigInt(live.rows[0].position);
+    let position = BigInt(shadow.rows[0].position);
+
+    // Bring the shadow to the live position, so that the live runner continues exactly where the shadow stands.
+    let eventsApplied = 0;
+    const context = projectionContext(client, projection, shadowTableName);
+    while (position < livePosition) {
+      const page = await readPage(store, projection, position, livePosition);
+      if (page.length === 0) break;
+      if (page[0].position <= position) throw new Error(`invariant: the log went backwards at ${page[0].position}`);
+      await applyEvents(projection, page, context);
+      eventsApplied += page.length;
+      position = page[page.length - 1].position;
+    }
+    if (position < livePosition) position = livePosition;
+
+    let differences: TableDifference[] | undefined;
+    if (options.verify) {
+      // The live tables are behind the shadow: bring them level first (they are dropped right after
+      // anyway), so that the comparison is exact. A live projection stopped on a bad event cannot
+      // follow: then the comparison includes the events it lacks.
+      if (livePosition < position) {
+        await client.query('savepoint level_live');
+        try {
+          const liveContext = projectionContext(client, projection, (table) => table);
+          for (let from = livePosition; from < position; ) {
+            const page = await readPage(store, projection, from, position);
+            if (page.length === 0) break;
+            await applyEvents(projection, page, liveContext);
+            from = page[page.length - 1].position;
+          }
+          await client.query('release savepoint level_live');
+        } catch (error) {
+          await client.query('rollback to savepoint level_live');
+          options.logger?.warn(`${projection.name}: the live tables could not be brought level for --verify (${errorMessage(error)})`);
+        }
+      }
+      differences = [];
+      for (const table of projection.tables) differences.push(await compareTables(client, table, shadowTableName(table)));
+      const differing = differences.some((difference) => difference.onlyLive > 0 || difference.onlyRebuilt > 0);
+      if (differing && options.strict) {
+        await client.query('rollback');
+        return { swapped: false, position, eventsApplied, differences };
+      }
+    }
+
+    for (const table of projection.tables) {
+      const liveIndexes = new Map((await indexesOf(client, table)).map((index) => [index.definition, index.name]));
+      await client.query(`alter table ${table} rename to ${oldTableName(table)}`);
+      await client.query(`alter table ${shadowTableName(table)} rename to ${table}`);
+      await client.query(`drop table ${oldTableName(table)}`);
+      // Give the new table's indexes (and so its constraints) the live names back.
+      for (const index of await indexesOf(client, table)) {
+        const original = liveIndexes.get(index.definition);
+        if (original !== undefined && original !== index.name) await client.query(`alter index ${quoteIdent(index.name)} rename to ${quoteIdent(original)}`);
+      }
+    }
+    const eventsProcessed = BigInt(shadow.rows[0].events_processed) + BigInt(eventsApplied);
+    await client.query(
+      `update projection_checkpoints set position = $2, events_processed = $3, state = 'running', error = null, failed_position = null, updated_at = now() where name = $1`,
+      [projection.name, position.toString(), eventsProcessed.toString()],
+    );
+    await client.query('delete from projection_checkpoints where name = $1', [checkpointName]);
+    await client.query('commit');
+    return { swapped: true, position, eventsApplied, differences };
+  } catch (error) {
+    await client.query('rollback').catch(() => undefined);
+    throw error;
+  } finally {
+    client.release();
+  }
+}
+
+/** The projection's events in (from, to]. Events never change, so reading them outside the swap's transaction is safe. */
+async function readPage(store: EventStore, projection: Projection, from: bigint, to: bigint) {
+  const page = await store.readAll({ fromPosition: from, maxCount: SWAP_READ_PAGE, filter: { streamCategories: projection.categories } });
+  return page.filter((event) => event.position <= to);
+}
+
+function quoteIdent(name: string): string {
+  return `"${name.replaceAll('"', '""')}"`;
+}
+
+/** Index definitions with their own and their table's names blanked out, to match a shadow's index to the live one. */
+async function indexesOf(client: pg.PoolClient, table: string): Promise<{ name: string; definition: string }[]> {
+  const { rows } = await client.query<{ name: string; definition: string }>(
+    `select c.relname as name, pg_get_indexdef(i.indexrelid) as definition from pg_index i join pg_class c on c.oid = i.indexrelid where i.indrelid = $1::regclass`,
+    [table],
+  );
+  return rows.map((row) => ({ name: row.name, definition: row.definition.replace(/^(CREATE (?:UNIQUE )?INDEX) \S+ ON (?:ONLY )?\S+ /, '$1 ON _ ') }));
+}

@@ -1,0 +1,137 @@
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import pg from 'pg';
+import { PostgresEventStore } from '../../src/event-store/postgres-event-store.js';
+import { createTestDatabase, type TestDatabase } from '../../test/support/database.js';
+import { readProjectionStatus } from '../status/projection-status.js';
+import { actualCounts, appendCounted, checkpointOf, countingProjection, createCountingTable, expectedCounts, waitUntil } from './counting.projection.testing.js';
+import { ProjectionRunner, ProjectionStoppedError } from './projection-runner.js';
+import { ProjectionWorker } from './projection-worker.js';
+
+let database: TestDatabase;
+let pool: pg.Pool;
+let store: PostgresEventStore;
+
+beforeAll(async () => {
+  database = await createTestDatabase();
+  pool = new pg.Pool({ connectionString: database.url, max: 10 });
+  store = new PostgresEventStore({ pool, connectionString: database.url });
+});
+
+afterAll(async () => {
+  await store.close();
+  await pool.end();
+  await database.drop();
+});
+
+describe('Given a backlog of 1,200 events', () => {
+  it('catches up in batches of at most maxBatch, each committing rows and checkpoint together', async () => {
+    const projection = countingProjection('batching');
+    await createCountingTable(pool, projection);
+    const head = await appendCounted(store, projection.category, { streams: 40, perStream: 30 });
+    const batches: number[] = [];
+    const runner = new ProjectionRunner(pool, store, projection, { maxBatch: 100, maxAttempts: 3, onBatch: ({ size }) => batches.push(size) });
+    runner.start();
+    await waitUntil(async () => (await checkpointOf(pool, 'batching'))?.position === head, 20_000, 'the checkpoint to reach the head');
+    await runner.stop();
+
+    expect(Math.max(...batches)).toBeLessThanOrEqual(100);
+    expect(batches.reduce((sum, size) => sum + size, 0)).toBe(1_200);
+    // Catch-up means large batches, not event by event.
+    expect(batches.length).toBeLessThan(40);
+    expect(await actualCounts(pool, projection.table)).toEqual(await expectedCounts(pool, projection.category));
+    expect(await checkpointOf(pool, 'batching')).toMatchObject({ state: 'running', eventsProcessed: 1_200, position: head });
+  });
+});
+
+describe('When a handler keeps throwing at one event in the middle of a batch', () => {
+  it('retries a bounded number of times, keeps the events before it, and stops at it with the error recorded', async () => {
+    const attempts: number[] = [];
+    const projection = countingProjection('poisoned', {
+      fail: (event) => {
+        if (event.data.poison !== true) return false;
+        attempts.push(Date.now());
+        return true;
+      },
+    });
+    await createCountingTable(pool, projection);
+    await appendCounted(store, projection.category, { streams: 10, perStream: 30, data: (stream, index) => ({ poison: stream === 5 && index === 0 }) });
+    const [poison] = (await store.readAll({ maxCount: 10_000, filter: { streamCategories: [projection.category] } })).filter((event) => event.data.poison === true);
+    const before = (await store.readAll({ maxCount: 10_000, filter: { streamCategories: [projection.category] } })).filter((event) => event.position < poison.position);
+
+    const runner = new ProjectionRunner(pool, store, projection, { maxBatch: 100, maxAttempts: 3, retryBaseMs: 5 });
+    runner.start();
+    const failure = await runner.finished.then(
+      () => undefined,
+      (error: unknown) => error,
+    );
+
+    expect(failure).toBeInstanceOf(ProjectionStoppedError);
+    expect((failure as ProjectionStoppedError).position).toBe(poison.position);
+    // One attempt inside the failed batch, then maxAttempts on its own.
+    expect(attempts.length).toBeGreaterThanOrEqual(3);
+    expect(attempts.length).toBeLessThanOrEqual(4);
+    const checkpoint = await checkpointOf(pool, 'poisoned');
+    expect(checkpoint).toMatchObject({ state: 'stopped', failedPosition: poison.position, position: before[before.length - 1].position });
+    expect(checkpoint?.error).toContain('Counted at position');
+    expect(checkpoint?.error).toContain('failed after 3 attempts');
+    // Exactly the events before it, once each: the failed batch left nothing behind, nor did the culprit.
+    const counts = await actualCounts(pool, projection.table);
+    expect(Object.values(counts).reduce((sum, count) => sum + count, 0)).toBe(before.length);
+    expect(counts['poisoned-5']).toBeUndefined();
+
+    const [status] = await readProjectionStatus(pool, store, [projection]);
+    expect(status).toMatchObject({ name: 'poisoned', state: 'stopped', error: { failedPosition: poison.position.toString() }, lagEvents: 300 - before.length });
+  });
+
+  it('a failure that goes away on retry loses and doubles nothing', async () => {
+    let failures = 0;
+    const projection = countingProjection('transient', { fail: (event) => event.data.flaky === true && failures++ < 2 });
+    await createCountingTable(pool, projection);
+    const head = await appendCounted(store, projection.category, { streams: 10, perStream: 50, data: (stream, index) => ({ flaky: stream === 3 && index === 20 }) });
+    const runner = new ProjectionRunner(pool, store, projection, { maxBatch: 100, maxAttempts: 5, retryBaseMs: 5 });
+    runner.start();
+    await waitUntil(async () => (await checkpointOf(pool, 'transient'))?.position === head, 20_000, 'the checkpoint to reach the head');
+    await runner.stop();
+    expect(failures).toBe(3);
+    expect(await actualCounts(pool, projection.table)).toEqual(await expectedCounts(pool, projection.category));
+    expect((await checkpointOf(pool, 'transient'))?.state).toBe('running');
+  });
+});
+
+describe('Given two workers for one projection (advisory lock)', () => {
+  it('only one applies; when it stops the other takes over within seconds, and nothing is lost or doubled', async () => {
+    const projection = countingProjection('locked');
+    await createCountingTable(pool, projection);
+    const options = { runner: { maxBatch: 50, maxAttempts: 3 }, heartbeatMs: 100, stoppedPollMs: 500 };
+    const first = new ProjectionWorker(pool, store, database.url, projection, options);
+    const second = new ProjectionWorker(pool, store, database.url, projection, options);
+    first.start();
+    second.start();
+    try {
+    await waitUntil(() => first.isActive || second.isActive, 5_000, 'a worker to take the lock');
+    await new Promise((resolveWait) => setTimeout(resolveWait, 300));
+    expect([first.isActive, second.isActive].filter(Boolean)).toHaveLength(1);
+    const [active, standby] = first.isActive ? [first, second] : [second, first];
+
+    let head = await appendCounted(store, projection.category, { streams: 20, perStream: 25, perAppend: 5 });
+    await waitUntil(async () => (await checkpointOf(pool, 'locked'))?.position === head, 20_000, 'catch-up');
+    expect(standby.isActive).toBe(false);
+    expect(standby.snapshot().role).toBe('standby');
+    const [status] = await readProjectionStatus(pool, store, [projection]);
+    expect(status).toMatchObject({ state: 'running', lagEvents: 0, lagSeconds: 0, worker: { pid: process.pid } });
+
+    await active.stop();
+    const takeoverMs = await waitUntil(() => standby.isActive, 5_000, 'the standby to take over');
+    expect(takeoverMs).toBeLessThan(3_000);
+    head = await appendCounted(store, projection.category, { streams: 20, perStream: 5, firstStream: 10 });
+    await waitUntil(async () => (await checkpointOf(pool, 'locked'))?.position === head, 20_000, 'catch-up after the takeover');
+    await standby.stop();
+
+    expect(await actualCounts(pool, projection.table)).toEqual(await expectedCounts(pool, projection.category));
+    const [idle] = await readProjectionStatus(pool, store, [projection]);
+    expect(idle).toMatchObject({ state: 'idle', worker: null, eventsPerSecond: null });
+    } finally {
+      await Promise.all([first.stop(), second.stop()]);
+    }
+  });
+});

@@ -1,0 +1,137 @@
+import type pg from 'pg';
+import type { EventStore } from '../../src/event-store/event-store.port.js';
+import type { Projection } from '../projection.js';
+import { decodeBeacon, LOCK_NAMESPACE, lockKeySql, rebuildCheckpointName } from '../runner/locks.js';
+
+/** Lag in events is counted up to this bound, so that a status call stays cheap on any log. */
+export const MAX_COUNTED_LAG_EVENTS = 1_000_000;
+
+export type ProjectionState = 'running' | 'catching_up' | 'rebuilding' | 'stopped' | 'idle';
+
+export interface ProjectionStatus {
+  readonly name: string;
+  readonly state: ProjectionState;
+  /** The checkpoint: the last position applied. Positions are strings (64-bit). */
+  readonly position: string;
+  readonly headPosition: string;
+  /** This projection's events after its checkpoint; null when the store cannot count them. */
+  readonly lagEvents: number | null;
+  /** True when lagEvents hit MAX_COUNTED_LAG_EVENTS (the real lag is at least that). */
+  readonly lagEventsCapped: boolean;
+  /** Age of the oldest event not applied yet; 0 when caught up. */
+  readonly lagSeconds: number;
+  /** Over the active worker's sliding window; null when no worker holds the projection. */
+  readonly eventsPerSecond: number | null;
+  readonly eventsProcessed: number;
+  readonly updatedAt: string | null;
+  /** The process running it (its OS pid, and the PostgreSQL backend holding the lock). */
+  readonly worker: { readonly pid: number | null; readonly backendPid: number } | null;
+  readonly error: { readonly message: string; readonly failedPosition: string | null } | null;
+  readonly rebuild: { readonly position: string; readonly lagEvents: number | null; readonly active: boolean } | null;
+}
+
+interface CheckpointRow {
+  name: string;
+  position: string;
+  events_processed: string;
+  updated_at: Date;
+  state: string;
+  error: string | null;
+  failed_position: string | null;
+}
+
+interface HolderRow {
+  namespace: number;
+  name: string;
+  backend_pid: number;
+  application_name: string | null;
+}
+
+/**
+ * Reads the status of each projection from the database alone (checkpoints, advisory locks and
+ * the workers' published figures in pg_stat_activity), so that any process, the API included,
+ * reports workers that run elsewhere.
+ */
+export async function readProjectionStatus(pool: pg.Pool, store: EventStore, projections: readonly Projection[]): Promise<ProjectionStatus[]> {
+  const names = projections.map((projection) => projection.name);
+  const checkpointNames = names.flatMap((name) => [name, rebuildCheckpointName(name)]);
+  const [head, checkpoints, holders] = await Promise.all([
+    store.headPosition(),
+    pool.query<CheckpointRow>('select * from projection_checkpoints where name = any($1::text[])', [checkpointNames]),
+    pool.query<HolderRow>(
+      `select l.classid::int as namespace, n.name, a.pid as backend_pid, a.application_name
+       from unnest($1::text[]) as n(name)
+       join pg_locks l on l.locktype = 'advisory' and l.granted and l.objsubid = 2
+         and l.classid in (${LOCK_NAMESPACE.active}, ${LOCK_NAMESPACE.rebuild})
+         and l.objid = oid(${lockKeySql('n.name')}::bigint & 4294967295)
+         and l.database = (select oid from pg_database where datname = current_database())
+       join pg_stat_activity a on a.pid = l.pid`,
+      [names],
+    ),
+  ]);
+  const byName = new Map(checkpoints.rows.map((row) => [row.name, row]));
+
+  return Promise.all(
+    projections.map(async (projection): Promise<ProjectionStatus> => {
+      const live = byName.get(projection.name);
+      const rebuildRow = byName.get(rebuildCheckpointName(projection.name));
+      const position = live === undefined ? 0n : BigInt(live.position);
+      const activeHolder = holders.rows.find((row) => row.name === projection.name && row.namespace === LOCK_NAMESPACE.active);
+      const rebuildActive = holders.rows.some((row) => row.name === projection.name && row.namespace === LOCK_NAMESPACE.rebuild);
+      const beacon = decodeBeacon(activeHolder?.application_name ?? null);
+      const [lag, rebuildLag] = await Promise.all([
+        lagOf(pool, store, projection, position, head),
+        rebuildRow === undefined ? undefined : lagOf(pool, store, projection, BigInt(rebuildRow.position), head),
+      ]);
+
+      let state: ProjectionState;
+      if (rebuildActive) state = 'rebuilding';
+      else if (live?.state === 'stopped') state = 'stopped';
+      else if (activeHolder === undefined) state = 'idle';
+      else state = lag.events === 0 ? 'running' : (beacon?.state === 'running' && (lag.events ?? 0) < 100 ? 'running' : 'catching_up');
+
+      return {
+        name: projection.name,
+        state,
+        position: position.toString(),
+        headPosition: head.toString(),
+        lagEvents: lag.events,
+        lagEventsCapped: lag.capped,
+        lagSeconds: lag.seconds,
+        eventsPerSecond: activeHolder === undefined ? null : (beacon?.eventsPerSecond ?? null),
+        eventsProcessed: live === undefined ? 0 : Number(live.events_processed),
+        updatedAt: live?.updated_at.toISOString() ?? null,
+        worker: activeHolder === undefined ? null : { pid: beacon?.pid ?? null, backendPid: activeHolder.backend_pid },
+        error: live?.state === 'stopped' ? { message: live.error ?? 'unknown', failedPosition: live.failed_position } : null,
+        rebuild:
+          rebuildRow === undefined
+            ? null
+            : { position: BigInt(rebuildRow.position).toString(), lagEvents: rebuildLag?.events ?? null, active: rebuildActive },
+      };
+    }),
+  );
+}
+
+interface Lag {
+  readonly events: number | null;
+  readonly capped: boolean;
+  readonly seconds: number;
+}
+
+/** The projection's events after `position` up to the head: counted (bounded) on PostgreSQL, aged on any store. */
+export async function lagOf(pool: pg.Pool, store: EventStore, projection: Projection, position: bigint, head: bigint): Promise<Lag> {
+  if (position >= head) return { events: 0, capped: false, seconds: 0 };
+  const filter = { streamCategories: projection.categories };
+  const [oldest] = await store.readAll({ fromPosition: position, maxCount: 1, filter });
+  if (oldest === undefined || oldest.position > head) return { events: 0, capped: false, seconds: 0 };
+  const seconds = Math.max(0, (Date.now() - oldest.createdAt.getTime()) / 1000);
+  if (store.kind !== 'postgres') return { events: null, capped: false, seconds };
+  const { rows } = await pool.query<{ count: string }>(
+    `select count(*) as count from (
+       select 1 from events where position > $1 and position <= $2 and split_part(stream_id, '-', 1) = any($3::text[]) limit ${MAX_COUNTED_LAG_EVENTS}
+     ) pending`,
+    [position.toString(), head.toString(), [...projection.categories]],
+  );
+  const events = Number(rows[0].count);
+  return { events, capped: events >= MAX_COUNTED_LAG_EVENTS, seconds };
+}

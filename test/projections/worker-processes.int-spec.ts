@@ -1,0 +1,114 @@
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { type ChildProcess, spawn } from 'node:child_process';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import pg from 'pg';
+import { PostgresEventStore } from '../../src/event-store/postgres-event-store.js';
+import { PROJECTIONS } from '../../projections/index.js';
+import { rebuildProjection } from '../../projections/rebuild/rebuild.js';
+import { waitUntil } from '../../projections/runner/counting.projection.testing.js';
+import { writeSampleLog } from '../../projections/runner/sample-log.testing.js';
+import { readProjectionStatus } from '../../projections/status/projection-status.js';
+import { createTestDatabase, type TestDatabase } from '../support/database.js';
+
+// The global setup built dist/ from the current sources.
+const CLI = resolve('dist/projections/cli.js');
+
+let database: TestDatabase;
+let pool: pg.Pool;
+let store: PostgresEventStore;
+let dataDir: string;
+const workers: ChildProcess[] = [];
+const output = new Map<number, string>();
+
+function startWorker(): ChildProcess {
+  const child = spawn(process.execPath, [CLI, 'run'], {
+    env: { PATH: process.env.PATH, DATABASE_URL: database.url, DATA_DIR: dataDir, DB_POOL_SIZE: '6' },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  const pid = child.pid ?? 0;
+  output.set(pid, '');
+  const collect = (chunk: Buffer) => output.set(pid, `${output.get(pid) ?? ''}${chunk.toString()}`.slice(-20_000));
+  child.stdout?.on('data', collect);
+  child.stderr?.on('data', collect);
+  workers.push(child);
+  return child;
+}
+
+const exited = (child: ChildProcess) =>
+  child.exitCode !== null || child.signalCode !== null ? Promise.resolve() : new Promise<void>((resolveExit) => child.once('exit', () => resolveExit()));
+
+beforeAll(async () => {
+  database = await createTestDatabase();
+  pool = new pg.Pool({ connectionString: database.url, max: 10 });
+  store = new PostgresEventStore({ pool, connectionString: database.url });
+  dataDir = await mkdtemp(join(tmpdir(), 'ledger-workers-'));
+});
+
+afterAll(async () => {
+  for (const child of workers) if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+  await Promise.all(workers.map(exited));
+  await store.close();
+  await pool.end();
+  await database.drop();
+  await rm(dataDir, { recursive: true, force: true });
+});
+
+describe('Given two worker processes on a backlog', () => {
+  it('after kill -9 of the active one mid-batch, the standby takes over within seconds and the rows equal a clean rebuild', async () => {
+    expect(PROJECTIONS.length).toBeGreaterThan(0);
+    const { lastPosition } = await writeSampleLog(pool, { organizations: 20, verifications: 3_000 });
+    const first = startWorker();
+    const second = startWorker();
+    const pids = [first.pid, second.pid];
+
+    // Mid-catch-up of the largest projection: some events applied, most not.
+    const target = 'verifications';
+    let victimPid = 0;
+    await waitUntil(
+      async () => {
+        const status = (await readProjectionStatus(pool, store, PROJECTIONS)).find((entry) => entry.name === target);
+        if (status?.worker?.pid == null || BigInt(status.position) === 0n) return false;
+        victimPid = status.worker.pid;
+        return true;
+      },
+      30_000,
+      `a worker to start applying ${target}`,
+    );
+    const positionAtKill = BigInt((await readProjectionStatus(pool, store, PROJECTIONS)).find((entry) => entry.name === target)?.position ?? '0');
+    expect(positionAtKill).toBeLessThan(lastPosition);
+    const victim = workers.find((child) => child.pid === victimPid);
+    expect(victim).toBeDefined();
+    victim?.kill('SIGKILL');
+    await exited(victim as ChildProcess);
+    const survivorPid = pids.find((pid) => pid !== victimPid);
+
+    const takeoverMs = await waitUntil(
+      async () => (await readProjectionStatus(pool, store, PROJECTIONS)).every((status) => status.worker?.pid === survivorPid),
+      10_000,
+      'the standby to take every projection over',
+    );
+    expect(takeoverMs).toBeLessThan(5_000);
+    await waitUntil(
+      async () => (await readProjectionStatus(pool, store, PROJECTIONS)).every((status) => BigInt(status.position) >= lastPosition || status.lagEvents === 0),
+      90_000,
+      'the survivor to catch up',
+    );
+    const statuses = await readProjectionStatus(pool, store, PROJECTIONS);
+    expect(statuses.map((status) => [status.name, status.state, status.lagEvents])).toEqual(PROJECTIONS.map((projection) => [projection.name, 'running', 0]));
+
+    const survivor = workers.find((child) => child.pid === survivorPid) as ChildProcess;
+    survivor.kill('SIGTERM');
+    await exited(survivor);
+    expect({ code: survivor.exitCode, output: survivor.exitCode === 0 ? '' : output.get(survivorPid ?? 0) }).toEqual({ code: 0, output: '' });
+
+    // A clean replay of the whole log into shadow tables must match what the workers left, row for row.
+    for (const projection of PROJECTIONS) {
+      const result = await rebuildProjection(pool, store, database.url, projection, { verify: true, strict: true, maxBatch: 1_000 });
+      const differing = (result.differences ?? []).filter((difference) => difference.onlyLive > 0 || difference.onlyRebuilt > 0);
+      expect({ projection: projection.name, differing }).toEqual({ projection: projection.name, differing: [] });
+      expect(result.outcome).toBe('swapped');
+    }
+  });
+});
