@@ -135,6 +135,19 @@ async function main(): Promise<void> {
       duration: SECONDS,
     });
 
+    // The target ("600/s at p99 <= 50 ms") is a latency at a rate: with 100 connections in a closed
+    // loop, latency is connections / throughput (Little's law), so it is measured open-loop at 600/s.
+    log(`POST /v1/nin at a fixed 600 requests/s, ${CONNECTIONS} connections, ${SECONDS} s`);
+    const postAtRate = await run('POST /v1/nin (found) at 600/s', {
+      url: `${baseUrl}/v1/nin`,
+      method: 'POST',
+      headers: integrator,
+      body: JSON.stringify({ nin: '12345678905' }),
+      connections: CONNECTIONS,
+      overallRate: 600,
+      duration: SECONDS,
+    });
+
     log(`seeding ${LIST_ROWS.toLocaleString()} verifications into the read model`);
     const { password } = JSON.parse(await readFile(join(dataDir, 'pg.json'), 'utf8')) as { password: string };
     const db = new pg.Client({ connectionString: `postgres://postgres:${encodeURIComponent(password)}@127.0.0.1:${pgPort}/ledger` });
@@ -157,8 +170,10 @@ async function main(): Promise<void> {
 
     const cpu = cpus()[0]?.model ?? 'unknown CPU';
     const rows = [
-      [post.name, post.requestsPerSecond.toFixed(0), post.p50Ms.toFixed(1), post.p99Ms.toFixed(1), String(post.non2xx + post.errors), '>= 600/s, p99 <= 50 ms, 0 errors',
-        post.requestsPerSecond >= 600 && post.p99Ms <= 50 && post.non2xx + post.errors === 0 ? 'PASS' : 'MISS'],
+      [`${post.name}, closed loop`, post.requestsPerSecond.toFixed(0), post.p50Ms.toFixed(1), post.p99Ms.toFixed(1), String(post.non2xx + post.errors), '>= 600/s, 0 errors',
+        post.requestsPerSecond >= 600 && post.non2xx + post.errors === 0 ? 'PASS' : 'MISS'],
+      [postAtRate.name, postAtRate.requestsPerSecond.toFixed(0), postAtRate.p50Ms.toFixed(1), postAtRate.p99Ms.toFixed(1), String(postAtRate.non2xx + postAtRate.errors), '600/s sustained, p99 <= 50 ms, 0 errors',
+        postAtRate.requestsPerSecond >= 590 && postAtRate.p99Ms <= 50 && postAtRate.non2xx + postAtRate.errors === 0 ? 'PASS' : 'MISS'],
       [list.name, list.requestsPerSecond.toFixed(0), list.p50Ms.toFixed(1), list.p99Ms.toFixed(1), String(list.non2xx + list.errors), 'p99 <= 20 ms',
         list.p99Ms <= 20 && list.non2xx + list.errors === 0 ? 'PASS' : 'MISS'],
     ];
