@@ -161,6 +161,18 @@ export class PostgresEventStore implements EventStore {
     return rows.map(toRecorded);
   }
 
+  /**
+   * Forwards reads (here and in readWindow) take the next rows by position first and apply the
+   * visible bound (once, from the statement's snapshot as before) to that page afterwards. The
+   * result is the same as bounding inside: invisible positions are all above every visible one, so
+   * the visible rows of a page are a prefix of it.
+   * The point is the plan: with both `position > $n` and `position < events_visible_bound()` in one
+   * WHERE, PostgreSQL prices the pair as a narrow range (0.5 % of the table when it has no
+   * statistics yet, e.g. a log just filled), and for a page larger than that estimate it picks a
+   * bitmap scan plus a sort of every row after the cursor: on a fresh log of 100,000 events, pages
+   * of 2,000 read 25,000 instead of 120,000 events/s. The page-first form is an ordered index scan
+   * whatever the statistics.
+   */
   async readAll(options: ReadAllOptions): Promise<RecordedEvent[]> {
     assertReadCount(options.maxCount);
     const backwards = options.direction === 'backwards';
@@ -172,7 +184,10 @@ export class PostgresEventStore implements EventStore {
     }
     const filter = filterSql(options.filter, params);
     const rows = await this.query<EventRow>(
-      `select ${COLUMNS} from events where position < events_visible_bound()${from}${filter} order by position ${backwards ? 'desc' : 'asc'} limit $1`,
+      backwards
+        ? `select ${COLUMNS} from events where position < events_visible_bound()${from}${filter} order by position desc limit $1`
+        : `select ${COLUMNS} from (select ${COLUMNS} from events where true${from}${filter} order by position limit $1) page
+           where position < (select events_visible_bound()) order by position`,
       params,
     );
     return rows.map(toRecorded);
@@ -188,7 +203,8 @@ export class PostgresEventStore implements EventStore {
     const filterClause = filterSql(filter, params);
     if (filterClause === '') {
       const rows = await this.query<EventRow>(
-        `select ${COLUMNS} from events where position > $1 and position < events_visible_bound() order by position limit $2`,
+        `select ${COLUMNS} from (select ${COLUMNS} from events where position > $1 order by position limit $2) page
+         where position < (select events_visible_bound()) order by position`,
         params,
       );
       const events = rows.map(toRecorded);
@@ -197,8 +213,8 @@ export class PostgresEventStore implements EventStore {
     const rows = await this.query<EventRow & { scanned_to: string | null }>(
       `with window_end as (
          select max(position) as scanned_to from (
-           select position from events where position > $1 and position < events_visible_bound() order by position limit $2
-         ) w
+           select position from events where position > $1 order by position limit $2
+         ) w where position < (select events_visible_bound())
        )
        select ${COLUMNS}, (select scanned_to from window_end) as scanned_to from events
        where position > $1 and position <= (select scanned_to from window_end)${filterClause}
