@@ -1,6 +1,9 @@
 // Jest in native ESM mode (NestJS 12 ships ESM only), TypeScript compiled by swc.
 // Three tiers by file suffix (STYLE.md): *.spec.ts pure unit, *.int-spec.ts real PostgreSQL and
-// event store, *.e2e-spec.ts through HTTP. The last two share one PostgreSQL for the run.
+// event store, *.e2e-spec.ts through HTTP. The last two share one PostgreSQL for the run (read
+// models live there on both stores) and run twice: on the postgres event store (`integration`) and on
+// EventStoreDB over real gRPC against the in-process test server (`integration-esdb`), each with its
+// store's own contract test.
 const swc = {
   jsc: {
     target: 'es2022',
@@ -20,16 +23,27 @@ const common = {
   roots: ['<rootDir>/src', '<rootDir>/projections', '<rootDir>/test'],
 };
 
+const integration = {
+  ...common,
+  testMatch: ['**/*.int-spec.ts', '**/*.e2e-spec.ts'],
+  globalSetup: '<rootDir>/test/support/global-setup.mjs',
+  globalTeardown: '<rootDir>/test/support/global-teardown.mjs',
+};
+
 export default {
   testTimeout: 120_000,
   projects: [
     { ...common, displayName: 'unit', testMatch: ['**/*.spec.ts'] },
     {
-      ...common,
-      displayName: 'integration',
-      testMatch: ['**/*.int-spec.ts', '**/*.e2e-spec.ts'],
-      globalSetup: '<rootDir>/test/support/global-setup.mjs',
-      globalTeardown: '<rootDir>/test/support/global-teardown.mjs',
+      ...integration,
+      displayName: { name: 'integration', color: 'blue' },
+      testPathIgnorePatterns: ['/node_modules/', '<rootDir>/test/event-store/esdb\\.int-spec\\.ts$', '<rootDir>/test/esdb-server/'],
+    },
+    {
+      ...integration,
+      displayName: { name: 'integration-esdb', color: 'magenta' },
+      testPathIgnorePatterns: ['/node_modules/', '<rootDir>/test/event-store/postgres\\.int-spec\\.ts$'],
+      setupFiles: ['<rootDir>/test/support/esdb-project.setup.ts'],
     },
   ],
 };

@@ -1,7 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import pg from 'pg';
-import { PostgresEventStore } from '../../src/event-store/postgres-event-store.js';
+import type { EventStore } from '../../src/event-store/event-store.port.js';
 import { createTestDatabase, type TestDatabase } from '../../test/support/database.js';
+import { createTestEventStore, expectedLagEvents, type TestEventStore } from '../../test/support/event-store.js';
 import { actualCounts, appendCounted, checkpointOf, countingProjection, createCountingTable, expectedCounts, waitUntil } from '../runner/counting.projection.testing.js';
 import { ProjectionWorker } from '../runner/projection-worker.js';
 import { readProjectionStatus } from '../status/projection-status.js';
@@ -9,16 +10,18 @@ import { discardRebuild, rebuildProjection } from './rebuild.js';
 
 let database: TestDatabase;
 let pool: pg.Pool;
-let store: PostgresEventStore;
+let testStore: TestEventStore;
+let store: EventStore;
 
 beforeAll(async () => {
   database = await createTestDatabase();
   pool = new pg.Pool({ connectionString: database.url, max: 12 });
-  store = new PostgresEventStore({ pool, connectionString: database.url });
+  testStore = await createTestEventStore(database, pool);
+  store = testStore.store;
 });
 
 afterAll(async () => {
-  await store.close();
+  await testStore.close();
   await pool.end();
   await database.drop();
 });
@@ -78,7 +81,7 @@ describe('Given a live worker and writers appending while a rebuild runs', () =>
     await waitUntil(async () => ((await checkpointOf(pool, 'rebuilt'))?.position ?? 0n) >= last, 20_000, 'the live worker to apply the last write');
     await worker.stop();
 
-    expect(await actualCounts(pool, projection.table)).toEqual(await expectedCounts(pool, projection.category));
+    expect(await actualCounts(pool, projection.table)).toEqual(await expectedCounts(store, projection.category));
     expect(await tableExists(`${projection.table}__rebuild`)).toBe(false);
     expect(await tableExists(`${projection.table}__old`)).toBe(false);
     expect(await checkpointOf(pool, 'rebuilt__rebuild')).toBeUndefined();
@@ -131,11 +134,11 @@ describe('When a rebuild is interrupted', () => {
     expect(interruptedAt).toBeLessThan(head);
     const [status] = await readProjectionStatus(pool, store, [projection]);
     expect(status).toMatchObject({ state: 'idle', rebuild: { position: interruptedAt.toString(), active: false } });
-    expect(status.rebuild?.lagEvents).toBe(10_000 - first.eventsApplied);
+    expect(status.rebuild?.lagEvents).toBe(expectedLagEvents(store, 10_000 - first.eventsApplied));
 
     const second = await rebuildProjection(pool, store, database.url, projection, { maxBatch: 1_000 });
     expect(second).toMatchObject({ outcome: 'swapped', resumedFrom: interruptedAt, eventsApplied: 10_000 - first.eventsApplied, position: head });
-    expect(await actualCounts(pool, projection.table)).toEqual(await expectedCounts(pool, projection.category));
+    expect(await actualCounts(pool, projection.table)).toEqual(await expectedCounts(store, projection.category));
     expect(await checkpointOf(pool, 'resumed')).toMatchObject({ position: head, eventsProcessed: 10_000, state: 'running' });
   });
 });

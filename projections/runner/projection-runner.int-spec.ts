@@ -1,7 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import pg from 'pg';
-import { PostgresEventStore } from '../../src/event-store/postgres-event-store.js';
+import type { EventStore } from '../../src/event-store/event-store.port.js';
 import { createTestDatabase, type TestDatabase } from '../../test/support/database.js';
+import { createTestEventStore, expectedLagEvents, type TestEventStore } from '../../test/support/event-store.js';
 import { readProjectionStatus } from '../status/projection-status.js';
 import { actualCounts, appendCounted, checkpointOf, countingProjection, createCountingTable, expectedCounts, waitUntil } from './counting.projection.testing.js';
 import { ProjectionRunner, ProjectionStoppedError } from './projection-runner.js';
@@ -9,16 +10,18 @@ import { ProjectionWorker } from './projection-worker.js';
 
 let database: TestDatabase;
 let pool: pg.Pool;
-let store: PostgresEventStore;
+let testStore: TestEventStore;
+let store: EventStore;
 
 beforeAll(async () => {
   database = await createTestDatabase();
   pool = new pg.Pool({ connectionString: database.url, max: 10 });
-  store = new PostgresEventStore({ pool, connectionString: database.url });
+  testStore = await createTestEventStore(database, pool);
+  store = testStore.store;
 });
 
 afterAll(async () => {
-  await store.close();
+  await testStore.close();
   await pool.end();
   await database.drop();
 });
@@ -38,7 +41,7 @@ describe('Given a backlog of 1,200 events', () => {
     expect(batches.reduce((sum, size) => sum + size, 0)).toBe(1_200);
     // Catch-up means large batches, not event by event.
     expect(batches.length).toBeLessThan(40);
-    expect(await actualCounts(pool, projection.table)).toEqual(await expectedCounts(pool, projection.category));
+    expect(await actualCounts(pool, projection.table)).toEqual(await expectedCounts(store, projection.category));
     expect(await checkpointOf(pool, 'batching')).toMatchObject({ state: 'running', eventsProcessed: 1_200, position: head });
   });
 });
@@ -80,7 +83,7 @@ describe('When a handler keeps throwing at one event in the middle of a batch', 
     expect(counts['poisoned-5']).toBeUndefined();
 
     const [status] = await readProjectionStatus(pool, store, [projection]);
-    expect(status).toMatchObject({ name: 'poisoned', state: 'stopped', error: { failedPosition: poison.position.toString() }, lagEvents: 300 - before.length });
+    expect(status).toMatchObject({ name: 'poisoned', state: 'stopped', error: { failedPosition: poison.position.toString() }, lagEvents: expectedLagEvents(store, 300 - before.length) });
   });
 
   it('a failure that goes away on retry loses and doubles nothing', async () => {
@@ -93,7 +96,7 @@ describe('When a handler keeps throwing at one event in the middle of a batch', 
     await waitUntil(async () => (await checkpointOf(pool, 'transient'))?.position === head, 20_000, 'the checkpoint to reach the head');
     await runner.stop();
     expect(failures).toBe(3);
-    expect(await actualCounts(pool, projection.table)).toEqual(await expectedCounts(pool, projection.category));
+    expect(await actualCounts(pool, projection.table)).toEqual(await expectedCounts(store, projection.category));
     expect((await checkpointOf(pool, 'transient'))?.state).toBe('running');
   });
 });
@@ -127,7 +130,7 @@ describe('Given two workers for one projection (advisory lock)', () => {
     await waitUntil(async () => (await checkpointOf(pool, 'locked'))?.position === head, 20_000, 'catch-up after the takeover');
     await standby.stop();
 
-    expect(await actualCounts(pool, projection.table)).toEqual(await expectedCounts(pool, projection.category));
+    expect(await actualCounts(pool, projection.table)).toEqual(await expectedCounts(store, projection.category));
     const [idle] = await readProjectionStatus(pool, store, [projection]);
     expect(idle).toMatchObject({ state: 'idle', worker: null, eventsPerSecond: null });
     } finally {

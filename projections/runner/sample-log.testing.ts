@@ -1,12 +1,14 @@
 import { randomUUID } from 'node:crypto';
 import type pg from 'pg';
+import type { EventStore, JsonObject } from '../../src/event-store/event-store.port.js';
 
 /**
  * A realistic event log written straight into the PostgreSQL `events` table (tests and the
  * benchmark): organizations registered, approved, keyed and funded, then verifications, each
  * requested, reserved, completed (80 %) or failed (20 %), and debited or released.
  * Positions are consecutive from just above the current maximum: below every position the
- * adapter will hand out later, and visible at once.
+ * adapter will hand out later, and visible at once. On any other store (options.store, EventStoreDB)
+ * the same log is appended through the port instead, in the same order.
  */
 export interface SampleLogOptions {
   readonly organizations: number;
@@ -14,6 +16,8 @@ export interface SampleLogOptions {
   /** Rows per INSERT. */
   readonly chunk?: number;
   readonly onProgress?: (eventsWritten: number) => void;
+  /** The event store in use: when it is not PostgreSQL, events are appended through it. */
+  readonly store?: EventStore;
 }
 
 interface Row {
@@ -28,17 +32,48 @@ const SCOPES = ['nin', 'bvn', 'phone', 'bank_account'] as const;
 const PRICES: Record<(typeof SCOPES)[number], number> = { nin: 10_000, bvn: 10_000, phone: 7_500, bank_account: 5_000 };
 
 export async function writeSampleLog(pool: pg.Pool, options: SampleLogOptions): Promise<{ events: number; lastPosition: bigint }> {
+  const store = options.store?.kind === 'postgres' ? undefined : options.store;
   const chunk = options.chunk ?? 10_000;
-  const { rows } = await pool.query<{ max: string | null }>('select max(position) as max from events');
-  let position = BigInt(rows[0].max ?? '0');
+  let position = 0n;
+  if (store === undefined) {
+    const { rows } = await pool.query<{ max: string | null }>('select max(position) as max from events');
+    position = BigInt(rows[0].max ?? '0');
+  }
   const revisions = new Map<string, number>();
   const startMs = Date.parse('2026-01-01T00:00:00Z');
   let clockMs = startMs;
   let buffer: Row[] = [];
   let written = 0;
 
+  const appendThroughStore = async (port: EventStore) => {
+    // Consecutive events of one stream go in one append, in log order.
+    for (let start = 0; start < buffer.length; ) {
+      let end = start + 1;
+      while (end < buffer.length && buffer[end].streamId === buffer[start].streamId) end++;
+      const run = buffer.slice(start, end);
+      const result = await port.append(
+        run[0].streamId,
+        run.map((row) => ({
+          id: randomUUID(),
+          type: row.type,
+          data: row.data as JsonObject,
+          metadata: { correlationId: randomUUID(), causationId: null, actor: { type: 'system', id: 'bench' }, occurredAt: row.occurredAt },
+        })),
+        { expectedRevision: run[0].revision === 0 ? 'no_stream' : BigInt(run[0].revision - 1) },
+      );
+      position = result.position;
+      start = end;
+    }
+  };
   const flush = async () => {
     if (buffer.length === 0) return;
+    if (store !== undefined) {
+      await appendThroughStore(store);
+      written += buffer.length;
+      buffer = [];
+      options.onProgress?.(written);
+      return;
+    }
     const positions: string[] = [];
     for (let i = 0; i < buffer.length; i++) positions.push((position + BigInt(i + 1)).toString());
     position += BigInt(buffer.length);
@@ -113,6 +148,7 @@ export async function writeSampleLog(pool: pg.Pool, options: SampleLogOptions): 
     }
   }
   await flush();
+  if (store !== undefined) return { events: written, lastPosition: position };
   // Keep the adapter's stream revisions in step with what was written.
   const streams = [...revisions.entries()];
   for (let start = 0; start < streams.length; start += chunk) {

@@ -52,22 +52,40 @@ interface HolderRow {
  * the workers' published figures in pg_stat_activity), so that any process, the API included,
  * reports workers that run elsewhere.
  */
+/** The sessions holding each projection's active and rebuild locks. */
+async function lockHolders(pool: pg.Pool, names: readonly string[]): Promise<pg.QueryResult<HolderRow>> {
+  return pool.query<HolderRow>(
+    `select l.classid::int as namespace, n.name, a.pid as backend_pid, a.application_name
+     from unnest($1::text[]) as n(name)
+     join pg_locks l on l.locktype = 'advisory' and l.granted and l.objsubid = 2
+       and l.classid in (${LOCK_NAMESPACE.active}, ${LOCK_NAMESPACE.rebuild})
+       and l.objid = oid(${lockKeySql('n.name')}::bigint & 4294967295)
+       and l.database = (select oid from pg_database where datname = current_database())
+     join pg_stat_activity a on a.pid = l.pid`,
+    [names],
+  );
+}
+
+/**
+ * Which worker process (its pid, from its lock session's beacon) runs each projection: the cheap
+ * part of the status, without the lag, whose cost depends on the event store.
+ */
+export async function readActiveWorkers(pool: pg.Pool, projections: readonly Projection[]): Promise<Map<string, number | null>> {
+  const holders = await lockHolders(pool, projections.map((projection) => projection.name));
+  const workers = new Map<string, number | null>();
+  for (const row of holders.rows) {
+    if (row.namespace === LOCK_NAMESPACE.active) workers.set(row.name, decodeBeacon(row.application_name)?.pid ?? null);
+  }
+  return workers;
+}
+
 export async function readProjectionStatus(pool: pg.Pool, store: EventStore, projections: readonly Projection[]): Promise<ProjectionStatus[]> {
   const names = projections.map((projection) => projection.name);
   const checkpointNames = names.flatMap((name) => [name, rebuildCheckpointName(name)]);
   const [head, checkpoints, holders] = await Promise.all([
     store.headPosition(),
     pool.query<CheckpointRow>('select * from projection_checkpoints where name = any($1::text[])', [checkpointNames]),
-    pool.query<HolderRow>(
-      `select l.classid::int as namespace, n.name, a.pid as backend_pid, a.application_name
-       from unnest($1::text[]) as n(name)
-       join pg_locks l on l.locktype = 'advisory' and l.granted and l.objsubid = 2
-         and l.classid in (${LOCK_NAMESPACE.active}, ${LOCK_NAMESPACE.rebuild})
-         and l.objid = oid(${lockKeySql('n.name')}::bigint & 4294967295)
-         and l.database = (select oid from pg_database where datname = current_database())
-       join pg_stat_activity a on a.pid = l.pid`,
-      [names],
-    ),
+    lockHolders(pool, names),
   ]);
   const byName = new Map(checkpoints.rows.map((row) => [row.name, row]));
 

@@ -2,6 +2,7 @@ import { afterEach, beforeEach, describe, expect, it } from '@jest/globals';
 import pg from 'pg';
 import { hashApiKey } from '../organizations/api-key.js';
 import { startTestApp, type TestApp } from '../../test/support/app.js';
+import { streamEvents } from '../../test/support/event-store.js';
 
 describe('first run', () => {
   let written: string[];
@@ -37,8 +38,8 @@ describe('first run', () => {
     const pool = new pg.Pool({ connectionString: app.database.url, max: 1 });
     try {
       const organizationId = listed.body.data[0].id as string;
-      const wallet = await pool.query("select type, data from events where stream_id = $1", [`wallet-${organizationId}.test`]);
-      expect(wallet.rows).toEqual([expect.objectContaining({ type: 'WalletFunded', data: expect.objectContaining({ fundingReference: 'sandbox-credit' }) })]);
+      const wallet = await streamEvents(app.eventStore, `wallet-${organizationId}.test`);
+      expect(wallet).toEqual([expect.objectContaining({ type: 'WalletFunded', data: expect.objectContaining({ fundingReference: 'sandbox-credit' }) })]);
       const stored = await pool.query('select environment, revoked_at from api_keys where key_hash = $1', [hashApiKey(key as string)]);
       expect(stored.rows).toEqual([{ environment: 'test', revoked_at: null }]);
     } finally {

@@ -6,9 +6,9 @@ import { ServiceUnavailable } from '../common/errors.js';
 import { asDomainEvent, type CommandContext } from '../common/event.js';
 import { RandomIdGenerator } from '../common/ids.js';
 import { streams } from '../common/streams.js';
-import { PostgresEventStore } from '../event-store/postgres-event-store.js';
 import type { RecordedEvent } from '../event-store/event-store.port.js';
 import { createTestDatabase, type TestDatabase } from '../../test/support/database.js';
+import { createTestEventStore, testEventStoreKind } from '../../test/support/event-store.js';
 import { availableKobo, evolve, initialWalletState } from './wallet.decider.js';
 import type { WalletEvent } from './wallet.events.js';
 import { EventSourcedWalletLedger } from './wallet-ledger.js';
@@ -17,31 +17,33 @@ import type { ReserveOutcome, WalletId } from './wallet-ledger.port.js';
 const context: CommandContext = { correlationId: 'req-wallet-ledger-test', actor: { type: 'system', id: 'test' } };
 const PRICE_KOBO = 1_000;
 
-function connect(url: string) {
-  const pool = new pg.Pool({ connectionString: url, max: 8 });
-  const store = new PostgresEventStore({ pool, connectionString: url });
+// Two connections to one store (two store clients on one test server on esdb): two app instances.
+async function connect(database: TestDatabase) {
+  const pool = new pg.Pool({ connectionString: database.url, max: 8 });
+  const testStore = await createTestEventStore(database, pool);
+  const { store } = testStore;
   const ledger = new EventSourcedWalletLedger(store, new SystemClock(), new RandomIdGenerator());
-  return { pool, store, ledger };
+  return { pool, store, testStore, ledger };
 }
 
 function newWallet(): WalletId {
   return { organizationId: `org_${randomUUID().replaceAll('-', '')}`, environment: 'test' };
 }
 
-describe('Wallet ledger on the PostgreSQL event store', () => {
+describe(`Wallet ledger on the ${testEventStoreKind()} event store`, () => {
   let database: TestDatabase;
-  let a: ReturnType<typeof connect>;
-  let b: ReturnType<typeof connect>;
+  let a: Awaited<ReturnType<typeof connect>>;
+  let b: Awaited<ReturnType<typeof connect>>;
 
   beforeAll(async () => {
     database = await createTestDatabase();
-    a = connect(database.url);
-    b = connect(database.url);
+    a = await connect(database);
+    b = await connect(database);
   });
 
   afterAll(async () => {
     for (const instance of [a, b]) {
-      await instance?.store.close();
+      await instance?.testStore.close();
       await instance?.pool.end();
     }
     await database?.drop();

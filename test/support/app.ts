@@ -6,7 +6,9 @@ import { join } from 'node:path';
 import { createApp } from '../../src/app.factory.js';
 import { loadConfig } from '../../src/config/config.js';
 import type { Runtime } from '../../src/core.module.js';
+import { EVENT_STORE, type EventStore } from '../../src/event-store/event-store.port.js';
 import { createTestDatabase, type TestDatabase } from './database.js';
+import { testEventStoreEnv, testEventStoreKind, type TestEventStoreKind } from './event-store.js';
 
 export interface TestApp {
   readonly app: NestFastifyApplication;
@@ -14,6 +16,9 @@ export interface TestApp {
   readonly adminToken: string;
   readonly database: TestDatabase;
   readonly runtime: Runtime;
+  /** The event store the app runs on (this jest project's: postgres or esdb), for assertions on what was written. */
+  readonly eventStore: EventStore;
+  readonly eventStoreKind: TestEventStoreKind;
   /** JSON request helper against the running server. */
   request(method: string, path: string, options?: { body?: unknown; headers?: Record<string, string>; rawBody?: string }): Promise<TestResponse>;
   /** Same, with the admin bearer token. */
@@ -31,7 +36,7 @@ export interface TestResponse {
 export interface StartTestAppOptions {
   /** Extra environment variables, as an operator would set them. */
   readonly env?: Record<string, string>;
-  /** Reuse a database (a second instance on the same stores). */
+  /** Reuse a database (a second instance on the same stores, event store included). */
   readonly database?: TestDatabase;
   readonly embedded?: boolean;
 }
@@ -46,6 +51,7 @@ export async function startTestApp(options: StartTestAppOptions = {}): Promise<T
   const dataDir = await mkdtemp(join(tmpdir(), 'ledger-test-'));
   const adminToken = `admin_${randomBytes(24).toString('base64url')}`;
   const config = loadConfig({
+    ...(await testEventStoreEnv(database)),
     PORT: '0',
     HOST: '127.0.0.1',
     DATA_DIR: dataDir,
@@ -57,6 +63,7 @@ export async function startTestApp(options: StartTestAppOptions = {}): Promise<T
   });
   const runtime: Runtime = { config, databaseUrl: database.url, embedded: options.embedded ?? false, adminToken: config.admin.token };
   const app = await createApp(runtime, { logger: false });
+  const eventStore = app.get<symbol, EventStore>(EVENT_STORE);
   await app.listen(0, '127.0.0.1');
   const address = app.getHttpServer().address();
   const port = typeof address === 'object' && address !== null ? address.port : 0;
@@ -86,6 +93,8 @@ export async function startTestApp(options: StartTestAppOptions = {}): Promise<T
     adminToken,
     database,
     runtime,
+    eventStore,
+    eventStoreKind: testEventStoreKind(),
     request,
     admin: (method, path, body) => request(method, path, { body, headers: { authorization: `Bearer ${adminToken}` } }),
     close: async () => {

@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import pg from 'pg';
 import { TEMPLATE_DATABASE, withDatabase } from './database-url.js';
+import { stopTestEventStoreOf } from './event-store.js';
 
 export interface TestDatabase {
   readonly url: string;
@@ -24,13 +25,16 @@ async function withAdmin<T>(work: (client: pg.Client) => Promise<T>): Promise<T>
   }
 }
 
-/** A fresh, migrated database of its own for one test file (a copy of the migrated template). */
+/** A fresh, migrated database of its own for one test file (a copy of the migrated template); on esdb, with its own event store (event-store.ts). */
 export async function createTestDatabase(): Promise<TestDatabase> {
   const name = `ledger_test_${randomBytes(6).toString('hex')}`;
   await withAdmin((client) => client.query(`create database ${name} template ${TEMPLATE_DATABASE}`));
   return {
     name,
     url: withDatabase(adminUrl(), name),
-    drop: () => withAdmin((client) => client.query(`drop database if exists ${name} with (force)`)).then(() => undefined),
+    drop: async () => {
+      await stopTestEventStoreOf(name);
+      await withAdmin((client) => client.query(`drop database if exists ${name} with (force)`));
+    },
   };
 }

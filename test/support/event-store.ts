@@ -1,0 +1,104 @@
+import type pg from 'pg';
+import { EsdbEventStore } from '../../src/event-store/esdb-event-store.js';
+import type { EventStore, ReadAllOptions, RecordedEvent } from '../../src/event-store/event-store.port.js';
+import { PostgresEventStore } from '../../src/event-store/postgres-event-store.js';
+import { startEsdbTestServer, type EsdbTestServer } from '../esdb-server/esdb-test-server.js';
+import type { TestDatabase } from './database.js';
+
+export type TestEventStoreKind = 'postgres' | 'esdb';
+
+/**
+ * Which event store this jest project runs on: the `integration-esdb` project sets
+ * TEST_EVENT_STORE=esdb in a per-file setup (test/support/esdb-project.setup.ts), the
+ * `integration` project leaves it unset.
+ */
+export function testEventStoreKind(): TestEventStoreKind {
+  return process.env.TEST_EVENT_STORE === 'esdb' ? 'esdb' : 'postgres';
+}
+
+// One EventStoreDB test server per test database, as the postgres store keeps its log in the
+// database: every app instance, CLI and worker on one database shares it, it outlives them (a
+// fresh instance reads what a closed one wrote), and it stops when the database is dropped. No test
+// sees another test's log.
+const servers = new Map<string, Promise<EsdbTestServer>>();
+
+function serverFor(database: TestDatabase): Promise<EsdbTestServer> {
+  let server = servers.get(database.name);
+  if (server === undefined) {
+    server = startEsdbTestServer();
+    servers.set(database.name, server);
+  }
+  return server;
+}
+
+/** Called by TestDatabase.drop(). */
+export async function stopTestEventStoreOf(databaseName: string): Promise<void> {
+  const server = servers.get(databaseName);
+  if (server === undefined) return;
+  servers.delete(databaseName);
+  await (await server).stop();
+}
+
+/** Environment that points the app, a CLI or a worker process at the event store of this test database. */
+export async function testEventStoreEnv(database: TestDatabase): Promise<Record<string, string>> {
+  if (testEventStoreKind() === 'postgres') return { EVENT_STORE: 'postgres' };
+  const server = await serverFor(database);
+  return { EVENT_STORE: 'esdb', EVENTSTORE_CONNECTION_STRING: server.connectionString };
+}
+
+export interface TestEventStore {
+  readonly kind: TestEventStoreKind;
+  readonly store: EventStore;
+  /** Environment that points a child process at the same store. */
+  readonly env: Record<string, string>;
+  /** Closes this client; the store itself lives as long as the test database. */
+  close(): Promise<void>;
+}
+
+/** The adapter this jest project runs on, over the test database (postgres) or its own test server (esdb). */
+export async function createTestEventStore(database: TestDatabase, pool: pg.Pool): Promise<TestEventStore> {
+  const kind = testEventStoreKind();
+  const env = await testEventStoreEnv(database);
+  const store: EventStore = kind === 'esdb' ? new EsdbEventStore(env.EVENTSTORE_CONNECTION_STRING as string) : new PostgresEventStore({ pool, connectionString: database.url });
+  return { kind, store, env, close: () => store.close() };
+}
+
+const PAGE = 1_000;
+
+/** Every event of a stream, oldest first, through the port (works on both stores). */
+export async function streamEvents(store: EventStore, streamId: string): Promise<RecordedEvent[]> {
+  const events: RecordedEvent[] = [];
+  for (let from = 0n; ; ) {
+    const page = await store.readStream(streamId, { fromRevision: from, maxCount: PAGE });
+    events.push(...page);
+    if (page.length < PAGE) return events;
+    from = (page.at(-1) as RecordedEvent).revision + 1n;
+  }
+}
+
+/** Every application event in the log, oldest first (system events are never returned by the port). */
+export async function allEvents(store: EventStore, filter?: ReadAllOptions['filter']): Promise<RecordedEvent[]> {
+  const events: RecordedEvent[] = [];
+  let fromPosition: bigint | undefined;
+  for (;;) {
+    const page = await store.readAll({ fromPosition, maxCount: PAGE, filter });
+    const fresh = fromPosition === undefined ? page : page.filter((event) => event.position > (fromPosition as bigint));
+    events.push(...fresh);
+    if (page.length < PAGE || fresh.length === 0) return events;
+    fromPosition = (fresh.at(-1) as RecordedEvent).position;
+  }
+}
+
+/** The events whose stream, type, data or metadata contain `text` (a search of the whole log for a leaked secret). */
+export function eventsContaining(events: readonly RecordedEvent[], text: string): RecordedEvent[] {
+  return events.filter((event) => JSON.stringify([event.streamId, event.type, event.data, event.metadata]).includes(text));
+}
+
+/**
+ * What a projection status reports as its lag in events when `pending` events are behind: a count
+ * exists on PostgreSQL only (bounded SQL over the events table); EventStoreDB has no count between
+ * two positions, so there the status reports null and the lag in seconds alone.
+ */
+export function expectedLagEvents(store: Pick<EventStore, 'kind'>, pending: number): number | null {
+  return store.kind === 'postgres' ? pending : null;
+}
