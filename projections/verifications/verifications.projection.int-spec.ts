@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from '@jest/globals';
 import pg from 'pg';
+import type { RecordedEvent } from '../../src/event-store/event-store.port.js';
 import { applyEvents, recorded, rowsOf, type GivenEvent } from '../../test/support/projection-harness.js';
 import { createTestDatabase, type TestDatabase } from '../../test/support/database.js';
 import { verificationsProjection } from './verifications.projection.js';
@@ -54,10 +55,28 @@ describe('verifications projection', () => {
     await database.drop();
   });
   beforeEach(async () => {
-    await pool.query('truncate verifications');
+    await pool.query('truncate verifications, verification_counts');
   });
 
   const apply = (events: readonly GivenEvent[]) => applyEvents(pool, verificationsProjection, recorded(events));
+  const applyBatch = async (events: readonly RecordedEvent[]) => {
+    const handleBatch = verificationsProjection.handleBatch;
+    if (handleBatch === undefined) throw new Error('verifications has no handleBatch');
+    const client = await pool.connect();
+    try {
+      await client.query('begin');
+      await handleBatch(events, { table: (name) => name, query: async <T>(sql: string, params?: readonly unknown[]) => (await client.query(sql, params as unknown[])).rows as T[] });
+      await client.query('commit');
+    } catch (error) {
+      await client.query('rollback');
+      throw error;
+    } finally {
+      client.release();
+    }
+  };
+  const state = async () => ({ rows: await rowsOf(pool, 'verifications', 'reference'), counts: await rowsOf(pool, 'verification_counts', 'organization_id, environment, scope, status') });
+  const counts = async () =>
+    (await pool.query<{ scope: string; status: string; count: string }>('select scope, status, count from verification_counts order by scope, status')).rows.map((c) => `${c.scope}/${c.status}=${c.count}`);
   const row = async (reference: string) => (await pool.query('select * from verifications where reference = $1', [reference])).rows[0];
 
   it('given a request, then a pending, uncharged row with the request and price', async () => {
@@ -97,12 +116,54 @@ describe('verifications projection', () => {
     expect(await row('vrf_a')).toMatchObject({ status: 'found', charged: true });
   });
 
-  it('replayed twice, same rows', async () => {
+  it('given requests and their outcomes, then the counts per scope and status follow the rows', async () => {
+    await apply([requested('vrf_a'), requested('vrf_b'), requested('vrf_c', 0, 'bvn'), requested('vrf_d'), completed('vrf_a', 'found'), completed('vrf_b', 'not_found'), failed('vrf_c')]);
+    expect(await counts()).toEqual(['bvn/failed=1', 'bvn/pending=0', 'nin/found=1', 'nin/not_found=1', 'nin/pending=1']);
+    // A second terminal event moves no row, so no count either.
+    await apply([rejected('vrf_a'), completed('vrf_c', 'found')]);
+    expect(await counts()).toEqual(['bvn/failed=1', 'bvn/pending=0', 'nin/found=1', 'nin/not_found=1', 'nin/pending=1']);
+  });
+
+  it('replayed twice, same rows and counts', async () => {
     const events = recorded([requested('vrf_a', 0), completed('vrf_a', 'found', { firstName: 'Ada' }), requested('vrf_b', 2, 'bvn'), failed('vrf_b'), requested('vrf_c', 3), rejected('vrf_c'), requested('vrf_d', 4)]);
     await applyEvents(pool, verificationsProjection, events);
-    const once = await rowsOf(pool, 'verifications', 'reference');
+    const once = await state();
     await applyEvents(pool, verificationsProjection, events);
-    expect(await rowsOf(pool, 'verifications', 'reference')).toEqual(once);
-    expect(once.map((r) => r.status)).toEqual(['found', 'failed', 'failed', 'pending']);
+    expect(await state()).toEqual(once);
+    expect(once.rows.map((r) => r.status)).toEqual(['found', 'failed', 'failed', 'pending']);
+    expect(await counts()).toEqual(['bvn/failed=1', 'bvn/pending=0', 'nin/failed=1', 'nin/found=1', 'nin/pending=1']);
+  });
+
+  it('a mixed batch through handleBatch gives the same rows and counts as handle event by event, and replayed twice the same again', async () => {
+    const events = recorded([
+      requested('vrf_a', 0),
+      requested('vrf_b', 1, 'bvn'),
+      completed('vrf_a', 'found', { firstName: 'Ada' }),
+      requested('vrf_c', 2),
+      failed('vrf_b'),
+      completed('vrf_b', 'found'),
+      requested('vrf_d', 3, 'phone'),
+      rejected('vrf_c'),
+      requested('vrf_e', 4),
+      completed('vrf_e', 'not_found'),
+      requested('vrf_f', 5, 'bvn'),
+    ]);
+    // Part of it applied before, as when a batch follows a crash between two batches.
+    await applyEvents(pool, verificationsProjection, events.slice(0, 3));
+    await applyEvents(pool, verificationsProjection, events.slice(3));
+    const oneByOne = await state();
+
+    await pool.query('truncate verifications, verification_counts');
+    await applyBatch(events);
+    expect(await state()).toEqual(oneByOne);
+
+    await pool.query('truncate verifications, verification_counts');
+    await applyBatch(events.slice(0, 3));
+    await applyBatch(events.slice(3));
+    expect(await state()).toEqual(oneByOne);
+    await applyBatch(events);
+    await applyBatch(events);
+    expect(await state()).toEqual(oneByOne);
+    expect(oneByOne.rows.map((r) => `${r.reference}:${r.status}`)).toEqual(['vrf_a:found', 'vrf_b:failed', 'vrf_c:failed', 'vrf_d:pending', 'vrf_e:not_found', 'vrf_f:pending']);
   });
 });

@@ -4,54 +4,141 @@ import { CATEGORIES } from '../../src/common/streams.js';
 import type { VerificationEvent } from '../../src/verifications/verification.events.js';
 import type { Projection, ProjectionContext } from '../projection.js';
 
+/** A terminal event's effect on its row: completed carries a result, failed and rejected an error message. */
+interface Terminal {
+  readonly reference: string;
+  readonly status: 'found' | 'not_found' | 'failed';
+  /** Null keeps the row's result. */
+  readonly result: Readonly<Record<string, unknown>> | null;
+  readonly charged: boolean;
+  readonly error_message: string | null;
+  readonly completed_at: string;
+}
+
+function terminalOf(event: VerificationEvent): Terminal | undefined {
+  switch (event.type) {
+    case 'VerificationRequested':
+      return undefined;
+    case 'VerificationCompleted':
+      return { reference: event.data.reference, status: event.data.outcome, result: event.data.result, charged: true, error_message: null, completed_at: event.data.completedAt };
+    case 'VerificationFailed':
+      return { reference: event.data.reference, status: 'failed', result: null, charged: false, error_message: event.data.errorMessage, completed_at: event.data.failedAt };
+    case 'VerificationRejected':
+      return { reference: event.data.reference, status: 'failed', result: null, charged: false, error_message: event.data.errorMessage, completed_at: event.data.rejectedAt };
+    default: {
+      const _exhaustive: never = event;
+      throw new Error(`invariant: unhandled verification event ${(_exhaustive as { type: string }).type}`);
+    }
+  }
+}
+
+const REQUEST_COLUMNS = `reference text, organization_id text, environment text, key_id text, scope text, category text, country_code text, request jsonb, price_kobo bigint, created_at timestamptz`;
+const TERMINAL_COLUMNS = `reference text, status text, result jsonb, charged boolean, error_message text, completed_at timestamptz`;
+
 /**
- * The `verifications` read model behind GET /v1/verifications and the recovery process. Safe to
- * apply twice: the insert does nothing on conflict, and every terminal update only moves a row
- * out of `pending`, so a replay never rewrites a finished verification.
+ * Inserts the requested rows that are not there yet, and counts only those as pending: a replayed
+ * request inserts nothing and so counts nothing.
+ */
+function insertRequested(context: ProjectionContext, requests: readonly Record<string, unknown>[]): Promise<unknown> {
+  const table = context.table('verifications');
+  const counts = context.table('verification_counts');
+  return context.query(
+    `with inserted as (
+       insert into ${table} (reference, organization_id, environment, key_id, scope, category, country_code, status, request, result, error_message, price_kobo, charged, created_at, completed_at)
+       select reference, organization_id, environment, key_id, scope, category, country_code, 'pending', request, '{}', null, price_kobo, false, created_at, null
+       from jsonb_to_recordset($1::jsonb) as r(${REQUEST_COLUMNS})
+       on conflict (reference) do nothing
+       returning organization_id, environment, scope)
+     insert into ${counts} as c (organization_id, environment, scope, status, count)
+     select organization_id, environment, scope, 'pending', count(*) from inserted group by 1, 2, 3
+     on conflict (organization_id, environment, scope, status) do update set count = c.count + excluded.count`,
+    [JSON.stringify(requests)],
+  );
+}
+
+/**
+ * Moves pending rows to their outcome (a finished row is never rewritten) and moves the counts of
+ * exactly the rows that moved: -1 pending, +1 outcome. The references must be distinct.
+ */
+function finish(context: ProjectionContext, terminals: readonly Terminal[]): Promise<unknown> {
+  const table = context.table('verifications');
+  const counts = context.table('verification_counts');
+  return context.query(
+    `with moved as (
+       update ${table} v set status = t.status, result = coalesce(t.result, v.result), charged = t.charged, error_message = t.error_message, completed_at = t.completed_at
+       from jsonb_to_recordset($1::jsonb) as t(${TERMINAL_COLUMNS})
+       where v.reference = t.reference and v.status = 'pending'
+       returning v.organization_id, v.environment, v.scope, t.status),
+     deltas as (
+       select organization_id, environment, scope, status, 1 as delta from moved
+       union all
+       select organization_id, environment, scope, 'pending', -1 from moved)
+     insert into ${counts} as c (organization_id, environment, scope, status, count)
+     select organization_id, environment, scope, status, sum(delta) from deltas group by 1, 2, 3, 4
+     on conflict (organization_id, environment, scope, status) do update set count = c.count + excluded.count`,
+    [JSON.stringify(terminals)],
+  );
+}
+
+function requestRow(event: VerificationEvent & { type: 'VerificationRequested' }): Record<string, unknown> {
+  const d = event.data;
+  return {
+    reference: d.reference,
+    organization_id: d.organizationId,
+    environment: d.environment,
+    key_id: d.keyId,
+    scope: d.scope,
+    category: d.category,
+    country_code: d.countryCode,
+    request: d.request,
+    price_kobo: d.priceKobo,
+    created_at: d.requestedAt,
+  };
+}
+
+/**
+ * The `verifications` read model behind GET /v1/verifications and the recovery process, and
+ * `verification_counts`, the list's totals. Safe to apply twice: the insert does nothing on
+ * conflict, every terminal update only moves a row out of `pending`, and the counts move only
+ * with a row that was inserted or moved, so a replay changes nothing.
  */
 export const verificationsProjection: Projection = {
   name: 'verifications',
   categories: [CATEGORIES.verification],
-  tables: ['verifications'],
+  tables: ['verifications', 'verification_counts'],
   async handle(recorded: RecordedEvent, context: ProjectionContext): Promise<void> {
     const event = asDomainEvent<VerificationEvent>(recorded);
-    const table = context.table('verifications');
-    switch (event.type) {
-      case 'VerificationRequested': {
-        const d = event.data;
-        await context.query(
-          `insert into ${table} (reference, organization_id, environment, key_id, scope, category, country_code, status, request, result, error_message, price_kobo, charged, created_at, completed_at)
-           values ($1, $2, $3, $4, $5, $6, $7, 'pending', $8, '{}', null, $9, false, $10, null) on conflict (reference) do nothing`,
-          [d.reference, d.organizationId, d.environment, d.keyId, d.scope, d.category, d.countryCode, JSON.stringify(d.request), d.priceKobo, d.requestedAt],
-        );
-        return;
-      }
-      case 'VerificationCompleted':
-        await context.query(`update ${table} set status = $2, result = $3, charged = true, error_message = null, completed_at = $4 where reference = $1 and status = 'pending'`, [
-          event.data.reference,
-          event.data.outcome,
-          JSON.stringify(event.data.result),
-          event.data.completedAt,
-        ]);
-        return;
-      case 'VerificationFailed':
-        await context.query(`update ${table} set status = 'failed', error_message = $2, charged = false, completed_at = $3 where reference = $1 and status = 'pending'`, [
-          event.data.reference,
-          event.data.errorMessage,
-          event.data.failedAt,
-        ]);
-        return;
-      case 'VerificationRejected':
-        await context.query(`update ${table} set status = 'failed', error_message = $2, charged = false, completed_at = $3 where reference = $1 and status = 'pending'`, [
-          event.data.reference,
-          event.data.errorMessage,
-          event.data.rejectedAt,
-        ]);
-        return;
-      default: {
-        const _exhaustive: never = event;
-        throw new Error(`invariant: unhandled verification event ${(_exhaustive as { type: string }).type}`);
-      }
+    if (event.type === 'VerificationRequested') {
+      await insertRequested(context, [requestRow(event)]);
+      return;
     }
+    const terminal = terminalOf(event);
+    if (terminal !== undefined) await finish(context, [terminal]);
+  },
+
+  /**
+   * Two statements per batch: every request, then every reference's first terminal event. Event by
+   * event, a later terminal event of the same reference finds its row finished and changes nothing,
+   * and a terminal event before its request (a broken log) finds no row; both are dropped here.
+   */
+  async handleBatch(events: readonly RecordedEvent[], context: ProjectionContext): Promise<void> {
+    const requests: Record<string, unknown>[] = [];
+    const requestedAt = new Map<string, bigint>();
+    const terminals = new Map<string, Terminal>();
+    const decoded = events.map((recorded) => ({ recorded, event: asDomainEvent<VerificationEvent>(recorded) }));
+    for (const { recorded, event } of decoded) {
+      if (event.type !== 'VerificationRequested') continue;
+      requests.push(requestRow(event));
+      if (!requestedAt.has(event.data.reference)) requestedAt.set(event.data.reference, recorded.position);
+    }
+    for (const { recorded, event } of decoded) {
+      const terminal = terminalOf(event);
+      if (terminal === undefined || terminals.has(terminal.reference)) continue;
+      const requestPosition = requestedAt.get(terminal.reference);
+      if (requestPosition !== undefined && requestPosition > recorded.position) continue;
+      terminals.set(terminal.reference, terminal);
+    }
+    if (requests.length > 0) await insertRequested(context, requests);
+    if (terminals.size > 0) await finish(context, [...terminals.values()]);
   },
 };

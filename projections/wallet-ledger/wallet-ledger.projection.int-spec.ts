@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from '@jest/globals';
 import pg from 'pg';
+import type { RecordedEvent } from '../../src/event-store/event-store.port.js';
 import { applyEvents, recorded, rowsOf, type GivenEvent } from '../../test/support/projection-harness.js';
 import { createTestDatabase, type TestDatabase } from '../../test/support/database.js';
 import { WalletProjectionError } from '../wallets/wallets.projection.js';
@@ -36,6 +37,21 @@ describe('wallet-ledger projection', () => {
   });
 
   const apply = (events: ReturnType<typeof recorded>) => applyEvents(pool, walletLedgerProjection, events);
+  const applyBatch = async (events: readonly RecordedEvent[]) => {
+    const handleBatch = walletLedgerProjection.handleBatch;
+    if (handleBatch === undefined) throw new Error('walletLedgerProjection has no handleBatch');
+    const client = await pool.connect();
+    try {
+      await client.query('begin');
+      await handleBatch(events, { table: (name) => name, query: async <T>(sql: string, params?: readonly unknown[]) => (await client.query(sql, params as unknown[])).rows as T[] });
+      await client.query('commit');
+    } catch (error) {
+      await client.query('rollback');
+      throw error;
+    } finally {
+      client.release();
+    }
+  };
   const lines = async () => (await pool.query(`select ${LINE_COLUMNS} from wallet_ledger order by event_position`)).rows;
 
   it('given a wallet history, then one line per event with the running figures after it', async () => {
@@ -75,5 +91,42 @@ describe('wallet-ledger projection', () => {
 
   it('stops loudly on a line that would overdraw the wallet', async () => {
     await expect(apply(recorded([funded('f1', 100), reserved('vrf_a', 101)]))).rejects.toBeInstanceOf(WalletProjectionError);
+  });
+
+  it('a mixed batch through handleBatch gives the same rows as handle event by event, and replayed twice the same again', async () => {
+    const events = recorded([
+      funded('f1', 10_000),
+      funded('f1', 50_000, 'live'),
+      reserved('vrf_a', 1_000),
+      reserved('vrf_l', 4_000, 'live'),
+      reserved('vrf_b', 2_000),
+      debited('vrf_a', 1_000),
+      released('vrf_b', 2_000),
+      reserved('vrf_c', 300),
+      funded('f2', 7),
+    ]);
+    const all = () => rowsOf(pool, 'wallet_ledger', 'organization_id, environment, event_position');
+    await apply(events.slice(0, 3));
+    await apply(events.slice(3));
+    const oneByOne = await all();
+
+    await pool.query('truncate wallet_ledger');
+    await applyBatch(events);
+    expect(await all()).toEqual(oneByOne);
+
+    // A batch overlapping lines already there (a replayed head) runs on from them.
+    await pool.query('truncate wallet_ledger');
+    await applyBatch(events.slice(0, 5));
+    await applyBatch(events.slice(2));
+    expect(await all()).toEqual(oneByOne);
+    await applyBatch(events);
+    await applyBatch(events);
+    expect(await all()).toEqual(oneByOne);
+    expect(oneByOne.map((line) => `${String(line.environment)}:${String(line.available_kobo)}`)).toEqual(['live:50000', 'live:46000', 'test:10000', 'test:9000', 'test:7000', 'test:7000', 'test:9000', 'test:8700', 'test:8707']);
+  });
+
+  it('through handleBatch, stops loudly on a line that would overdraw the wallet', async () => {
+    await expect(applyBatch(recorded([funded('f1', 100), reserved('vrf_a', 50), reserved('vrf_b', 51)]))).rejects.toBeInstanceOf(WalletProjectionError);
+    expect(await lines()).toEqual([]);
   });
 });

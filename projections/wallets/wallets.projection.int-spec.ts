@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from '@jest/globals';
 import pg from 'pg';
+import type { RecordedEvent } from '../../src/event-store/event-store.port.js';
 import { applyEvents, recorded, rowsOf, type GivenEvent } from '../../test/support/projection-harness.js';
 import { createTestDatabase, type TestDatabase } from '../../test/support/database.js';
 import { readWalletBalance, WalletProjectionError, walletsProjection } from './wallets.projection.js';
@@ -34,6 +35,22 @@ describe('wallets projection', () => {
   });
 
   const apply = (events: ReturnType<typeof recorded>) => applyEvents(pool, walletsProjection, events);
+  const applyBatch = async (events: readonly RecordedEvent[]) => {
+    const handleBatch = walletsProjection.handleBatch;
+    if (handleBatch === undefined) throw new Error('walletsProjection has no handleBatch');
+    const client = await pool.connect();
+    try {
+      await client.query('begin');
+      await handleBatch(events, { table: (name) => name, query: async <T>(sql: string, params?: readonly unknown[]) => (await client.query(sql, params as unknown[])).rows as T[] });
+      await client.query('commit');
+    } catch (error) {
+      await client.query('rollback');
+      throw error;
+    } finally {
+      client.release();
+    }
+  };
+  const state = async () => ({ wallets: await rowsOf(pool, 'wallets', 'organization_id, environment'), reservations: await rowsOf(pool, 'wallet_reservations', 'reference') });
   const wallet = async () => (await pool.query('select * from wallets where organization_id = $1 and environment = $2', [org, 'test'])).rows[0];
   const reservations = async () => (await pool.query('select reference, amount_kobo, reserved_at from wallet_reservations order by reference')).rows;
 
@@ -86,5 +103,50 @@ describe('wallets projection', () => {
 
   it('stops loudly on a capture of a reservation that is not open', async () => {
     await expect(apply(recorded([funded('f1', 10_000), debited('vrf_zzz', 1_000)]))).rejects.toBeInstanceOf(WalletProjectionError);
+  });
+
+  it('a mixed batch through handleBatch gives the same rows as handle event by event, and replayed twice the same again', async () => {
+    const live = (e: GivenEvent): GivenEvent => ({ ...e, streamId: `wallet-${org}.live`, data: { ...e.data, environment: 'live' } });
+    const events = recorded([
+      funded('f1', 10_000),
+      live(funded('f1', 50_000)),
+      reserved('vrf_a', 1_000, 1),
+      reserved('vrf_b', 2_000, 2),
+      live(reserved('vrf_l', 4_000, 2)),
+      debited('vrf_a', 1_000),
+      reserved('vrf_c', 3_000, 3),
+      released('vrf_b', 2_000),
+      live(debited('vrf_l', 4_000)),
+      reserved('vrf_d', 500, 4),
+      debited('vrf_c', 3_000),
+      live(reserved('vrf_m', 700, 5)),
+      funded('f2', 5),
+    ]);
+    await apply(events.slice(0, 4));
+    await apply(events.slice(4));
+    const oneByOne = await state();
+
+    await pool.query('truncate wallets, wallet_reservations');
+    await applyBatch(events);
+    expect(await state()).toEqual(oneByOne);
+
+    // Reservations opened in one batch and closed in the next, with a replayed head.
+    await pool.query('truncate wallets, wallet_reservations');
+    await applyBatch(events.slice(0, 4));
+    await applyBatch(events.slice(2));
+    expect(await state()).toEqual(oneByOne);
+    await applyBatch(events);
+    await applyBatch(events);
+    expect(await state()).toEqual(oneByOne);
+    expect(oneByOne.wallets.map((w) => `${String(w.environment)}:${String(w.balance_kobo)}/${String(w.reserved_kobo)}/${String(w.revision)}`)).toEqual(['live:46000/700/3', 'test:6005/500/8']);
+    expect(oneByOne.reservations.map((r) => r.reference)).toEqual(['vrf_d', 'vrf_m']);
+  });
+
+  it('through handleBatch, refuses what handle refuses: a gap, and a capture of a reservation that is not open', async () => {
+    const events = recorded([funded('f1', 10_000), reserved('vrf_a', 1_000), debited('vrf_a', 1_000), released('vrf_a', 1_000)]);
+    await expect(applyBatch([events[0], events[2]])).rejects.toBeInstanceOf(WalletProjectionError);
+    await expect(applyBatch(events)).rejects.toBeInstanceOf(WalletProjectionError);
+    await expect(applyBatch(recorded([funded('f1', 10_000), debited('vrf_zzz', 1_000)]))).rejects.toBeInstanceOf(WalletProjectionError);
+    expect(await state()).toEqual({ wallets: [], reservations: [] });
   });
 });
