@@ -1,7 +1,5 @@
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from '@jest/globals';
-import pg from 'pg';
-import { applyEvents, recorded, rowsOf, type GivenEvent } from '../../test/support/projection-harness.js';
-import { createTestDatabase, type TestDatabase } from '../../test/support/database.js';
+import { describe, expect, it } from '@jest/globals';
+import { applyEvents, recorded, rowsOf, type GivenEvent, useProjectionDatabase } from '../../test/support/projection-harness.js';
 import { organizationsProjection } from './organizations.projection.js';
 
 const id = 'org_01JD3Q9ZK8W6V2C4X7N5B0M1TR';
@@ -16,22 +14,10 @@ const event = (type: string, data: Record<string, unknown>, minutes = 0): GivenE
 const registered = event('OrganizationRegistered', { name: 'Acme', email: 'ops@acme.test', activeScopes: ['nin', 'bvn'] });
 
 describe('organizations projection', () => {
-  let database: TestDatabase;
-  let pool: pg.Pool;
-  beforeAll(async () => {
-    database = await createTestDatabase();
-    pool = new pg.Pool({ connectionString: database.url, max: 2 });
-  });
-  afterAll(async () => {
-    await pool.end();
-    await database.drop();
-  });
-  beforeEach(async () => {
-    await pool.query('truncate organizations');
-  });
+  const db = useProjectionDatabase(organizationsProjection);
 
-  const when = (events: GivenEvent[]) => applyEvents(pool, organizationsProjection, recorded(events));
-  const row = async () => (await pool.query('select * from organizations where id = $1', [id])).rows[0];
+  const when = (events: GivenEvent[]) => applyEvents(db.pool, organizationsProjection, recorded(events));
+  const row = async () => (await db.pool.query('select * from organizations where id = $1', [id])).rows[0];
 
   it('given a registration, then a pending row with the scopes and the time it happened', async () => {
     await when([registered]);
@@ -66,10 +52,10 @@ describe('organizations projection', () => {
       event('OrganizationSuspended', { reason: 'review' }, 4),
       event('ApiKeyIssued', { keyId: 'key_1', name: null, keyHash: 'h', prefix: 'p', last4: 'l', environment: 'test', scopes: null }, 5),
     ]);
-    await applyEvents(pool, organizationsProjection, events);
-    const once = await rowsOf(pool, 'organizations', 'id');
-    await applyEvents(pool, organizationsProjection, events);
-    expect(await rowsOf(pool, 'organizations', 'id')).toEqual(once);
+    await applyEvents(db.pool, organizationsProjection, events);
+    const once = await rowsOf(db.pool, 'organizations', 'id');
+    await applyEvents(db.pool, organizationsProjection, events);
+    expect(await rowsOf(db.pool, 'organizations', 'id')).toEqual(once);
     expect(once).toHaveLength(1);
   });
 });

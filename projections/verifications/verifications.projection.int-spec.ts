@@ -1,8 +1,6 @@
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from '@jest/globals';
-import pg from 'pg';
+import { describe, expect, it } from '@jest/globals';
 import type { RecordedEvent } from '../../src/event-store/event-store.port.js';
-import { applyEvents, recorded, rowsOf, type GivenEvent } from '../../test/support/projection-harness.js';
-import { createTestDatabase, type TestDatabase } from '../../test/support/database.js';
+import { applyEvents, recorded, rowsOf, type GivenEvent, useProjectionDatabase } from '../../test/support/projection-harness.js';
 import { verificationsProjection } from './verifications.projection.js';
 
 const org = 'org_01JD3Q9ZK8W6V2C4X7N5B0M1TR';
@@ -44,25 +42,13 @@ const rejected = (reference: string): GivenEvent => ({
 });
 
 describe('verifications projection', () => {
-  let database: TestDatabase;
-  let pool: pg.Pool;
-  beforeAll(async () => {
-    database = await createTestDatabase();
-    pool = new pg.Pool({ connectionString: database.url, max: 2 });
-  });
-  afterAll(async () => {
-    await pool.end();
-    await database.drop();
-  });
-  beforeEach(async () => {
-    await pool.query('truncate verifications, verification_counts');
-  });
+  const db = useProjectionDatabase(verificationsProjection);
 
-  const apply = (events: readonly GivenEvent[]) => applyEvents(pool, verificationsProjection, recorded(events));
+  const apply = (events: readonly GivenEvent[]) => applyEvents(db.pool, verificationsProjection, recorded(events));
   const applyBatch = async (events: readonly RecordedEvent[]) => {
     const handleBatch = verificationsProjection.handleBatch;
     if (handleBatch === undefined) throw new Error('verifications has no handleBatch');
-    const client = await pool.connect();
+    const client = await db.pool.connect();
     try {
       await client.query('begin');
       await handleBatch(events, { table: (name) => name, query: async <T>(sql: string, params?: readonly unknown[]) => (await client.query(sql, params as unknown[])).rows as T[] });
@@ -74,10 +60,10 @@ describe('verifications projection', () => {
       client.release();
     }
   };
-  const state = async () => ({ rows: await rowsOf(pool, 'verifications', 'reference'), counts: await rowsOf(pool, 'verification_counts', 'organization_id, environment, scope, status') });
+  const state = async () => ({ rows: await rowsOf(db.pool, 'verifications', 'reference'), counts: await rowsOf(db.pool, 'verification_counts', 'organization_id, environment, scope, status') });
   const counts = async () =>
-    (await pool.query<{ scope: string; status: string; count: string }>('select scope, status, count from verification_counts order by scope, status')).rows.map((c) => `${c.scope}/${c.status}=${c.count}`);
-  const row = async (reference: string) => (await pool.query('select * from verifications where reference = $1', [reference])).rows[0];
+    (await db.pool.query<{ scope: string; status: string; count: string }>('select scope, status, count from verification_counts order by scope, status')).rows.map((c) => `${c.scope}/${c.status}=${c.count}`);
+  const row = async (reference: string) => (await db.pool.query('select * from verifications where reference = $1', [reference])).rows[0];
 
   it('given a request, then a pending, uncharged row with the request and price', async () => {
     await apply([requested('vrf_a')]);
@@ -126,9 +112,9 @@ describe('verifications projection', () => {
 
   it('replayed twice, same rows and counts', async () => {
     const events = recorded([requested('vrf_a', 0), completed('vrf_a', 'found', { firstName: 'Ada' }), requested('vrf_b', 2, 'bvn'), failed('vrf_b'), requested('vrf_c', 3), rejected('vrf_c'), requested('vrf_d', 4)]);
-    await applyEvents(pool, verificationsProjection, events);
+    await applyEvents(db.pool, verificationsProjection, events);
     const once = await state();
-    await applyEvents(pool, verificationsProjection, events);
+    await applyEvents(db.pool, verificationsProjection, events);
     expect(await state()).toEqual(once);
     expect(once.rows.map((r) => r.status)).toEqual(['found', 'failed', 'failed', 'pending']);
     expect(await counts()).toEqual(['bvn/failed=1', 'bvn/pending=0', 'nin/failed=1', 'nin/found=1', 'nin/pending=1']);
@@ -149,15 +135,15 @@ describe('verifications projection', () => {
       requested('vrf_f', 5, 'bvn'),
     ]);
     // Part of it applied before, as when a batch follows a crash between two batches.
-    await applyEvents(pool, verificationsProjection, events.slice(0, 3));
-    await applyEvents(pool, verificationsProjection, events.slice(3));
+    await applyEvents(db.pool, verificationsProjection, events.slice(0, 3));
+    await applyEvents(db.pool, verificationsProjection, events.slice(3));
     const oneByOne = await state();
 
-    await pool.query('truncate verifications, verification_counts');
+    await db.pool.query('truncate verifications, verification_counts');
     await applyBatch(events);
     expect(await state()).toEqual(oneByOne);
 
-    await pool.query('truncate verifications, verification_counts');
+    await db.pool.query('truncate verifications, verification_counts');
     await applyBatch(events.slice(0, 3));
     await applyBatch(events.slice(3));
     expect(await state()).toEqual(oneByOne);

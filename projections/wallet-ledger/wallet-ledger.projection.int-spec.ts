@@ -1,8 +1,6 @@
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from '@jest/globals';
-import pg from 'pg';
+import { describe, expect, it } from '@jest/globals';
 import type { RecordedEvent } from '../../src/event-store/event-store.port.js';
-import { applyEvents, recorded, rowsOf, type GivenEvent } from '../../test/support/projection-harness.js';
-import { createTestDatabase, type TestDatabase } from '../../test/support/database.js';
+import { applyEvents, recorded, rowsOf, type GivenEvent, useProjectionDatabase } from '../../test/support/projection-harness.js';
 import { WalletProjectionError } from '../wallets/wallets.projection.js';
 import { walletLedgerProjection } from './wallet-ledger.projection.js';
 
@@ -22,25 +20,13 @@ const released = (reference: string, amountKobo: number) => event('WalletReserva
 const LINE_COLUMNS = 'environment, entry_type, reference, amount_kobo, balance_kobo, reserved_kobo, available_kobo, scope';
 
 describe('wallet-ledger projection', () => {
-  let database: TestDatabase;
-  let pool: pg.Pool;
-  beforeAll(async () => {
-    database = await createTestDatabase();
-    pool = new pg.Pool({ connectionString: database.url, max: 2 });
-  });
-  afterAll(async () => {
-    await pool.end();
-    await database.drop();
-  });
-  beforeEach(async () => {
-    await pool.query('truncate wallet_ledger');
-  });
+  const db = useProjectionDatabase(walletLedgerProjection);
 
-  const apply = (events: ReturnType<typeof recorded>) => applyEvents(pool, walletLedgerProjection, events);
+  const apply = (events: ReturnType<typeof recorded>) => applyEvents(db.pool, walletLedgerProjection, events);
   const applyBatch = async (events: readonly RecordedEvent[]) => {
     const handleBatch = walletLedgerProjection.handleBatch;
     if (handleBatch === undefined) throw new Error('walletLedgerProjection has no handleBatch');
-    const client = await pool.connect();
+    const client = await db.pool.connect();
     try {
       await client.query('begin');
       await handleBatch(events, { table: (name) => name, query: async <T>(sql: string, params?: readonly unknown[]) => (await client.query(sql, params as unknown[])).rows as T[] });
@@ -52,7 +38,7 @@ describe('wallet-ledger projection', () => {
       client.release();
     }
   };
-  const lines = async () => (await pool.query(`select ${LINE_COLUMNS} from wallet_ledger order by event_position`)).rows;
+  const lines = async () => (await db.pool.query(`select ${LINE_COLUMNS} from wallet_ledger order by event_position`)).rows;
 
   it('given a wallet history, then one line per event with the running figures after it', async () => {
     const events = recorded([funded('f1', 10_000), reserved('vrf_a', 1_000), reserved('vrf_b', 2_000), debited('vrf_a', 1_000), released('vrf_b', 2_000)]);
@@ -64,7 +50,7 @@ describe('wallet-ledger projection', () => {
       { environment: 'test', entry_type: 'debit', reference: 'vrf_a', amount_kobo: '1000', balance_kobo: '9000', reserved_kobo: '2000', available_kobo: '7000', scope: null },
       { environment: 'test', entry_type: 'release', reference: 'vrf_b', amount_kobo: '2000', balance_kobo: '9000', reserved_kobo: '0', available_kobo: '9000', scope: null },
     ]);
-    const positions = (await pool.query('select event_position from wallet_ledger order by event_position')).rows.map((row) => BigInt(row.event_position));
+    const positions = (await db.pool.query('select event_position from wallet_ledger order by event_position')).rows.map((row) => BigInt(row.event_position));
     expect(positions).toEqual(events.map((e) => e.position));
   });
 
@@ -81,10 +67,10 @@ describe('wallet-ledger projection', () => {
   it('replayed twice, same rows', async () => {
     const events = recorded([funded('f1', 10_000), reserved('vrf_a', 1_000), debited('vrf_a', 1_000), reserved('vrf_b', 2_000), released('vrf_b', 2_000), funded('f2', 1)]);
     await apply(events);
-    const once = await rowsOf(pool, 'wallet_ledger', 'organization_id, environment, event_position');
+    const once = await rowsOf(db.pool, 'wallet_ledger', 'organization_id, environment, event_position');
     await apply(events);
     await apply(events.slice(2));
-    expect(await rowsOf(pool, 'wallet_ledger', 'organization_id, environment, event_position')).toEqual(once);
+    expect(await rowsOf(db.pool, 'wallet_ledger', 'organization_id, environment, event_position')).toEqual(once);
     expect(once).toHaveLength(6);
     expect(once[5]).toMatchObject({ balance_kobo: '9001', reserved_kobo: '0', available_kobo: '9001' });
   });
@@ -105,17 +91,17 @@ describe('wallet-ledger projection', () => {
       reserved('vrf_c', 300),
       funded('f2', 7),
     ]);
-    const all = () => rowsOf(pool, 'wallet_ledger', 'organization_id, environment, event_position');
+    const all = () => rowsOf(db.pool, 'wallet_ledger', 'organization_id, environment, event_position');
     await apply(events.slice(0, 3));
     await apply(events.slice(3));
     const oneByOne = await all();
 
-    await pool.query('truncate wallet_ledger');
+    await db.pool.query('truncate wallet_ledger');
     await applyBatch(events);
     expect(await all()).toEqual(oneByOne);
 
     // A batch overlapping lines already there (a replayed head) runs on from them.
-    await pool.query('truncate wallet_ledger');
+    await db.pool.query('truncate wallet_ledger');
     await applyBatch(events.slice(0, 5));
     await applyBatch(events.slice(2));
     expect(await all()).toEqual(oneByOne);

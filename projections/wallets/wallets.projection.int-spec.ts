@@ -1,8 +1,6 @@
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from '@jest/globals';
-import pg from 'pg';
+import { describe, expect, it } from '@jest/globals';
 import type { RecordedEvent } from '../../src/event-store/event-store.port.js';
-import { applyEvents, recorded, rowsOf, type GivenEvent } from '../../test/support/projection-harness.js';
-import { createTestDatabase, type TestDatabase } from '../../test/support/database.js';
+import { applyEvents, recorded, rowsOf, type GivenEvent, useProjectionDatabase } from '../../test/support/projection-harness.js';
 import { readWalletBalance, WalletProjectionError, walletsProjection } from './wallets.projection.js';
 
 const org = 'org_01JD3Q9ZK8W6V2C4X7N5B0M1TR';
@@ -20,25 +18,13 @@ const debited = (reference: string, amountKobo: number) => event('WalletDebited'
 const released = (reference: string, amountKobo: number) => event('WalletReservationReleased', { reference, amountKobo, reason: 'provider_failed' });
 
 describe('wallets projection', () => {
-  let database: TestDatabase;
-  let pool: pg.Pool;
-  beforeAll(async () => {
-    database = await createTestDatabase();
-    pool = new pg.Pool({ connectionString: database.url, max: 2 });
-  });
-  afterAll(async () => {
-    await pool.end();
-    await database.drop();
-  });
-  beforeEach(async () => {
-    await pool.query('truncate wallets, wallet_reservations');
-  });
+  const db = useProjectionDatabase(walletsProjection);
 
-  const apply = (events: ReturnType<typeof recorded>) => applyEvents(pool, walletsProjection, events);
+  const apply = (events: ReturnType<typeof recorded>) => applyEvents(db.pool, walletsProjection, events);
   const applyBatch = async (events: readonly RecordedEvent[]) => {
     const handleBatch = walletsProjection.handleBatch;
     if (handleBatch === undefined) throw new Error('walletsProjection has no handleBatch');
-    const client = await pool.connect();
+    const client = await db.pool.connect();
     try {
       await client.query('begin');
       await handleBatch(events, { table: (name) => name, query: async <T>(sql: string, params?: readonly unknown[]) => (await client.query(sql, params as unknown[])).rows as T[] });
@@ -50,35 +36,35 @@ describe('wallets projection', () => {
       client.release();
     }
   };
-  const state = async () => ({ wallets: await rowsOf(pool, 'wallets', 'organization_id, environment'), reservations: await rowsOf(pool, 'wallet_reservations', 'reference') });
-  const wallet = async () => (await pool.query('select * from wallets where organization_id = $1 and environment = $2', [org, 'test'])).rows[0];
-  const reservations = async () => (await pool.query('select reference, amount_kobo, reserved_at from wallet_reservations order by reference')).rows;
+  const state = async () => ({ wallets: await rowsOf(db.pool, 'wallets', 'organization_id, environment'), reservations: await rowsOf(db.pool, 'wallet_reservations', 'reference') });
+  const wallet = async () => (await db.pool.query('select * from wallets where organization_id = $1 and environment = $2', [org, 'test'])).rows[0];
+  const reservations = async () => (await db.pool.query('select reference, amount_kobo, reserved_at from wallet_reservations order by reference')).rows;
 
   it('given a funding, then the balance and the revision applied', async () => {
     await apply(recorded([funded('sandbox-credit', 100_000)]));
     expect(await wallet()).toMatchObject({ funded_kobo: '100000', debited_kobo: '0', balance_kobo: '100000', reserved_kobo: '0', revision: '0', updated_at: t0 });
-    expect(await readWalletBalance(pool, org, 'test')).toEqual({ balanceKobo: 100_000, reservedKobo: 0, availableKobo: 100_000 });
+    expect(await readWalletBalance(db.pool, org, 'test')).toEqual({ balanceKobo: 100_000, reservedKobo: 0, availableKobo: 100_000 });
   });
 
   it('given reservations, a debit and a release, then the totals and only the open reservation with its time', async () => {
     await apply(recorded([funded('f1', 10_000), reserved('vrf_a', 1_000, 1), reserved('vrf_b', 2_000, 2), reserved('vrf_c', 3_000, 3), debited('vrf_a', 1_000), released('vrf_b', 2_000)]));
     expect(await wallet()).toMatchObject({ funded_kobo: '10000', debited_kobo: '1000', balance_kobo: '9000', reserved_kobo: '3000', revision: '5' });
     expect(await reservations()).toEqual([{ reference: 'vrf_c', amount_kobo: '3000', reserved_at: new Date(t0.getTime() + 3 * 60_000) }]);
-    expect(await readWalletBalance(pool, org, 'test')).toEqual({ balanceKobo: 9_000, reservedKobo: 3_000, availableKobo: 6_000 });
+    expect(await readWalletBalance(db.pool, org, 'test')).toEqual({ balanceKobo: 9_000, reservedKobo: 3_000, availableKobo: 6_000 });
   });
 
   it('given no event for a wallet, then zeros', async () => {
-    expect(await readWalletBalance(pool, org, 'live')).toEqual({ balanceKobo: 0, reservedKobo: 0, availableKobo: 0 });
+    expect(await readWalletBalance(db.pool, org, 'live')).toEqual({ balanceKobo: 0, reservedKobo: 0, availableKobo: 0 });
   });
 
   it('replayed twice, same rows', async () => {
     const events = recorded([funded('f1', 10_000), reserved('vrf_a', 1_000), reserved('vrf_b', 2_000), debited('vrf_a', 1_000), released('vrf_b', 2_000), reserved('vrf_c', 500), funded('f2', 5)]);
     await apply(events);
-    const once = { wallets: await rowsOf(pool, 'wallets', 'organization_id, environment'), reservations: await rowsOf(pool, 'wallet_reservations', 'reference') };
+    const once = { wallets: await rowsOf(db.pool, 'wallets', 'organization_id, environment'), reservations: await rowsOf(db.pool, 'wallet_reservations', 'reference') };
     await apply(events);
     // And a replay of a tail only, as after a crash between two batches.
     await apply(events.slice(3));
-    expect({ wallets: await rowsOf(pool, 'wallets', 'organization_id, environment'), reservations: await rowsOf(pool, 'wallet_reservations', 'reference') }).toEqual(once);
+    expect({ wallets: await rowsOf(db.pool, 'wallets', 'organization_id, environment'), reservations: await rowsOf(db.pool, 'wallet_reservations', 'reference') }).toEqual(once);
     expect(once.wallets[0]).toMatchObject({ balance_kobo: '9005', reserved_kobo: '500' });
   });
 
@@ -126,12 +112,12 @@ describe('wallets projection', () => {
     await apply(events.slice(4));
     const oneByOne = await state();
 
-    await pool.query('truncate wallets, wallet_reservations');
+    await db.pool.query('truncate wallets, wallet_reservations');
     await applyBatch(events);
     expect(await state()).toEqual(oneByOne);
 
     // Reservations opened in one batch and closed in the next, with a replayed head.
-    await pool.query('truncate wallets, wallet_reservations');
+    await db.pool.query('truncate wallets, wallet_reservations');
     await applyBatch(events.slice(0, 4));
     await applyBatch(events.slice(2));
     expect(await state()).toEqual(oneByOne);

@@ -1,5 +1,7 @@
+import { afterAll, beforeAll, beforeEach } from '@jest/globals';
 import { randomUUID } from 'node:crypto';
 import pg from 'pg';
+import { createTestDatabase, type TestDatabase } from './database.js';
 import type { JsonObject, RecordedEvent } from '../../src/event-store/event-store.port.js';
 import type { Projection, ProjectionContext } from '../../projections/projection.js';
 
@@ -58,4 +60,30 @@ export async function applyEvents(pool: pg.Pool, projection: Projection, events:
 /** Every row of a table in a stable order, for "replayed twice, same rows" comparisons. */
 export async function rowsOf(pool: pg.Pool, table: string, orderBy: string): Promise<Record<string, unknown>[]> {
   return (await pool.query(`select * from ${table} order by ${orderBy}`)).rows;
+}
+
+/**
+ * A fresh database for one projection's test file: created before its tests, dropped after them,
+ * and the projection's own tables emptied before each test.
+ */
+export function useProjectionDatabase(projection: Projection): { readonly pool: pg.Pool } {
+  let database: TestDatabase | undefined;
+  let pool: pg.Pool | undefined;
+  beforeAll(async () => {
+    database = await createTestDatabase();
+    pool = new pg.Pool({ connectionString: database.url, max: 2 });
+  });
+  afterAll(async () => {
+    await pool?.end();
+    await database?.drop();
+  });
+  beforeEach(async () => {
+    await pool?.query(`truncate ${projection.tables.join(', ')}`);
+  });
+  return {
+    get pool(): pg.Pool {
+      if (pool === undefined) throw new Error('the projection database is only there inside tests');
+      return pool;
+    },
+  };
 }
