@@ -1,6 +1,6 @@
 import { describe, expect, it } from '@jest/globals';
 import type { RecordedEvent } from '../../src/event-store/event-store.port.js';
-import { applyEvents, recorded, rowsOf, type GivenEvent, useProjectionDatabase } from '../../test/support/projection-harness.js';
+import { applyEvents, recorded, rowsOf, type GivenEvent, useProjectionDatabase, applyBatch as applyBatchThroughHarness } from '../../test/support/projection-harness.js';
 import { verificationsProjection } from './verifications.projection.js';
 
 const org = 'org_01JD3Q9ZK8W6V2C4X7N5B0M1TR';
@@ -45,21 +45,7 @@ describe('verifications projection', () => {
   const db = useProjectionDatabase(verificationsProjection);
 
   const apply = (events: readonly GivenEvent[]) => applyEvents(db.pool, verificationsProjection, recorded(events));
-  const applyBatch = async (events: readonly RecordedEvent[]) => {
-    const handleBatch = verificationsProjection.handleBatch;
-    if (handleBatch === undefined) throw new Error('verifications has no handleBatch');
-    const client = await db.pool.connect();
-    try {
-      await client.query('begin');
-      await handleBatch(events, { table: (name) => name, query: async <T>(sql: string, params?: readonly unknown[]) => (await client.query(sql, params as unknown[])).rows as T[] });
-      await client.query('commit');
-    } catch (error) {
-      await client.query('rollback');
-      throw error;
-    } finally {
-      client.release();
-    }
-  };
+  const applyBatch = (events: readonly RecordedEvent[]) => applyBatchThroughHarness(db.pool, verificationsProjection, events);
   const state = async () => ({ rows: await rowsOf(db.pool, 'verifications', 'reference'), counts: await rowsOf(db.pool, 'verification_counts', 'organization_id, environment, scope, status') });
   const counts = async () =>
     (await db.pool.query<{ scope: string; status: string; count: string }>('select scope, status, count from verification_counts order by scope, status')).rows.map((c) => `${c.scope}/${c.status}=${c.count}`);

@@ -1,6 +1,6 @@
 import { describe, expect, it } from '@jest/globals';
 import type { RecordedEvent } from '../../src/event-store/event-store.port.js';
-import { applyEvents, recorded, rowsOf, type GivenEvent, useProjectionDatabase } from '../../test/support/projection-harness.js';
+import { applyEvents, recorded, rowsOf, type GivenEvent, useProjectionDatabase, applyBatch as applyBatchThroughHarness } from '../../test/support/projection-harness.js';
 import { WalletProjectionError } from '../wallets/wallets.projection.js';
 import { walletLedgerProjection } from './wallet-ledger.projection.js';
 
@@ -23,21 +23,7 @@ describe('wallet-ledger projection', () => {
   const db = useProjectionDatabase(walletLedgerProjection);
 
   const apply = (events: ReturnType<typeof recorded>) => applyEvents(db.pool, walletLedgerProjection, events);
-  const applyBatch = async (events: readonly RecordedEvent[]) => {
-    const handleBatch = walletLedgerProjection.handleBatch;
-    if (handleBatch === undefined) throw new Error('walletLedgerProjection has no handleBatch');
-    const client = await db.pool.connect();
-    try {
-      await client.query('begin');
-      await handleBatch(events, { table: (name) => name, query: async <T>(sql: string, params?: readonly unknown[]) => (await client.query(sql, params as unknown[])).rows as T[] });
-      await client.query('commit');
-    } catch (error) {
-      await client.query('rollback');
-      throw error;
-    } finally {
-      client.release();
-    }
-  };
+  const applyBatch = (events: readonly RecordedEvent[]) => applyBatchThroughHarness(db.pool, walletLedgerProjection, events);
   const lines = async () => (await db.pool.query(`select ${LINE_COLUMNS} from wallet_ledger order by event_position`)).rows;
 
   it('given a wallet history, then one line per event with the running figures after it', async () => {

@@ -1,6 +1,6 @@
 import { describe, expect, it } from '@jest/globals';
 import type { RecordedEvent } from '../../src/event-store/event-store.port.js';
-import { applyEvents, recorded, rowsOf, type GivenEvent, useProjectionDatabase } from '../../test/support/projection-harness.js';
+import { applyEvents, recorded, rowsOf, type GivenEvent, useProjectionDatabase, applyBatch as applyBatchThroughHarness } from '../../test/support/projection-harness.js';
 import { readWalletBalance, WalletProjectionError, walletsProjection } from './wallets.projection.js';
 
 const org = 'org_01JD3Q9ZK8W6V2C4X7N5B0M1TR';
@@ -21,21 +21,7 @@ describe('wallets projection', () => {
   const db = useProjectionDatabase(walletsProjection);
 
   const apply = (events: ReturnType<typeof recorded>) => applyEvents(db.pool, walletsProjection, events);
-  const applyBatch = async (events: readonly RecordedEvent[]) => {
-    const handleBatch = walletsProjection.handleBatch;
-    if (handleBatch === undefined) throw new Error('walletsProjection has no handleBatch');
-    const client = await db.pool.connect();
-    try {
-      await client.query('begin');
-      await handleBatch(events, { table: (name) => name, query: async <T>(sql: string, params?: readonly unknown[]) => (await client.query(sql, params as unknown[])).rows as T[] });
-      await client.query('commit');
-    } catch (error) {
-      await client.query('rollback');
-      throw error;
-    } finally {
-      client.release();
-    }
-  };
+  const applyBatch = (events: readonly RecordedEvent[]) => applyBatchThroughHarness(db.pool, walletsProjection, events);
   const state = async () => ({ wallets: await rowsOf(db.pool, 'wallets', 'organization_id, environment'), reservations: await rowsOf(db.pool, 'wallet_reservations', 'reference') });
   const wallet = async () => (await db.pool.query('select * from wallets where organization_id = $1 and environment = $2', [org, 'test'])).rows[0];
   const reservations = async () => (await db.pool.query('select reference, amount_kobo, reserved_at from wallet_reservations order by reference')).rows;

@@ -35,8 +35,8 @@ export function recorded(events: readonly GivenEvent[]): RecordedEvent[] {
   });
 }
 
-/** Applies events through a projection's handlers in one transaction, as the runner does. */
-export async function applyEvents(pool: pg.Pool, projection: Projection, events: readonly RecordedEvent[]): Promise<void> {
+/** Runs work on one client inside a transaction with the projection's context, as the runner does. */
+async function inTransaction(pool: pg.Pool, projection: Projection, work: (context: ProjectionContext) => Promise<void>): Promise<void> {
   const client = await pool.connect();
   const context: ProjectionContext = {
     table: (name) => {
@@ -47,7 +47,7 @@ export async function applyEvents(pool: pg.Pool, projection: Projection, events:
   };
   try {
     await client.query('begin');
-    for (const event of events) await projection.handle(event, context);
+    await work(context);
     await client.query('commit');
   } catch (error) {
     await client.query('rollback');
@@ -55,6 +55,20 @@ export async function applyEvents(pool: pg.Pool, projection: Projection, events:
   } finally {
     client.release();
   }
+}
+
+/** Applies events through a projection's handlers one by one, in one transaction. */
+export async function applyEvents(pool: pg.Pool, projection: Projection, events: readonly RecordedEvent[]): Promise<void> {
+  await inTransaction(pool, projection, async (context) => {
+    for (const event of events) await projection.handle(event, context);
+  });
+}
+
+/** Applies events through a projection's set-based `handleBatch`, in one transaction. */
+export async function applyBatch(pool: pg.Pool, projection: Projection, events: readonly RecordedEvent[]): Promise<void> {
+  const handleBatch = projection.handleBatch;
+  if (handleBatch === undefined) throw new Error(`${projection.name} has no handleBatch`);
+  await inTransaction(pool, projection, (context) => handleBatch.call(projection, events, context));
 }
 
 /** Every row of a table in a stable order, for "replayed twice, same rows" comparisons. */
