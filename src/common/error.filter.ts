@@ -1,6 +1,7 @@
 import { type ArgumentsHost, Catch, type ExceptionFilter, HttpException, Logger } from '@nestjs/common';
 import type { FastifyReply } from 'fastify';
 import { EventStoreUnavailableError } from '../event-store/event-store.port.js';
+import { isConnectionError } from '../database/connection-errors.js';
 import { AppError } from './errors.js';
 import type { ErrorEnvelope } from './envelope.js';
 
@@ -18,15 +19,6 @@ const HTTP_CODES: Record<number, string> = {
   431: 'headers_too_large',
   503: 'service_unavailable',
 };
-
-function isDatabaseDown(error: unknown): boolean {
-  const code = (error as { code?: string } | null)?.code ?? '';
-  const message = error instanceof Error ? error.message : '';
-  return (
-    ['ECONNREFUSED', 'ECONNRESET', '57P01', '57P03', '08006', '08001', '08003'].includes(code) ||
-    /Connection terminated|timeout exceeded when trying to connect|connection error/i.test(message)
-  );
-}
 
 /** Maps every error to the envelope of DESIGN.md. Anything unmapped is a bug: 500, logged without the request body. */
 @Catch()
@@ -46,7 +38,7 @@ export class ErrorFilter implements ExceptionFilter {
     if (exception instanceof AppError) {
       return [exception.httpStatus, { status: false, error: { code: exception.code, message: exception.message, details: exception.details } }];
     }
-    if (exception instanceof EventStoreUnavailableError || isDatabaseDown(exception)) {
+    if (exception instanceof EventStoreUnavailableError || isConnectionError(exception)) {
       return [503, { status: false, error: { code: 'service_unavailable', message: 'A backing store is unavailable; try again shortly', details: {} } }];
     }
     if (exception instanceof HttpException) {

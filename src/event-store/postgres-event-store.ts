@@ -1,4 +1,5 @@
 import pg from 'pg';
+import { isConnectionError } from '../database/connection-errors.js';
 import {
   type AppendResult,
   assertAppendable,
@@ -52,16 +53,6 @@ function toRecorded(row: EventRow): RecordedEvent {
     metadata: row.metadata,
     createdAt: row.created_at,
   };
-}
-
-/** Connection-level failures become EventStoreUnavailableError (HTTP 503); anything else is a bug and is rethrown as is. */
-function isConnectionError(error: unknown): boolean {
-  const code = (error as { code?: string } | null)?.code ?? '';
-  const message = error instanceof Error ? error.message : '';
-  return (
-    ['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'ENOTFOUND', '57P01', '57P02', '57P03', '08000', '08001', '08003', '08006'].includes(code) ||
-    /Connection terminated|timeout exceeded when trying to connect|Client has encountered a connection error/i.test(message)
-  );
 }
 
 function filterSql(filter: EventFilter | undefined, params: unknown[]): string {
