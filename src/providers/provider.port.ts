@@ -1,3 +1,4 @@
+import type { FieldError } from '../common/errors.js';
 import type { JsonObject } from '../event-store/event-store.port.js';
 import type { Scope } from '../scopes/scopes.js';
 
@@ -16,8 +17,12 @@ export type ProviderOutcome =
   | { readonly outcome: 'not_found' }
   | { readonly outcome: 'failed'; readonly reasonCode: string; readonly retryable: boolean };
 
-/** The upstream registers behind one port: the sandbox for test keys, HTTP upstreams for live ones (later). */
+/** The upstream registers behind one port: the sandbox for test keys, HTTP upstreams (Dojah, Prembly) for live ones. */
 export abstract class VerificationProvider {
   abstract readonly name: string;
+  /** Inputs valid for the spec that this provider still cannot take (e.g. a bank code it requires): 422 before anything is written. */
+  inputProblems(_scope: Scope, _input: Readonly<Record<string, string>>): FieldError[] {
+    return [];
+  }
   abstract verify(scope: Scope, input: Readonly<Record<string, string>>, options: ProviderCallOptions): Promise<ProviderOutcome>;
 }
