@@ -1,0 +1,202 @@
+/**
+ * Benchmark of the finance audit: `npm run bench:audit`.
+ *
+ * Writes two wallets straight into the log, chained as the wallet ledger chains them: one of
+ * BENCH_EVENTS / 10 events and one of BENCH_EVENTS (default 1,000,000), in rounds of reservations
+ * then captures (80 %) and releases (20 %). Then, for each wallet:
+ *  - `audit:wallet --format csv` as its own process, stdout to /dev/null: wall time, events/s and
+ *    peak RSS (VmHWM from /proc, sampled while it runs); the large one again with the V8 heap capped
+ *    at 48 MiB, which it survives only if it holds no more than a few pages at a time.
+ *  - the large wallet again with `--reconcile`, after the wallets and wallet-ledger projections
+ *    have caught up and the verifications read model holds the matching rows (seeded in SQL).
+ *  - the in-process replay alone (what one GET …/history request costs).
+ *
+ * PostgreSQL: DATABASE_URL when set (a database named ledger_bench_* is created and dropped there),
+ * else an ephemeral embedded cluster. Linux only (peak RSS is read from /proc). Progress on stderr,
+ * the table on stdout.
+ */
+import { spawn } from 'node:child_process';
+import { randomBytes, randomUUID } from 'node:crypto';
+import { readFile } from 'node:fs/promises';
+import { cpus, tmpdir, totalmem } from 'node:os';
+import { join, resolve } from 'node:path';
+import { performance } from 'node:perf_hooks';
+import pg from 'pg';
+import { WalletReplay } from '../src/audit/wallet-replay.js';
+import { toAppend } from '../src/common/event.js';
+import type { EventToAppend } from '../src/event-store/event-store.port.js';
+import { PostgresEventStore } from '../src/event-store/postgres-event-store.js';
+import { GENESIS_LINK, linkFor } from '../src/wallets/wallet-chain.js';
+import type { WalletId } from '../src/wallets/wallet-ledger.port.js';
+import { PROJECTIONS } from '../projections/index.js';
+import { ProjectionRunner } from '../projections/runner/projection-runner.js';
+import { benchDatabase, format, runBench, runCleanups, sizeFromEnv, status } from './bench-support.js';
+
+const ROUND_RESERVATIONS = 100;
+const PRICE_KOBO = 10_000;
+const RSS_SAMPLE_MS = 50;
+/** Old-space limit of the capped run: far below what a 1,000,000-event wallet would take if it were held. */
+const HEAP_CAP_MIB = 48;
+const CONTEXT = { correlationId: 'bench-audit', actor: { type: 'system' as const, id: 'bench' } };
+
+
+/**
+ * A wallet of about `events` events, appended straight to the log 1,000 at a time with the ledger's
+ * own chain function (wallet-chain.ts), as the ledger would write them: fund, then rounds of
+ * reservations followed by captures (80 %) and releases (20 %). Returns the exact count.
+ */
+async function writeWallet(store: PostgresEventStore, wallet: WalletId, events: number): Promise<number> {
+  const streamId = `wallet-${wallet.organizationId}.${wallet.environment}`;
+  const rounds = Math.max(1, Math.floor((events - 1) / (2 * ROUND_RESERVATIONS)));
+  const base = { organizationId: wallet.organizationId, environment: wallet.environment, schemaVersion: 1 };
+  let link = GENESIS_LINK;
+  let revision = -1n;
+  let pending: EventToAppend[] = [];
+  const flush = async () => {
+    if (pending.length === 0) return;
+    await store.append(streamId, pending, { expectedRevision: revision - BigInt(pending.length) < 0n ? 'no_stream' : revision - BigInt(pending.length) });
+    pending = [];
+  };
+  const add = async (type: string, data: Record<string, string | number>) => {
+    revision++;
+    const unchained = toAppend({ type, data: { ...base, ...data } }, randomUUID(), CONTEXT, new Date());
+    const chain = linkFor(link, { ...unchained, streamId, revision });
+    link = chain.hash;
+    pending.push({ ...unchained, metadata: { ...unchained.metadata, chain } });
+    if (pending.length >= 1_000) await flush();
+  };
+  await add('WalletFunded', { fundingReference: 'bench-funding', amountKobo: rounds * ROUND_RESERVATIONS * PRICE_KOBO });
+  for (let round = 0; round < rounds; round++) {
+    const references = Array.from({ length: ROUND_RESERVATIONS }, (_, i) => `vrf_bench_${wallet.environment}_${round}_${i}`);
+    for (const reference of references) await add('WalletFundsReserved', { reference, amountKobo: PRICE_KOBO, scope: 'nin' });
+    for (const [i, reference] of references.entries()) {
+      if (i % 5 === 4) await add('WalletReservationReleased', { reference, amountKobo: PRICE_KOBO, reason: 'provider_failed' });
+      else await add('WalletDebited', { reference, amountKobo: PRICE_KOBO });
+    }
+    if ((round + 1) % 200 === 0) status(`  ${format(Number(revision) + 1)} events`);
+  }
+  await flush();
+  return Number(revision) + 1;
+}
+
+interface CliRun {
+  readonly seconds: number;
+  readonly peakRssMiB: number;
+  readonly code: number | null;
+  readonly stderr: string;
+}
+
+/** The audit command as its own process; peak RSS is the kernel's high-water mark of its resident set. */
+function runAudit(args: readonly string[], env: Record<string, string>, nodeArgs: readonly string[] = []): Promise<CliRun> {
+  return new Promise((resolveRun, rejectRun) => {
+    const started = performance.now();
+    const child = spawn(process.execPath, [...nodeArgs, resolve('dist/src/audit/audit-cli.js'), ...args], { env: { PATH: process.env.PATH ?? '', ...env }, stdio: ['ignore', 'ignore', 'pipe'] });
+    let stderr = '';
+    let peakKiB = 0;
+    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+    const sample = setInterval(() => {
+      readFile(`/proc/${child.pid}/status`, 'utf8')
+        .then((text) => {
+          const hwm = /^VmHWM:\s+(\d+) kB$/m.exec(text);
+          if (hwm !== null) peakKiB = Math.max(peakKiB, Number(hwm[1]));
+        })
+        .catch(() => undefined);
+    }, RSS_SAMPLE_MS);
+    child.on('error', rejectRun);
+    child.on('exit', (code) => {
+      clearInterval(sample);
+      resolveRun({ seconds: (performance.now() - started) / 1000, peakRssMiB: peakKiB / 1024, code, stderr });
+    });
+  });
+}
+
+async function main(): Promise<void> {
+  const largeEvents = sizeFromEnv('BENCH_EVENTS', 1_000_000, { min: 10_000, max: 20_000_000 });
+  const smallEvents = Math.max(1_001, Math.floor(largeEvents / 10));
+  const cleanups: (() => Promise<unknown>)[] = [];
+  try {
+    const { url, pool, store } = await benchDatabase('audit', 8, cleanups);
+
+    const organizationId = `org_bench_${randomBytes(4).toString('hex')}`;
+    // The command checks that the organization exists: its stream needs one event.
+    await store.append(`organization-${organizationId}`, [{ id: randomUUID(), type: 'OrganizationRegistered', data: { schemaVersion: 1, organizationId, name: 'Bench', email: 'bench@example.com' } }], {
+      expectedRevision: 'no_stream',
+    });
+    const small: WalletId = { organizationId, environment: 'test' };
+    const large: WalletId = { organizationId, environment: 'live' };
+    let started = performance.now();
+    status(`writing ${format(smallEvents)} events to the test wallet and ${format(largeEvents)} to the live wallet, chained as the ledger chains them`);
+    const sizes = { test: await writeWallet(store, small, smallEvents), live: await writeWallet(store, large, largeEvents) };
+    const writeSeconds = (performance.now() - started) / 1000;
+    status(`written in ${writeSeconds.toFixed(1)} s`);
+    await pool.query('vacuum analyze events');
+
+    const env = { DATABASE_URL: url, EVENT_STORE: 'postgres', DATA_DIR: join(tmpdir(), `ledger-bench-audit-${process.pid}`), LOG_LEVEL: 'error' };
+    const rows: string[] = [];
+    for (const environment of ['test', 'live'] as const) {
+      const run = await runAudit(['--org', organizationId, '--env', environment, '--format', 'csv'], env);
+      if (run.code !== 0) throw new Error(`audit:wallet exited ${run.code}: ${run.stderr.slice(-2_000)}`);
+      const events = sizes[environment];
+      status(`audit --format csv, ${format(events)} events: ${run.seconds.toFixed(1)} s, peak RSS ${run.peakRssMiB.toFixed(0)} MiB`);
+      rows.push(`| audit:wallet --format csv, ${format(events)} events | ${run.seconds.toFixed(1)} s (${format(events / run.seconds)} events/s) | ${run.peakRssMiB.toFixed(0)} MiB |`);
+    }
+
+    // RSS alone includes whatever heap V8 chose to grow into; a small heap cap shows what the replay needs.
+    const capped = await runAudit(['--org', organizationId, '--env', 'live', '--format', 'csv'], env, [`--max-old-space-size=${HEAP_CAP_MIB}`]);
+    if (capped.code !== 0) throw new Error(`audit:wallet with a ${HEAP_CAP_MIB} MiB heap exited ${capped.code}: ${capped.stderr.slice(-2_000)}`);
+    status(`audit --format csv, ${format(sizes.live)} events, V8 heap capped at ${HEAP_CAP_MIB} MiB: ${capped.seconds.toFixed(1)} s, peak RSS ${capped.peakRssMiB.toFixed(0)} MiB`);
+    rows.push(`| same, node --max-old-space-size=${HEAP_CAP_MIB} | ${capped.seconds.toFixed(1)} s (${format(sizes.live / capped.seconds)} events/s) | ${capped.peakRssMiB.toFixed(0)} MiB |`);
+
+    // The read models, for --reconcile: the wallet projections caught up; verification rows seeded to match the debits and releases.
+    started = performance.now();
+    const head = await store.headPosition();
+    for (const projection of PROJECTIONS.filter((candidate) => candidate.name === 'wallets' || candidate.name === 'wallet-ledger')) {
+      const runner = new ProjectionRunner(pool, store, projection, { maxBatch: 1_000, maxAttempts: 3 });
+      runner.start();
+      let failure: unknown;
+      runner.finished.catch((error: unknown) => (failure = error));
+      while (failure === undefined && runner.metrics.position < head) await new Promise((resolveWait) => setTimeout(resolveWait, 100));
+      await runner.stop();
+      if (failure !== undefined) throw failure;
+    }
+    await pool.query(
+      `insert into verifications (reference, organization_id, environment, key_id, scope, category, country_code, status, request, result, error_message, price_kobo, charged, created_at, completed_at)
+       select reference, organization_id, environment, 'key_bench', 'nin', 'kyc', 'NG', case entry_type when 'debit' then 'found' else 'failed' end, '{}', '{}', null, amount_kobo,
+              entry_type = 'debit', occurred_at, occurred_at
+       from wallet_ledger where entry_type in ('debit', 'release')`,
+    );
+    status(`read models ready in ${((performance.now() - started) / 1000).toFixed(1)} s`);
+    const reconciled = await runAudit(['--org', organizationId, '--env', 'live', '--format', 'csv', '--reconcile'], env);
+    if (reconciled.code !== 0) throw new Error(`audit:wallet --reconcile exited ${reconciled.code}: ${reconciled.stderr.slice(-2_000)}`);
+    status(`audit --reconcile, ${format(sizes.live)} events: ${reconciled.seconds.toFixed(1)} s, peak RSS ${reconciled.peakRssMiB.toFixed(0)} MiB`);
+    rows.push(`| audit:wallet --reconcile, ${format(sizes.live)} events | ${reconciled.seconds.toFixed(1)} s | ${reconciled.peakRssMiB.toFixed(0)} MiB |`);
+
+    // What one GET …/history request costs on the large wallet: the replay, in this process.
+    started = performance.now();
+    const replay = new WalletReplay(store, large);
+    let replayed = 0;
+    for await (const entry of replay.entries()) replayed += entry.revision === BigInt(replayed) ? 1 : Number.NaN;
+    const replaySeconds = (performance.now() - started) / 1000;
+    if (!replay.summary.chain.verified || replayed !== sizes.live) throw new Error('the in-process replay did not verify the whole wallet');
+    rows.push(`| replay in process (one GET …/history), ${format(replayed)} events | ${replaySeconds.toFixed(1)} s (${format(replayed / replaySeconds)} events/s) | — |`);
+
+    const cpuinfo = await readFile('/proc/cpuinfo', 'utf8').catch(() => '');
+    const cpuModel = /^model name\s*:\s*(.+)$/m.exec(cpuinfo)?.[1]?.trim() ?? cpus()[0]?.model ?? 'unknown';
+    const version = (await pool.query<{ server_version: string }>('show server_version')).rows[0].server_version;
+    const lines = [
+      '## Audit benchmark',
+      '',
+      `Machine: ${cpus().length} cores (${cpuModel}), ${(totalmem() / 2 ** 30).toFixed(0)} GiB, PostgreSQL ${version}, Node ${process.version}`,
+      `Wallets appended straight to the log (chained as the ledger chains) in ${writeSeconds.toFixed(1)} s (${format((sizes.test + sizes.live) / writeSeconds)} events/s)`,
+      '',
+      '| run | time | peak RSS |',
+      '|---|---|---|',
+      ...rows,
+    ];
+    process.stdout.write(`${lines.join('\n')}\n`);
+  } finally {
+    await runCleanups(cleanups);
+  }
+}
+
+runBench(main);

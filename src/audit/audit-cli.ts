@@ -1,0 +1,229 @@
+/**
+ * `npm run audit:wallet -- --org <id> --env test|live [--from <iso>] [--to <iso>] [--format table|csv|json] [--reconcile]`
+ *
+ * Replays one wallet from the event log (never from the read models), verifies its hash chain,
+ * and with --reconcile compares the replay with the read models the API answers from.
+ * Exit codes: 0 verified (and reconciled), 1 the audit found a problem (a broken chain, an event
+ * breaking the ledger's rules, a difference), 2 usage, 3 could not run (configuration, store
+ * unreachable, unknown organization).
+ */
+import { Command, CommanderError, InvalidArgumentError, Option } from 'commander';
+import type cliProgress from 'cli-progress';
+import type { Environment } from '../common/environment.js';
+import { parseIsoInstant } from '../common/time.js';
+import { AUDIT_FORMATS, type AuditFormat, type AuditWriter, CsvWriter, JsonWriter, summaryText, TableWriter } from './audit-format.js';
+import type { ReconcileResult } from './reconcile.js';
+import type { ReplaySummary } from './wallet-replay.js';
+
+/** Everything heavy (pg, the stores, TypeORM's migrations), loaded only once the arguments parsed, so a usage error answers at once. */
+async function loadKit() {
+  const [pg, progress, streams, config, migrations, database, stores, reconcile, replay] = await Promise.all([
+    import('pg'),
+    import('cli-progress'),
+    import('../common/streams.js'),
+    import('../config/config.js'),
+    import('../database/data-source.js'),
+    import('../database/resolve-database.js'),
+    import('../event-store/create-event-store.js'),
+    import('./reconcile.js'),
+    import('./wallet-replay.js'),
+  ]);
+  return { pg: pg.default, cliProgress: progress.default, ...streams, ...config, ...migrations, ...database, ...stores, ...reconcile, ...replay };
+}
+
+const EXIT_OK = 0;
+const EXIT_FINDINGS = 1;
+const EXIT_USAGE = 2;
+const EXIT_CANNOT_RUN = 3;
+/** Replays shorter than this finish before a bar would be worth drawing. */
+const PROGRESS_THRESHOLD_EVENTS = 10_000;
+const MAX_ORGANIZATION_ID_LENGTH = 100;
+
+export interface AuditArguments {
+  readonly org: string;
+  readonly env: Environment;
+  readonly from?: Date;
+  readonly to?: Date;
+  readonly format: AuditFormat;
+  readonly reconcile: boolean;
+  readonly waitMs: number;
+  readonly progress: boolean;
+}
+
+export function parseInstant(value: string, name: string): Date {
+  const parsed = parseIsoInstant(value);
+  if (parsed === undefined) {
+    throw new InvalidArgumentError(`${name} must be an ISO 8601 date-time with an offset, e.g. 2026-03-03T14:00:00+01:00`);
+  }
+  return parsed;
+}
+
+function organizationId(value: string): string {
+  if (value.length === 0 || value.length > MAX_ORGANIZATION_ID_LENGTH || !/^[A-Za-z0-9_-]+$/.test(value)) throw new InvalidArgumentError('not an organization id');
+  return value;
+}
+
+function milliseconds(value: string): number {
+  if (!/^\d{1,7}$/.test(value)) throw new InvalidArgumentError('must be a whole number of milliseconds up to 9999999');
+  return Number(value);
+}
+
+class UsageError extends Error {}
+
+/** The arguments, or a UsageError / CommanderError (exit 2). */
+export function parseAuditArguments(argv: readonly string[]): AuditArguments {
+  const program = new Command('audit:wallet')
+    .description('Replay a wallet from the event log: every entry with its running balance, the totals, the balance as of --to, the hash chain verified.')
+    .requiredOption('--org <id>', 'organization id', organizationId)
+    .addOption(new Option('--env <env>', 'environment').choices(['test', 'live']).makeOptionMandatory())
+    .option('--from <iso>', 'show entries from this time (earlier ones are still replayed for the running balance)', (value) => parseInstant(value, '--from'))
+    .option('--to <iso>', 'the as-of time: replay the events up to it', (value) => parseInstant(value, '--to'))
+    .addOption(new Option('--format <format>', 'output').choices([...AUDIT_FORMATS]).default('table'))
+    .option('--reconcile', 'compare the replay with the wallets, wallet-ledger and verifications read models; exit 1 listing every difference')
+    .option('--wait-ms <ms>', 'with --reconcile: how long to wait for the projections to reach the wallet', milliseconds, 10_000)
+    .option('--no-progress', 'no progress bar on stderr')
+    .exitOverride()
+    .showHelpAfterError()
+    .configureOutput({ writeOut: (text) => process.stdout.write(text), writeErr: (text) => process.stderr.write(text) });
+  program.parse(argv as string[], { from: 'node' });
+  const options = program.opts<{ org: string; env: Environment; from?: Date; to?: Date; format: AuditFormat; reconcile?: boolean; waitMs: number; progress: boolean }>();
+  if (options.from !== undefined && options.to !== undefined && options.from > options.to) throw new UsageError('--from is after --to');
+  if (options.reconcile === true && options.to !== undefined) throw new UsageError('--reconcile compares the whole history with the read models as they are now: it cannot take --to');
+  return { ...options, reconcile: options.reconcile === true };
+}
+
+/** stdout, waiting when the consumer is slower than the replay, so that nothing piles up in memory. */
+async function write(text: string): Promise<void> {
+  if (text === '' || process.stdout.write(text)) return;
+  await new Promise<void>((resolveDrain) => process.stdout.once('drain', resolveDrain));
+}
+
+function writerFor(format: AuditFormat): AuditWriter {
+  if (format === 'csv') return new CsvWriter();
+  if (format === 'json') return new JsonWriter();
+  return new TableWriter();
+}
+
+function reconcileText(result: ReconcileResult): string {
+  const lines = result.differenceCount === 0 ? ['reconcile: the replay matches the read models'] : [`reconcile: ${result.differenceCount} difference(s)`];
+  for (const difference of result.differences) lines.push(`  ${difference.check}: ${difference.message}`);
+  for (const note of result.notes) lines.push(`  note: ${note}`);
+  return `${lines.join('\n')}\n`;
+}
+
+function failures(summary: ReplaySummary, reconciled: ReconcileResult | undefined): string[] {
+  const found: string[] = [];
+  const broken = summary.chain.firstBreak;
+  if (broken !== null) found.push(`hash chain broken at revision ${broken.revision} (position ${broken.position}, event ${broken.eventId}): ${broken.message}`);
+  if (summary.ledgerProblemCount > 0) found.push(`${summary.ledgerProblemCount} event(s) break the ledger's rules`);
+  if (reconciled !== undefined && reconciled.differenceCount > 0) found.push(`${reconciled.differenceCount} difference(s) between the log and the read models`);
+  return found;
+}
+
+async function audit(args: AuditArguments): Promise<number> {
+  const { pg, cliProgress, streams, loadConfig, ConfigError, resolveDatabase, runMigrations, createEventStore, reconcileWallet, lastRevisionOf, WalletReplay } = await loadKit();
+  let config;
+  try {
+    config = loadConfig();
+  } catch (error) {
+    if (error instanceof ConfigError) {
+      process.stderr.write(`error: config: ${error.message}\n`);
+      return EXIT_CANNOT_RUN;
+    }
+    throw error;
+  }
+  const database = await resolveDatabase(config, { log: (line) => process.stderr.write(`${line}\n`) });
+  const runtime = { config, databaseUrl: database.url, embedded: database.embedded, adminToken: undefined };
+  const pool = new pg.Pool({ connectionString: database.url, max: 4, connectionTimeoutMillis: 5_000 });
+  pool.on('error', () => undefined);
+  const store = createEventStore(runtime, pool);
+  let bar: cliProgress.SingleBar | undefined;
+  try {
+    // The read models' tables, on a database the service has not started on yet.
+    await runMigrations(database.url);
+    if ((await store.readStream(streams.organization(args.org), { maxCount: 1 })).length === 0) {
+      process.stderr.write(`error: not_found: no organization ${args.org}\n`);
+      return EXIT_CANNOT_RUN;
+    }
+    const wallet = { organizationId: args.org, environment: args.env };
+    const total = Number(await lastRevisionOf(store, streams.wallet(args.org, args.env))) + 1;
+    if (args.progress && total >= PROGRESS_THRESHOLD_EVENTS) {
+      // cli-progress draws only on a terminal: stderr piped to a file stays clean.
+      bar = new cliProgress.SingleBar({ stream: process.stderr, format: 'replay [{bar}] {percentage}% | {value}/{total} events | ETA {eta_formatted}', fps: 5, hideCursor: true }, cliProgress.Presets.shades_classic);
+      bar.start(total, 0);
+    }
+    const onProgress = (read: number) => bar?.update(Math.min(read, total));
+    const writer = writerFor(args.format);
+    await write(writer.begin());
+
+    let summary: ReplaySummary;
+    let reconciled: ReconcileResult | undefined;
+    if (args.reconcile) {
+      reconciled = await reconcileWallet(store, pool, wallet, {
+        from: args.from,
+        onProgress,
+        recoveryDeadlineMs: config.verifications.recoveryDeadlineMs,
+        waitMs: args.waitMs,
+        now: () => new Date(),
+        onEntry: (entry) => write(writer.entry(entry)),
+      });
+      summary = reconciled.summary;
+    } else {
+      const replay = new WalletReplay(store, wallet, { from: args.from, to: args.to, onProgress });
+      for await (const entry of replay.entries()) await write(writer.entry(entry));
+      summary = replay.summary;
+    }
+    bar?.stop();
+    bar = undefined;
+
+    if (args.format === 'json') {
+      const end = writer.end(summary);
+      // The reconcile result joins the summary object of the one JSON document.
+      await write(reconciled === undefined ? end : end.replace(/}\n$/, `,\n"reconcile":${JSON.stringify({ differenceCount: reconciled.differenceCount, differences: reconciled.differences, notes: reconciled.notes }, null, 2)}}\n`));
+    } else if (args.format === 'csv') {
+      // The CSV stays one table a spreadsheet opens; the totals go beside it, on stderr.
+      process.stderr.write(summaryText(summary));
+      if (reconciled !== undefined) process.stderr.write(reconcileText(reconciled));
+    } else {
+      await write(writer.end(summary));
+      if (reconciled !== undefined) await write(`\n${reconcileText(reconciled)}`);
+    }
+
+    const found = failures(summary, reconciled);
+    for (const failure of found) process.stderr.write(`error: audit: ${failure}\n`);
+    return found.length > 0 ? EXIT_FINDINGS : EXIT_OK;
+  } finally {
+    bar?.stop();
+    await store.close().catch(() => undefined);
+    await pool.end().catch(() => undefined);
+    await database.handle?.stop().catch(() => undefined);
+  }
+}
+
+async function main(argv: readonly string[]): Promise<number> {
+  let args: AuditArguments;
+  try {
+    args = parseAuditArguments(argv);
+  } catch (error) {
+    if (error instanceof CommanderError) return error.exitCode === 0 ? EXIT_OK : EXIT_USAGE;
+    if (error instanceof UsageError) {
+      process.stderr.write(`error: usage: ${error.message}\n`);
+      return EXIT_USAGE;
+    }
+    throw error;
+  }
+  try {
+    return await audit(args);
+  } catch (error) {
+    process.stderr.write(`error: failed: ${error instanceof Error ? error.message : String(error)}\n`);
+    return EXIT_CANNOT_RUN;
+  }
+}
+
+// Only when run as the command, not when a test imports the parser.
+if (process.argv[1] !== undefined && /audit-cli\.js$/.test(process.argv[1])) {
+  main(process.argv).then(
+    (code) => process.stdout.write('', () => process.exit(code)),
+    () => process.exit(EXIT_CANNOT_RUN),
+  );
+}

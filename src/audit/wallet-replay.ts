@@ -1,0 +1,345 @@
+import type { Environment } from '../common/environment.js';
+import { streams } from '../common/streams.js';
+import type { EventStore, JsonObject, RecordedEvent } from '../event-store/event-store.port.js';
+import { occurredAt } from '../organizations/occurred-at.js';
+import { checkLink, GENESIS_LINK, linkAfter, storedLink, type ChainBreak } from '../wallets/wallet-chain.js';
+import type { WalletId } from '../wallets/wallet-ledger.port.js';
+
+/**
+ * The auditor's replay of one wallet stream, straight from the event log: every entry with the
+ * running figures after it, the hash chain verified event by event, stopped at an as-of time.
+ * It reads the stream in pages and keeps only running totals and the open reservations (bounded by
+ * the checks in flight), so memory does not grow with the wallet's history.
+ */
+
+export type EntryType = 'funding' | 'reservation' | 'debit' | 'release';
+const ENTRY_TYPES: Readonly<Record<string, EntryType>> = {
+  WalletFunded: 'funding',
+  WalletFundsReserved: 'reservation',
+  WalletDebited: 'debit',
+  WalletReservationReleased: 'release',
+};
+
+export interface AuditEntry {
+  readonly revision: bigint;
+  readonly position: bigint;
+  readonly eventId: string;
+  readonly eventType: string;
+  readonly entryType: EntryType;
+  /** The funding reference of a funding; the verification reference otherwise. */
+  readonly reference: string;
+  readonly scope: string | null;
+  readonly amountKobo: number;
+  /** Figures after this entry: balance = funded - debited; available = balance - reserved. */
+  readonly balanceKobo: number;
+  readonly reservedKobo: number;
+  readonly availableKobo: number;
+  readonly occurredAt: Date;
+  /** `api_key:key_…`, `operator:admin`, `system:ledger`: who caused it (never personal data). */
+  readonly actor: string;
+  /** The event's stored chain hash; null for an event written before the chain existed. */
+  readonly hash: string | null;
+  readonly chain: 'hashed' | 'unhashed' | 'broken';
+}
+
+export interface Figures {
+  readonly fundedKobo: number;
+  readonly debitedKobo: number;
+  readonly balanceKobo: number;
+  readonly reservedKobo: number;
+  readonly availableKobo: number;
+}
+
+export interface EntryTotals {
+  readonly count: number;
+  readonly amountKobo: number;
+}
+
+/** Where the replay found the log at fault: the event and what is wrong with it. */
+export interface LogProblem {
+  readonly revision: string;
+  readonly position: string;
+  readonly eventId: string;
+  readonly kind: ChainBreak['kind'] | 'ledger_invalid';
+  readonly message: string;
+}
+
+export interface OpenReservation {
+  readonly reference: string;
+  readonly amountKobo: number;
+  readonly scope: string | null;
+  readonly reservedAt: Date;
+  readonly revision: bigint;
+}
+
+export interface ReplaySummary {
+  readonly organizationId: string;
+  readonly environment: Environment;
+  readonly streamId: string;
+  readonly from: Date | undefined;
+  readonly to: Date | undefined;
+  /** Events read and folded (from revision 0 up to the as-of point). */
+  readonly eventsReplayed: number;
+  /** The newest event at or before `to`: the as-of point. Null for a wallet with no event then. */
+  readonly lastRevision: string | null;
+  readonly lastPosition: string | null;
+  /** The figures before the first entry shown (at `from`), and as of `to`. */
+  readonly opening: Figures;
+  readonly closing: Figures;
+  /** Per entry type, over the entries shown (from `from` to `to`). */
+  readonly totals: Readonly<Record<EntryType, EntryTotals>>;
+  readonly entriesShown: number;
+  readonly openReservations: number;
+  readonly chain: {
+    /** True when every event read is hashed and every link holds, apart from events written before the chain existed. */
+    readonly verified: boolean;
+    readonly hashedEvents: number;
+    /** Events written before the chain existed (all of them come before the first hashed event). */
+    readonly unhashedEvents: number;
+    /** The revision of the first hashed event; null when none is hashed. */
+    readonly hashedFromRevision: string | null;
+    /** The link after the last event read: an auditor who records it can later tell a rewritten history from this one. */
+    readonly head: string;
+    readonly firstBreak: LogProblem | null;
+    readonly breaks: number;
+  };
+  /** Events that break the ledger's rules (a debit of a reservation that is not open, a negative balance…), first ones only. */
+  readonly ledgerProblems: readonly LogProblem[];
+  readonly ledgerProblemCount: number;
+}
+
+export interface ReplayOptions {
+  /** Entries before this time are folded but not shown; the opening figures are those at this time. */
+  readonly from?: Date;
+  /** The as-of time: the replay ends before the first event that occurred after it. */
+  readonly to?: Date;
+  /** Events per read. */
+  readonly pageSize?: number;
+  /** Called after each page with the number of events read so far. */
+  readonly onProgress?: (eventsRead: number) => void;
+  /** Sees every entry, shown or not (before `from`), before it is yielded: reconciliation needs them all. */
+  readonly observe?: (entry: AuditEntry) => void | Promise<void>;
+  /** Called with each reservation still open at the as-of point when the replay ends (for reconciliation). */
+  readonly onOpenReservation?: (reservation: OpenReservation) => void;
+}
+
+const DEFAULT_PAGE_SIZE = 1_000;
+const MAX_LISTED_PROBLEMS = 100;
+
+function figures(fundedKobo: number, debitedKobo: number, reservedKobo: number): Figures {
+  const balanceKobo = fundedKobo - debitedKobo;
+  return { fundedKobo, debitedKobo, balanceKobo, reservedKobo, availableKobo: balanceKobo - reservedKobo };
+}
+
+function actorOf(metadata: JsonObject): string {
+  const actor = metadata.actor;
+  if (typeof actor === 'object' && actor !== null && !Array.isArray(actor) && typeof actor.type === 'string' && typeof actor.id === 'string') return `${actor.type}:${actor.id}`;
+  return 'unknown';
+}
+
+function text(value: unknown): string | null {
+  return typeof value === 'string' ? value : null;
+}
+
+/** The newest revision of a stream (one read backwards), or -1 when it has no event: the size of a replay, for a progress bar. */
+export async function lastRevisionOf(store: EventStore, streamId: string): Promise<bigint> {
+  const [last] = await store.readStream(streamId, { direction: 'backwards', maxCount: 1 });
+  return last === undefined ? -1n : last.revision;
+}
+
+export class WalletReplay {
+  readonly streamId: string;
+  private readonly pageSize: number;
+  private summaryValue: ReplaySummary | undefined;
+
+  constructor(
+    private readonly store: EventStore,
+    readonly wallet: WalletId,
+    private readonly options: ReplayOptions = {},
+  ) {
+    this.streamId = streams.wallet(wallet.organizationId, wallet.environment);
+    this.pageSize = options.pageSize ?? DEFAULT_PAGE_SIZE;
+    if (!Number.isInteger(this.pageSize) || this.pageSize < 1 || this.pageSize > 10_000) throw new RangeError('pageSize must be 1 to 10000');
+    if (options.from !== undefined && options.to !== undefined && options.from > options.to) throw new RangeError('from is after to');
+  }
+
+  /** Available once `entries()` has run to its end. */
+  get summary(): ReplaySummary {
+    if (this.summaryValue === undefined) throw new Error('the replay has not finished');
+    return this.summaryValue;
+  }
+
+  /** The entries from `from` to `to`, oldest first; the summary is set when the iteration ends. */
+  async *entries(): AsyncGenerator<AuditEntry> {
+    const { from, to } = this.options;
+    let fundedKobo = 0;
+    let debitedKobo = 0;
+    let reservedKobo = 0;
+    const open = new Map<string, OpenReservation>();
+    let opening: Figures | undefined;
+    const totals: Record<EntryType, { count: number; amountKobo: number }> = {
+      funding: { count: 0, amountKobo: 0 },
+      reservation: { count: 0, amountKobo: 0 },
+      debit: { count: 0, amountKobo: 0 },
+      release: { count: 0, amountKobo: 0 },
+    };
+    let entriesShown = 0;
+    let link = GENESIS_LINK;
+    let chainStarted = false;
+    let hashedEvents = 0;
+    let unhashedEvents = 0;
+    let hashedFromRevision: bigint | null = null;
+    let firstBreak: LogProblem | null = null;
+    let breaks = 0;
+    const ledgerProblems: LogProblem[] = [];
+    let ledgerProblemCount = 0;
+    let last: RecordedEvent | undefined;
+    let eventsRead = 0;
+
+    const problemAt = (recorded: RecordedEvent, kind: LogProblem['kind'], message: string): LogProblem => ({
+      revision: recorded.revision.toString(),
+      position: recorded.position.toString(),
+      eventId: recorded.id,
+      kind,
+      message,
+    });
+    let lastProblemRevision = -1n;
+    // One problem per event, the first found: the count is of events that break the rules.
+    const ledgerProblem = (recorded: RecordedEvent, message: string) => {
+      if (recorded.revision === lastProblemRevision) return;
+      lastProblemRevision = recorded.revision;
+      ledgerProblemCount++;
+      if (ledgerProblems.length < MAX_LISTED_PROBLEMS) ledgerProblems.push(problemAt(recorded, 'ledger_invalid', message));
+    };
+
+    let done = false;
+    const read = (fromRevision: bigint) => this.store.readStream(this.streamId, { direction: 'forwards', fromRevision, maxCount: this.pageSize });
+    let nextPage: Promise<RecordedEvent[]> | undefined = read(0n);
+    while (nextPage !== undefined && !done) {
+      const page: RecordedEvent[] = await nextPage;
+      // The next page is read while this one is folded and hashed: at most two pages in memory.
+      nextPage = page.length === this.pageSize ? read((page.at(-1) as RecordedEvent).revision + 1n) : undefined;
+      for (const recorded of page) {
+        if (recorded.revision !== (last?.revision ?? -1n) + 1n) {
+          throw new Error(`invariant: wallet stream ${this.streamId} read revision ${recorded.revision} after ${String(last?.revision ?? 'none')}`);
+        }
+        const at = occurredAt(recorded);
+        if (to !== undefined && at > to) {
+          done = true;
+          break;
+        }
+
+        const check = checkLink(link, recorded, chainStarted);
+        if (check.status === 'hashed') {
+          hashedEvents++;
+          if (!chainStarted) hashedFromRevision = recorded.revision;
+          chainStarted = true;
+        } else if (check.status === 'unhashed') {
+          unhashedEvents++;
+        } else {
+          breaks++;
+          firstBreak ??= problemAt(recorded, check.problem.kind, check.problem.message);
+          if (storedLink(recorded.metadata) !== undefined) chainStarted = true;
+        }
+        link = linkAfter(link, recorded);
+
+        const entryType = ENTRY_TYPES[recorded.type];
+        const data = recorded.data;
+        const amountKobo = data.amountKobo;
+        if (entryType === undefined || typeof amountKobo !== 'number' || !Number.isSafeInteger(amountKobo) || amountKobo < 0) {
+          ledgerProblem(recorded, entryType === undefined ? `${recorded.type} is not a wallet event` : 'its amount is not a non-negative whole number of kobo');
+          last = recorded;
+          continue;
+        }
+        if (data.organizationId !== this.wallet.organizationId || data.environment !== this.wallet.environment) ledgerProblem(recorded, 'it names another wallet than its stream');
+        if (from !== undefined && at >= from && opening === undefined) opening = figures(fundedKobo, debitedKobo, reservedKobo);
+
+        const reference = (entryType === 'funding' ? text(data.fundingReference) : text(data.reference)) ?? '';
+        let scope = entryType === 'reservation' ? text(data.scope) : null;
+        switch (entryType) {
+          case 'funding':
+            fundedKobo += amountKobo;
+            break;
+          case 'reservation':
+            if (open.has(reference)) ledgerProblem(recorded, 'it reserves a reference that is already open');
+            else open.set(reference, { reference, amountKobo, scope, reservedAt: at, revision: recorded.revision });
+            reservedKobo += amountKobo;
+            break;
+          case 'debit':
+          case 'release': {
+            const held = open.get(reference);
+            if (held === undefined) ledgerProblem(recorded, `its ${entryType} closes a reservation that is not open`);
+            else if (held.amountKobo !== amountKobo) ledgerProblem(recorded, `its ${entryType} is for another amount than the reservation`);
+            scope = held?.scope ?? null;
+            open.delete(reference);
+            reservedKobo -= amountKobo;
+            if (entryType === 'debit') debitedKobo += amountKobo;
+            break;
+          }
+        }
+        const after = figures(fundedKobo, debitedKobo, reservedKobo);
+        if (after.availableKobo < 0 || after.reservedKobo < 0) ledgerProblem(recorded, 'the available balance or the reserved amount went negative');
+        last = recorded;
+
+        const stored = storedLink(recorded.metadata);
+        const entry: AuditEntry = {
+          revision: recorded.revision,
+          position: recorded.position,
+          eventId: recorded.id,
+          eventType: recorded.type,
+          entryType,
+          reference,
+          scope,
+          amountKobo,
+          balanceKobo: after.balanceKobo,
+          reservedKobo: after.reservedKobo,
+          availableKobo: after.availableKobo,
+          occurredAt: at,
+          actor: actorOf(recorded.metadata),
+          hash: stored === undefined || stored === 'malformed' ? null : stored.hash,
+          chain: check.status,
+        };
+        await this.options.observe?.(entry);
+        if (from === undefined || at >= from) {
+          entriesShown++;
+          totals[entryType].count++;
+          totals[entryType].amountKobo += amountKobo;
+          yield entry;
+        }
+      }
+      eventsRead += page.length;
+      this.options.onProgress?.(eventsRead);
+    }
+    // A read started before the as-of point was reached is not needed, but must not fail unobserved.
+    await nextPage?.catch(() => undefined);
+
+    for (const reservation of open.values()) this.options.onOpenReservation?.(reservation);
+    const closing = figures(fundedKobo, debitedKobo, reservedKobo);
+    this.summaryValue = {
+      organizationId: this.wallet.organizationId,
+      environment: this.wallet.environment,
+      streamId: this.streamId,
+      from,
+      to,
+      eventsReplayed: last === undefined ? 0 : Number(last.revision) + 1,
+      lastRevision: last?.revision.toString() ?? null,
+      lastPosition: last?.position.toString() ?? null,
+      opening: opening ?? (from === undefined ? figures(0, 0, 0) : closing),
+      closing,
+      totals,
+      entriesShown,
+      openReservations: open.size,
+      chain: {
+        verified: breaks === 0,
+        hashedEvents,
+        unhashedEvents,
+        hashedFromRevision: hashedFromRevision?.toString() ?? null,
+        head: link,
+        firstBreak,
+        breaks,
+      },
+      ledgerProblems,
+      ledgerProblemCount,
+    };
+  }
+}

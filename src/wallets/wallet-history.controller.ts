@@ -1,0 +1,93 @@
+import { Controller, Get, Inject, Param, Query, UseGuards } from '@nestjs/common';
+import { ApiBearerAuth, ApiOperation, ApiParam, ApiQuery, ApiResponse, ApiTags } from '@nestjs/swagger';
+import { AdminGuard } from '../admin/admin.guard.js';
+import { entryJson } from '../audit/audit-format.js';
+import { WalletReplay } from '../audit/wallet-replay.js';
+import { ok, type SuccessEnvelope } from '../common/envelope.js';
+import { isEnvironment, type Environment } from '../common/environment.js';
+import { ValidationFailed, type FieldError } from '../common/errors.js';
+import { isoWithOffset, parseIsoInstant } from '../common/time.js';
+import { EVENT_STORE, type EventStore } from '../event-store/event-store.port.js';
+import { assertOrganizationExists } from './organization-exists.js';
+import { paging } from '../organizations/organization.dto.js';
+import { ErrorEnvelopeDto } from '../verifications/verification.dto.js';
+import { HistoryEnvelopeDto } from './wallet-history.dto.js';
+
+
+function asOfOf(value: unknown, errors: FieldError[]): Date | undefined {
+  if (value === undefined || value === '') return undefined;
+  const parsed = typeof value === 'string' ? parseIsoInstant(value) : undefined;
+  if (parsed === undefined) {
+    errors.push({ field: 'asOf', message: 'asOf must be an ISO 8601 date-time with an offset, e.g. 2026-03-03T14:00:00+01:00' });
+    return undefined;
+  }
+  return parsed;
+}
+
+/**
+ * The auditor's replay over HTTP: the same entries, figures and chain verification as
+ * `npm run audit:wallet`, read from the event log, never from the read models. Every request
+ * replays the stream from its start (the running balance and the chain need every earlier event)
+ * and keeps only the requested page.
+ */
+@ApiTags('admin')
+@ApiBearerAuth('admin')
+@Controller('admin/v1/organizations/:id/wallets/:environment/history')
+@UseGuards(AdminGuard)
+export class WalletHistoryController {
+  constructor(@Inject(EVENT_STORE) private readonly store: EventStore) {}
+
+  @Get()
+  @ApiOperation({
+    summary: 'Wallet history replayed from the event log, as of a moment',
+    description:
+      'Every entry (funding, reservation, debit, release) oldest first, with the running balance, reserved and available figures after it; meta holds the paging, the balance as of asOf, totals per entry type and the hash chain verification. Admin and auditor tokens.',
+  })
+  @ApiParam({ name: 'environment', enum: ['test', 'live'] })
+  @ApiQuery({ name: 'asOf', required: false, description: 'ISO 8601 with an offset: the replay ends before the first event that occurred after it' })
+  @ApiQuery({ name: 'page', required: false, description: 'from 1; default 1' })
+  @ApiQuery({ name: 'pageSize', required: false, description: '1 to 100, default 20; above 100 is capped to 100' })
+  @ApiResponse({ status: 200, type: HistoryEnvelopeDto })
+  @ApiResponse({ status: 401, description: 'unauthenticated', type: ErrorEnvelopeDto })
+  @ApiResponse({ status: 404, description: 'not_found: no such organization', type: ErrorEnvelopeDto })
+  @ApiResponse({ status: 422, description: 'validation_failed: environment, asOf, page or pageSize', type: ErrorEnvelopeDto })
+  async history(@Param('id') organizationId: string, @Param('environment') environment: string, @Query() query: Record<string, unknown>): Promise<SuccessEnvelope<Record<string, unknown>[]>> {
+    const errors: FieldError[] = [];
+    if (!isEnvironment(environment)) errors.push({ field: 'environment', message: 'environment must be "test" or "live"' });
+    const asOf = asOfOf(query?.asOf, errors);
+    let page = 1;
+    let pageSize = 20;
+    try {
+      ({ page, pageSize } = paging(query ?? {}));
+    } catch (error) {
+      if (!(error instanceof ValidationFailed)) throw error;
+      errors.push(...error.fields);
+    }
+    if (errors.length > 0) throw new ValidationFailed(errors);
+    await assertOrganizationExists(this.store, organizationId);
+
+    const replay = new WalletReplay(this.store, { organizationId, environment: environment as Environment }, { to: asOf });
+    const first = (page - 1) * pageSize;
+    const data: Record<string, unknown>[] = [];
+    let index = 0;
+    for await (const entry of replay.entries()) {
+      if (index >= first && index < first + pageSize) data.push(entryJson(entry));
+      index++;
+    }
+    const summary = replay.summary;
+    return ok(data, {
+      total: summary.entriesShown,
+      page,
+      pageSize,
+      totalPages: Math.ceil(summary.entriesShown / pageSize),
+      asOf: asOf === undefined ? null : isoWithOffset(asOf),
+      lastRevision: summary.lastRevision,
+      balance: summary.closing,
+      totals: summary.totals,
+      openReservations: summary.openReservations,
+      chain: summary.chain,
+      ledgerProblems: summary.ledgerProblems,
+    });
+  }
+
+}
