@@ -1,0 +1,71 @@
+import { afterAll, beforeAll, expect, it } from '@jest/globals';
+import { connect } from 'node:net';
+import { BODY_LIMIT_BYTES } from '../../src/app.factory.js';
+import { MAX_HEADER_BYTES, MAX_QUERY_PARAMETERS, MAX_QUERY_VALUE_LENGTH, MAX_URL_LENGTH } from '../../src/common/input-limits.js';
+import { startTestApp, type TestApp, type TestResponse } from '../support/app.js';
+import { createOrganization, issueKey } from '../support/fixtures.js';
+import { describeOnPostgresProjectOnly } from '../support/store-independent.js';
+
+/** Raw HTTP over a socket, for what fetch refuses to send (oversized headers, broken request lines). */
+function rawRequest(baseUrl: string, text: string): Promise<{ status: number; body: unknown }> {
+  const { hostname, port } = new URL(baseUrl);
+  return new Promise((resolveAnswer, reject) => {
+    const socket = connect({ host: hostname, port: Number(port) }, () => socket.write(text));
+    let received = '';
+    socket.on('data', (chunk) => (received += chunk.toString('utf8')));
+    socket.on('error', reject);
+    socket.on('close', () => {
+      const [head, ...rest] = received.split('\r\n\r\n');
+      resolveAnswer({ status: Number(head.split(' ')[1]), body: JSON.parse(rest.join('\r\n\r\n')) });
+    });
+  });
+}
+
+function expectError(response: { status: number; body: unknown }, status: number, code: string): void {
+  expect({ status: response.status, body: response.body }).toMatchObject({ status, body: { status: false, error: { code, details: expect.any(Object) } } });
+}
+
+describeOnPostgresProjectOnly('Limits on input', 'the HTTP surface does not depend on the event store', () => {
+  let app: TestApp;
+  let headers: Record<string, string>;
+
+  beforeAll(async () => {
+    app = await startTestApp();
+    const organization = await createOrganization(app);
+    headers = { 'x-service-key': (await issueKey(app, organization.id)).key };
+  });
+  afterAll(async () => app?.close());
+
+  it('refuses bodies that are not JSON, or too large, in the envelope, and writes nothing', async () => {
+    const before = await app.eventStore.headPosition();
+    const post = (body: string, contentType?: string): Promise<TestResponse> =>
+      app.request('POST', '/v1/nin', { headers: contentType === undefined ? headers : { ...headers, 'content-type': contentType }, rawBody: body });
+    expectError(await post('{"nin": "1234', 'application/json'), 400, 'bad_request');
+    expectError(await post('', 'application/json'), 400, 'bad_request');
+    expectError(await post('{"__proto__": {"admin": true}}', 'application/json'), 400, 'bad_request');
+    expectError(await post('nin=12345678905', 'text/plain'), 415, 'unsupported_media_type');
+    expectError(await post('nin=12345678905', 'application/x-www-form-urlencoded'), 415, 'unsupported_media_type');
+    expectError(await post('[1, 2]', 'application/json'), 422, 'validation_failed');
+    expectError(await post(JSON.stringify({ nin: '1'.repeat(BODY_LIMIT_BYTES) }), 'application/json'), 413, 'payload_too_large');
+    expect(await app.eventStore.headPosition()).toBe(before);
+  });
+
+  it('refuses headers past the limit, and unparsable HTTP, in the envelope although Node answers before any route', async () => {
+    const big = await rawRequest(app.baseUrl, `GET /v1/wallet HTTP/1.1\r\nHost: x\r\nX-Filler: ${'a'.repeat(MAX_HEADER_BYTES)}\r\n\r\n`);
+    expectError(big, 431, 'headers_too_large');
+    expectError(await rawRequest(app.baseUrl, 'NOT HTTP AT ALL\r\n\r\n'), 400, 'bad_request');
+  });
+
+  it('refuses long URLs, long path parameters, broken percent-encoding and oversized query values', async () => {
+    expectError(await app.request('GET', `/v1/verifications?scope=${'a'.repeat(MAX_URL_LENGTH)}`, { headers }), 414, 'uri_too_long');
+    expectError(await app.request('GET', `/v1/verifications/${'v'.repeat(300)}`, { headers }), 414, 'uri_too_long');
+    expectError(await rawRequest(app.baseUrl, `GET /v1/verifications/%E0%A4%A HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n`), 400, 'bad_request');
+    const longValue = await app.request('GET', `/v1/verifications?status=${'x'.repeat(MAX_QUERY_VALUE_LENGTH + 1)}`, { headers });
+    expectError(longValue, 422, 'validation_failed');
+    expect(longValue.body.error.details.fields).toEqual([{ field: 'status', message: `must be at most ${MAX_QUERY_VALUE_LENGTH} characters` }]);
+    const many = Array.from({ length: MAX_QUERY_PARAMETERS + 1 }, (_, i) => `p${i}=1`).join('&');
+    expectError(await app.request('GET', `/v1/verifications?${many}`, { headers }), 422, 'validation_failed');
+    // Within the limits, the same route answers normally.
+    expect((await app.request('GET', '/v1/verifications?page=1&pageSize=5&status=found', { headers })).status).toBe(200);
+  });
+});
