@@ -32,6 +32,8 @@ const integration = {
 
 export default {
   testTimeout: 120_000,
+  // Two workers on two cores: most of a test's time is spent waiting on PostgreSQL, the event store and child processes.
+  maxWorkers: 2,
   projects: [
     { ...common, displayName: 'unit', testMatch: ['**/*.spec.ts'] },
     {

@@ -24,6 +24,7 @@ import { freePort, startEmbeddedPostgres } from '../src/database/embedded-postgr
 import { runMigrations } from '../src/database/data-source.js';
 import type { EventToAppend, JsonObject } from '../src/event-store/event-store.port.js';
 import { PostgresEventStore } from '../src/event-store/postgres-event-store.js';
+import { format, status, withDatabase } from './bench-support.js';
 
 const WRITERS = 16;
 const POOL_SIZE = 16;
@@ -63,15 +64,7 @@ function loadConfig(): BenchConfig {
   };
 }
 
-const status = (line: string) => process.stderr.write(`[bench] ${line}\n`);
 const sleep = (ms: number) => new Promise<void>((resolveSleep) => setTimeout(resolveSleep, ms));
-const format = (value: number) => Math.round(value).toLocaleString('en-US');
-
-function withDatabase(url: string, database: string): string {
-  const parsed = new URL(url);
-  parsed.pathname = `/${database}`;
-  return parsed.toString();
-}
 
 /** Cleanup steps, run last-in first-out, once, on success, failure or Ctrl-C. */
 class Cleanup {

@@ -5,8 +5,8 @@
  *   rebuild <name...>|--all [--verify [--strict]] [--discard]
  * The database is the service's: DATABASE_URL, else the embedded cluster under DATA_DIR.
  */
+import { keepPoolClientErrorsHandled } from '../src/database/connection-errors.js';
 import 'reflect-metadata';
-import { Logger } from '@nestjs/common';
 import { Command, InvalidArgumentError } from 'commander';
 import pg from 'pg';
 import { ConfigError, loadConfig } from '../src/config/config.js';
@@ -15,6 +15,8 @@ import { runMigrations } from '../src/database/data-source.js';
 import { resolveDatabase, type ResolvedDatabase } from '../src/database/resolve-database.js';
 import { createEventStore } from '../src/event-store/create-event-store.js';
 import type { EventStore } from '../src/event-store/event-store.port.js';
+import { createLogger, flushLogger, messageLog } from '../src/logging/logger.js';
+import { pino, type Logger } from 'pino';
 import { PROJECTIONS, projectionByName } from './index.js';
 import type { Projection } from './projection.js';
 import { RebuildProgressBars } from './rebuild/rebuild-progress.js';
@@ -23,7 +25,11 @@ import { errorMessage } from './runner/projection-runner.js';
 import { WorkerPool } from './runner/worker-pool.js';
 import { readProjectionStatus, type ProjectionStatus } from './status/projection-status.js';
 
-const logger = new Logger('projections');
+/**
+ * JSON log lines: on stdout for `run` (a service process, its output is its log), on stderr for the
+ * one-shot commands, whose stdout is their answer. Replaced once the configuration is read.
+ */
+let logger: Logger = pino({ base: { service: 'projections' } }, pino.destination(2));
 const out = (line: string) => process.stdout.write(`${line}\n`);
 const err = (line: string) => process.stderr.write(`${line}\n`);
 
@@ -34,13 +40,15 @@ interface Connected {
   close(): Promise<void>;
 }
 
-async function connect(poolSize?: number): Promise<Connected> {
+async function connect(options: { poolSize?: number; logTo: 1 | 2 }): Promise<Connected> {
   const config = loadConfig();
-  const database = await resolveDatabase(config, { log: err });
+  logger = createLogger(config, pino.destination({ dest: options.logTo, sync: false }));
+  const database = await resolveDatabase(config, { log: (line) => logger.info(line) });
   await runMigrations(database.url);
   const runtime: Runtime = { config, databaseUrl: database.url, embedded: database.embedded, adminToken: undefined };
-  const pool = new pg.Pool({ connectionString: database.url, max: poolSize ?? config.database.poolSize, connectionTimeoutMillis: 5_000 });
+  const pool = new pg.Pool({ connectionString: database.url, max: options.poolSize ?? config.database.poolSize, connectionTimeoutMillis: 5_000 });
   pool.on('error', () => undefined);
+  keepPoolClientErrorsHandled(pool);
   const store = createEventStore(runtime, pool);
   return {
     pool,
@@ -50,21 +58,22 @@ async function connect(poolSize?: number): Promise<Connected> {
       await store.close().catch(() => undefined);
       await pool.end().catch(() => undefined);
       await database.handle?.stop();
+      await flushLogger(logger);
     },
   };
 }
 
 async function run(): Promise<void> {
-  const connected = await connect();
-  const workers = new WorkerPool(connected.pool, connected.store, connected.database.url, PROJECTIONS, undefined, logger);
+  const connected = await connect({ logTo: 1 });
+  const workers = new WorkerPool(connected.pool, connected.store, connected.database.url, PROJECTIONS, undefined, messageLog(logger));
   workers.start();
-  logger.log(`${PROJECTIONS.length} projections on standby or active in process ${process.pid}: ${PROJECTIONS.map((projection) => projection.name).join(', ') || '(none registered)'}`);
+  logger.info(`${PROJECTIONS.length} projections on standby or active in process ${process.pid}: ${PROJECTIONS.map((projection) => projection.name).join(', ') || '(none registered)'}`);
   await new Promise<void>((resolveRun) => {
     let stopping = false;
     const stop = (signal: string) => {
       if (stopping) return;
       stopping = true;
-      logger.log(`${signal}: stopping after the batches in flight`);
+      logger.info(`${signal}: stopping after the batches in flight`);
       workers
         .stop()
         .then(() => connected.close())
@@ -101,7 +110,7 @@ function formatTable(statuses: readonly ProjectionStatus[]): string {
 }
 
 async function status(options: { json?: boolean }): Promise<void> {
-  const connected = await connect(4);
+  const connected = await connect({ poolSize: 4, logTo: 2 });
   try {
     const statuses = await readProjectionStatus(connected.pool, connected.store, PROJECTIONS);
     out(options.json ? JSON.stringify(statuses, null, 2) : formatTable(statuses));
@@ -140,7 +149,7 @@ function printResult(result: RebuildResult): void {
 async function rebuild(names: string[], options: { all?: boolean; verify?: boolean; strict?: boolean; discard?: boolean }): Promise<void> {
   const projections = selectProjections(names, options.all === true);
   if (options.strict && !options.verify) throw new InvalidArgumentError('--strict needs --verify');
-  const connected = await connect();
+  const connected = await connect({ logTo: 2 });
   const controller = new AbortController();
   const interrupt = () => {
     err('\ninterrupting: the shadow tables and their checkpoint stay; run the same command to resume, or add --discard');
@@ -206,7 +215,8 @@ program.parseAsync(process.argv).then(
   },
   (error: unknown) => {
     if (error instanceof ConfigError || error instanceof InvalidArgumentError) err(error.message);
-    else logger.error(errorMessage(error));
-    process.exit(error instanceof ConfigError ? 78 : 1);
+    else logger.error({ err: error }, 'failed');
+    const code = error instanceof ConfigError ? 78 : 1;
+    void flushLogger(logger).finally(() => process.exit(code));
   },
 );

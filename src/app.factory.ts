@@ -1,42 +1,93 @@
 import 'reflect-metadata';
 import { NestFactory } from '@nestjs/core';
 import { FastifyAdapter, type NestFastifyApplication } from '@nestjs/platform-fastify';
-import type { LoggerService } from '@nestjs/common';
+import helmet from '@fastify/helmet';
+import { Logger as NestPinoLogger } from 'nestjs-pino';
 import { randomUUID } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
+import type { Logger } from 'pino';
 import { AppModule } from './app.module.js';
+import type { AppConfig } from './config/config.js';
 import type { Runtime } from './core.module.js';
+import { clientErrorHandler, frameworkErrorHandler, MAX_HEADER_BYTES, registerInputLimits } from './common/input-limits.js';
 import { runMigrations } from './database/data-source.js';
+import { refuseWhileDraining } from './lifecycle/graceful-shutdown.js';
+import { createLogger } from './logging/logger.js';
+import { instrumentHttp, serveMetrics } from './metrics/http-metrics.js';
 import { setupOpenApi } from './openapi.js';
 
 /** Request bodies above this are refused with 413 before any parsing (face_match images included). */
 export const BODY_LIMIT_BYTES = 2 * 1024 * 1024;
 
 export interface CreateAppOptions {
-  readonly logger?: LoggerService | false;
+  /** The process's pino logger (src/logging/logger.ts); by default one on stdout at LOG_LEVEL. */
+  readonly logger?: Logger;
+}
+
+/**
+ * The API answers JSON only, so its responses may load nothing, run nothing and be framed by
+ * nobody. The /docs page relaxes this on its own routes (openapi.ts).
+ */
+const API_CONTENT_SECURITY_POLICY = {
+  useDefaults: false,
+  directives: { defaultSrc: ["'none'"], frameAncestors: ["'none'"], baseUri: ["'none'"], formAction: ["'none'"] },
+};
+
+function corsOptions(config: AppConfig) {
+  return {
+    origin: [...config.operations.corsOrigins],
+    methods: ['GET', 'POST', 'PUT', 'DELETE'],
+    allowedHeaders: ['Content-Type', 'X-Service-Key', 'X-Request-Id', 'Authorization'],
+    exposedHeaders: ['X-Request-Id', 'Retry-After'],
+    credentials: false,
+    maxAge: 600,
+  };
 }
 
 /** Builds the HTTP application (migrated database, all modules) without listening. Used by main and by the e2e tests. */
 export async function createApp(runtime: Runtime, options: CreateAppOptions = {}): Promise<NestFastifyApplication> {
+  const { config } = runtime;
+  const logger = options.logger ?? createLogger(config);
   await runMigrations(runtime.databaseUrl);
   const adapter = new FastifyAdapter({
     bodyLimit: BODY_LIMIT_BYTES,
+    http: { maxHeaderSize: MAX_HEADER_BYTES },
+    clientErrorHandler,
+    frameworkErrors: frameworkErrorHandler,
     routerOptions: { maxParamLength: 200 },
     trustProxy: false,
     // A caller's X-Request-Id is kept when it is a plain token, so its logs and ours line up.
+    // The same id is every log line's requestId (logging.module.ts) and every event's correlation id.
     genReqId: (request: IncomingMessage) => {
       const given = request.headers['x-request-id'];
       return typeof given === 'string' && /^[A-Za-z0-9._:-]{8,128}$/.test(given) ? given : randomUUID();
     },
   });
-  adapter.getInstance().addHook('onSend', async (request, reply) => {
+  const fastify = adapter.getInstance();
+  refuseWhileDraining(fastify);
+  registerInputLimits(fastify);
+  fastify.addHook('onSend', async (request, reply) => {
     void reply.header('x-request-id', request.id);
   });
-  const app = await NestFactory.create<NestFastifyApplication>(AppModule.forRoot(runtime), adapter, {
-    logger: options.logger ?? ['error', 'warn', 'log'],
+  instrumentHttp(fastify);
+  const app = await NestFactory.create<NestFastifyApplication>(AppModule.forRoot(runtime, logger), adapter, {
+    bufferLogs: true,
     abortOnError: false,
+    // Fastify's own JSON parser (bodyLimit, prototype-poisoning checks) is the only body parser; see input-limits.ts.
+    bodyParser: false,
   });
-  setupOpenApi(app);
+  app.useLogger(app.get(NestPinoLogger));
+  // Registered before any route, so that the per-route policy of /docs applies.
+  await app.register(helmet, {
+    global: true,
+    contentSecurityPolicy: API_CONTENT_SECURITY_POLICY,
+    crossOriginResourcePolicy: { policy: 'same-origin' },
+    frameguard: { action: 'deny' },
+  });
+  // Browsers get no CORS headers unless CORS_ORIGINS lists their origin.
+  if (config.operations.corsOrigins.length > 0) app.enableCors(corsOptions(config));
+  if (config.operations.docsEnabled) setupOpenApi(app);
+  if (config.operations.metricsEnabled) serveMetrics(fastify);
   await app.init();
   return app;
 }

@@ -4,6 +4,9 @@ import { CqrsModule } from '@nestjs/cqrs';
 import { ErrorFilter } from './common/error.filter.js';
 import { CoreModule, type Runtime } from './core.module.js';
 import { HealthModule } from './health/health.module.js';
+import type { Logger } from 'pino';
+import { loggingModule } from './logging/logging.module.js';
+import { RateLimitsModule } from './rate-limits/rate-limits.module.js';
 import { OrganizationsModule } from './organizations/organizations.module.js';
 import { VerificationsModule } from './verifications/verifications.module.js';
 import { WalletsModule } from './wallets/wallets.module.js';
@@ -11,10 +14,21 @@ import { ProjectionsModule } from '../projections/projections.module.js';
 
 @Module({})
 export class AppModule {
-  static forRoot(runtime: Runtime): DynamicModule {
+  /** `logger`: the process's pino logger (src/logging/logger.ts), which every log line of the app goes through. */
+  static forRoot(runtime: Runtime, logger: Logger): DynamicModule {
     return {
       module: AppModule,
-      imports: [CoreModule.forRoot(runtime), CqrsModule.forRoot(), HealthModule, ProjectionsModule, OrganizationsModule, WalletsModule, VerificationsModule],
+      imports: [
+        CoreModule.forRoot(runtime),
+        loggingModule(logger),
+        CqrsModule.forRoot(),
+        HealthModule,
+        RateLimitsModule,
+        ProjectionsModule,
+        OrganizationsModule,
+        WalletsModule,
+        VerificationsModule,
+      ],
       providers: [{ provide: APP_FILTER, useClass: ErrorFilter }],
     };
   }

@@ -2,6 +2,7 @@ import { type DynamicModule, Global, Inject, Module, type OnApplicationShutdown 
 import pg from 'pg';
 import { DataSource } from 'typeorm';
 import type { AppConfig } from './config/config.js';
+import { keepPoolClientErrorsHandled } from './database/connection-errors.js';
 import { createDataSource } from './database/data-source.js';
 import { createEventStore } from './event-store/create-event-store.js';
 import { EVENT_STORE, type EventStore } from './event-store/event-store.port.js';
@@ -46,6 +47,7 @@ export class CoreModule implements OnApplicationShutdown {
             const pool = new pg.Pool({ connectionString: runtime.databaseUrl, max: runtime.config.database.poolSize, connectionTimeoutMillis: 5_000 });
             // An idle client losing its connection must not crash the process; the next query reconnects.
             pool.on('error', () => undefined);
+            keepPoolClientErrorsHandled(pool);
             return pool;
           },
         },

@@ -38,10 +38,32 @@ const PAGE = `<!doctype html>
 <link rel="stylesheet" href="/docs/swagger-ui.css"><link rel="icon" href="/docs/favicon-32x32.png"></head>
 <body><div id="swagger-ui"></div>
 <script src="/docs/swagger-ui-bundle.js"></script><script src="/docs/swagger-ui-standalone-preset.js"></script>
-<script>window.ui = SwaggerUIBundle({ url: '/docs/json', dom_id: '#swagger-ui', presets: [SwaggerUIBundle.presets.apis, SwaggerUIStandalonePreset], layout: 'StandaloneLayout' });</script>
+<script src="/docs/swagger-initializer.js"></script>
 </body></html>`;
 
+/** A file rather than an inline script, so that the page's Content-Security-Policy needs no 'unsafe-inline' for scripts. */
+const INITIALIZER = `window.ui = SwaggerUIBundle({ url: '/docs/json', dom_id: '#swagger-ui', presets: [SwaggerUIBundle.presets.apis, SwaggerUIStandalonePreset], layout: 'StandaloneLayout' });\n`;
+
+/** The UI loads its own scripts and styles (swagger-ui sets inline styles) and data: images; nothing from elsewhere. */
+const DOCS_HELMET = {
+  contentSecurityPolicy: {
+    useDefaults: false,
+    directives: {
+      defaultSrc: ["'self'"],
+      scriptSrc: ["'self'"],
+      styleSrc: ["'self'", "'unsafe-inline'"],
+      imgSrc: ["'self'", 'data:'],
+      connectSrc: ["'self'"],
+      frameAncestors: ["'none'"],
+      baseUri: ["'none'"],
+      formAction: ["'none'"],
+      objectSrc: ["'none'"],
+    },
+  },
+};
+
 /**
+ * Off with DOCS_ENABLED=false (the default when NODE_ENV=production).
  * Serves the JSON (and YAML) document at /docs/json (/docs/yaml) and the UI at /docs. The UI's
  * assets are served here from swagger-ui-dist rather than through @fastify/static, whose ESM-only
  * dependencies the test runner cannot load.
@@ -50,8 +72,13 @@ export function setupOpenApi(app: INestApplication): void {
   SwaggerModule.setup('docs', app, () => buildOpenApiDocument(app), { ui: false, jsonDocumentUrl: 'docs/json', yamlDocumentUrl: 'docs/yaml' });
   const assetsDir = dirname(createRequire(import.meta.url).resolve('swagger-ui-dist/package.json'));
   const fastify = app.getHttpAdapter().getInstance() as FastifyInstance;
-  fastify.get('/docs', async (_request, reply) => reply.header('content-type', 'text/html; charset=utf-8').send(PAGE));
+  fastify.get('/docs', { helmet: DOCS_HELMET }, async (_request, reply) => reply.header('content-type', 'text/html; charset=utf-8').send(PAGE));
+  fastify.get('/docs/swagger-initializer.js', { helmet: DOCS_HELMET }, async (_request, reply) =>
+    reply.header('content-type', 'application/javascript; charset=utf-8').send(INITIALIZER),
+  );
   for (const [file, contentType] of Object.entries(UI_ASSETS)) {
-    fastify.get(`/docs/${file}`, async (_request, reply) => reply.header('content-type', contentType).header('cache-control', 'public, max-age=3600').send(await readFile(join(assetsDir, file))));
+    fastify.get(`/docs/${file}`, { helmet: DOCS_HELMET }, async (_request, reply) =>
+      reply.header('content-type', contentType).header('cache-control', 'public, max-age=3600').send(await readFile(join(assetsDir, file))),
+    );
   }
 }

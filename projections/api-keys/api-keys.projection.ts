@@ -48,6 +48,7 @@ export const apiKeysProjection: Projection = {
       case 'ScopeActivated':
       case 'ScopeDeactivated':
       case 'ScopePriceSet':
+      case 'RateLimitSet':
       case 'ProviderConfigured':
         return;
       default: {

@@ -43,12 +43,25 @@ describe('organizations projection', () => {
     expect(await row()).toMatchObject({ active_scopes: ['bvn', 'phone'], prices: { bvn: 0 } });
   });
 
+  it('given a provider configuration, then the provider names and the still-sealed credentials per environment', async () => {
+    await when([registered, event('ProviderConfigured', { environment: 'live', provider: 'dojah', fallback: 'prembly', credentials: 'v1.a.b.c', fallbackCredentials: 'v1.d.e.f' })]);
+    expect((await row()).providers).toEqual({ live: { provider: 'dojah', fallback: 'prembly', credentials: 'v1.a.b.c', fallbackCredentials: 'v1.d.e.f' } });
+  });
+
+  it('given a rate limit set and then cleared, then the override and then null', async () => {
+    await when([registered, event('RateLimitSet', { requestsPerMinute: 120 }, 1)]);
+    expect(await row()).toMatchObject({ rate_limit_per_minute: 120 });
+    await when([event('RateLimitSet', { requestsPerMinute: null }, 2)]);
+    expect(await row()).toMatchObject({ rate_limit_per_minute: null });
+  });
+
   it('replayed twice, same rows', async () => {
     const events = recorded([
       registered,
       event('OrganizationApproved', {}, 1),
       event('ScopeActivated', { scope: 'phone' }, 2),
       event('ScopePriceSet', { scope: 'nin', priceKobo: 5_000 }, 3),
+      event('RateLimitSet', { requestsPerMinute: 120 }, 3),
       event('OrganizationSuspended', { reason: 'review' }, 4),
       event('ApiKeyIssued', { keyId: 'key_1', name: null, keyHash: 'h', prefix: 'p', last4: 'l', environment: 'test', scopes: null }, 5),
     ]);

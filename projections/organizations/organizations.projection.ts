@@ -61,10 +61,14 @@ export const organizationsProjection: Projection = {
           ]);
         }
         return;
+      case 'RateLimitSet':
+        await context.query(`update ${table} set rate_limit_per_minute = $2, updated_at = $3 where id = $1`, [event.data.organizationId, event.data.requestsPerMinute, at]);
+        return;
       case 'ProviderConfigured':
+        // The credentials stay encrypted here too: the API key guard hands them to the provider selector, which decrypts them in memory.
         await context.query(
-          `update ${table} set providers = providers || jsonb_build_object($2::text, jsonb_build_object('provider', $3::text, 'fallback', $4::text)), updated_at = $5 where id = $1`,
-          [event.data.organizationId, event.data.environment, event.data.provider, event.data.fallback, at],
+          `update ${table} set providers = providers || jsonb_build_object($2::text, jsonb_build_object('provider', $3::text, 'fallback', $4::text, 'credentials', $5::text, 'fallbackCredentials', $6::text)), updated_at = $7 where id = $1`,
+          [event.data.organizationId, event.data.environment, event.data.provider, event.data.fallback, event.data.credentials ?? null, event.data.fallbackCredentials ?? null, at],
         );
         return;
       case 'ApiKeyIssued':

@@ -1,67 +1,48 @@
-import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import pg from 'pg';
-import type { EventStore } from '../../src/event-store/event-store.port.js';
-import { createTestDatabase, type TestDatabase } from '../../test/support/database.js';
-import { createTestEventStore, expectedLagEvents, type TestEventStore } from '../../test/support/event-store.js';
+import { describe, expect, it } from '@jest/globals';
+import { expectedLagEvents, useTestEventStore } from '../../test/support/event-store.js';
 import { actualCounts, appendCounted, checkpointOf, countingProjection, createCountingTable, expectedCounts, waitUntil } from '../runner/counting.projection.testing.js';
 import { ProjectionWorker } from '../runner/projection-worker.js';
 import { readProjectionStatus } from '../status/projection-status.js';
 import { discardRebuild, rebuildProjection } from './rebuild.js';
 
-let database: TestDatabase;
-let pool: pg.Pool;
-let testStore: TestEventStore;
-let store: EventStore;
-
-beforeAll(async () => {
-  database = await createTestDatabase();
-  pool = new pg.Pool({ connectionString: database.url, max: 12 });
-  testStore = await createTestEventStore(database, pool);
-  store = testStore.store;
-});
-
-afterAll(async () => {
-  await testStore.close();
-  await pool.end();
-  await database.drop();
-});
+const db = useTestEventStore({ poolSize: 12 });
 
 const workerOptions = { runner: { maxBatch: 200, maxAttempts: 3 }, heartbeatMs: 100, stoppedPollMs: 200 };
 
 async function tableExists(name: string): Promise<boolean> {
-  const { rows } = await pool.query<{ present: boolean }>('select to_regclass($1) is not null as present', [name]);
+  const { rows } = await db.pool.query<{ present: boolean }>('select to_regclass($1) is not null as present', [name]);
   return rows[0].present;
 }
 
 async function indexNames(table: string): Promise<string[]> {
-  const { rows } = await pool.query<{ name: string }>(`select indexname as name from pg_indexes where tablename = $1 order by 1`, [table]);
+  const { rows } = await db.pool.query<{ name: string }>(`select indexname as name from pg_indexes where tablename = $1 order by 1`, [table]);
   return rows.map((row) => row.name);
 }
 
 describe('Given a live worker and writers appending while a rebuild runs', () => {
   it('swaps the rebuilt tables in without losing or doubling an event, and verify lists the live rows that were wrong', async () => {
     const projection = countingProjection('rebuilt');
-    await createCountingTable(pool, projection);
+    await createCountingTable(db.pool, projection);
     const liveIndexes = await indexNames(projection.table);
-    const backlog = await appendCounted(store, projection.category, { streams: 100, perStream: 50, perAppend: 25 });
-    const worker = new ProjectionWorker(pool, store, database.url, projection, workerOptions);
+    const backlog = await appendCounted(db.store, projection.category, { streams: 100, perStream: 50, perAppend: 25 });
+    const worker = new ProjectionWorker(db.pool, db.store, db.url, projection, workerOptions);
     worker.start();
     let writing = true;
     let last = 0n;
     const writers = Array.from({ length: 3 }, async (_, writer) => {
       for (let round = 0; writing; round++) {
-        const position = await appendCounted(store, projection.category, { streams: 1, perStream: 3, firstStream: (writer * 1_000 + round) % 150 });
+        const position = await appendCounted(db.store, projection.category, { streams: 1, perStream: 3, firstStream: (writer * 1_000 + round) % 150 });
         if (position > last) last = position;
         await new Promise((resolveWait) => setTimeout(resolveWait, 20));
       }
     });
     try {
-      await waitUntil(async () => ((await checkpointOf(pool, 'rebuilt'))?.position ?? 0n) >= backlog, 20_000, 'the live worker to apply the backlog');
+      await waitUntil(async () => ((await checkpointOf(db.pool, 'rebuilt'))?.position ?? 0n) >= backlog, 20_000, 'the live worker to apply the backlog');
       // A live table gone wrong (a bug since fixed, say): the rebuild must put it right.
-      await pool.query(`update ${projection.table} set events = events + 1000 where stream_id = 'rebuilt-7'`);
+      await db.pool.query(`update ${projection.table} set events = events + 1000 where stream_id = 'rebuilt-7'`);
 
       const phases: string[] = [];
-      const result = await rebuildProjection(pool, store, database.url, projection, { verify: true, maxBatch: 500, onProgress: (progress) => phases.push(progress.phase) });
+      const result = await rebuildProjection(db.pool, db.store, db.url, projection, { verify: true, maxBatch: 500, onProgress: (progress) => phases.push(progress.phase) });
       expect(result.outcome).toBe('swapped');
       expect(phases).toContain('replaying');
       expect(phases.at(-1)).toBe('done');
@@ -78,13 +59,13 @@ describe('Given a live worker and writers appending while a rebuild runs', () =>
       writing = false;
       await Promise.all(writers);
     }
-    await waitUntil(async () => ((await checkpointOf(pool, 'rebuilt'))?.position ?? 0n) >= last, 20_000, 'the live worker to apply the last write');
+    await waitUntil(async () => ((await checkpointOf(db.pool, 'rebuilt'))?.position ?? 0n) >= last, 20_000, 'the live worker to apply the last write');
     await worker.stop();
 
-    expect(await actualCounts(pool, projection.table)).toEqual(await expectedCounts(store, projection.category));
+    expect(await actualCounts(db.pool, projection.table)).toEqual(await expectedCounts(db.store, projection.category));
     expect(await tableExists(`${projection.table}__rebuild`)).toBe(false);
     expect(await tableExists(`${projection.table}__old`)).toBe(false);
-    expect(await checkpointOf(pool, 'rebuilt__rebuild')).toBeUndefined();
+    expect(await checkpointOf(db.pool, 'rebuilt__rebuild')).toBeUndefined();
     expect(await indexNames(projection.table)).toEqual(liveIndexes);
   });
 });
@@ -92,36 +73,36 @@ describe('Given a live worker and writers appending while a rebuild runs', () =>
 describe('When verify --strict finds differences', () => {
   it('does not swap, leaves the live table as it was, and discard drops the shadow', async () => {
     const projection = countingProjection('strict');
-    await createCountingTable(pool, projection);
-    await appendCounted(store, projection.category, { streams: 20, perStream: 10 });
-    const worker = new ProjectionWorker(pool, store, database.url, projection, workerOptions);
+    await createCountingTable(db.pool, projection);
+    await appendCounted(db.store, projection.category, { streams: 20, perStream: 10 });
+    const worker = new ProjectionWorker(db.pool, db.store, db.url, projection, workerOptions);
     worker.start();
-    const head = await appendCounted(store, projection.category, { streams: 1, perStream: 1, firstStream: 20 });
-    await waitUntil(async () => ((await checkpointOf(pool, 'strict'))?.position ?? 0n) >= head, 10_000, 'the live worker to catch up');
-    await pool.query(`delete from ${projection.table} where stream_id = 'strict-3'`);
-    const before = await actualCounts(pool, projection.table);
+    const head = await appendCounted(db.store, projection.category, { streams: 1, perStream: 1, firstStream: 20 });
+    await waitUntil(async () => ((await checkpointOf(db.pool, 'strict'))?.position ?? 0n) >= head, 10_000, 'the live worker to catch up');
+    await db.pool.query(`delete from ${projection.table} where stream_id = 'strict-3'`);
+    const before = await actualCounts(db.pool, projection.table);
 
-    const result = await rebuildProjection(pool, store, database.url, projection, { verify: true, strict: true });
+    const result = await rebuildProjection(db.pool, db.store, db.url, projection, { verify: true, strict: true });
     await worker.stop();
 
     expect(result.outcome).toBe('differences');
     expect(result.differences).toEqual([{ table: projection.table, onlyLive: 0, onlyRebuilt: 1, sampleKeys: [{ side: 'rebuilt', key: { stream_id: 'strict-3' } }] }]);
-    expect(await actualCounts(pool, projection.table)).toEqual(before);
+    expect(await actualCounts(db.pool, projection.table)).toEqual(before);
     expect(await tableExists(`${projection.table}__rebuild`)).toBe(true);
 
-    expect(await discardRebuild(pool, database.url, projection)).toEqual({ droppedTables: [`${projection.table}__rebuild`] });
+    expect(await discardRebuild(db.pool, db.url, projection)).toEqual({ droppedTables: [`${projection.table}__rebuild`] });
     expect(await tableExists(`${projection.table}__rebuild`)).toBe(false);
-    expect(await checkpointOf(pool, 'strict__rebuild')).toBeUndefined();
+    expect(await checkpointOf(db.pool, 'strict__rebuild')).toBeUndefined();
   });
 });
 
 describe('When a rebuild is interrupted', () => {
   it('keeps its shadow and checkpoint, shows in the status, and the next run resumes from there', async () => {
     const projection = countingProjection('resumed');
-    await createCountingTable(pool, projection);
-    const head = await appendCounted(store, projection.category, { streams: 200, perStream: 50, perAppend: 50 });
+    await createCountingTable(db.pool, projection);
+    const head = await appendCounted(db.store, projection.category, { streams: 200, perStream: 50, perAppend: 50 });
     const controller = new AbortController();
-    const first = await rebuildProjection(pool, store, database.url, projection, {
+    const first = await rebuildProjection(db.pool, db.store, db.url, projection, {
       maxBatch: 200,
       signal: controller.signal,
       onProgress: (progress) => {
@@ -129,16 +110,16 @@ describe('When a rebuild is interrupted', () => {
       },
     });
     expect(first.outcome).toBe('interrupted');
-    const interruptedAt = (await checkpointOf(pool, 'resumed__rebuild'))?.position ?? 0n;
+    const interruptedAt = (await checkpointOf(db.pool, 'resumed__rebuild'))?.position ?? 0n;
     expect(interruptedAt).toBeGreaterThan(0n);
     expect(interruptedAt).toBeLessThan(head);
-    const [status] = await readProjectionStatus(pool, store, [projection]);
+    const [status] = await readProjectionStatus(db.pool, db.store, [projection]);
     expect(status).toMatchObject({ state: 'idle', rebuild: { position: interruptedAt.toString(), active: false } });
-    expect(status.rebuild?.lagEvents).toBe(expectedLagEvents(store, 10_000 - first.eventsApplied));
+    expect(status.rebuild?.lagEvents).toBe(expectedLagEvents(db.store, 10_000 - first.eventsApplied));
 
-    const second = await rebuildProjection(pool, store, database.url, projection, { maxBatch: 1_000 });
+    const second = await rebuildProjection(db.pool, db.store, db.url, projection, { maxBatch: 1_000 });
     expect(second).toMatchObject({ outcome: 'swapped', resumedFrom: interruptedAt, eventsApplied: 10_000 - first.eventsApplied, position: head });
-    expect(await actualCounts(pool, projection.table)).toEqual(await expectedCounts(store, projection.category));
-    expect(await checkpointOf(pool, 'resumed')).toMatchObject({ position: head, eventsProcessed: 10_000, state: 'running' });
+    expect(await actualCounts(db.pool, projection.table)).toEqual(await expectedCounts(db.store, projection.category));
+    expect(await checkpointOf(db.pool, 'resumed')).toMatchObject({ position: head, eventsProcessed: 10_000, state: 'running' });
   });
 });

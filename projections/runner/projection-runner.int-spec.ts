@@ -1,48 +1,29 @@
-import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import pg from 'pg';
-import type { EventStore } from '../../src/event-store/event-store.port.js';
-import { createTestDatabase, type TestDatabase } from '../../test/support/database.js';
-import { createTestEventStore, expectedLagEvents, type TestEventStore } from '../../test/support/event-store.js';
+import { describe, expect, it } from '@jest/globals';
+import { expectedLagEvents, useTestEventStore } from '../../test/support/event-store.js';
 import { readProjectionStatus } from '../status/projection-status.js';
 import { actualCounts, appendCounted, checkpointOf, countingProjection, createCountingTable, expectedCounts, waitUntil } from './counting.projection.testing.js';
 import { ProjectionRunner, ProjectionStoppedError } from './projection-runner.js';
 import { ProjectionWorker } from './projection-worker.js';
 
-let database: TestDatabase;
-let pool: pg.Pool;
-let testStore: TestEventStore;
-let store: EventStore;
-
-beforeAll(async () => {
-  database = await createTestDatabase();
-  pool = new pg.Pool({ connectionString: database.url, max: 10 });
-  testStore = await createTestEventStore(database, pool);
-  store = testStore.store;
-});
-
-afterAll(async () => {
-  await testStore.close();
-  await pool.end();
-  await database.drop();
-});
+const db = useTestEventStore({ poolSize: 10 });
 
 describe('Given a backlog of 1,200 events', () => {
   it('catches up in batches of at most maxBatch, each committing rows and checkpoint together', async () => {
     const projection = countingProjection('batching');
-    await createCountingTable(pool, projection);
-    const head = await appendCounted(store, projection.category, { streams: 40, perStream: 30 });
+    await createCountingTable(db.pool, projection);
+    const head = await appendCounted(db.store, projection.category, { streams: 40, perStream: 30 });
     const batches: number[] = [];
-    const runner = new ProjectionRunner(pool, store, projection, { maxBatch: 100, maxAttempts: 3, onBatch: ({ size }) => batches.push(size) });
+    const runner = new ProjectionRunner(db.pool, db.store, projection, { maxBatch: 100, maxAttempts: 3, onBatch: ({ size }) => batches.push(size) });
     runner.start();
-    await waitUntil(async () => (await checkpointOf(pool, 'batching'))?.position === head, 20_000, 'the checkpoint to reach the head');
+    await waitUntil(async () => (await checkpointOf(db.pool, 'batching'))?.position === head, 20_000, 'the checkpoint to reach the head');
     await runner.stop();
 
     expect(Math.max(...batches)).toBeLessThanOrEqual(100);
     expect(batches.reduce((sum, size) => sum + size, 0)).toBe(1_200);
     // Catch-up means large batches, not event by event.
     expect(batches.length).toBeLessThan(40);
-    expect(await actualCounts(pool, projection.table)).toEqual(await expectedCounts(store, projection.category));
-    expect(await checkpointOf(pool, 'batching')).toMatchObject({ state: 'running', eventsProcessed: 1_200, position: head });
+    expect(await actualCounts(db.pool, projection.table)).toEqual(await expectedCounts(db.store, projection.category));
+    expect(await checkpointOf(db.pool, 'batching')).toMatchObject({ state: 'running', eventsProcessed: 1_200, position: head });
   });
 });
 
@@ -56,12 +37,16 @@ describe('When a handler keeps throwing at one event in the middle of a batch', 
         return true;
       },
     });
-    await createCountingTable(pool, projection);
-    await appendCounted(store, projection.category, { streams: 10, perStream: 30, data: (stream, index) => ({ poison: stream === 5 && index === 0 }) });
-    const [poison] = (await store.readAll({ maxCount: 10_000, filter: { streamCategories: [projection.category] } })).filter((event) => event.data.poison === true);
-    const before = (await store.readAll({ maxCount: 10_000, filter: { streamCategories: [projection.category] } })).filter((event) => event.position < poison.position);
+    await createCountingTable(db.pool, projection);
+    await appendCounted(db.store, projection.category, { streams: 10, perStream: 30, data: (stream, index) => ({ poison: stream === 5 && index === 0 }) });
+    // readAll gives the log's stable prefix: an append's events can stay hidden for a moment behind
+    // an older transaction still committing (on PostgreSQL, the NOTIFY that announces appends).
+    let log: Awaited<ReturnType<typeof db.store.readAll>> = [];
+    await waitUntil(async () => (log = await db.store.readAll({ maxCount: 10_000, filter: { streamCategories: [projection.category] } })).length === 300, 5_000, 'the 300 events to be readable');
+    const [poison] = log.filter((event) => event.data.poison === true);
+    const before = log.filter((event) => event.position < poison.position);
 
-    const runner = new ProjectionRunner(pool, store, projection, { maxBatch: 100, maxAttempts: 3, retryBaseMs: 5 });
+    const runner = new ProjectionRunner(db.pool, db.store, projection, { maxBatch: 100, maxAttempts: 3, retryBaseMs: 5 });
     runner.start();
     const failure = await runner.finished.then(
       () => undefined,
@@ -73,41 +58,41 @@ describe('When a handler keeps throwing at one event in the middle of a batch', 
     // One attempt inside the failed batch, then maxAttempts on its own.
     expect(attempts.length).toBeGreaterThanOrEqual(3);
     expect(attempts.length).toBeLessThanOrEqual(4);
-    const checkpoint = await checkpointOf(pool, 'poisoned');
+    const checkpoint = await checkpointOf(db.pool, 'poisoned');
     expect(checkpoint).toMatchObject({ state: 'stopped', failedPosition: poison.position, position: before[before.length - 1].position });
     expect(checkpoint?.error).toContain('Counted at position');
     expect(checkpoint?.error).toContain('failed after 3 attempts');
     // Exactly the events before it, once each: the failed batch left nothing behind, nor did the culprit.
-    const counts = await actualCounts(pool, projection.table);
+    const counts = await actualCounts(db.pool, projection.table);
     expect(Object.values(counts).reduce((sum, count) => sum + count, 0)).toBe(before.length);
     expect(counts['poisoned-5']).toBeUndefined();
 
-    const [status] = await readProjectionStatus(pool, store, [projection]);
-    expect(status).toMatchObject({ name: 'poisoned', state: 'stopped', error: { failedPosition: poison.position.toString() }, lagEvents: expectedLagEvents(store, 300 - before.length) });
+    const [status] = await readProjectionStatus(db.pool, db.store, [projection]);
+    expect(status).toMatchObject({ name: 'poisoned', state: 'stopped', error: { failedPosition: poison.position.toString() }, lagEvents: expectedLagEvents(db.store, 300 - before.length) });
   });
 
   it('a failure that goes away on retry loses and doubles nothing', async () => {
     let failures = 0;
     const projection = countingProjection('transient', { fail: (event) => event.data.flaky === true && failures++ < 2 });
-    await createCountingTable(pool, projection);
-    const head = await appendCounted(store, projection.category, { streams: 10, perStream: 50, data: (stream, index) => ({ flaky: stream === 3 && index === 20 }) });
-    const runner = new ProjectionRunner(pool, store, projection, { maxBatch: 100, maxAttempts: 5, retryBaseMs: 5 });
+    await createCountingTable(db.pool, projection);
+    const head = await appendCounted(db.store, projection.category, { streams: 10, perStream: 50, data: (stream, index) => ({ flaky: stream === 3 && index === 20 }) });
+    const runner = new ProjectionRunner(db.pool, db.store, projection, { maxBatch: 100, maxAttempts: 5, retryBaseMs: 5 });
     runner.start();
-    await waitUntil(async () => (await checkpointOf(pool, 'transient'))?.position === head, 20_000, 'the checkpoint to reach the head');
+    await waitUntil(async () => (await checkpointOf(db.pool, 'transient'))?.position === head, 20_000, 'the checkpoint to reach the head');
     await runner.stop();
     expect(failures).toBe(3);
-    expect(await actualCounts(pool, projection.table)).toEqual(await expectedCounts(store, projection.category));
-    expect((await checkpointOf(pool, 'transient'))?.state).toBe('running');
+    expect(await actualCounts(db.pool, projection.table)).toEqual(await expectedCounts(db.store, projection.category));
+    expect((await checkpointOf(db.pool, 'transient'))?.state).toBe('running');
   });
 });
 
 describe('Given two workers for one projection (advisory lock)', () => {
   it('only one applies; when it stops the other takes over within seconds, and nothing is lost or doubled', async () => {
     const projection = countingProjection('locked');
-    await createCountingTable(pool, projection);
+    await createCountingTable(db.pool, projection);
     const options = { runner: { maxBatch: 50, maxAttempts: 3 }, heartbeatMs: 100, stoppedPollMs: 500 };
-    const first = new ProjectionWorker(pool, store, database.url, projection, options);
-    const second = new ProjectionWorker(pool, store, database.url, projection, options);
+    const first = new ProjectionWorker(db.pool, db.store, db.url, projection, options);
+    const second = new ProjectionWorker(db.pool, db.store, db.url, projection, options);
     first.start();
     second.start();
     try {
@@ -116,22 +101,22 @@ describe('Given two workers for one projection (advisory lock)', () => {
     expect([first.isActive, second.isActive].filter(Boolean)).toHaveLength(1);
     const [active, standby] = first.isActive ? [first, second] : [second, first];
 
-    let head = await appendCounted(store, projection.category, { streams: 20, perStream: 25, perAppend: 5 });
-    await waitUntil(async () => (await checkpointOf(pool, 'locked'))?.position === head, 20_000, 'catch-up');
+    let head = await appendCounted(db.store, projection.category, { streams: 20, perStream: 25, perAppend: 5 });
+    await waitUntil(async () => (await checkpointOf(db.pool, 'locked'))?.position === head, 20_000, 'catch-up');
     expect(standby.isActive).toBe(false);
     expect(standby.snapshot().role).toBe('standby');
-    const [status] = await readProjectionStatus(pool, store, [projection]);
+    const [status] = await readProjectionStatus(db.pool, db.store, [projection]);
     expect(status).toMatchObject({ state: 'running', lagEvents: 0, lagSeconds: 0, worker: { pid: process.pid } });
 
     await active.stop();
     const takeoverMs = await waitUntil(() => standby.isActive, 5_000, 'the standby to take over');
     expect(takeoverMs).toBeLessThan(3_000);
-    head = await appendCounted(store, projection.category, { streams: 20, perStream: 5, firstStream: 10 });
-    await waitUntil(async () => (await checkpointOf(pool, 'locked'))?.position === head, 20_000, 'catch-up after the takeover');
+    head = await appendCounted(db.store, projection.category, { streams: 20, perStream: 5, firstStream: 10 });
+    await waitUntil(async () => (await checkpointOf(db.pool, 'locked'))?.position === head, 20_000, 'catch-up after the takeover');
     await standby.stop();
 
-    expect(await actualCounts(pool, projection.table)).toEqual(await expectedCounts(store, projection.category));
-    const [idle] = await readProjectionStatus(pool, store, [projection]);
+    expect(await actualCounts(db.pool, projection.table)).toEqual(await expectedCounts(db.store, projection.category));
+    const [idle] = await readProjectionStatus(db.pool, db.store, [projection]);
     expect(idle).toMatchObject({ state: 'idle', worker: null, eventsPerSecond: null });
     } finally {
       await Promise.all([first.stop(), second.stop()]);

@@ -32,28 +32,38 @@ function terminalOf(event: VerificationEvent): Terminal | undefined {
   }
 }
 
-const REQUEST_COLUMNS = `reference text, organization_id text, environment text, key_id text, scope text, category text, country_code text, request jsonb, price_kobo bigint, created_at timestamptz`;
+const REQUEST_COLUMNS = `reference text, organization_id text, environment text, key_id text, scope text, category text, country_code text, request jsonb, price_kobo bigint, created_at timestamptz,
+  status text, result jsonb, charged boolean, error_message text, completed_at timestamptz`;
 const TERMINAL_COLUMNS = `reference text, status text, result jsonb, charged boolean, error_message text, completed_at timestamptz`;
 
 /**
- * Inserts the requested rows that are not there yet, and counts only those as pending: a replayed
- * request inserts nothing and so counts nothing.
+ * Inserts the requested rows that are not there yet, each pending or, when its terminal event is
+ * already known, straight in its final state; counts only the rows inserted, by their status (a
+ * replayed request inserts nothing and so counts nothing). Answers the references inserted.
  */
-function insertRequested(context: ProjectionContext, requests: readonly Record<string, unknown>[]): Promise<unknown> {
+async function insertRequested(context: ProjectionContext, requests: readonly Record<string, unknown>[]): Promise<Set<string>> {
   const table = context.table('verifications');
   const counts = context.table('verification_counts');
-  return context.query(
+  const inserted = await context.query<{ reference: string }>(
     `with inserted as (
        insert into ${table} (reference, organization_id, environment, key_id, scope, category, country_code, status, request, result, error_message, price_kobo, charged, created_at, completed_at)
-       select reference, organization_id, environment, key_id, scope, category, country_code, 'pending', request, '{}', null, price_kobo, false, created_at, null
+       select reference, organization_id, environment, key_id, scope, category, country_code, status, request, coalesce(result, '{}'), error_message, price_kobo, charged, created_at, completed_at
        from jsonb_to_recordset($1::jsonb) as r(${REQUEST_COLUMNS})
        on conflict (reference) do nothing
-       returning organization_id, environment, scope)
-     insert into ${counts} as c (organization_id, environment, scope, status, count)
-     select organization_id, environment, scope, 'pending', count(*) from inserted group by 1, 2, 3
-     on conflict (organization_id, environment, scope, status) do update set count = c.count + excluded.count`,
+       returning reference, organization_id, environment, scope, status),
+     deltas as (
+       select organization_id, environment, scope, status, 1 as delta from inserted
+       union all
+       -- A row inserted finished passed through pending: the same count rows as insert-then-update.
+       select organization_id, environment, scope, 'pending', 0 from inserted where status <> 'pending'),
+     counted as (
+       insert into ${counts} as c (organization_id, environment, scope, status, count)
+       select organization_id, environment, scope, status, sum(delta) from deltas group by 1, 2, 3, 4
+       on conflict (organization_id, environment, scope, status) do update set count = c.count + excluded.count)
+     select reference from inserted`,
     [JSON.stringify(requests)],
   );
+  return new Set(inserted.map((row) => row.reference));
 }
 
 /**
@@ -80,9 +90,15 @@ function finish(context: ProjectionContext, terminals: readonly Terminal[]): Pro
   );
 }
 
-function requestRow(event: VerificationEvent & { type: 'VerificationRequested' }): Record<string, unknown> {
+/** The row of a request, pending, or already finished by `terminal`. */
+function requestRow(event: VerificationEvent & { type: 'VerificationRequested' }, terminal?: Terminal): Record<string, unknown> {
   const d = event.data;
   return {
+    status: terminal?.status ?? 'pending',
+    result: terminal?.result ?? null,
+    charged: terminal?.charged ?? false,
+    error_message: terminal?.error_message ?? null,
+    completed_at: terminal?.completed_at ?? null,
     reference: d.reference,
     organization_id: d.organizationId,
     environment: d.environment,
@@ -117,28 +133,34 @@ export const verificationsProjection: Projection = {
   },
 
   /**
-   * Two statements per batch: every request, then every reference's first terminal event. Event by
-   * event, a later terminal event of the same reference finds its row finished and changes nothing,
-   * and a terminal event before its request (a broken log) finds no row; both are dropped here.
+   * Two statements per batch: every request (in its final state when its terminal event is in the
+   * batch too: one write instead of an insert and an update), then every other reference's first
+   * terminal event. Event by event, a later terminal event of the same reference finds its row
+   * finished and changes nothing, and a terminal event before its request (a broken log) finds no
+   * row; both are dropped here.
    */
   async handleBatch(events: readonly RecordedEvent[], context: ProjectionContext): Promise<void> {
-    const requests: Record<string, unknown>[] = [];
-    const requestedAt = new Map<string, bigint>();
+    const requested = new Map<string, { position: bigint; event: VerificationEvent & { type: 'VerificationRequested' } }>();
     const terminals = new Map<string, Terminal>();
     const decoded = events.map((recorded) => ({ recorded, event: asDomainEvent<VerificationEvent>(recorded) }));
+    const extraRequests: Record<string, unknown>[] = [];
     for (const { recorded, event } of decoded) {
       if (event.type !== 'VerificationRequested') continue;
-      requests.push(requestRow(event));
-      if (!requestedAt.has(event.data.reference)) requestedAt.set(event.data.reference, recorded.position);
+      // A second request of one reference (a broken log) stays a plain request: its insert does nothing.
+      if (requested.has(event.data.reference)) extraRequests.push(requestRow(event));
+      else requested.set(event.data.reference, { position: recorded.position, event });
     }
     for (const { recorded, event } of decoded) {
       const terminal = terminalOf(event);
       if (terminal === undefined || terminals.has(terminal.reference)) continue;
-      const requestPosition = requestedAt.get(terminal.reference);
-      if (requestPosition !== undefined && requestPosition > recorded.position) continue;
+      const request = requested.get(terminal.reference);
+      if (request !== undefined && request.position > recorded.position) continue;
       terminals.set(terminal.reference, terminal);
     }
-    if (requests.length > 0) await insertRequested(context, requests);
-    if (terminals.size > 0) await finish(context, [...terminals.values()]);
+    const rows = [...requested.values()].map(({ event }) => requestRow(event, terminals.get(event.data.reference)));
+    const inserted = rows.length > 0 ? await insertRequested(context, [...rows, ...extraRequests]) : new Set<string>();
+    // A request already there (a replay) did not take its terminal event: apply it as an update.
+    const remaining = [...terminals.values()].filter((terminal) => !(requested.has(terminal.reference) && inserted.has(terminal.reference)));
+    if (remaining.length > 0) await finish(context, remaining);
   },
 };

@@ -85,9 +85,10 @@ interface Figures {
 const walletKey = (organizationId: string, environment: string) => `${organizationId}\u0000${environment}`;
 
 /**
- * `handle` on each event in turn, in three statements: the lines already there (a replay), each
- * wallet's last line before its first event of the batch, then one insert of the new lines, their
- * figures run on in memory from that last line exactly as `handle` runs them on from the previous row.
+ * `handle` on each event in turn, in two statements (three on a replay): each wallet's last line
+ * before its first event of the batch, with whether lines from there on exist (a replay: then
+ * those lines are read too), then one insert of the new lines, their figures run on in memory from
+ * that last line exactly as `handle` runs them on from the previous row.
  */
 async function handleLedgerBatch(events: readonly RecordedEvent[], context: ProjectionContext): Promise<void> {
   const ledger = context.table('wallet_ledger');
@@ -99,20 +100,15 @@ async function handleLedgerBatch(events: readonly RecordedEvent[], context: Proj
     }
     return { recorded, event, key: walletKey(organizationId, environment), position: recorded.position.toString() };
   });
-  const lines = JSON.stringify(decoded.map(({ event, position }) => ({ organization_id: event.data.organizationId, environment: event.data.environment, event_position: position })));
-  const existing = await context.query<{ organization_id: string; environment: string; event_position: string; balance_kobo: string; reserved_kobo: string }>(
-    `select l.organization_id, l.environment, l.event_position, l.balance_kobo, l.reserved_kobo
-     from ${ledger} l join jsonb_to_recordset($1::jsonb) as b(organization_id text, environment text, event_position bigint) using (organization_id, environment, event_position)`,
-    [lines],
-  );
-  const present = new Map(existing.map((row) => [`${walletKey(row.organization_id, row.environment)}\u0000${row.event_position}`, row]));
-
   const firsts = new Map<string, { organization_id: string; environment: string; event_position: string }>();
   for (const { event, key, position } of decoded) {
     if (!firsts.has(key)) firsts.set(key, { organization_id: event.data.organizationId, environment: event.data.environment, event_position: position });
   }
-  const previous = await context.query<{ organization_id: string; environment: string; balance_kobo: string | null; reserved_kobo: string | null }>(
-    `select b.organization_id, b.environment, p.balance_kobo, p.reserved_kobo
+  // Per wallet of the batch: its last line before the batch, and whether it already has lines
+  // from the batch on (only a replay does: the checkpoint moves with the lines).
+  const previous = await context.query<{ organization_id: string; environment: string; balance_kobo: string | null; reserved_kobo: string | null; replayed: boolean }>(
+    `select b.organization_id, b.environment, p.balance_kobo, p.reserved_kobo,
+            exists (select 1 from ${ledger} l where l.organization_id = b.organization_id and l.environment = b.environment and l.event_position >= b.event_position) as replayed
      from jsonb_to_recordset($1::jsonb) as b(organization_id text, environment text, event_position bigint)
      left join lateral (
        select balance_kobo, reserved_kobo from ${ledger} l
@@ -123,6 +119,19 @@ async function handleLedgerBatch(events: readonly RecordedEvent[], context: Proj
   const figures = new Map<string, Figures>(
     previous.map((row) => [walletKey(row.organization_id, row.environment), { balanceKobo: Number(row.balance_kobo ?? 0), reservedKobo: Number(row.reserved_kobo ?? 0) }]),
   );
+  const replayedWallets = new Set(previous.filter((row) => row.replayed).map((row) => walletKey(row.organization_id, row.environment)));
+  const present = new Map<string, { balance_kobo: string; reserved_kobo: string }>();
+  if (replayedWallets.size > 0) {
+    const lines = decoded
+      .filter(({ key }) => replayedWallets.has(key))
+      .map(({ event, position }) => ({ organization_id: event.data.organizationId, environment: event.data.environment, event_position: position }));
+    const existing = await context.query<{ organization_id: string; environment: string; event_position: string; balance_kobo: string; reserved_kobo: string }>(
+      `select l.organization_id, l.environment, l.event_position, l.balance_kobo, l.reserved_kobo
+       from ${ledger} l join jsonb_to_recordset($1::jsonb) as b(organization_id text, environment text, event_position bigint) using (organization_id, environment, event_position)`,
+      [JSON.stringify(lines)],
+    );
+    for (const row of existing) present.set(`${walletKey(row.organization_id, row.environment)}\u0000${row.event_position}`, row);
+  }
 
   const inserts: Record<string, unknown>[] = [];
   for (const { recorded, event, key, position } of decoded) {

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { execFile } from 'node:child_process';
-import { mkdtemp, rm, symlink } from 'node:fs/promises';
+import { mkdtemp, rm, symlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { promisify } from 'node:util';
@@ -76,13 +76,15 @@ describe('admin CLI', () => {
     expect(again.stdout).toContain('status: approved');
     expect((await json('org', 'scopes', id, 'nin', 'bvn')).activeScopes).toEqual(['nin', 'bvn']);
     expect((await json('org', 'prices', id, 'nin=5000')).prices).toEqual({ nin: 5_000 });
+    expect((await json('org', 'rate-limit', id, '120')).rateLimitPerMinute).toBe(120);
+    expect((await json('org', 'rate-limit', id, 'default')).rateLimitPerMinute).toBeNull();
     expect(await json('org', 'suspend', id, '--reason', 'review')).toMatchObject({ status: 'suspended', suspensionReason: 'review' });
     expect((await json('org', 'reinstate', id)).status).toBe('approved');
 
     const types = await eventTypes(`organization-${id}`);
     expect(types.slice(0, 2)).toEqual(['OrganizationRegistered', 'OrganizationApproved']);
     expect(types.filter((type) => type === 'OrganizationApproved')).toHaveLength(1);
-    expect(types.slice(-3)).toEqual(['ScopePriceSet', 'OrganizationSuspended', 'OrganizationReinstated']);
+    expect(types.slice(-5)).toEqual(['ScopePriceSet', 'RateLimitSet', 'RateLimitSet', 'OrganizationSuspended', 'OrganizationReinstated']);
     const actors = (await streamEvents(events.store, `organization-${id}`)).map((event) => event.metadata.actor);
     expect(actors).toEqual(types.map(() => ({ type: 'operator', id: 'cli' })));
     expect(await eventTypes(`wallet-${id}.test`)).toEqual(['WalletFunded']);
@@ -119,6 +121,22 @@ describe('admin CLI', () => {
     expect(invalid.code).toBe(1);
     expect(invalid.stderr).toMatch(/amount: [\s\S]*reference: /);
     expect((await cli('wallet', 'fund', 'org_01JD3Q9ZK8W6V2C4X7N5B0M1TR', '--env', 'test', '--amount', '1', '--reference', 'r')).stderr).toContain('error: not_found:');
+  });
+
+  it('configures an upstream with credentials from a file: sealed in the event, never printed', async () => {
+    const { id } = await json('org', 'create', '--name', 'Upstream Co', '--email', 'upstream@cli.test');
+    const secret = 'sk_live_cli_secret_0123456789';
+    const file = join(buildDir, 'dojah.json');
+    await writeFile(file, JSON.stringify({ appId: 'app-cli', secretKey: secret }), { mode: 0o600 });
+    await json('org', 'scopes', id, 'nin', 'bvn');
+    const configured = await cli('--json', 'provider', 'set', id, '--env', 'live', '--provider', 'dojah', '--credentials', `@${file}`);
+    expect(configured.code).toBe(0);
+    expect(JSON.parse(configured.stdout).providers).toEqual({ live: { provider: 'dojah', fallback: null } });
+    expect(`${configured.stdout}${configured.stderr}`).not.toContain(secret);
+    const log = await allEvents(events.store);
+    expect(log.filter((event) => event.type === 'ProviderConfigured' && event.data.organizationId === id && String(event.data.credentials).startsWith('v1.'))).toHaveLength(1);
+    expect(eventsContaining(log, secret)).toEqual([]);
+    expect((await cli('provider', 'set', id, '--env', 'live', '--provider', 'dojah', '--credentials', '{not json')).code).toBe(2);
   });
 
   it('refuses invalid input with the error code, every field, and exit code 1', async () => {

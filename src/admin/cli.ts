@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs';
 import { Command, CommanderError, Option } from 'commander';
 import type { INestApplicationContext } from '@nestjs/common';
 import type { Runtime } from '../core.module.js';
@@ -9,7 +10,7 @@ import { isEnvironment, type Environment } from '../common/environment.js';
 /** Everything heavy, loaded only once the arguments parsed, so a usage error answers at once. */
 async function loadKit() {
   await import('reflect-metadata');
-  const [core, cqrs, app, config, migrations, database, validation, wallets, commands, dto, queries, store] = await Promise.all([
+  const [core, cqrs, app, config, migrations, database, validation, wallets, commands, dto, queries, store, logging, nestPino, pinoModule] = await Promise.all([
     import('@nestjs/core'),
     import('@nestjs/cqrs'),
     import('../app.module.js'),
@@ -22,6 +23,9 @@ async function loadKit() {
     import('../organizations/organization.dto.js'),
     import('../organizations/organization.queries.js'),
     import('../organizations/organization.store.js'),
+    import('../logging/logger.js'),
+    import('nestjs-pino'),
+    import('pino'),
   ]);
   return {
     ...core,
@@ -36,6 +40,9 @@ async function loadKit() {
     ...dto,
     ...queries,
     ...store,
+    ...logging,
+    NestPinoLogger: nestPino.Logger,
+    pino: pinoModule.pino,
   };
 }
 type Kit = Awaited<ReturnType<typeof loadKit>>;
@@ -83,6 +90,27 @@ function pricePairs(pairs: readonly string[]): Record<string, unknown> {
     prices[match[1]] = /^\d{1,12}$/.test(match[2]) ? Number(match[2]) : match[2];
   }
   return prices;
+}
+
+/**
+ * `--credentials '{"appId": …}'` or `--credentials @path/to/file.json`. The file form keeps secrets
+ * out of the shell history and the process list. Never echoes the value.
+ */
+function credentialsArgument(value: string | undefined, option: string): unknown {
+  if (value === undefined) return undefined;
+  let text = value;
+  if (value.startsWith('@')) {
+    try {
+      text = readFileSync(value.slice(1), 'utf8');
+    } catch {
+      throw new UsageError(`${option}: cannot read the file ${value.slice(1)}`);
+    }
+  }
+  try {
+    return JSON.parse(text);
+  } catch {
+    throw new UsageError(`${option} must be a JSON object, or @file holding one`);
+  }
 }
 
 function buildProgram(setJob: (job: Job) => void): Command {
@@ -150,6 +178,33 @@ function buildProgram(setJob: (job: Job) => void): Command {
     .description('set the per-scope price overrides in kobo, e.g. nin=5000 bvn=7500 (the full set; scopes left out return to the default)')
     .action((id: string, pairs: string[]) =>
       setJob(async (app, k) => ({ data: await app.get(k.CommandBus).execute(new k.SetScopePrices(id, pricePairs(pairs), CLI_CONTEXT, NO_WAIT)) })),
+    );
+
+  const provider = program.command('provider').description('upstream providers');
+  provider
+    .command('set <orgId>')
+    .description('configure the upstream of an environment (credentials are stored encrypted and never shown again)')
+    .addOption(new Option('--env <env>', 'environment').choices(['test', 'live']).makeOptionMandatory())
+    .requiredOption('--provider <name>', 'sandbox, dojah or prembly')
+    .option('--credentials <json|@file>', 'dojah: {"appId","secretKey"}; prembly: {"appId","apiKey"}')
+    .option('--fallback <name>', 'a secondary upstream to fail over to')
+    .option('--fallback-credentials <json|@file>', "the secondary upstream's credentials")
+    .action((orgId: string, options: { env: string; provider: string; credentials?: string; fallback?: string; fallbackCredentials?: string }) => {
+      const body: Record<string, unknown> = { environment: options.env, provider: options.provider, credentials: credentialsArgument(options.credentials, '--credentials') };
+      if (options.fallback !== undefined) body.fallback = { provider: options.fallback, credentials: credentialsArgument(options.fallbackCredentials, '--fallback-credentials') };
+      else if (options.fallbackCredentials !== undefined) throw new UsageError('--fallback-credentials needs --fallback');
+      setJob(async (app, k) => ({ data: await app.get(k.CommandBus).execute(new k.ConfigureProvider(orgId, k.providerBody(body), CLI_CONTEXT, NO_WAIT)) }));
+    });
+
+  org
+    .command('rate-limit <id> <requestsPerMinute>')
+    .description('set the requests per API key per minute on /v1 for this organization\'s keys; "default" returns to RATE_LIMIT_PER_MINUTE')
+    .action((id: string, value: string) =>
+      setJob(async (app, k) => {
+        // Not a whole number: passed on as text, for the decider to refuse by name.
+        const requestsPerMinute = value === 'default' ? null : /^\d{1,9}$/.test(value) ? Number(value) : value;
+        return { data: await app.get(k.CommandBus).execute(new k.SetRateLimit(id, requestsPerMinute, CLI_CONTEXT, NO_WAIT)) };
+      }),
     );
 
   const key = program.command('key').description('API keys');
@@ -266,13 +321,16 @@ async function main(argv: readonly string[]): Promise<number> {
   } catch (error) {
     return fail(error);
   }
-  const database = await kit.resolveDatabase(config, { log: (line) => process.stderr.write(`${line}\n`) });
+  // Logs go to stderr as JSON lines (warnings and errors unless LOG_LEVEL asks for more): stdout is the command's answer.
+  const logger = kit.createLogger({ ...config, logLevel: config.logLevel === 'info' ? 'warn' : config.logLevel }, kit.pino.destination({ dest: 2, sync: true }));
+  const database = await kit.resolveDatabase(config, { log: (line) => logger.info(line) });
   let app: INestApplicationContext | undefined;
   try {
     await kit.runMigrations(database.url);
     // No projection workers and no first-run demo in a one-shot command.
     const runtime: Runtime = { config: { ...config, runProjections: 'false' }, databaseUrl: database.url, embedded: false, adminToken: undefined };
-    app = await kit.NestFactory.createApplicationContext(kit.AppModule.forRoot(runtime), { logger: false, abortOnError: false });
+    app = await kit.NestFactory.createApplicationContext(kit.AppModule.forRoot(runtime, logger), { bufferLogs: true, abortOnError: false });
+    app.useLogger(app.get(kit.NestPinoLogger));
     await app.init();
     const output = await job(app, kit);
     if (json) {

@@ -1,12 +1,15 @@
 import { type CanActivate, type ExecutionContext, Inject, Injectable, Logger } from '@nestjs/common';
-import type { FastifyRequest } from 'fastify';
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import { PinoLogger } from 'nestjs-pino';
 import type pg from 'pg';
 import { Clock } from '../common/clock.js';
 import { isEnvironment, type Environment } from '../common/environment.js';
-import { Forbidden, Unauthenticated } from '../common/errors.js';
+import { Forbidden, RateLimited, Unauthenticated } from '../common/errors.js';
 import type { Actor } from '../common/event.js';
-import { PG_POOL } from '../core.module.js';
+import type { AppConfig } from '../config/config.js';
+import { CONFIG, PG_POOL } from '../core.module.js';
 import { hashApiKey } from '../organizations/api-key.js';
+import { RequestRateLimiter } from '../rate-limits/request-rate-limiter.js';
 
 export const API_KEY_HEADER = 'x-service-key';
 /** Longer than any key we issue (prefix + 43 base64url characters); longer headers are not keys. */
@@ -34,6 +37,8 @@ export interface AuthenticatedKey {
     readonly prices: Readonly<Record<string, number>>;
     /** Upstream provider per environment (empty until an operator configures one). */
     readonly providers: Readonly<Record<string, unknown>>;
+    /** The operators' override of RATE_LIMIT_PER_MINUTE; null: the default. */
+    readonly rateLimitPerMinute: number | null;
   };
 }
 
@@ -51,6 +56,7 @@ interface KeyRow {
   active_scopes: string[];
   prices: Record<string, number>;
   providers: Record<string, unknown>;
+  rate_limit_per_minute: number | null;
 }
 
 /**
@@ -69,12 +75,45 @@ export class ApiKeyGuard implements CanActivate {
   constructor(
     @Inject(PG_POOL) private readonly pool: pg.Pool,
     @Inject(Clock) private readonly clock: Clock,
+    @Inject(PinoLogger) private readonly requestLog: PinoLogger,
+    @Inject(CONFIG) private readonly config: AppConfig,
+    @Inject(RequestRateLimiter) private readonly limiter: RequestRateLimiter,
   ) {}
 
   async canActivate(context: ExecutionContext): Promise<boolean> {
-    const request = context.switchToHttp().getRequest<KeyedRequest>();
-    request.apiKey = await this.authenticate(request.headers[API_KEY_HEADER]);
+    const http = context.switchToHttp();
+    await this.admit(http.getRequest<KeyedRequest>(), http.getResponse<FastifyReply>());
     return true;
+  }
+
+  /** Every later line of this request's log, its "request completed" line included, names the organization and the key (never the key itself). */
+  private bindToRequestLog(key: AuthenticatedKey): void {
+    try {
+      this.requestLog.assign({ organizationId: key.organizationId, keyId: key.keyId });
+    } catch {
+      // Outside a request's logging context (no HTTP middleware ran): nothing to bind to.
+    }
+  }
+
+  /**
+   * Authenticates the key, then counts the request against the key's rate limit (429 with
+   * Retry-After past it). Both happen before any handler, so a refused request writes nothing.
+   */
+  async admit(request: KeyedRequest, reply: FastifyReply): Promise<AuthenticatedKey> {
+    const key = await this.authenticate(request.headers[API_KEY_HEADER]);
+    // Bound before the limit is applied, so that a 429's log line names the key too.
+    this.bindToRequestLog(key);
+    const limit = await this.limiter.consume(key.keyId, key.organization.rateLimitPerMinute ?? this.config.rateLimits.perMinute);
+    void reply.header('x-ratelimit-limit', limit.limit).header('x-ratelimit-remaining', limit.remaining).header('x-ratelimit-reset', limit.resetSeconds);
+    if (!limit.allowed) {
+      void reply.header('retry-after', limit.resetSeconds);
+      throw new RateLimited(`Too many requests for this API key; at most ${limit.limit} a minute. Try again in ${limit.resetSeconds} s`, {
+        limitPerMinute: limit.limit,
+        retryAfterSeconds: limit.resetSeconds,
+      });
+    }
+    request.apiKey = key;
+    return key;
   }
 
   async authenticate(header: string | string[] | undefined): Promise<AuthenticatedKey> {
@@ -84,7 +123,7 @@ export class ApiKeyGuard implements CanActivate {
     }
     const { rows } = await this.pool.query<KeyRow>(
       `select k.id as key_id, k.organization_id, k.environment, k.scopes,
-              o.status, o.approved, o.active_scopes, o.prices, o.providers
+              o.status, o.approved, o.active_scopes, o.prices, o.providers, o.rate_limit_per_minute
          from api_keys k join organizations o on o.id = k.organization_id
         where k.key_hash = $1 and k.revoked_at is null`,
       [hashApiKey(header)],
@@ -110,6 +149,7 @@ export class ApiKeyGuard implements CanActivate {
         activeScopes: row.active_scopes,
         prices: row.prices ?? {},
         providers: row.providers ?? {},
+        rateLimitPerMinute: row.rate_limit_per_minute,
       },
     };
   }

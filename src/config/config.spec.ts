@@ -50,3 +50,85 @@ describe('loadConfig: verification settings', () => {
     expect(() => loadConfig({ ADMIN_TOKEN: 'short' })).toThrow('ADMIN_TOKEN');
   });
 });
+
+describe('loadConfig: upstream providers', () => {
+  it('defaults to the public base URLs, half the check deadline per upstream attempt, and one retry', () => {
+    const config = loadConfig({ PROVIDER_TIMEOUT_MS: '8000' });
+    expect(config.providers).toMatchObject({
+      credentialsKey: undefined,
+      dojahBaseUrl: 'https://api.dojah.io',
+      premblyBaseUrl: 'https://api.prembly.com',
+      timeoutMs: { dojah: 4_000, prembly: 4_000 },
+      breakerFailures: 5,
+      retryAttempts: 1,
+    });
+  });
+
+  it('reads base URLs, timeouts and the breaker settings', () => {
+    const config = loadConfig({ DOJAH_BASE_URL: 'http://127.0.0.1:9999', DOJAH_TIMEOUT_MS: '700', PREMBLY_TIMEOUT_MS: '900', PROVIDER_BREAKER_FAILURES: '3', PROVIDER_BREAKER_HALF_OPEN_MS: '250', PROVIDER_RETRY_ATTEMPTS: '0' });
+    expect(config.providers).toMatchObject({ dojahBaseUrl: 'http://127.0.0.1:9999', timeoutMs: { dojah: 700, prembly: 900 }, breakerFailures: 3, breakerHalfOpenMs: 250, retryAttempts: 0 });
+  });
+
+  it.each([
+    [{ PROVIDER_CREDENTIALS_KEY: 'too-short' }, 'PROVIDER_CREDENTIALS_KEY'],
+    [{ DOJAH_BASE_URL: 'ftp://dojah' }, 'DOJAH_BASE_URL'],
+    [{ PREMBLY_BASE_URL: 'nope' }, 'PREMBLY_BASE_URL'],
+    [{ PROVIDER_TIMEOUT_MS: '1000', DOJAH_TIMEOUT_MS: '5000' }, 'DOJAH_TIMEOUT_MS'],
+    [{ PROVIDER_RETRY_ATTEMPTS: '10' }, 'PROVIDER_RETRY_ATTEMPTS'],
+  ])('rejects %j naming %s', (env, variable) => {
+    expect(() => loadConfig(env)).toThrow(variable);
+  });
+
+  it('accepts a 32-byte credentials key as hex or base64 and never echoes a bad one', () => {
+    expect(loadConfig({ PROVIDER_CREDENTIALS_KEY: 'ab'.repeat(32) }).providers.credentialsKey).toBe('ab'.repeat(32));
+    expect(loadConfig({ PROVIDER_CREDENTIALS_KEY: Buffer.alloc(32, 7).toString('base64') }).providers.credentialsKey).toBeDefined();
+    expect(() => loadConfig({ PROVIDER_CREDENTIALS_KEY: 'secret-but-wrong' })).toThrow(/^(?!.*secret-but-wrong).*$/s);
+  });
+});
+
+describe('loadConfig: operations', () => {
+  it('serves /docs and /metrics by default, and not in production unless asked to', () => {
+    expect(loadConfig({}).operations).toMatchObject({ production: false, docsEnabled: true, metricsEnabled: true, corsOrigins: [], logRedactPaths: [] });
+    expect(loadConfig({ NODE_ENV: 'production' }).operations).toMatchObject({ production: true, docsEnabled: false, metricsEnabled: false });
+    expect(loadConfig({ NODE_ENV: 'production', METRICS_ENABLED: 'true', DOCS_ENABLED: 'on' }).operations).toMatchObject({ docsEnabled: true, metricsEnabled: true });
+    expect(loadConfig({ DOCS_ENABLED: 'false' }).operations.docsEnabled).toBe(false);
+    expect(() => loadConfig({ METRICS_ENABLED: 'maybe' })).toThrow('METRICS_ENABLED');
+  });
+
+  it('reads CORS origins and refuses anything that is not a bare origin', () => {
+    expect(loadConfig({ CORS_ORIGINS: 'https://app.example.com, http://localhost:5173/' }).operations.corsOrigins).toEqual(['https://app.example.com', 'http://localhost:5173']);
+    for (const bad of ['*', 'app.example.com', 'https://app.example.com/path', 'ftp://files.example.com']) {
+      expect(() => loadConfig({ CORS_ORIGINS: bad })).toThrow('CORS_ORIGINS');
+    }
+  });
+
+  it('reads extra redact paths and refuses malformed ones', () => {
+    expect(loadConfig({ LOG_REDACT_PATHS: 'req.headers["x-partner-token"], user.*.secret' }).operations.logRedactPaths).toEqual(['req.headers["x-partner-token"]', 'user.*.secret']);
+    for (const bad of ['a..b', 'req.headers[x]', 'a b', '.a']) expect(() => loadConfig({ LOG_REDACT_PATHS: bad })).toThrow('LOG_REDACT_PATHS');
+  });
+
+  it('accepts LOG_LEVEL=silent and bounds SHUTDOWN_TIMEOUT_MS', () => {
+    expect(loadConfig({ LOG_LEVEL: 'silent' }).logLevel).toBe('silent');
+    expect(loadConfig({}).operations.shutdownTimeoutMs).toBe(25_000);
+    expect(() => loadConfig({ SHUTDOWN_TIMEOUT_MS: '10' })).toThrow('SHUTDOWN_TIMEOUT_MS');
+  });
+});
+
+describe('loadConfig: rate limits', () => {
+  it('counts in memory, 600 requests per key per minute, when nothing is set', () => {
+    expect(loadConfig({}).rateLimits).toEqual({ store: 'memory', perMinute: 600, redisUrl: undefined });
+  });
+
+  it('shares the counters through Redis when REDIS_URL is set, or through PostgreSQL when asked', () => {
+    expect(loadConfig({ REDIS_URL: 'redis://127.0.0.1:6379' }).rateLimits.store).toBe('redis');
+    expect(loadConfig({ REDIS_URL: 'redis://127.0.0.1:6379', RATE_LIMIT_STORE: 'postgres' }).rateLimits.store).toBe('postgres');
+    expect(loadConfig({ RATE_LIMIT_STORE: 'postgres', RATE_LIMIT_PER_MINUTE: '120' }).rateLimits).toMatchObject({ store: 'postgres', perMinute: 120 });
+  });
+
+  it('names the variable of a bad value', () => {
+    expect(() => loadConfig({ RATE_LIMIT_STORE: 'redis' })).toThrow('REDIS_URL is required');
+    expect(() => loadConfig({ RATE_LIMIT_STORE: 'memcached' })).toThrow('RATE_LIMIT_STORE');
+    expect(() => loadConfig({ RATE_LIMIT_PER_MINUTE: '0' })).toThrow('RATE_LIMIT_PER_MINUTE');
+    expect(() => loadConfig({ REDIS_URL: 'http://127.0.0.1:6379' })).toThrow('REDIS_URL');
+  });
+});

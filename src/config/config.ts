@@ -16,13 +16,21 @@ export const DEFAULT_SCOPE_PRICES_KOBO: Readonly<Record<Scope, number>> = {
 };
 
 export type EventStoreKind = 'postgres' | 'esdb';
+/** Where the per-key request counters live: one process, or shared by every instance. */
+export type RateLimitStore = 'memory' | 'postgres' | 'redis';
+export const RATE_LIMIT_STORES: readonly RateLimitStore[] = ['memory', 'postgres', 'redis'];
+/** Bounds of a per-key limit, for RATE_LIMIT_PER_MINUTE and for the operators' per-organization override. */
+export const MAX_REQUESTS_PER_MINUTE = 1_000_000;
+
+export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
+export type LogLevel = (typeof LOG_LEVELS)[number];
 
 /** The one typed configuration object. Built once at start by `loadConfig`, never read from `process.env` elsewhere. */
 export interface AppConfig {
   readonly serviceName: string;
   readonly host: string;
   readonly port: number;
-  readonly logLevel: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace';
+  readonly logLevel: LogLevel;
   /** Where the embedded default keeps its files (PostgreSQL data, generated admin token, portraits). */
   readonly dataDir: string;
   readonly database: {
@@ -61,6 +69,39 @@ export interface AppConfig {
   };
   /** Run the projection workers inside the API process: `auto` does so on the embedded default only. */
   readonly runProjections: 'auto' | 'true' | 'false';
+  /** HTTP upstreams (Dojah, Prembly) behind live keys. */
+  readonly providers: {
+    /** 32-byte key (hex or base64) that encrypts upstream credentials in events (AES-256-GCM). Absent: generated once under dataDir. */
+    readonly credentialsKey: string | undefined;
+    readonly dojahBaseUrl: string;
+    readonly premblyBaseUrl: string;
+    /** Per attempt, per upstream; by default half the check's deadline, so a secondary upstream still fits in it. */
+    readonly timeoutMs: { readonly dojah: number; readonly prembly: number };
+    readonly breakerFailures: number;
+    readonly breakerHalfOpenMs: number;
+    /** Extra attempts, only after a failure where the upstream answered nothing (connection refused or reset). */
+    readonly retryAttempts: number;
+  };
+  /** Logs, metrics, headers and shutdown: what operations and security reviews set. */
+  readonly operations: {
+    /** NODE_ENV=production: /docs and /metrics default to off. */
+    readonly production: boolean;
+    /** Extra pino redact paths (LOG_REDACT_PATHS), on top of the built-in ones. */
+    readonly logRedactPaths: readonly string[];
+    readonly docsEnabled: boolean;
+    readonly metricsEnabled: boolean;
+    /** Origins allowed to call the API from a browser; empty: no CORS headers at all. */
+    readonly corsOrigins: readonly string[];
+    /** Upper bound on a graceful stop (in-flight checks, HTTP drain, stores closed) before the process exits anyway. */
+    readonly shutdownTimeoutMs: number;
+  };
+  readonly rateLimits: {
+    readonly store: RateLimitStore;
+    /** Requests per API key per minute on /v1, unless an operator set another limit for the organization. */
+    readonly perMinute: number;
+    /** Required with the `redis` store. */
+    readonly redisUrl: string | undefined;
+  };
 }
 
 export class ConfigError extends Error {
@@ -142,6 +183,56 @@ function scopePrices(env: Env, name: string): Readonly<Record<Scope, number>> {
   return prices;
 }
 
+/** A 32-byte key as 64 hex characters or base64; the value is never echoed. */
+function key32(env: Env, name: string): string | undefined {
+  const raw = text(env, name);
+  if (raw === undefined) return undefined;
+  if (/^[0-9a-fA-F]{64}$/.test(raw)) return raw;
+  if (/^[A-Za-z0-9+/_-]+={0,2}$/.test(raw) && Buffer.from(raw, 'base64').length === 32) return raw;
+  throw new ConfigError(name, 'must be 32 bytes, as 64 hex characters or base64');
+}
+
+function flag(env: Env, name: string, fallback: boolean): boolean {
+  const raw = text(env, name);
+  if (raw === undefined) return fallback;
+  if (/^(true|1|on|yes)$/i.test(raw)) return true;
+  if (/^(false|0|off|no)$/i.test(raw)) return false;
+  throw new ConfigError(name, `must be true or false, got "${raw}"`);
+}
+
+/** pino redact paths: dotted keys, bracketed quoted keys and `*` wildcards, nothing else. */
+const REDACT_PATH = /^(?:[A-Za-z_$*][\w$*-]*|\[(?:"[^"\]]+"|'[^'\]]+'|\*)\])(?:\.[A-Za-z_$*][\w$*-]*|\[(?:"[^"\]]+"|'[^'\]]+'|\*)\])*$/;
+
+function redactPaths(env: Env, name: string): readonly string[] {
+  const raw = text(env, name);
+  if (raw === undefined) return [];
+  const paths = raw.split(',').map((part) => part.trim()).filter((part) => part !== '');
+  const invalid = paths.find((path) => !REDACT_PATH.test(path));
+  if (invalid !== undefined) throw new ConfigError(name, `has an invalid path "${invalid}" (use req.headers["x-custom"], a.b.c or a.*.c)`);
+  return paths;
+}
+
+function origins(env: Env, name: string): readonly string[] {
+  const raw = text(env, name);
+  if (raw === undefined) return [];
+  return raw
+    .split(',')
+    .map((part) => part.trim())
+    .filter((part) => part !== '')
+    .map((origin) => {
+      let parsed: URL;
+      try {
+        parsed = new URL(origin);
+      } catch {
+        throw new ConfigError(name, `has an invalid origin "${origin}"`);
+      }
+      if ((parsed.protocol !== 'https:' && parsed.protocol !== 'http:') || parsed.origin !== origin.replace(/\/$/, '')) {
+        throw new ConfigError(name, `needs origins like https://app.example.com (scheme, host, optional port), got "${origin}"`);
+      }
+      return parsed.origin;
+    });
+}
+
 /** Reads and validates the environment once. Throws a ConfigError naming the first bad variable. */
 export function loadConfig(env: Env = process.env): AppConfig {
   const kind = oneOf(env, 'EVENT_STORE', ['postgres', 'esdb'] as const, 'postgres');
@@ -150,11 +241,17 @@ export function loadConfig(env: Env = process.env): AppConfig {
     throw new ConfigError('EVENTSTORE_CONNECTION_STRING', 'is required when EVENT_STORE=esdb');
   }
   const dataDir = resolve(text(env, 'DATA_DIR') ?? '.data');
+  const providerTimeoutMs = integer(env, 'PROVIDER_TIMEOUT_MS', 10_000, 50, 120_000);
+  const upstreamTimeoutMs = (name: string) => integer(env, name, Math.max(25, Math.floor(providerTimeoutMs / 2)), 25, providerTimeoutMs);
+  const production = text(env, 'NODE_ENV') === 'production';
+  const redisUrl = url(env, 'REDIS_URL', ['redis:', 'rediss:']);
+  const rateLimitStore = oneOf(env, 'RATE_LIMIT_STORE', RATE_LIMIT_STORES, redisUrl === undefined ? 'memory' : 'redis');
+  if (rateLimitStore === 'redis' && redisUrl === undefined) throw new ConfigError('REDIS_URL', 'is required when RATE_LIMIT_STORE=redis');
   return {
     serviceName: text(env, 'SERVICE_NAME') ?? 'identity-verification-service',
     host: text(env, 'HOST') ?? '0.0.0.0',
     port: integer(env, 'PORT', 3000, 0, 65_535),
-    logLevel: oneOf(env, 'LOG_LEVEL', ['fatal', 'error', 'warn', 'info', 'debug', 'trace'] as const, 'info'),
+    logLevel: oneOf(env, 'LOG_LEVEL', LOG_LEVELS, 'info'),
     dataDir,
     database: {
       url: url(env, 'DATABASE_URL', ['postgres:', 'postgresql:']),
@@ -170,7 +267,7 @@ export function loadConfig(env: Env = process.env): AppConfig {
       defaultActiveScopes: scopeList(env, 'DEFAULT_ACTIVE_SCOPES'),
       pricesKobo: scopePrices(env, 'SCOPE_PRICES'),
       sandboxCreditKobo: integer(env, 'SANDBOX_CREDIT_KOBO', 1_000_000, 0, 1_000_000_000_000),
-      providerTimeoutMs: integer(env, 'PROVIDER_TIMEOUT_MS', 10_000, 50, 120_000),
+      providerTimeoutMs,
       recoveryDeadlineMs: integer(env, 'RECOVERY_DEADLINE_MS', 120_000, 1_000, 86_400_000),
       recoveryIntervalMs: integer(env, 'RECOVERY_INTERVAL_MS', 15_000, 100, 3_600_000),
     },
@@ -181,5 +278,27 @@ export function loadConfig(env: Env = process.env): AppConfig {
       publicBaseUrl: url(env, 'PUBLIC_BASE_URL', ['http:', 'https:']),
     },
     runProjections: oneOf(env, 'RUN_PROJECTIONS', ['auto', 'true', 'false'] as const, 'auto'),
+    providers: {
+      credentialsKey: key32(env, 'PROVIDER_CREDENTIALS_KEY'),
+      dojahBaseUrl: url(env, 'DOJAH_BASE_URL', ['http:', 'https:']) ?? 'https://api.dojah.io',
+      premblyBaseUrl: url(env, 'PREMBLY_BASE_URL', ['http:', 'https:']) ?? 'https://api.prembly.com',
+      timeoutMs: { dojah: upstreamTimeoutMs('DOJAH_TIMEOUT_MS'), prembly: upstreamTimeoutMs('PREMBLY_TIMEOUT_MS') },
+      breakerFailures: integer(env, 'PROVIDER_BREAKER_FAILURES', 5, 1, 1_000),
+      breakerHalfOpenMs: integer(env, 'PROVIDER_BREAKER_HALF_OPEN_MS', 30_000, 10, 3_600_000),
+      retryAttempts: integer(env, 'PROVIDER_RETRY_ATTEMPTS', 1, 0, 3),
+    },
+    operations: {
+      production,
+      logRedactPaths: redactPaths(env, 'LOG_REDACT_PATHS'),
+      docsEnabled: flag(env, 'DOCS_ENABLED', !production),
+      metricsEnabled: flag(env, 'METRICS_ENABLED', !production),
+      corsOrigins: origins(env, 'CORS_ORIGINS'),
+      shutdownTimeoutMs: integer(env, 'SHUTDOWN_TIMEOUT_MS', 25_000, 1_000, 600_000),
+    },
+    rateLimits: {
+      store: rateLimitStore,
+      perMinute: integer(env, 'RATE_LIMIT_PER_MINUTE', 600, 1, MAX_REQUESTS_PER_MINUTE),
+      redisUrl,
+    },
   };
 }

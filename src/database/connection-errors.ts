@@ -10,7 +10,22 @@ const CONNECTION_ERROR_CODES = new Set([
  * may try again. One definition for the event store adapter and the HTTP error filter.
  */
 export function isConnectionError(error: unknown): boolean {
-  const code = (error as { code?: string } | null)?.code ?? '';
+  const { code = '', syscall = '' } = (error as { code?: string; syscall?: string } | null) ?? {};
   const message = error instanceof Error ? error.message : '';
-  return CONNECTION_ERROR_CODES.has(code) || /Connection terminated|timeout exceeded when trying to connect|connection error/i.test(message);
+  // Through a Unix socket (the embedded cluster), a stopped server is a socket file that is gone.
+  const socketGone = code === 'ENOENT' && syscall === 'connect';
+  return CONNECTION_ERROR_CODES.has(code) || socketGone || /Connection terminated|timeout exceeded when trying to connect|connection error/i.test(message);
+}
+
+/**
+ * pg.Pool listens for errors on idle clients only: a client checked out between two queries
+ * (inside a transaction, a projection batch) that loses its server emits 'error' with no listener,
+ * which kills the process. Every client of `pool` gets a listener for its whole life instead; the
+ * query in flight still fails with the connection error (503), and the pool drops the dead client
+ * when it is released.
+ */
+export function keepPoolClientErrorsHandled(pool: { on(event: 'connect', listener: (client: { on(event: 'error', listener: () => void): unknown }) => void): unknown }): void {
+  pool.on('connect', (client) => {
+    client.on('error', () => undefined);
+  });
 }

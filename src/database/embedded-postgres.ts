@@ -72,6 +72,17 @@ export async function startEmbeddedPostgres(options: EmbeddedPostgresOptions): P
     credentials = { password: randomBytes(24).toString('base64url') };
   }
 
+  // Clients of this process connect through a Unix socket: on a loopback TCP connection every
+  // query pays for the TCP stack twice, which measured as the largest single cost of a check.
+  // Socket paths are limited to 107 bytes; a deeper DATA_DIR falls back to TCP.
+  const socketDir = join(options.dataDir, 'run');
+  const useSocket = Buffer.byteLength(join(socketDir, `.s.PGSQL.${options.port}`)) <= 100;
+  if (useSocket) {
+    await mkdir(socketDir, { recursive: true });
+    // PostgreSQL (the `postgres` user when we are root) creates its socket here.
+    await chmod(socketDir, 0o777);
+  }
+
   const log = options.log ?? (() => undefined);
   const postgres = new EmbeddedPostgres({
     databaseDir: clusterDir,
@@ -83,7 +94,7 @@ export async function startEmbeddedPostgres(options: EmbeddedPostgresOptions): P
     createPostgresUser: userInfo().uid === 0,
     initdbFlags: ['--encoding=UTF8'],
     // Listen on loopback only: the embedded cluster is for this process, not the network.
-    postgresFlags: ['-c', 'listen_addresses=127.0.0.1', '-c', 'max_connections=200', '-c', 'unix_socket_directories='],
+    postgresFlags: ['-c', 'listen_addresses=127.0.0.1', '-c', 'max_connections=200', '-c', `unix_socket_directories=${useSocket ? socketDir : ''}`],
     onLog: (message) => log(String(message).trim()),
     onError: (error) => log(`[error] ${error instanceof Error ? error.message : String(error)}`),
   });
@@ -103,7 +114,8 @@ export async function startEmbeddedPostgres(options: EmbeddedPostgresOptions): P
     await client.end();
   }
 
-  const url = `postgres://postgres:${encodeURIComponent(credentials.password)}@127.0.0.1:${options.port}/${options.database}`;
+  const tcpUrl = `postgres://postgres:${encodeURIComponent(credentials.password)}@127.0.0.1:${options.port}/${options.database}`;
+  const url = useSocket ? `${tcpUrl}?host=${encodeURIComponent(socketDir)}` : tcpUrl;
   let stopped = false;
   return {
     url,

@@ -25,6 +25,13 @@ const SUBSCRIPTION_SCAN_ROWS = 2_000;
 const IDLE_POLL_MS = 250;
 /** Re-poll quickly when committed events exist beyond the visible bound (an older transaction is still open). */
 const PENDING_POLL_MS = 10;
+/**
+ * Least time between the starts of two reads of a live subscription. Under load appends are
+ * announced every fraction of a millisecond; reading on each would keep every subscription
+ * querying back to back for a few events each. Spacing reads gathers the events of a few
+ * milliseconds into one read, for at most that much more lag.
+ */
+const LIVE_READ_SPACING_MS = 4;
 const RETRY_BACKOFF_MAX_MS = 5_000;
 
 const EXPECTED_CODES: Record<Exclude<ExpectedRevision, bigint>, bigint> = { no_stream: -1n, any: -2n, stream_exists: -3n };
@@ -79,6 +86,8 @@ export class PostgresEventStore implements EventStore {
   private listenerConnecting: Promise<void> | undefined;
   private readonly wakers = new Set<() => void>();
   private closed = false;
+  /** Counts announcements (own appends, notifications): a subscription that saw it move while reading reads again. */
+  private announced = 0;
 
   constructor(options: PostgresEventStoreOptions) {
     this.pool = options.pool;
@@ -102,6 +111,7 @@ export class PostgresEventStore implements EventStore {
         ],
       });
       const row = result.rows[0];
+      this.announce();
       return { nextExpectedRevision: BigInt(row.next_revision), position: BigInt(row.last_position) };
     } catch (error) {
       const pgError = error as { code?: string; detail?: string; constraint?: string };
@@ -185,38 +195,36 @@ export class PostgresEventStore implements EventStore {
   }
 
   /**
-   * One window of a subscription: scans up to `scanRows` visible rows after `from` and returns those
-   * that pass the filter, plus the last position scanned, so that a selective filter does not rescan
-   * the same non-matching rows on every poll.
+   * One window of a subscription, in one statement: scans up to `scanRows` visible rows after
+   * `from` and returns those that pass the filter, the last position scanned (so that a selective
+   * filter does not rescan the same non-matching rows), whether the scan was cut by `scanRows`
+   * (more to read at once), and whether committed rows lie beyond what was scanned (held back by
+   * an older open transaction: poll again soon).
    */
-  private async readWindow(from: bigint, scanRows: number, filter: EventFilter | undefined): Promise<{ events: RecordedEvent[]; scannedTo: bigint | undefined }> {
+  private async readWindow(
+    from: bigint,
+    scanRows: number,
+    filter: EventFilter | undefined,
+  ): Promise<{ events: RecordedEvent[]; scannedTo: bigint | undefined; full: boolean; beyond: boolean }> {
     const params: unknown[] = [from.toString(), scanRows];
     const filterClause = filterSql(filter, params);
-    if (filterClause === '') {
-      const rows = await this.query<EventRow>(
-        `select ${COLUMNS} from (select ${COLUMNS} from events where position > $1 order by position limit $2) page
-         where position < (select events_visible_bound()) order by position`,
-        params,
-      );
-      const events = rows.map(toRecorded);
-      return { events, scannedTo: events.at(-1)?.position };
-    }
-    const rows = await this.query<EventRow & { scanned_to: string | null }>(
+    const rows = await this.query<EventRow & { scanned_to: string | null; scanned: string | null; beyond: boolean | null }>(
       `with window_end as (
-         select max(position) as scanned_to from (
+         select max(position) as scanned_to, count(*) as scanned from (
            select position from events where position > $1 order by position limit $2
          ) w where position < (select events_visible_bound())
        )
-       select ${COLUMNS}, (select scanned_to from window_end) as scanned_to from events
+       select ${COLUMNS}, null::bigint as scanned_to, null::bigint as scanned, null::boolean as beyond from events
        where position > $1 and position <= (select scanned_to from window_end)${filterClause}
        union all
-       select null, null, null, null, null, null, null, null, (select scanned_to from window_end)
+       select null, null, null, null, null, null, null, null, (select scanned_to from window_end), (select scanned from window_end),
+         coalesce((select max(position) from events) > (select coalesce(scanned_to, $1::bigint) from window_end), false)
        order by position nulls last`,
       params,
     );
     const marker = rows.pop();
     const scannedTo = marker?.scanned_to ? BigInt(marker.scanned_to) : undefined;
-    return { events: rows.map(toRecorded), scannedTo };
+    return { events: rows.map(toRecorded), scannedTo, full: Number(marker?.scanned ?? 0) >= scanRows, beyond: marker?.beyond === true };
   }
 
   subscribeToAll(options: SubscribeOptions = {}): Subscription {
@@ -240,8 +248,12 @@ export class PostgresEventStore implements EventStore {
 
     async function* iterate(): AsyncGenerator<RecordedEvent> {
       let backoffMs = 50;
+      let readStartedAt = 0;
       while (!closed && !store.closed) {
-        let window: { events: RecordedEvent[]; scannedTo: bigint | undefined };
+        let window: Awaited<ReturnType<PostgresEventStore['readWindow']>>;
+        readStartedAt = performance.now();
+        // Appends announced from here on are not in this window: seen after it, they mean read again.
+        const announcedBefore = store.announced;
         try {
           await store.ensureListener();
           window = await store.readWindow(cursor, SUBSCRIPTION_SCAN_ROWS, options.filter);
@@ -261,11 +273,14 @@ export class PostgresEventStore implements EventStore {
           if (closed) return;
         }
         if (window.scannedTo !== undefined && window.scannedTo > cursor) cursor = window.scannedTo;
-        if (window.scannedTo !== undefined) continue;
+        if (window.full) continue;
+        if (store.announced !== announcedBefore) {
+          await sleep(Math.max(0, readStartedAt + LIVE_READ_SPACING_MS - performance.now()));
+          continue;
+        }
         // Caught up with what is visible. Wait for a notification, or re-poll soon when newer
         // events are committed but still held back by an older open transaction.
-        const pending = await store.hasEventsBeyond(cursor).catch(() => false);
-        await waitForEvents(pending ? PENDING_POLL_MS : IDLE_POLL_MS);
+        await waitForEvents(window.beyond ? PENDING_POLL_MS : IDLE_POLL_MS);
       }
     }
 
@@ -278,11 +293,6 @@ export class PostgresEventStore implements EventStore {
         await generator.return(undefined);
       },
     };
-  }
-
-  private async hasEventsBeyond(position: bigint): Promise<boolean> {
-    const rows = await this.query<{ pending: boolean }>('select exists (select 1 from events where position > $1) as pending', [position.toString()]);
-    return rows[0].pending;
   }
 
   /** One LISTEN connection per store, shared by all its subscriptions; re-established after a drop. */
@@ -310,7 +320,16 @@ export class PostgresEventStore implements EventStore {
     await this.listenerConnecting;
   }
 
+  /**
+   * Wakes this store's own subscriptions at once after an append; other processes' wake on the
+   * NOTIFY that append_events sends inside the appending transaction.
+   */
+  private announce(): void {
+    this.wakeAll();
+  }
+
   private wakeAll(): void {
+    this.announced += 1;
     for (const wake of [...this.wakers]) wake();
   }
 

@@ -1,6 +1,6 @@
 import { Inject } from '@nestjs/common';
 import { CommandHandler, type ICommandHandler } from '@nestjs/cqrs';
-import { ApproveOrganization, ReinstateOrganization, SetActiveScopes, SetScopePrices, SuspendOrganization } from './organization.commands.js';
+import { ApproveOrganization, ReinstateOrganization, SetActiveScopes, SetRateLimit, SetScopePrices, SuspendOrganization } from './organization.commands.js';
 import { OrganizationStore } from './organization.store.js';
 import { organizationView, type OrganizationView } from './organization.views.js';
 
@@ -50,6 +50,16 @@ export class SetScopePricesHandler implements ICommandHandler<SetScopePrices, Or
 
   async execute({ organizationId, pricesKobo, context, options }: SetScopePrices): Promise<OrganizationView> {
     const { state } = await this.organizations.execute(organizationId, { type: 'SetScopePrices', pricesKobo }, context, options);
+    return organizationView(state);
+  }
+}
+
+@CommandHandler(SetRateLimit)
+export class SetRateLimitHandler implements ICommandHandler<SetRateLimit, OrganizationView> {
+  constructor(@Inject(OrganizationStore) private readonly organizations: OrganizationStore) {}
+
+  async execute({ organizationId, requestsPerMinute, context, options }: SetRateLimit): Promise<OrganizationView> {
+    const { state } = await this.organizations.execute(organizationId, { type: 'SetRateLimit', requestsPerMinute }, context, options);
     return organizationView(state);
   }
 }

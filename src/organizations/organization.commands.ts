@@ -50,6 +50,13 @@ export class SetScopePrices extends Command<OrganizationView> {
   }
 }
 
+/** `requestsPerMinute: null` returns the organization to RATE_LIMIT_PER_MINUTE. Validated by the decider. */
+export class SetRateLimit extends Command<OrganizationView> {
+  constructor(readonly organizationId: string, readonly requestsPerMinute: unknown, readonly context: CommandContext, readonly options: Options = {}) {
+    super();
+  }
+}
+
 export class IssueApiKey extends Command<IssuedApiKeyView> {
   constructor(
     readonly organizationId: string,
@@ -63,6 +70,20 @@ export class IssueApiKey extends Command<IssuedApiKeyView> {
 
 export class RevokeApiKey extends Command<ApiKeyView> {
   constructor(readonly keyId: string, readonly context: CommandContext, readonly options: Options = {}) {
+    super();
+  }
+}
+
+/** The upstream of one environment as an operator gives it; credentials are plain here and encrypted by the handler. */
+export interface ProviderConfigurationInput {
+  readonly environment: Environment;
+  readonly provider: string;
+  readonly credentials: unknown;
+  readonly fallback: { readonly provider: string; readonly credentials: unknown } | null;
+}
+
+export class ConfigureProvider extends Command<OrganizationView> {
+  constructor(readonly organizationId: string, readonly input: ProviderConfigurationInput, readonly context: CommandContext, readonly options: Options = {}) {
     super();
   }
 }

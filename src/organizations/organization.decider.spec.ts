@@ -7,9 +7,9 @@ const organizationId = 'org_01JD3Q9ZK8W6V2C4X7N5B0M1TR';
 const at = new Date('2026-11-01T10:00:00Z');
 const v = 1;
 
-const registered = (activeScopes: string[] = ['nin', 'bvn']): OrganizationEvent => ({
+const registered = (activeScopes: string[] = ['nin', 'bvn'], sandboxCreditKobo = 500_000): OrganizationEvent => ({
   type: 'OrganizationRegistered',
-  data: { schemaVersion: v, organizationId, name: 'Acme', email: 'ops@acme.test', activeScopes },
+  data: { schemaVersion: v, organizationId, name: 'Acme', email: 'ops@acme.test', activeScopes, sandboxCreditKobo },
 });
 const approved: OrganizationEvent = { type: 'OrganizationApproved', data: { schemaVersion: v, organizationId } };
 const suspended: OrganizationEvent = { type: 'OrganizationSuspended', data: { schemaVersion: v, organizationId, reason: 'fraud review' } };
@@ -45,15 +45,20 @@ describe('organization decider', () => {
   describe('registering', () => {
     it('records the organization with its scopes in canonical order, pending', () => {
       given([])
-        .when({ type: 'RegisterOrganization', organizationId, name: 'Acme', email: 'ops@acme.test', activeScopes: ['bvn', 'nin'] })
+        .when({ type: 'RegisterOrganization', organizationId, name: 'Acme', email: 'ops@acme.test', activeScopes: ['bvn', 'nin'], sandboxCreditKobo: 500_000 })
         .then([registered(['nin', 'bvn'])]);
       const state = given([registered()]).state;
       expect(state.status).toBe('pending');
       expect(state.createdAt).toEqual(at);
+      expect(state.sandboxCreditKobo).toBe(500_000);
+    });
+    it('reads registrations recorded before the sandbox credit was as owing none (they were credited in the same request)', () => {
+      const { sandboxCreditKobo: _omitted, ...older } = (registered() as Extract<OrganizationEvent, { type: 'OrganizationRegistered' }>).data;
+      expect(given([{ type: 'OrganizationRegistered', data: older }]).state.sandboxCreditKobo).toBe(0);
     });
     it('refuses unknown scopes, listing each', () =>
       given([])
-        .when({ type: 'RegisterOrganization', organizationId, name: 'Acme', email: 'ops@acme.test', activeScopes: ['nin', 'x', 'y'] })
+        .when({ type: 'RegisterOrganization', organizationId, name: 'Acme', email: 'ops@acme.test', activeScopes: ['nin', 'x', 'y'], sandboxCreditKobo: 0 })
         .thenFieldErrors(['activeScopes[1]', 'activeScopes[2]']));
   });
 
@@ -115,6 +120,23 @@ describe('organization decider', () => {
         .thenFieldErrors(['nin', 'bvn', 'phone', 'magic', 'pnv']));
   });
 
+  describe('setting the rate limit', () => {
+    const rateLimitSet = (requestsPerMinute: number | null): OrganizationEvent => ({ type: 'RateLimitSet', data: { schemaVersion: v, organizationId, requestsPerMinute } });
+    it('records an override, and the state carries it', () => {
+      given([registered()]).when({ type: 'SetRateLimit', requestsPerMinute: 120 }).then([rateLimitSet(120)]);
+      expect(given([registered(), rateLimitSet(120)]).state.rateLimitPerMinute).toBe(120);
+    });
+    it('returns to the default with null', () => {
+      given([registered(), rateLimitSet(120)]).when({ type: 'SetRateLimit', requestsPerMinute: null }).then([rateLimitSet(null)]);
+      expect(given([registered(), rateLimitSet(120), rateLimitSet(null)]).state.rateLimitPerMinute).toBeNull();
+    });
+    it('writes nothing when the limit is already that', () => given([registered(), rateLimitSet(120)]).when({ type: 'SetRateLimit', requestsPerMinute: 120 }).thenNothing());
+    it('writes nothing when clearing a limit that was never set', () => given([registered()]).when({ type: 'SetRateLimit', requestsPerMinute: null }).thenNothing());
+    it.each([0, -1, 1.5, 1_000_001, '60', true])('refuses %p', (requestsPerMinute) =>
+      given([registered()]).when({ type: 'SetRateLimit', requestsPerMinute }).thenFieldErrors(['requestsPerMinute']));
+    it('is not found for an organization that does not exist', () => given([]).when({ type: 'SetRateLimit', requestsPerMinute: 60 }).thenThrows(NotFound));
+  });
+
   describe('keys', () => {
     const issue = (scopes: string[] | null): OrganizationCommand => ({
       type: 'IssueApiKey',
@@ -137,5 +159,63 @@ describe('organization decider', () => {
       expect(given([registered(), keyIssued('key_1'), keyRevoked('key_1')]).state.keys.get('key_1')?.revokedAt).toEqual(at);
     });
     it('does not know a key of another organization', () => given([registered()]).when({ type: 'RevokeApiKey', keyId: 'key_2' }).thenThrows(NotFound));
+  });
+
+  describe('configuring the upstream provider', () => {
+    const configure = (overrides: Partial<Extract<OrganizationCommand, { type: 'ConfigureProvider' }>> = {}): OrganizationCommand => ({
+      type: 'ConfigureProvider',
+      environment: 'live',
+      provider: 'dojah',
+      credentials: 'v1.sealed',
+      fallback: null,
+      ...overrides,
+    });
+    const configured = (data: Partial<{ provider: string; fallback: string | null }> = {}): OrganizationEvent => ({
+      type: 'ProviderConfigured',
+      data: { schemaVersion: v, organizationId, environment: 'live', provider: 'dojah', fallback: null, credentials: 'v1.sealed', fallbackCredentials: null, ...data },
+    });
+
+    it('records the provider, its secondary and their sealed credentials', () =>
+      given([registered()])
+        .when(configure({ fallback: { provider: 'prembly', credentials: 'v1.other' } }))
+        .then([{ type: 'ProviderConfigured', data: { schemaVersion: v, organizationId, environment: 'live', provider: 'dojah', fallback: 'prembly', credentials: 'v1.sealed', fallbackCredentials: 'v1.other' } }]));
+
+    it('keeps the provider per environment in the state', () => {
+      expect(given([registered(), configured({ fallback: 'prembly' })]).state.providers).toEqual({ live: { provider: 'dojah', fallback: 'prembly' } });
+    });
+
+    it('refuses a provider that cannot serve an active scope, naming the scope', () => {
+      try {
+        decide(configure({ provider: 'prembly' }), given([registered(['nin', 'pvc', 'passport'])]).state);
+        throw new Error('expected a refusal');
+      } catch (error) {
+        expect(error).toBeInstanceOf(ValidationFailed);
+        expect((error as ValidationFailed).fields[0].message).toMatch(/^prembly cannot serve pvc, passport/);
+      }
+    });
+
+    it('refuses a fallback that cannot serve an active scope', () =>
+      given([registered(['nin', 'pvc'])])
+        .when(configure({ fallback: { provider: 'prembly', credentials: 'v1.other' } }))
+        .thenFieldErrors(['scopes']));
+
+    it('refuses unknown providers, missing credentials, a fallback equal to the primary or the sandbox, and upstreams for test keys', () => {
+      given([registered()]).when(configure({ provider: 'acme' })).thenFieldErrors(['provider']);
+      given([registered()]).when(configure({ credentials: null })).thenFieldErrors(['credentials']);
+      given([registered()]).when(configure({ fallback: { provider: 'dojah', credentials: 'x' } })).thenFieldErrors(['fallback.provider']);
+      given([registered()]).when(configure({ fallback: { provider: 'sandbox', credentials: null } })).thenFieldErrors(['fallback.provider']);
+      given([registered()]).when(configure({ environment: 'test' })).thenFieldErrors(['provider']);
+    });
+
+    it('accepts the sandbox without credentials, for either environment', () => {
+      expect(decide(configure({ environment: 'test', provider: 'sandbox', credentials: null }), given([registered()]).state)).toHaveLength(1);
+    });
+
+    it('refuses to activate a scope the configured provider cannot serve, and still activates the others', () => {
+      given([registered(['nin']), configured()]).when({ type: 'SetActiveScopes', scopes: ['nin', 'passport'] }).thenFieldErrors(['scopes']);
+      given([registered(['nin']), configured()])
+        .when({ type: 'SetActiveScopes', scopes: ['nin', 'bvn'] })
+        .then([{ type: 'ScopeActivated', data: { schemaVersion: v, organizationId, scope: 'bvn' } }]);
+    });
   });
 });

@@ -1,5 +1,7 @@
 import { Conflict, NotFound, ValidationFailed, type FieldError } from '../common/errors.js';
+import { MAX_REQUESTS_PER_MINUTE } from '../config/config.js';
 import type { Environment } from '../common/environment.js';
+import { isProviderName, PROVIDER_NAMES, PROVIDER_SCOPES, serves, type ProviderName } from '../providers/capabilities.js';
 import { isScope, SCOPES, type Scope } from '../scopes/scopes.js';
 import type { OrganizationEvent } from './organization.events.js';
 
@@ -21,6 +23,12 @@ export interface ApiKeyState {
   readonly revokedAt: Date | null;
 }
 
+/** The provider configured for one environment (credentials stay in the events, encrypted). */
+export interface ProviderSetting {
+  readonly provider: string;
+  readonly fallback: string | null;
+}
+
 export interface OrganizationState {
   readonly id: string | null;
   readonly name: string;
@@ -30,9 +38,14 @@ export interface OrganizationState {
   readonly approved: boolean;
   readonly activeScopes: readonly Scope[];
   readonly prices: Readonly<Partial<Record<Scope, number>>>;
+  /** Requests per API key per minute on /v1; null: the configured default. */
+  readonly rateLimitPerMinute: number | null;
   readonly suspensionReason: string | null;
   readonly createdAt: Date | null;
   readonly keys: ReadonlyMap<string, ApiKeyState>;
+  /** The sandbox credit its test wallet is owed (0 when none was recorded). */
+  readonly sandboxCreditKobo: number;
+  readonly providers: Readonly<Partial<Record<Environment, ProviderSetting>>>;
 }
 
 export const initialState: OrganizationState = {
@@ -43,19 +56,24 @@ export const initialState: OrganizationState = {
   approved: false,
   activeScopes: [],
   prices: {},
+  rateLimitPerMinute: null,
   suspensionReason: null,
   createdAt: null,
   keys: new Map(),
+  sandboxCreditKobo: 0,
+  providers: {},
 };
 
 export type OrganizationCommand =
-  | { type: 'RegisterOrganization'; organizationId: string; name: string; email: string; activeScopes: readonly string[] }
+  | { type: 'RegisterOrganization'; organizationId: string; name: string; email: string; activeScopes: readonly string[]; sandboxCreditKobo: number }
   | { type: 'ApproveOrganization' }
   | { type: 'SuspendOrganization'; reason: string }
   | { type: 'ReinstateOrganization' }
   | { type: 'SetActiveScopes'; scopes: readonly string[] }
   /** The full set of price overrides: scopes left out go back to the configured default. */
   | { type: 'SetScopePrices'; pricesKobo: Readonly<Record<string, unknown>> }
+  /** null returns the organization to the configured default. */
+  | { type: 'SetRateLimit'; requestsPerMinute: unknown }
   | {
       type: 'IssueApiKey';
       keyId: string;
@@ -66,7 +84,15 @@ export type OrganizationCommand =
       prefix: string;
       last4: string;
     }
-  | { type: 'RevokeApiKey'; keyId: string };
+  | { type: 'RevokeApiKey'; keyId: string }
+  /** Credentials arrive already encrypted: the decider never sees them in plain text. */
+  | {
+      type: 'ConfigureProvider';
+      environment: Environment;
+      provider: string;
+      credentials: string | null;
+      fallback: { provider: string; credentials: string | null } | null;
+    };
 
 function inCanonicalOrder(scopes: Iterable<Scope>): Scope[] {
   const set = new Set(scopes);
@@ -99,6 +125,55 @@ function validPrices(pricesKobo: Readonly<Record<string, unknown>>): Partial<Rec
   return prices;
 }
 
+/** Scopes in `scopes` that a provider configured in any environment cannot serve, by provider. */
+function unservedScopes(providers: readonly string[], scopes: readonly Scope[]): FieldError[] {
+  const errors: FieldError[] = [];
+  for (const provider of providers) {
+    if (!isProviderName(provider)) continue;
+    const missing = scopes.filter((scope) => !serves(provider, scope));
+    if (missing.length > 0) {
+      errors.push({
+        field: 'scopes',
+        message: `${provider} cannot serve ${missing.join(', ')} (it serves ${PROVIDER_SCOPES[provider].join(', ')}); deactivate those scopes or choose another provider`,
+      });
+    }
+  }
+  return errors;
+}
+
+function configuredProviders(providers: OrganizationState['providers']): string[] {
+  return Object.values(providers).flatMap((setting) => (setting === undefined ? [] : [setting.provider, ...(setting.fallback === null ? [] : [setting.fallback])]));
+}
+
+function validProviderConfiguration(command: Extract<OrganizationCommand, { type: 'ConfigureProvider' }>, state: OrganizationState): FieldError[] {
+  const errors: FieldError[] = [];
+  const known = (name: string): name is ProviderName => isProviderName(name);
+  if (!known(command.provider)) errors.push({ field: 'provider', message: `must be one of ${PROVIDER_NAMES.join(', ')}` });
+  if (command.fallback !== null && !known(command.fallback.provider)) errors.push({ field: 'fallback.provider', message: `must be one of ${PROVIDER_NAMES.join(', ')}` });
+  if (errors.length > 0) return errors;
+  // Test keys spend sandbox money: they never reach a real register.
+  if (command.environment === 'test' && (command.provider !== 'sandbox' || command.fallback !== null)) {
+    errors.push({ field: 'provider', message: 'the test environment always runs on the sandbox (no upstream, no fallback)' });
+  }
+  if (command.provider !== 'sandbox' && command.credentials === null) errors.push({ field: 'credentials', message: `are required for ${command.provider}` });
+  if (command.fallback !== null) {
+    if (command.fallback.provider === command.provider) errors.push({ field: 'fallback.provider', message: 'must differ from the primary provider' });
+    // A live check must never quietly come back with made-up data.
+    if (command.fallback.provider === 'sandbox') errors.push({ field: 'fallback.provider', message: 'the sandbox cannot be a fallback' });
+    if (command.fallback.credentials === null && command.fallback.provider !== 'sandbox') errors.push({ field: 'fallback.credentials', message: `are required for ${command.fallback.provider}` });
+  }
+  const providers = [command.provider, ...(command.fallback === null ? [] : [command.fallback.provider])];
+  return [...errors, ...unservedScopes(providers, state.activeScopes)];
+}
+
+function validRateLimit(requestsPerMinute: unknown): number | null {
+  if (requestsPerMinute === null) return null;
+  if (typeof requestsPerMinute !== 'number' || !Number.isInteger(requestsPerMinute) || requestsPerMinute < 1 || requestsPerMinute > MAX_REQUESTS_PER_MINUTE) {
+    throw new ValidationFailed([{ field: 'requestsPerMinute', message: `must be an integer from 1 to ${MAX_REQUESTS_PER_MINUTE}, or null for the default` }]);
+  }
+  return requestsPerMinute;
+}
+
 function requireExisting(state: OrganizationState): string {
   if (state.id === null) throw new NotFound('No organization with that id');
   return state.id;
@@ -113,7 +188,9 @@ export function decide(command: OrganizationCommand, state: OrganizationState): 
   if (command.type === 'RegisterOrganization') {
     if (state.id !== null) throw new Conflict('The organization already exists');
     const activeScopes = inCanonicalOrder(knownScopes('activeScopes', command.activeScopes));
-    return [{ type: 'OrganizationRegistered', data: { schemaVersion: v, organizationId: command.organizationId, name: command.name, email: command.email, activeScopes } }];
+    const { organizationId, name, email, sandboxCreditKobo } = command;
+    if (!Number.isSafeInteger(sandboxCreditKobo) || sandboxCreditKobo < 0) throw new Error(`invariant: sandbox credit ${sandboxCreditKobo} is not a non-negative integer`);
+    return [{ type: 'OrganizationRegistered', data: { schemaVersion: v, organizationId, name, email, activeScopes, sandboxCreditKobo } }];
   }
   const organizationId = requireExisting(state);
   switch (command.type) {
@@ -126,6 +203,8 @@ export function decide(command: OrganizationCommand, state: OrganizationState): 
     case 'SetActiveScopes': {
       const wanted = new Set(knownScopes('scopes', command.scopes));
       const current = new Set(state.activeScopes);
+      const unserved = unservedScopes(configuredProviders(state.providers), [...wanted].filter((scope) => !current.has(scope)));
+      if (unserved.length > 0) throw new ValidationFailed(unserved, 'A configured provider cannot serve a scope being activated');
       const events: OrganizationEvent[] = [];
       for (const scope of SCOPES) {
         if (wanted.has(scope) && !current.has(scope)) events.push({ type: 'ScopeActivated', data: { schemaVersion: v, organizationId, scope } });
@@ -142,6 +221,10 @@ export function decide(command: OrganizationCommand, state: OrganizationState): 
         if (next !== current) events.push({ type: 'ScopePriceSet', data: { schemaVersion: v, organizationId, scope, priceKobo: next } });
       }
       return events;
+    }
+    case 'SetRateLimit': {
+      const requestsPerMinute = validRateLimit(command.requestsPerMinute);
+      return requestsPerMinute === state.rateLimitPerMinute ? [] : [{ type: 'RateLimitSet', data: { schemaVersion: v, organizationId, requestsPerMinute } }];
     }
     case 'IssueApiKey': {
       if (state.keys.has(command.keyId)) throw new Conflict('A key with that id already exists');
@@ -164,6 +247,24 @@ export function decide(command: OrganizationCommand, state: OrganizationState): 
             last4: command.last4,
             environment: command.environment,
             scopes,
+          },
+        },
+      ];
+    }
+    case 'ConfigureProvider': {
+      const errors = validProviderConfiguration(command, state);
+      if (errors.length > 0) throw new ValidationFailed(errors);
+      return [
+        {
+          type: 'ProviderConfigured',
+          data: {
+            schemaVersion: v,
+            organizationId,
+            environment: command.environment,
+            provider: command.provider,
+            fallback: command.fallback?.provider ?? null,
+            credentials: command.credentials,
+            fallbackCredentials: command.fallback?.credentials ?? null,
           },
         },
       ];
@@ -191,6 +292,7 @@ export function evolve(state: OrganizationState, event: OrganizationEvent, occur
         email: event.data.email,
         activeScopes: inCanonicalOrder(event.data.activeScopes.filter(isScope)),
         createdAt: occurredAt,
+        sandboxCreditKobo: event.data.sandboxCreditKobo ?? 0,
       };
     case 'OrganizationApproved':
       return { ...state, approved: true, status: state.status === 'pending' ? 'approved' : state.status };
@@ -209,8 +311,12 @@ export function evolve(state: OrganizationState, event: OrganizationEvent, occur
       else prices[event.data.scope] = event.data.priceKobo;
       return { ...state, prices };
     }
-    case 'ProviderConfigured':
-      return state;
+    case 'RateLimitSet':
+      return { ...state, rateLimitPerMinute: event.data.requestsPerMinute };
+    case 'ProviderConfigured': {
+      if (event.data.environment !== 'test' && event.data.environment !== 'live') return state;
+      return { ...state, providers: { ...state.providers, [event.data.environment]: { provider: event.data.provider, fallback: event.data.fallback } } };
+    }
     case 'ApiKeyIssued': {
       const keys = new Map(state.keys);
       keys.set(event.data.keyId, {

@@ -1,7 +1,16 @@
 import type { Event } from '../common/event.js';
 
 /** Events of `organization-{organizationId}`. Keys are recorded by hash only, never in plain text. */
-export type OrganizationRegistered = Event<'OrganizationRegistered', { organizationId: string; name: string; email: string; activeScopes: string[] }>;
+/**
+ * `sandboxCreditKobo`: the credit its test wallet is owed, decided at registration (absent on events
+ * written before it was recorded: those were credited in the same request). The credit itself is a
+ * `WalletFunded` on the wallet stream with funding reference `sandbox-credit`, written right after;
+ * if that write fails, the recovery sweep writes it later from this figure.
+ */
+export type OrganizationRegistered = Event<
+  'OrganizationRegistered',
+  { organizationId: string; name: string; email: string; activeScopes: string[]; sandboxCreditKobo?: number }
+>;
 export type OrganizationApproved = Event<'OrganizationApproved', { organizationId: string }>;
 export type OrganizationSuspended = Event<'OrganizationSuspended', { organizationId: string; reason: string }>;
 export type OrganizationReinstated = Event<'OrganizationReinstated', { organizationId: string }>;
@@ -9,8 +18,18 @@ export type ScopeActivated = Event<'ScopeActivated', { organizationId: string; s
 export type ScopeDeactivated = Event<'ScopeDeactivated', { organizationId: string; scope: string }>;
 /** `priceKobo: null` removes the override (the configured default applies again). */
 export type ScopePriceSet = Event<'ScopePriceSet', { organizationId: string; scope: string; priceKobo: number | null }>;
-/** Upstream provider per environment (issue 8); credentials are stored encrypted elsewhere, never in the event. */
-export type ProviderConfigured = Event<'ProviderConfigured', { organizationId: string; environment: string; provider: string; fallback: string | null }>;
+/** `requestsPerMinute: null` removes the override (RATE_LIMIT_PER_MINUTE applies again). Per API key on /v1. */
+export type RateLimitSet = Event<'RateLimitSet', { organizationId: string; requestsPerMinute: number | null }>;
+/**
+ * The upstream provider of one environment, and its optional secondary. Credentials travel only
+ * as AES-256-GCM ciphertexts (src/providers/credentials.ts), bound to the organization,
+ * environment, role and provider; null for the sandbox. Events written before credentials existed
+ * lack the two fields.
+ */
+export type ProviderConfigured = Event<
+  'ProviderConfigured',
+  { organizationId: string; environment: string; provider: string; fallback: string | null; credentials?: string | null; fallbackCredentials?: string | null }
+>;
 export type ApiKeyIssued = Event<
   'ApiKeyIssued',
   {
@@ -37,6 +56,7 @@ export type OrganizationEvent =
   | ScopeActivated
   | ScopeDeactivated
   | ScopePriceSet
+  | RateLimitSet
   | ProviderConfigured
   | ApiKeyIssued
   | ApiKeyRevoked;
@@ -49,6 +69,7 @@ export const ORGANIZATION_EVENT_TYPES: readonly OrganizationEvent['type'][] = [
   'ScopeActivated',
   'ScopeDeactivated',
   'ScopePriceSet',
+  'RateLimitSet',
   'ProviderConfigured',
   'ApiKeyIssued',
   'ApiKeyRevoked',

@@ -8,7 +8,7 @@ import { SCOPES } from '../scopes/scopes.js';
 import type { OrganizationStatus } from './organization.decider.js';
 import { MAX_KEYS_PER_ORGANIZATION } from './organization.decider.js';
 import { ORGANIZATION_ID } from './organization.store.js';
-import type { ApiKeyView, OrganizationView } from './organization.views.js';
+import { providersView, type ApiKeyView, type OrganizationView } from './organization.views.js';
 
 export const MAX_PAGE_SIZE = 100;
 
@@ -43,11 +43,13 @@ interface OrganizationRow {
   approved: boolean;
   active_scopes: string[];
   prices: Record<string, number | string>;
+  rate_limit_per_minute: number | null;
   suspension_reason: string | null;
+  providers: Record<string, unknown> | null;
   created_at: Date;
 }
 
-const ORGANIZATION_COLUMNS = 'id, name, email, status, approved, active_scopes, prices, suspension_reason, created_at';
+const ORGANIZATION_COLUMNS = 'id, name, email, status, approved, active_scopes, prices, rate_limit_per_minute, suspension_reason, providers, created_at';
 
 function canonicalOrder(scopes: readonly string[]): string[] {
   return (SCOPES as readonly string[]).filter((scope) => scopes.includes(scope));
@@ -64,7 +66,9 @@ function toView(row: OrganizationRow): OrganizationView {
     approved: row.approved,
     activeScopes: canonicalOrder(row.active_scopes),
     prices,
+    rateLimitPerMinute: row.rate_limit_per_minute,
     suspensionReason: row.suspension_reason,
+    providers: providersView(row.providers ?? {}),
     createdAt: isoWithOffset(row.created_at),
   };
 }

@@ -11,8 +11,23 @@ export interface OrganizationView {
   readonly activeScopes: readonly string[];
   /** Per-scope price overrides in kobo; scopes not listed cost the configured default. */
   readonly prices: Readonly<Record<string, number>>;
+  /** Requests per API key per minute on /v1; null: the configured default (RATE_LIMIT_PER_MINUTE). */
+  readonly rateLimitPerMinute: number | null;
   readonly suspensionReason: string | null;
+  /** The upstream per environment and its secondary; never the credentials. Empty until an operator configures one. */
+  readonly providers: Readonly<Record<string, { readonly provider: string; readonly fallback: string | null }>>;
   readonly createdAt: string;
+}
+
+/** The providers of a view, from state or read model: provider names only, whatever else is stored beside them. */
+export function providersView(providers: Readonly<Record<string, unknown>>): Record<string, { provider: string; fallback: string | null }> {
+  const view: Record<string, { provider: string; fallback: string | null }> = {};
+  for (const environment of ['test', 'live']) {
+    const setting = providers[environment] as { provider?: unknown; fallback?: unknown } | undefined;
+    if (typeof setting?.provider !== 'string') continue;
+    view[environment] = { provider: setting.provider, fallback: typeof setting.fallback === 'string' ? setting.fallback : null };
+  }
+  return view;
 }
 
 /** A key as listed: never the key itself. `scopes: null` means every scope active for the organization. */
@@ -50,7 +65,9 @@ export function organizationView(state: OrganizationState): OrganizationView {
     approved: state.approved,
     activeScopes: [...state.activeScopes],
     prices: { ...state.prices },
+    rateLimitPerMinute: state.rateLimitPerMinute,
     suspensionReason: state.suspensionReason,
+    providers: providersView(state.providers),
     createdAt: isoWithOffset(state.createdAt),
   };
 }

@@ -6,15 +6,17 @@ import { commandContext } from '../common/request-context.js';
 import { validateBody } from '../common/validation.js';
 import {
   ApproveOrganization,
+  ConfigureProvider,
   IssueApiKey,
   RegisterOrganization,
   ReinstateOrganization,
   RevokeApiKey,
   SetActiveScopes,
+  SetRateLimit,
   SetScopePrices,
   SuspendOrganization,
 } from './organization.commands.js';
-import { IssueApiKeyDto, paging, pricesBody, RegisterOrganizationDto, SetScopesDto, SuspendOrganizationDto } from './organization.dto.js';
+import { IssueApiKeyDto, paging, pricesBody, providerBody, rateLimitBody, RegisterOrganizationDto, SetScopesDto, SuspendOrganizationDto } from './organization.dto.js';
 import { GetOrganization, ListApiKeys, ListOrganizations } from './organization.queries.js';
 import type { ApiKeyView, IssuedApiKeyView, OrganizationView } from './organization.views.js';
 
@@ -74,6 +76,18 @@ export class OrganizationsController {
   @Put('organizations/:id/prices')
   async prices(@Req() request: AdminRequest, @Param('id') id: string, @Body() body: unknown): Promise<SuccessEnvelope<OrganizationView>> {
     return ok(await this.commands.execute(new SetScopePrices(id, pricesBody(body), this.context(request))));
+  }
+
+  /** The upstream of one environment; credentials are stored encrypted and never shown again. */
+  @Put('organizations/:id/provider')
+  async provider(@Req() request: AdminRequest, @Param('id') id: string, @Body() body: unknown): Promise<SuccessEnvelope<OrganizationView>> {
+    return ok(await this.commands.execute(new ConfigureProvider(id, providerBody(body), this.context(request))));
+  }
+
+  /** Requests per API key per minute on /v1 for this organization's keys; null returns to RATE_LIMIT_PER_MINUTE. */
+  @Put('organizations/:id/rate-limit')
+  async rateLimit(@Req() request: AdminRequest, @Param('id') id: string, @Body() body: unknown): Promise<SuccessEnvelope<OrganizationView>> {
+    return ok(await this.commands.execute(new SetRateLimit(id, rateLimitBody(body).requestsPerMinute, this.context(request))));
   }
 
   @Post('organizations/:id/keys')

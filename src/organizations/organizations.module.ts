@@ -1,3 +1,5 @@
+import { WalletsModule } from '../wallets/wallets.module.js';
+import { SandboxCreditSweep } from './sandbox-credit.js';
 import { Module } from '@nestjs/common';
 import { CqrsModule } from '@nestjs/cqrs';
 import { FirstRun } from '../admin/first-run.js';
@@ -6,6 +8,7 @@ import {
   ApproveOrganizationHandler,
   ReinstateOrganizationHandler,
   SetActiveScopesHandler,
+  SetRateLimitHandler,
   SetScopePricesHandler,
   SuspendOrganizationHandler,
 } from './organization-lifecycle.handlers.js';
@@ -13,6 +16,8 @@ import { GetOrganizationHandler, ListApiKeysHandler, ListOrganizationsHandler } 
 import { OrganizationStore } from './organization.store.js';
 import { OrganizationsController } from './organizations.controller.js';
 import { RegisterOrganizationHandler } from './register-organization.handler.js';
+import { ConfigureProviderHandler } from './configure-provider.handler.js';
+import { ProvidersModule } from '../providers/providers.module.js';
 
 const COMMAND_HANDLERS = [
   RegisterOrganizationHandler,
@@ -21,15 +26,17 @@ const COMMAND_HANDLERS = [
   ReinstateOrganizationHandler,
   SetActiveScopesHandler,
   SetScopePricesHandler,
+  SetRateLimitHandler,
   IssueApiKeyHandler,
   RevokeApiKeyHandler,
+  ConfigureProviderHandler,
 ];
 const QUERY_HANDLERS = [GetOrganizationHandler, ListOrganizationsHandler, ListApiKeysHandler];
 
 @Module({
-  imports: [CqrsModule],
+  imports: [CqrsModule, WalletsModule, ProvidersModule],
   controllers: [OrganizationsController],
-  providers: [OrganizationStore, ...COMMAND_HANDLERS, ...QUERY_HANDLERS, FirstRun],
-  exports: [OrganizationStore],
+  providers: [OrganizationStore, SandboxCreditSweep, ...COMMAND_HANDLERS, ...QUERY_HANDLERS, FirstRun],
+  exports: [OrganizationStore, SandboxCreditSweep],
 })
 export class OrganizationsModule {}

@@ -1,63 +1,54 @@
-import { Inject } from '@nestjs/common';
+import { Inject, Logger } from '@nestjs/common';
 import { CommandHandler, type ICommandHandler } from '@nestjs/cqrs';
 import type { AppConfig } from '../config/config.js';
 import { CONFIG } from '../core.module.js';
-import { Clock } from '../common/clock.js';
-import { toAppend } from '../common/event.js';
 import { IdGenerator } from '../common/ids.js';
-import { streams } from '../common/streams.js';
-import { EVENT_STORE, WrongExpectedRevisionError, type EventStore } from '../event-store/event-store.port.js';
-import { SANDBOX_CREDIT_REFERENCE, type WalletFunded } from '../wallets/wallet.events.js';
-import { SCHEMA_VERSION } from './organization.decider.js';
-import { RegisterOrganization } from './organization.commands.js';
+import { ProjectionWaiter } from '../../projections/projection-waiter.js';
+import { WALLET_PROJECTIONS } from '../wallets/wallets.controller.js';
+import { PROJECTION_WAIT_MS, RegisterOrganization } from './organization.commands.js';
 import { OrganizationStore } from './organization.store.js';
+import { SandboxCreditSweep } from './sandbox-credit.js';
 import { organizationView, type OrganizationView } from './organization.views.js';
-
-const CREDIT_ATTEMPTS = 3;
-const CREDIT_RETRY_DELAY_MS = 200;
 
 @CommandHandler(RegisterOrganization)
 export class RegisterOrganizationHandler implements ICommandHandler<RegisterOrganization, OrganizationView> {
+  private readonly logger = new Logger('RegisterOrganization');
+
   constructor(
     @Inject(OrganizationStore) private readonly organizations: OrganizationStore,
-    @Inject(EVENT_STORE) private readonly store: EventStore,
+    @Inject(SandboxCreditSweep) private readonly sandboxCredit: SandboxCreditSweep,
     @Inject(CONFIG) private readonly config: AppConfig,
-    @Inject(Clock) private readonly clock: Clock,
     @Inject(IdGenerator) private readonly ids: IdGenerator,
+    @Inject(ProjectionWaiter) private readonly waiter: ProjectionWaiter,
   ) {}
 
   async execute({ input, context, options }: RegisterOrganization): Promise<OrganizationView> {
     const organizationId = this.ids.organizationId();
     const registered = await this.organizations.execute(
       organizationId,
-      { type: 'RegisterOrganization', organizationId, name: input.name, email: input.email, activeScopes: this.config.verifications.defaultActiveScopes },
+      {
+        type: 'RegisterOrganization',
+        organizationId,
+        name: input.name,
+        email: input.email,
+        activeScopes: this.config.verifications.defaultActiveScopes,
+        sandboxCreditKobo: this.config.verifications.sandboxCreditKobo,
+      },
       context,
       { projectionWaitMs: 0 },
     );
-    await this.creditSandbox(organizationId, context);
-    if (registered.position !== null) await this.organizations.waitForProjections(registered.position, options.projectionWaitMs);
+    // The organization is written and owed its credit: a failure here must not fail the
+    // registration (a retry would register a second organization). The sweep finishes it.
+    const credit = await this.sandboxCredit.credit(organizationId, context).catch(() => {
+      this.logger.warn(`The sandbox credit of ${organizationId} could not be written now; the sandbox-credit sweep will write it`);
+      return undefined;
+    });
+    // Read-your-writes: the organization and its test wallet as the operator's next reads see them.
+    const waitMs = options.projectionWaitMs ?? PROJECTION_WAIT_MS;
+    await Promise.all([
+      registered.position !== null ? this.organizations.waitForProjections(registered.position, waitMs) : undefined,
+      credit?.position !== undefined && waitMs > 0 ? this.waiter.waitFor(WALLET_PROJECTIONS, credit.position, waitMs) : undefined,
+    ]);
     return organizationView(registered.state);
-  }
-
-  /** Once per test wallet: the stream must not exist yet, so a retried registration cannot credit twice. */
-  private async creditSandbox(organizationId: string, context: RegisterOrganization['context']): Promise<void> {
-    const amountKobo = this.config.verifications.sandboxCreditKobo;
-    if (amountKobo === 0) return;
-    const funded: WalletFunded = {
-      type: 'WalletFunded',
-      data: { schemaVersion: SCHEMA_VERSION, organizationId, environment: 'test', fundingReference: SANDBOX_CREDIT_REFERENCE, amountKobo },
-    };
-    const append = toAppend(funded, this.ids.eventId(), context, this.clock.now());
-    // The organization is already written: a passing failure of the store must not leave it without its credit.
-    for (let attempt = 1; ; attempt++) {
-      try {
-        await this.store.append(streams.wallet(organizationId, 'test'), [append], { expectedRevision: 'no_stream' });
-        return;
-      } catch (error) {
-        if (error instanceof WrongExpectedRevisionError) return;
-        if (attempt >= CREDIT_ATTEMPTS) throw error;
-        await new Promise((resolveDelay) => setTimeout(resolveDelay, CREDIT_RETRY_DELAY_MS * attempt));
-      }
-    }
   }
 }

@@ -111,19 +111,19 @@ function parse(file: Buffer): { contentType: PortraitContentType; organizationId
   return { contentType, organizationId, iv, tag, ciphertext: file.subarray(offset + 28) };
 }
 
-/** PORTRAIT_ENCRYPTION_KEY: 32 bytes as 64 hex characters or as base64. */
-export function parseKey(value: string): Buffer {
+/** PORTRAIT_ENCRYPTION_KEY (or another 32-byte key, named by `variable`): 32 bytes as 64 hex characters or as base64. */
+export function parseKey(value: string, variable = 'PORTRAIT_ENCRYPTION_KEY'): Buffer {
   if (/^[0-9a-fA-F]{64}$/.test(value)) return Buffer.from(value, 'hex');
   const decoded = Buffer.from(value, 'base64');
   if (decoded.length === 32 && /^[A-Za-z0-9+/_-]+={0,2}$/.test(value)) return decoded;
-  throw new ConfigError('PORTRAIT_ENCRYPTION_KEY', 'must be 32 bytes, as 64 hex characters or base64');
+  throw new ConfigError(variable, 'must be 32 bytes, as 64 hex characters or base64');
 }
 
 /** The embedded default's key: generated once, readable by the owner only. */
-async function generatedKey(path: string): Promise<Buffer> {
+export async function generatedKey(path: string, variable = 'PORTRAIT_ENCRYPTION_KEY'): Promise<Buffer> {
   try {
     const existing = (await readFile(path, 'utf8')).trim();
-    return parseKey(existing);
+    return parseKey(existing, variable);
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
   }
@@ -136,6 +136,6 @@ async function generatedKey(path: string): Promise<Buffer> {
     return key;
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
-    return parseKey((await readFile(path, 'utf8')).trim());
+    return parseKey((await readFile(path, 'utf8')).trim(), variable);
   }
 }

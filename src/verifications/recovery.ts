@@ -1,6 +1,7 @@
 import { Inject, Injectable, Logger, type OnApplicationBootstrap, type OnModuleDestroy } from '@nestjs/common';
 import type pg from 'pg';
 import { Clock } from '../common/clock.js';
+import { PeriodicPass } from '../common/periodic-pass.js';
 import { isEnvironment } from '../common/environment.js';
 import { SYSTEM_ACTOR, type CommandContext } from '../common/event.js';
 import type { AppConfig } from '../config/config.js';
@@ -39,8 +40,10 @@ interface Candidate {
 @Injectable()
 export class VerificationRecovery implements OnApplicationBootstrap, OnModuleDestroy {
   private readonly logger = new Logger('VerificationRecovery');
-  private timer: NodeJS.Timeout | undefined;
-  private running: Promise<RecoveryReport> | undefined;
+  private readonly passes = new PeriodicPass<RecoveryReport>(
+    (now) => this.pass(now),
+    () => this.logger.warn('A recovery pass failed; the next one retries'),
+  );
 
   constructor(
     @Inject(PG_POOL) private readonly pool: pg.Pool,
@@ -51,24 +54,16 @@ export class VerificationRecovery implements OnApplicationBootstrap, OnModuleDes
   ) {}
 
   onApplicationBootstrap(): void {
-    this.timer = setInterval(() => {
-      if (this.running !== undefined) return;
-      this.runOnce().catch(() => this.logger.warn('A recovery pass failed; the next one retries'));
-    }, this.config.verifications.recoveryIntervalMs);
-    this.timer.unref();
+    this.passes.start(this.config.verifications.recoveryIntervalMs, () => this.clock.now());
   }
 
   async onModuleDestroy(): Promise<void> {
-    clearInterval(this.timer);
-    await this.running?.catch(() => undefined);
+    await this.passes.stop();
   }
 
   /** One pass; `now` lets tests move past the deadline without waiting. Concurrent calls share one pass. */
   runOnce(now: Date = this.clock.now()): Promise<RecoveryReport> {
-    this.running ??= this.pass(now).finally(() => {
-      this.running = undefined;
-    });
-    return this.running;
+    return this.passes.run(now);
   }
 
   private async pass(now: Date): Promise<RecoveryReport> {

@@ -2,12 +2,13 @@ import { Inject, Injectable, Logger, type BeforeApplicationShutdown } from '@nes
 import { CommandHandler, type ICommandHandler } from '@nestjs/cqrs';
 import type { AuthenticatedKey } from '../auth/api-key.guard.js';
 import { Clock } from '../common/clock.js';
-import { Forbidden, InsufficientBalance, ProviderFailed, ServiceUnavailable } from '../common/errors.js';
+import { Forbidden, InsufficientBalance, ProviderFailed, ServiceUnavailable, ValidationFailed } from '../common/errors.js';
 import type { CommandContext } from '../common/event.js';
 import { IdGenerator } from '../common/ids.js';
 import type { AppConfig } from '../config/config.js';
 import { CONFIG } from '../core.module.js';
 import type { JsonObject } from '../event-store/event-store.port.js';
+import { chargedKoboTotal, verificationProviderDurationSeconds, verificationsTotal } from '../metrics/metrics.js';
 import { Portraits, PORTRAIT_ID_FIELD } from '../portraits/portraits.service.js';
 import { ProviderSelector } from '../providers/provider-selector.js';
 import type { ProviderOutcome, VerificationProvider } from '../providers/provider.port.js';
@@ -77,7 +78,9 @@ export class RunVerificationHandler implements ICommandHandler<RunVerification, 
     const scope = parseScope(command.scope);
     assertScopeAllowed(key, scope);
     const { input, request } = validateInputs(scope, command.body);
-    const provider = this.providers.select(key);
+    const provider = this.providers.select(key, scope);
+    const problems = provider.inputProblems(scope, input);
+    if (problems.length > 0) throw new ValidationFailed(problems);
     const priceKobo = priceOf(key, scope, this.config);
     return this.inFlight.track(async () => {
       const state = await this.run(key, scope, input, request, priceKobo, provider, context);
@@ -129,14 +132,21 @@ export class RunVerificationHandler implements ICommandHandler<RunVerification, 
     if (!reservation.reserved) {
       const rejected = await this.streams.finish(reference, requested.state, { type: 'RejectVerification', priceKobo, balanceKobo: reservation.availableKobo, at: this.clock.now() }, context);
       if (rejected.won) {
+        verificationsTotal.inc({ scope, environment: key.environment, outcome: 'rejected' });
         throw new InsufficientBalance('The wallet balance is too low for this check', { reference, priceKobo, balanceKobo: reservation.availableKobo });
       }
       return this.settle(reference, rejected.state, wallet, context);
     }
 
+    const stopProviderTimer = verificationProviderDurationSeconds.startTimer({ scope });
     const outcome = await this.callProvider(provider, scope, input);
+    stopProviderTimer({ outcome: outcome.outcome });
     const finished = await this.finish(reference, requested.state, outcome, key.organizationId, context);
-    return this.settle(reference, finished.state, wallet, context);
+    const settled = await this.settle(reference, finished.state, wallet, context);
+    if (settled.status !== 'none' && settled.status !== 'pending') {
+      verificationsTotal.inc({ scope, environment: key.environment, outcome: settled.status });
+    }
+    return settled;
   }
 
   private async callProvider(provider: VerificationProvider, scope: Scope, input: Readonly<Record<string, string>>): Promise<ProviderOutcome> {
@@ -197,7 +207,11 @@ export class RunVerificationHandler implements ICommandHandler<RunVerification, 
   /** Capture for found / not_found, release otherwise. Both are idempotent per reference. */
   private async settle(reference: string, state: VerificationState, wallet: WalletId, context: CommandContext): Promise<VerificationState> {
     if (state.status === 'found' || state.status === 'not_found') {
-      await this.ledger.capture(wallet, reference, context).catch(() => this.logger.warn('Capture deferred to the recovery process'));
+      const { scope, priceKobo } = state.requested;
+      await this.ledger.capture(wallet, reference, context).then(
+        () => chargedKoboTotal.inc({ scope, environment: wallet.environment }, priceKobo),
+        () => this.logger.warn('Capture deferred to the recovery process'),
+      );
     } else if (state.status === 'failed') {
       await this.ledger.release(wallet, reference, state.reasonCode ?? 'failed', context).catch(() => this.logger.warn('Release deferred to the recovery process'));
     }

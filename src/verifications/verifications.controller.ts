@@ -26,6 +26,11 @@ const errors = {
 @ApiSecurity('serviceKey')
 @ApiHeader({ name: 'X-Service-Key', required: true, description: 'service_test_… or service_live_…' })
 @ApiExtraModels(ErrorEnvelopeDto)
+@ApiResponse({
+  status: 429,
+  description: 'rate_limited: more requests this minute than the key may make (RATE_LIMIT_PER_MINUTE or the organization\'s limit); Retry-After gives the seconds to wait; details {limitPerMinute, retryAfterSeconds}',
+  type: ErrorEnvelopeDto,
+})
 @UseGuards(ApiKeyGuard)
 @Controller('v1')
 export class VerificationsController {

@@ -2,11 +2,11 @@ import { Inject, Module, type OnModuleInit } from '@nestjs/common';
 import { HttpAdapterHost } from '@nestjs/core';
 import type { FastifyInstance } from 'fastify';
 import { CqrsModule } from '@nestjs/cqrs';
-import { API_KEY_HEADER, ApiKeyGuard } from '../auth/api-key.guard.js';
+import { ApiKeyGuard } from '../auth/api-key.guard.js';
 import { AppError } from '../common/errors.js';
 import { parseScope } from './verification-inputs.js';
 import { PortraitsModule } from '../portraits/portraits.module.js';
-import { ProviderSelector } from '../providers/provider-selector.js';
+import { ProvidersModule } from '../providers/providers.module.js';
 import { WalletsModule } from '../wallets/wallets.module.js';
 import { GetVerificationHandler, ListVerificationsHandler } from './verification.queries.js';
 import { VerificationStreams } from './verification.stream.js';
@@ -15,9 +15,9 @@ import { InFlightChecks, RunVerificationHandler } from './run-verification.handl
 import { VerificationsController } from './verifications.controller.js';
 
 @Module({
-  imports: [CqrsModule, WalletsModule, PortraitsModule],
+  imports: [CqrsModule, WalletsModule, PortraitsModule, ProvidersModule],
   controllers: [VerificationsController],
-  providers: [ApiKeyGuard, VerificationStreams, ProviderSelector, InFlightChecks, RunVerificationHandler, GetVerificationHandler, ListVerificationsHandler, VerificationRecovery],
+  providers: [ApiKeyGuard, VerificationStreams, InFlightChecks, RunVerificationHandler, GetVerificationHandler, ListVerificationsHandler, VerificationRecovery],
   exports: [VerificationRecovery, VerificationStreams],
 })
 export class VerificationsModule implements OnModuleInit {
@@ -34,7 +34,7 @@ export class VerificationsModule implements OnModuleInit {
     const fastify = this.adapterHost.httpAdapter?.getInstance() as FastifyInstance | undefined;
     fastify?.post('/v1/', async (request, reply) => {
       try {
-        await this.guard.authenticate(request.headers[API_KEY_HEADER]);
+        await this.guard.admit(request, reply);
         parseScope(undefined);
       } catch (error) {
         if (!(error instanceof AppError)) throw error;

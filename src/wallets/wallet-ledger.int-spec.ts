@@ -11,6 +11,7 @@ import { createTestDatabase, type TestDatabase } from '../../test/support/databa
 import { createTestEventStore, testEventStoreKind } from '../../test/support/event-store.js';
 import { availableKobo, evolve, initialWalletState } from './wallet.decider.js';
 import type { WalletEvent } from './wallet.events.js';
+import { checkLink, GENESIS_LINK, linkAfter } from './wallet-chain.js';
 import { EventSourcedWalletLedger } from './wallet-ledger.js';
 import type { ReserveOutcome, WalletId } from './wallet-ledger.port.js';
 
@@ -96,6 +97,13 @@ describe(`Wallet ledger on the ${testEventStoreKind()} event store`, () => {
       expect(availableKobo(state)).toBeGreaterThanOrEqual(0);
     }
     expect(all.map((event) => event.revision)).toEqual(all.map((_, i) => BigInt(i)));
+
+    // Refused appends were chained again on the fresh fold: one linear hash chain over both instances' writes.
+    let link = GENESIS_LINK;
+    for (const event of all) {
+      expect({ revision: event.revision, check: checkLink(link, event, event.revision > 0n) }).toEqual({ revision: event.revision, check: { status: 'hashed' } });
+      link = linkAfter(link, event);
+    }
   });
 
   it('writes nothing for a repeated funding, capture or release', async () => {

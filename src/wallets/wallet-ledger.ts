@@ -6,6 +6,7 @@ import { IdGenerator } from '../common/ids.js';
 import { streams } from '../common/streams.js';
 import { EVENT_STORE, type EventStore, type EventToAppend, WrongExpectedRevisionError } from '../event-store/event-store.port.js';
 import { availableKobo, balanceKobo, decide, evolve, initialWalletState, type WalletCommand, type WalletState } from './wallet.decider.js';
+import { GENESIS_LINK, linkAfter, linkFor } from './wallet-chain.js';
 import type { WalletEvent } from './wallet.events.js';
 import { type ReserveOutcome, type WalletBalance, type WalletId, WalletLedger } from './wallet-ledger.port.js';
 
@@ -37,11 +38,16 @@ export const DEFAULT_WALLET_LEDGER_OPTIONS: WalletLedgerOptions = {
 
 export const WALLET_LEDGER_OPTIONS = Symbol('WalletLedgerOptions');
 
-/** A wallet stream folded up to `revision` (undefined: no stream yet); `position` is that of its newest event known here. */
+/**
+ * A wallet stream folded up to `revision` (undefined: no stream yet); `position` is that of its
+ * newest event known here, `link` the hash chain's link after it (wallet-chain.ts), which the next
+ * append chains onto.
+ */
 interface FoldedWallet {
   readonly state: WalletState;
   readonly revision: bigint | undefined;
   readonly position: bigint;
+  readonly link: string;
 }
 
 interface CommandResult {
@@ -199,12 +205,19 @@ export class EventSourcedWalletLedger extends WalletLedger {
       const now = this.clock.now();
       let state = folded.state;
       const events: EventToAppend[] = [];
+      // Chained here, on the fold the append expects: a refused append refolds and chains again.
+      let link = folded.link;
       const decided: Array<{ pending: PendingCommand; outcome: { written: boolean; state: WalletState; refusal?: InsufficientBalance } | { error: unknown } }> = [];
       for (const pending of batch) {
         try {
           const newEvents = decide(pending.command, state);
           state = newEvents.reduce(evolve, state);
-          for (const event of newEvents) events.push(toAppend(event, this.ids.eventId(), pending.context, now));
+          for (const event of newEvents) {
+            const unchained = toAppend(event, this.ids.eventId(), pending.context, now);
+            const chain = linkFor(link, { ...unchained, streamId: key, revision: revisionOf(folded) + 1n + BigInt(events.length) });
+            link = chain.hash;
+            events.push({ ...unchained, metadata: { ...unchained.metadata, chain } });
+          }
           decided.push({ pending, outcome: { written: newEvents.length > 0, state } });
         } catch (error) {
           if (error instanceof InsufficientBalance && pending.command.type === 'ReserveFunds') decided.push({ pending, outcome: { written: false, state, refusal: error } });
@@ -227,7 +240,10 @@ export class EventSourcedWalletLedger extends WalletLedger {
           const appended = await this.store.append(key, events, { expectedRevision: folded.revision ?? 'no_stream' });
           this.stats.appends++;
           position = appended.position;
-          folded = { state, revision: appended.nextExpectedRevision, position };
+          if (appended.nextExpectedRevision !== revisionOf(folded) + BigInt(events.length)) {
+            throw new Error(`wallet stream ${key}: an append at revision ${revisionOf(folded)} of ${events.length} events ended at ${appended.nextExpectedRevision}`);
+          }
+          folded = { state, revision: appended.nextExpectedRevision, position, link };
           this.remember(key, folded);
         } catch (error) {
           if (!(error instanceof WrongExpectedRevisionError)) throw error;
@@ -249,7 +265,7 @@ export class EventSourcedWalletLedger extends WalletLedger {
   }
 
   private empty(wallet: WalletId): FoldedWallet {
-    return { state: initialWalletState(wallet.organizationId, wallet.environment), revision: undefined, position: 0n };
+    return { state: initialWalletState(wallet.organizationId, wallet.environment), revision: undefined, position: 0n, link: GENESIS_LINK };
   }
 
   /** Folds the events written after `folded`, in pages, and caches the result. */
@@ -257,14 +273,15 @@ export class EventSourcedWalletLedger extends WalletLedger {
     let current = folded;
     for (;;) {
       const page = await this.store.readStream(key, { direction: 'forwards', fromRevision: revisionOf(current) + 1n, maxCount: this.options.pageSize });
-      let { state, revision, position } = current;
+      let { state, revision, position, link } = current;
       for (const recorded of page) {
         if (recorded.revision !== (revision ?? -1n) + 1n) throw new Error(`wallet stream ${key} skipped from revision ${String(revision)} to ${recorded.revision}`);
         state = evolve(state, asDomainEvent<WalletEvent>(recorded));
+        link = linkAfter(link, recorded);
         revision = recorded.revision;
         position = recorded.position;
       }
-      current = { state, revision, position };
+      current = { state, revision, position, link };
       if (page.length < this.options.pageSize) break;
     }
     this.remember(key, current);

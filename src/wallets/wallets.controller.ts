@@ -7,20 +7,18 @@ import { readWalletBalance } from '../../projections/wallets/wallets.projection.
 import { AdminGuard, operatorActor, type AdminRequest } from '../admin/admin.guard.js';
 import { ok, type SuccessEnvelope } from '../common/envelope.js';
 import { isEnvironment, type Environment } from '../common/environment.js';
-import { NotFound, ValidationFailed, type FieldError } from '../common/errors.js';
+import { ValidationFailed, type FieldError } from '../common/errors.js';
 import { commandContext } from '../common/request-context.js';
-import { streams } from '../common/streams.js';
 import { validateBody } from '../common/validation.js';
 import { PG_POOL } from '../core.module.js';
 import { EVENT_STORE, type EventStore } from '../event-store/event-store.port.js';
+import { assertOrganizationExists } from './organization-exists.js';
 import { MAX_FUNDING_KOBO } from './wallet.decider.js';
 import { type WalletBalance, WalletLedger } from './wallet-ledger.port.js';
 
 /** Read-your-writes after a funding: the admin and integrator balance reads come from these. */
 export const WALLET_PROJECTIONS = ['wallets', 'wallet-ledger'] as const;
 const PROJECTION_WAIT_MS = 2_000;
-/** Organization ids are `org_` + a ULID; anything much longer is not one, and is not looked up. */
-const MAX_ORGANIZATION_ID_LENGTH = 100;
 
 export class FundWalletDto {
   @IsInt({ message: 'amountKobo must be an integer number of kobo' })
@@ -63,7 +61,7 @@ export class WalletsController {
     @Body() body: unknown,
   ): Promise<SuccessEnvelope<WalletView>> {
     const input = this.validate(environment, body);
-    await this.assertOrganizationExists(organizationId);
+    await assertOrganizationExists(this.store, organizationId);
     const wallet = { organizationId, environment: environment as Environment };
     const result = await this.ledger.fund(wallet, { fundingReference: input.reference, amountKobo: input.amountKobo }, commandContext(request, operatorActor(request)));
     if (result.position !== undefined && result.position > 0n) await this.waiter.waitFor(WALLET_PROJECTIONS, result.position, PROJECTION_WAIT_MS);
@@ -75,7 +73,7 @@ export class WalletsController {
   async get(@Param('id') organizationId: string, @Param('environment') environment: string): Promise<SuccessEnvelope<WalletView>> {
     const errors = environmentErrors(environment);
     if (errors.length > 0) throw new ValidationFailed(errors);
-    await this.assertOrganizationExists(organizationId);
+    await assertOrganizationExists(this.store, organizationId);
     const env = environment as Environment;
     return ok({ organizationId, environment: env, ...(await readWalletBalance(this.pool, organizationId, env)) });
   }
@@ -94,12 +92,4 @@ export class WalletsController {
     return input;
   }
 
-  /** An organization exists iff its stream has events. */
-  private async assertOrganizationExists(organizationId: string): Promise<void> {
-    const exists =
-      organizationId.length > 0 &&
-      organizationId.length <= MAX_ORGANIZATION_ID_LENGTH &&
-      (await this.store.readStream(streams.organization(organizationId), { maxCount: 1 })).length > 0;
-    if (!exists) throw new NotFound('No organization with this id');
-  }
 }

@@ -4,11 +4,12 @@ import { ApiKeyGuard } from '../auth/api-key.guard.js';
 import { EventSourcedWalletLedger } from './wallet-ledger.js';
 import { WalletLedger } from './wallet-ledger.port.js';
 import { WalletController } from './wallet.controller.js';
+import { WalletHistoryController } from './wallet-history.controller.js';
 import { WalletsController } from './wallets.controller.js';
 
 @Module({
   imports: [CqrsModule],
-  controllers: [WalletsController, WalletController],
+  controllers: [WalletsController, WalletController, WalletHistoryController],
   providers: [{ provide: WalletLedger, useClass: EventSourcedWalletLedger }, ApiKeyGuard],
   exports: [WalletLedger],
 })

@@ -77,6 +77,9 @@ describe('Concurrent checks on one wallet, across two instances', () => {
     expect(await a.app.get(WalletLedger).balance({ organizationId: org.id, environment: 'test' })).toEqual({ balanceKobo: 0, reservedKobo: 0, availableKobo: 0 });
     const charged = responses.filter((r) => r.status === 201).map((r) => r.body.data.reference as string);
     for (const reference of charged) expect(walletEvents.filter((event) => event.data.reference === reference).map((event) => event.type)).toEqual(['WalletFundsReserved', 'WalletDebited']);
+    // Both instances wrote the stream; the expected-revision appends kept its hash chain linear.
+    const history = await b.admin('GET', `/admin/v1/organizations/${org.id}/wallets/test/history?pageSize=1`);
+    expect(history.body.meta).toMatchObject({ total: walletEvents.length, balance: { balanceKobo: 0, reservedKobo: 0 }, chain: { verified: true, hashedEvents: walletEvents.length, breaks: 0 } });
 
     const listed = await eventually(
       () => b.request('GET', '/v1/verifications?status=found&pageSize=100', { headers: { 'x-service-key': key } }),

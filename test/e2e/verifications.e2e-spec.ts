@@ -5,6 +5,7 @@ import { SCOPES } from '../../src/scopes/scopes.js';
 import { WalletLedger } from '../../src/wallets/wallet-ledger.port.js';
 import { startTestApp, type TestApp, type TestResponse } from '../support/app.js';
 import { createOrganization, issueKey } from '../support/fixtures.js';
+import { allEvents } from '../support/event-store.js';
 
 const VALID: Record<string, (digit: string) => Record<string, string>> = {
   nin: (d) => ({ nin: `1234567890${d}` }),
@@ -40,7 +41,7 @@ describe('Verifications API', () => {
   const get = (path: string, k: string = key): Promise<TestResponse> => app.request('GET', path, { headers: { 'x-service-key': k } });
   /** The authoritative balance, from the wallet stream (the /v1/wallet read model may lag a moment). */
   const wallet = (organizationId: string = org.id) => app.app.get(WalletLedger).balance({ organizationId, environment: 'test' });
-  const verificationEvents = async () => store.readAll({ maxCount: 10_000, filter: { streamCategories: ['verification'] } });
+  const verificationEvents = async () => allEvents(store, { streamCategories: ['verification'] });
   const streamTypes = async (reference: string) => (await store.readStream(`verification-${reference}`, { maxCount: 10 })).map((event) => event.type);
   const walletTypesFor = async (reference: string, organizationId: string = org.id) =>
     (await store.readStream(`wallet-${organizationId}.test`, { maxCount: 10_000 })).filter((event) => event.data.reference === reference).map((event) => event.type);
@@ -347,6 +348,9 @@ describe('Verifications API', () => {
         expect(page2.body.meta).toEqual({ total: 5, page: 2, pageSize: 2, totalPages: 3 });
         expect(page2.body.data.map((item: { reference: string }) => item.reference)).toEqual([references[2], references[1]]);
         expect((await get('/v1/verifications?pageSize=500', listKey)).body.meta.pageSize).toBe(100);
+        // Past the last page: no rows, the total still there.
+        const beyond = await get('/v1/verifications?page=9&pageSize=2', listKey);
+        expect(beyond.body).toEqual({ status: true, data: [], meta: { total: 5, page: 9, pageSize: 2, totalPages: 3 } });
         for (const query of ['page=0', 'page=-1', 'page=1.5', 'page=abc', 'pageSize=0', 'pageSize=x', 'status=done', 'scope=credit']) {
           const response = await get(`/v1/verifications?${query}`, listKey);
           expect(response.status).toBe(422);
@@ -383,7 +387,7 @@ describe('Verifications API', () => {
       expect(response.status).toBe(200);
       const paths = response.body.paths;
       expect(Object.keys(paths)).toEqual(expect.arrayContaining(['/v1/{scope}', '/v1/verifications', '/v1/verifications/{reference}', '/v1/portraits/{id}']));
-      expect(Object.keys(paths['/v1/{scope}'].post.responses).sort()).toEqual(['201', '401', '402', '403', '422', '502', '503']);
+      expect(Object.keys(paths['/v1/{scope}'].post.responses).sort()).toEqual(['201', '401', '402', '403', '422', '429', '502', '503']);
       expect(response.body.components.schemas).toHaveProperty('VerificationDto');
       const ui = await app.request('GET', '/docs');
       expect(ui.status).toBe(200);

@@ -1,6 +1,12 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { startTestApp, type TestApp } from '../support/app.js';
 import { createOrganization, issueKey } from '../support/fixtures.js';
+import { SYSTEM_ACTOR } from '../../src/common/event.js';
+import { IdGenerator } from '../../src/common/ids.js';
+import { streams } from '../../src/common/streams.js';
+import { EVENT_STORE, type EventStore } from '../../src/event-store/event-store.port.js';
+import { OrganizationStore } from '../../src/organizations/organization.store.js';
+import { SandboxCreditSweep } from '../../src/organizations/sandbox-credit.js';
 
 const SANDBOX_CREDIT_KOBO = 250_000;
 
@@ -90,6 +96,30 @@ describe('Wallets: admin funding and balances', () => {
     expect((await app.admin('GET', wallet('sandbox'))).status).toBe(422);
     // Nothing was credited by any of them.
     expect((await app.admin('GET', wallet('test'))).body.data.balanceKobo).toBe(SANDBOX_CREDIT_KOBO);
+  });
+
+  it('credits the sandbox later when registration stopped between the organization and its credit, once', async () => {
+    // The state a registration leaves when the process dies (or the store fails) after writing the
+    // organization and before its credit: the organization stream alone.
+    const organizations = app.app.get(OrganizationStore);
+    const id = app.app.get(IdGenerator).organizationId();
+    const context = { correlationId: 'test-interrupted-registration', actor: SYSTEM_ACTOR };
+    const command = { type: 'RegisterOrganization', organizationId: id, name: 'Interrupted', email: 'ops@interrupted.test', activeScopes: ['nin'], sandboxCreditKobo: SANDBOX_CREDIT_KOBO } as const;
+    await organizations.execute(id, command, context, { projectionWaitMs: 10_000 });
+    expect((await app.admin('GET', wallet('test', id))).body.data.balanceKobo).toBe(0);
+
+    const sweep = app.app.get(SandboxCreditSweep);
+    // Not before the recovery deadline: the registration may still be writing it.
+    expect(await sweep.runOnce(new Date())).toMatchObject({ credited: 0 });
+    const later = () => new Date(Date.now() + 3_600_000);
+    expect(await sweep.runOnce(later())).toMatchObject({ credited: 1 });
+    await new Promise((resolveWait) => setTimeout(resolveWait, 500));
+    expect(await sweep.runOnce(later())).toMatchObject({ credited: 0 });
+    expect(await sweep.credit(id, context)).toMatchObject({ outcome: 'already_credited' });
+
+    expect((await app.admin('GET', wallet('test', id))).body.data).toMatchObject({ balanceKobo: SANDBOX_CREDIT_KOBO, availableKobo: SANDBOX_CREDIT_KOBO });
+    const events = await app.app.get<symbol, EventStore>(EVENT_STORE).readStream(streams.wallet(id, 'test'), { maxCount: 10 });
+    expect(events.map((event) => [event.type, (event.data as { fundingReference?: string }).fundingReference])).toEqual([['WalletFunded', 'sandbox-credit']]);
   });
 
   it('answers 401 without the admin token, funding nothing', async () => {

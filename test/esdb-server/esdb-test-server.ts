@@ -35,6 +35,10 @@ export interface EsdbTestServerOptions {
    * does every 30 s by default: system events then interleave with live ones. 0 turns it off.
    */
   readonly statsIntervalMs?: number;
+  /** Serve on this port (a restart of a stopped server); default: a free one. */
+  readonly port?: number;
+  /** Serve this log (a restart keeps what was written); default: a fresh node's. */
+  readonly log?: EventLog;
 }
 
 export interface EsdbTestServer {
@@ -76,8 +80,8 @@ function writeStats(log: EventLog): void {
 }
 
 export async function startEsdbTestServer(options: EsdbTestServerOptions = {}): Promise<EsdbTestServer> {
-  const log = new EventLog();
-  writeSystemEvents(log);
+  const log = options.log ?? new EventLog();
+  if (options.log === undefined) writeSystemEvents(log);
 
   const server = new grpc.Server();
   const streams = new StreamsHandlers(log);
@@ -94,7 +98,7 @@ export async function startEsdbTestServer(options: EsdbTestServerOptions = {}): 
   server.addService(serverFeaturesGrpc.ServerFeaturesService, { getSupportedMethods: unimplemented });
 
   const port = await new Promise<number>((resolve, reject) => {
-    server.bindAsync('127.0.0.1:0', grpc.ServerCredentials.createInsecure(), (error, boundPort) => (error ? reject(error) : resolve(boundPort)));
+    server.bindAsync(`127.0.0.1:${options.port ?? 0}`, grpc.ServerCredentials.createInsecure(), (error, boundPort) => (error ? reject(error) : resolve(boundPort)));
   });
 
   const statsIntervalMs = options.statsIntervalMs ?? DEFAULT_STATS_INTERVAL_MS;

@@ -3,7 +3,9 @@ import { randomBytes } from 'node:crypto';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import type { DestinationStream } from 'pino';
 import { createApp } from '../../src/app.factory.js';
+import { createLogger } from '../../src/logging/logger.js';
 import { loadConfig } from '../../src/config/config.js';
 import type { Runtime } from '../../src/core.module.js';
 import { EVENT_STORE, type EventStore } from '../../src/event-store/event-store.port.js';
@@ -39,6 +41,8 @@ export interface StartTestAppOptions {
   /** Reuse a database (a second instance on the same stores, event store included). */
   readonly database?: TestDatabase;
   readonly embedded?: boolean;
+  /** Where the app's log lines go (with LOG_LEVEL in `env`); by default nowhere (LOG_LEVEL=silent). */
+  readonly logDestination?: DestinationStream;
 }
 
 /**
@@ -59,10 +63,11 @@ export async function startTestApp(options: StartTestAppOptions = {}): Promise<T
     ADMIN_TOKEN: adminToken,
     PROVIDER_TIMEOUT_MS: '300',
     RUN_PROJECTIONS: 'true',
+    LOG_LEVEL: 'silent',
     ...options.env,
   });
   const runtime: Runtime = { config, databaseUrl: database.url, embedded: options.embedded ?? false, adminToken: config.admin.token };
-  const app = await createApp(runtime, { logger: false });
+  const app = await createApp(runtime, { logger: createLogger(config, options.logDestination) });
   const eventStore = app.get<symbol, EventStore>(EVENT_STORE);
   await app.listen(0, '127.0.0.1');
   const address = app.getHttpServer().address();

@@ -1,9 +1,10 @@
-import type pg from 'pg';
+import { afterAll, beforeAll } from '@jest/globals';
+import pg from 'pg';
 import { EsdbEventStore } from '../../src/event-store/esdb-event-store.js';
 import type { EventStore, ReadAllOptions, RecordedEvent } from '../../src/event-store/event-store.port.js';
 import { PostgresEventStore } from '../../src/event-store/postgres-event-store.js';
 import { startEsdbTestServer, type EsdbTestServer } from '../esdb-server/esdb-test-server.js';
-import type { TestDatabase } from './database.js';
+import { createTestDatabase, type TestDatabase } from './database.js';
 
 export type TestEventStoreKind = 'postgres' | 'esdb';
 
@@ -76,8 +77,28 @@ export async function streamEvents(store: EventStore, streamId: string): Promise
   }
 }
 
-/** Every application event in the log, oldest first (system events are never returned by the port). */
+/**
+ * Every application event committed before the call, oldest first (system events are never returned
+ * by the port). A read of all streams shows an event only once no older transaction is still open
+ * (the PostgreSQL adapter's visible bound), so an event whose append has already answered can be
+ * hidden for a moment while another append commits. The log is read until two reads a short pause
+ * apart agree, so a count taken right after a response includes that response's events.
+ */
 export async function allEvents(store: EventStore, filter?: ReadAllOptions['filter']): Promise<RecordedEvent[]> {
+  let previous = await readWholeLog(store, filter);
+  for (let attempt = 0; attempt < SETTLE_ATTEMPTS; attempt += 1) {
+    await new Promise((resolve) => setTimeout(resolve, SETTLE_PAUSE_MS));
+    const current = await readWholeLog(store, filter);
+    if (current.length === previous.length && current.at(-1)?.position === previous.at(-1)?.position) return current;
+    previous = current;
+  }
+  return previous;
+}
+
+const SETTLE_PAUSE_MS = 20;
+const SETTLE_ATTEMPTS = 50;
+
+async function readWholeLog(store: EventStore, filter?: ReadAllOptions['filter']): Promise<RecordedEvent[]> {
   const events: RecordedEvent[] = [];
   let fromPosition: bigint | undefined;
   for (;;) {
@@ -101,4 +122,39 @@ export function eventsContaining(events: readonly RecordedEvent[], text: string)
  */
 export function expectedLagEvents(store: Pick<EventStore, 'kind'>, pending: number): number | null {
   return store.kind === 'postgres' ? pending : null;
+}
+
+/**
+ * A test database, a pool on it and the event store of this jest project, for the file's tests:
+ * created before them, closed and dropped after. Read the fields inside tests only.
+ */
+export function useTestEventStore(options: { poolSize: number }): { readonly url: string; readonly pool: pg.Pool; readonly store: EventStore } {
+  let database: TestDatabase | undefined;
+  let pool: pg.Pool | undefined;
+  let testStore: TestEventStore | undefined;
+  beforeAll(async () => {
+    database = await createTestDatabase();
+    pool = new pg.Pool({ connectionString: database.url, max: options.poolSize });
+    testStore = await createTestEventStore(database, pool);
+  });
+  afterAll(async () => {
+    await testStore?.close();
+    await pool?.end();
+    await database?.drop();
+  });
+  const inside = <T>(value: T | undefined): T => {
+    if (value === undefined) throw new Error('the test event store is only there inside tests');
+    return value;
+  };
+  return {
+    get url() {
+      return inside(database).url;
+    },
+    get pool() {
+      return inside(pool);
+    },
+    get store() {
+      return inside(testStore).store;
+    },
+  };
 }

@@ -1,7 +1,16 @@
 import { ReadModels1732250000001 } from '../../../projections/migrations/1732250000001-read-models.js';
 import { WalletRevision1732250000002 } from '../../../projections/migrations/1732250000002-wallet-revision.js';
 import { VerificationCounts1732250000003 } from '../../../projections/migrations/1732250000003-verification-counts.js';
+import { SandboxCreditIndex1732250000004 } from '../../../projections/migrations/1732250000004-sandbox-credit-index.js';
+import { RateLimits1732250000005 } from '../../../projections/migrations/1732250000005-rate-limits.js';
 import { EventLog1732250000000 } from './1732250000000-event-log.js';
 
 /** Every migration, in order. Features add theirs here. */
-export const MIGRATIONS = [EventLog1732250000000, ReadModels1732250000001, WalletRevision1732250000002, VerificationCounts1732250000003];
+export const MIGRATIONS = [
+  EventLog1732250000000,
+  ReadModels1732250000001,
+  WalletRevision1732250000002,
+  VerificationCounts1732250000003,
+  SandboxCreditIndex1732250000004,
+  RateLimits1732250000005,
+];
