@@ -101,6 +101,10 @@ describe('When a rebuild is interrupted', () => {
     const projection = countingProjection('resumed');
     await createCountingTable(db.pool, projection);
     const head = await appendCounted(db.store, projection.category, { streams: 200, perStream: 50, perAppend: 50 });
+    // The visible bound is cluster-wide: a transaction open in another test's database can hold it
+    // below these events for a moment, and a rebuild that starts then finds itself caught up at that
+    // bound and swaps before it has replayed 1,000 events. Start once every event is visible.
+    await waitUntil(async () => (await db.store.headPosition()) >= head, 10_000, 'the appended events to be visible');
     const controller = new AbortController();
     const first = await rebuildProjection(db.pool, db.store, db.url, projection, {
       maxBatch: 200,
