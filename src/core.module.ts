@@ -1,3 +1,4 @@
+import { AuthenticatedKeyCache } from './auth/key-cache.js';
 import { type DynamicModule, Global, Inject, Module, type OnApplicationShutdown } from '@nestjs/common';
 import pg from 'pg';
 import { DataSource } from 'typeorm';
@@ -41,6 +42,7 @@ export class CoreModule implements OnApplicationShutdown {
         { provide: Clock, useClass: SystemClock },
         { provide: IdGenerator, useClass: RandomIdGenerator },
         { provide: CONFIG, useValue: runtime.config },
+        AuthenticatedKeyCache,
         {
           provide: PG_POOL,
           useFactory: () => {
@@ -64,7 +66,7 @@ export class CoreModule implements OnApplicationShutdown {
           useFactory: (pool: pg.Pool) => createEventStore(runtime, pool),
         },
       ],
-      exports: [RUNTIME, CONFIG, PG_POOL, DataSource, EVENT_STORE, Clock, IdGenerator],
+      exports: [RUNTIME, CONFIG, PG_POOL, DataSource, EVENT_STORE, Clock, IdGenerator, AuthenticatedKeyCache],
     };
   }
 

@@ -10,6 +10,7 @@ import type { AppConfig } from '../config/config.js';
 import { CONFIG, PG_POOL } from '../core.module.js';
 import { hashApiKey } from '../organizations/api-key.js';
 import { RequestRateLimiter } from '../rate-limits/request-rate-limiter.js';
+import { AuthenticatedKeyCache } from './key-cache.js';
 
 export const API_KEY_HEADER = 'x-service-key';
 /** Longer than any key we issue (prefix + 43 base64url characters); longer headers are not keys. */
@@ -71,6 +72,7 @@ interface KeyRow {
 export class ApiKeyGuard implements CanActivate {
   private readonly logger = new Logger('ApiKeyGuard');
   private readonly lastUsageWrite = new Map<string, number>();
+  private readonly reading = new Map<string, Promise<KeyRow | undefined>>();
 
   constructor(
     @Inject(PG_POOL) private readonly pool: pg.Pool,
@@ -78,6 +80,7 @@ export class ApiKeyGuard implements CanActivate {
     @Inject(PinoLogger) private readonly requestLog: PinoLogger,
     @Inject(CONFIG) private readonly config: AppConfig,
     @Inject(RequestRateLimiter) private readonly limiter: RequestRateLimiter,
+    @Inject(AuthenticatedKeyCache) private readonly cache: AuthenticatedKeyCache<KeyRow>,
   ) {}
 
   async canActivate(context: ExecutionContext): Promise<boolean> {
@@ -121,14 +124,7 @@ export class ApiKeyGuard implements CanActivate {
     if (typeof header !== 'string' || header.length > MAX_KEY_LENGTH || !KEY_FORMAT.test(header)) {
       throw new Unauthenticated('The API key is not valid');
     }
-    const { rows } = await this.pool.query<KeyRow>(
-      `select k.id as key_id, k.organization_id, k.environment, k.scopes,
-              o.status, o.approved, o.active_scopes, o.prices, o.providers, o.rate_limit_per_minute
-         from api_keys k join organizations o on o.id = k.organization_id
-        where k.key_hash = $1 and k.revoked_at is null`,
-      [hashApiKey(header)],
-    );
-    const row = rows[0];
+    const row = await this.keyRow(header);
     if (row === undefined || !isEnvironment(row.environment)) throw new Unauthenticated('The API key is not valid');
     // The environment is part of the key text and of the stored record: they must agree.
     if (!header.startsWith(`service_${row.environment}_`)) throw new Unauthenticated('The API key is not valid');
@@ -152,6 +148,39 @@ export class ApiKeyGuard implements CanActivate {
         rateLimitPerMinute: row.rate_limit_per_minute,
       },
     };
+  }
+
+  /**
+   * The key's read-model row, from this instance's short-lived cache when it has it (see
+   * KEY_CACHE_TTL_MS). Requests of one key arriving while its row is being read wait for that read.
+   */
+  private async keyRow(header: string): Promise<KeyRow | undefined> {
+    const keyHash = hashApiKey(header);
+    const cached = this.cache.get(keyHash, Date.now());
+    if (cached !== undefined) return cached;
+    // Keyed by generation too: a request after an invalidate never joins a read that began before it.
+    const readingKey = `${this.cache.generation}:${keyHash}`;
+    let reading = this.reading.get(readingKey);
+    if (reading === undefined) {
+      reading = this.readKeyRow(keyHash).finally(() => this.reading.delete(readingKey));
+      this.reading.set(readingKey, reading);
+    }
+    return reading;
+  }
+
+  private async readKeyRow(keyHash: string): Promise<KeyRow | undefined> {
+    const startedAtMs = Date.now();
+    const generation = this.cache.generation;
+    const { rows } = await this.pool.query<KeyRow>(
+      `select k.id as key_id, k.organization_id, k.environment, k.scopes,
+              o.status, o.approved, o.active_scopes, o.prices, o.providers, o.rate_limit_per_minute
+         from api_keys k join organizations o on o.id = k.organization_id
+        where k.key_hash = $1 and k.revoked_at is null`,
+      [keyHash],
+    );
+    // Cached from when the read started, so an entry never outlives the TTL counted from its read.
+    if (rows[0] !== undefined) this.cache.set(keyHash, rows[0], startedAtMs, generation);
+    return rows[0];
   }
 
   /** Fire-and-forget, at most once a minute per key: a failure here never fails the request. */

@@ -35,6 +35,33 @@ const LIVE_READ_SPACING_MS = 4;
 const RETRY_BACKOFF_MAX_MS = 5_000;
 
 const EXPECTED_CODES: Record<Exclude<ExpectedRevision, bigint>, bigint> = { no_stream: -1n, any: -2n, stream_exists: -3n };
+const expectedCode = (expected: ExpectedRevision): bigint => (typeof expected === 'bigint' ? expected : EXPECTED_CODES[expected]);
+
+/**
+ * Group commit: batches written at once, and the most appends and events one batch takes. Two in
+ * flight keep PostgreSQL busy while the next batch gathers; the caps keep one transaction short.
+ */
+const MAX_BATCHES_IN_FLIGHT = 6;
+const MAX_BATCH_APPENDS = 200;
+const MAX_BATCH_EVENTS = 5_000;
+
+/** One read of a subscription: see readWindow. */
+interface Window {
+  readonly events: RecordedEvent[];
+  readonly scannedTo: bigint | undefined;
+  readonly full: boolean;
+  readonly beyond: boolean;
+  /** The store's announcement count when the query started: a later count means appends the window may not hold. */
+  readonly announcedBefore: number;
+}
+
+interface PendingAppend {
+  readonly streamId: string;
+  readonly events: readonly EventToAppend[];
+  readonly expectedRevision: ExpectedRevision;
+  resolve(result: AppendResult): void;
+  reject(error: unknown): void;
+}
 
 const COLUMNS = 'position, stream_id, revision, event_id, type, data, metadata, created_at';
 
@@ -70,6 +97,14 @@ function filterSql(filter: EventFilter | undefined, params: unknown[]): string {
   return ` and (split_part(stream_id, '-', 1) = any($${params.length - 1}::text[]) or type = any($${params.length}::text[]))`;
 }
 
+/** The filter of filterSql, in memory. */
+function matchesFilter(event: RecordedEvent, filter: EventFilter): boolean {
+  const categories = filter.streamCategories ?? [];
+  const types = filter.eventTypes ?? [];
+  if (categories.length === 0 && types.length === 0) return true;
+  return categories.includes(event.streamId.split('-', 1)[0]) || types.includes(event.type);
+}
+
 const sleep = (ms: number) => new Promise<void>((resolveSleep) => setTimeout(resolveSleep, ms));
 
 export interface PostgresEventStoreOptions {
@@ -88,22 +123,63 @@ export class PostgresEventStore implements EventStore {
   private closed = false;
   /** Counts announcements (own appends, notifications): a subscription that saw it move while reading reads again. */
   private announced = 0;
+  private readonly waiting: PendingAppend[] = [];
+  private readonly windowsInFlight = new Map<string, Promise<Window>>();
+  private batchesInFlight = 0;
 
   constructor(options: PostgresEventStoreOptions) {
     this.pool = options.pool;
     this.connectionString = options.connectionString;
   }
 
+  /**
+   * Appends go through a group commit: an append made while `MAX_BATCHES_IN_FLIGHT` batches are
+   * being written waits for one of them and is then written with every other append waiting by then,
+   * in one transaction (append_event_batch), each append keeping its own expected revision and
+   * atomicity. Alone, an append is written at once on its own (append_events): no added latency when
+   * idle, one commit and one notification for many appends under load.
+   */
   async append(streamId: string, events: readonly EventToAppend[], options: { expectedRevision: ExpectedRevision }): Promise<AppendResult> {
     assertAppendable(streamId, events, options.expectedRevision);
-    const expected = typeof options.expectedRevision === 'bigint' ? options.expectedRevision : EXPECTED_CODES[options.expectedRevision];
+    return new Promise<AppendResult>((resolve, reject) => {
+      this.waiting.push({ streamId, events, expectedRevision: options.expectedRevision, resolve, reject });
+      this.writeWaiting();
+    });
+  }
+
+  private writeWaiting(): void {
+    while (this.batchesInFlight < MAX_BATCHES_IN_FLIGHT && this.waiting.length > 0) {
+      let events = 0;
+      let count = 0;
+      while (count < this.waiting.length && count < MAX_BATCH_APPENDS && (count === 0 || events + this.waiting[count].events.length <= MAX_BATCH_EVENTS)) {
+        events += this.waiting[count].events.length;
+        count += 1;
+      }
+      const batch = this.waiting.splice(0, count);
+      this.batchesInFlight += 1;
+      void (batch.length === 1 ? this.appendAlone(batch[0]) : this.appendBatch(batch)).finally(() => {
+        this.batchesInFlight -= 1;
+        this.writeWaiting();
+      });
+    }
+  }
+
+  private async appendAlone(pending: PendingAppend): Promise<void> {
+    try {
+      pending.resolve(await this.appendOne(pending.streamId, pending.events, pending.expectedRevision));
+    } catch (error) {
+      pending.reject(error);
+    }
+  }
+
+  private async appendOne(streamId: string, events: readonly EventToAppend[], expectedRevision: ExpectedRevision): Promise<AppendResult> {
     try {
       const result = await this.pool.query<{ next_revision: string; last_position: string }>({
         name: 'append_events',
         text: 'select next_revision, last_position from append_events($1, $2, $3, $4, $5, $6)',
         values: [
           streamId,
-          expected.toString(),
+          expectedCode(expectedRevision).toString(),
           events.map((event) => event.id),
           events.map((event) => event.type),
           events.map((event) => event.data),
@@ -116,15 +192,73 @@ export class PostgresEventStore implements EventStore {
     } catch (error) {
       const pgError = error as { code?: string; detail?: string; constraint?: string };
       if (pgError.code === 'ES409' || (pgError.code === '23505' && pgError.constraint === 'events_event_id')) {
-        const retried = await this.previousAppendOf(streamId, events);
-        if (retried !== undefined) return retried;
-        if (pgError.code === '23505') throw error;
-        const actual = BigInt(pgError.detail ?? '-1');
-        throw new WrongExpectedRevisionError(streamId, options.expectedRevision, actual < 0n ? 'no_stream' : actual);
+        if (pgError.code === '23505') {
+          const retried = await this.previousAppendOf(streamId, events);
+          if (retried !== undefined) return retried;
+          throw error;
+        }
+        return this.refused(streamId, events, expectedRevision, BigInt(pgError.detail ?? '-1'));
       }
       if (isConnectionError(error)) throw new EventStoreUnavailableError('the PostgreSQL event log is unreachable', { cause: error });
       throw error;
     }
+  }
+
+  /**
+   * Several appends in one transaction. When the batch as a whole fails for a reason that belongs
+   * to one of its appends (an event id already in the log, data PostgreSQL refuses, a deadlock with
+   * a writer elsewhere), nothing of it was written and each append is tried again on its own, so
+   * only the one at fault fails.
+   */
+  private async appendBatch(batch: readonly PendingAppend[]): Promise<void> {
+    let rows: { next_revision: string | null; last_position: string; actual: string | null }[];
+    try {
+      const result = await this.pool.query<{ next_revision: string | null; last_position: string; actual: string | null }>({
+        name: 'append_event_batch',
+        text: 'select next_revision, last_position, actual from append_event_batch($1, $2, $3, $4, $5, $6, $7, $8)',
+        values: [
+          batch.map((pending) => pending.streamId),
+          batch.map((pending) => expectedCode(pending.expectedRevision).toString()),
+          batch.map((pending) => pending.events.length),
+          batch.flatMap((pending, index) => pending.events.map(() => index + 1)),
+          batch.flatMap((pending) => pending.events.map((event) => event.id)),
+          batch.flatMap((pending) => pending.events.map((event) => event.type)),
+          batch.flatMap((pending) => pending.events.map((event) => event.data)),
+          batch.flatMap((pending) => pending.events.map((event) => event.metadata ?? {})),
+        ],
+      });
+      rows = result.rows;
+    } catch (error) {
+      if (isConnectionError(error)) {
+        const unavailable = new EventStoreUnavailableError('the PostgreSQL event log is unreachable', { cause: error });
+        for (const pending of batch) pending.reject(unavailable);
+        return;
+      }
+      await Promise.all(batch.map((pending) => this.appendAlone(pending)));
+      return;
+    }
+    this.announce();
+    await Promise.all(
+      batch.map(async (pending, index) => {
+        const row = rows[index];
+        try {
+          pending.resolve(
+            row.next_revision !== null
+              ? { nextExpectedRevision: BigInt(row.next_revision), position: BigInt(row.last_position) }
+              : await this.refused(pending.streamId, pending.events, pending.expectedRevision, BigInt(row.actual ?? '-1')),
+          );
+        } catch (error) {
+          pending.reject(error);
+        }
+      }),
+    );
+  }
+
+  /** An append refused for its expected revision: a retry of one that succeeded answers with its result, anything else is the conflict. */
+  private async refused(streamId: string, events: readonly EventToAppend[], expectedRevision: ExpectedRevision, actual: bigint): Promise<AppendResult> {
+    const retried = await this.previousAppendOf(streamId, events);
+    if (retried !== undefined) return retried;
+    throw new WrongExpectedRevisionError(streamId, expectedRevision, actual < 0n ? 'no_stream' : actual);
   }
 
   /**
@@ -201,11 +335,25 @@ export class PostgresEventStore implements EventStore {
    * (more to read at once), and whether committed rows lie beyond what was scanned (held back by
    * an older open transaction: poll again soon).
    */
-  private async readWindow(
-    from: bigint,
-    scanRows: number,
-    filter: EventFilter | undefined,
-  ): Promise<{ events: RecordedEvent[]; scannedTo: bigint | undefined; full: boolean; beyond: boolean }> {
+  private async readWindow(from: bigint, scanRows: number, filter: EventFilter | undefined, live: boolean): Promise<Window> {
+    if (!live) return this.queryWindow(from, scanRows, filter);
+    const key = `${from}/${scanRows}`;
+    let shared = this.windowsInFlight.get(key);
+    if (shared === undefined) {
+      shared = this.queryWindow(from, scanRows, undefined).finally(() => this.windowsInFlight.delete(key));
+      this.windowsInFlight.set(key, shared);
+    }
+    const window = await shared;
+    return filter === undefined ? window : { ...window, events: window.events.filter((event) => matchesFilter(event, filter)) };
+  }
+
+  /**
+   * Catching up, a subscription reads its own windows, filtered in SQL. At the live edge the
+   * subscriptions of this store reading from the same position at the same time (woken by the same
+   * append, they all are) share one unfiltered query, and each keeps the events its filter passes.
+   */
+  private async queryWindow(from: bigint, scanRows: number, filter: EventFilter | undefined): Promise<Window> {
+    const announcedBefore = this.announced;
     const params: unknown[] = [from.toString(), scanRows];
     const filterClause = filterSql(filter, params);
     const rows = await this.query<EventRow & { scanned_to: string | null; scanned: string | null; beyond: boolean | null }>(
@@ -224,7 +372,7 @@ export class PostgresEventStore implements EventStore {
     );
     const marker = rows.pop();
     const scannedTo = marker?.scanned_to ? BigInt(marker.scanned_to) : undefined;
-    return { events: rows.map(toRecorded), scannedTo, full: Number(marker?.scanned ?? 0) >= scanRows, beyond: marker?.beyond === true };
+    return { events: rows.map(toRecorded), scannedTo, full: Number(marker?.scanned ?? 0) >= scanRows, beyond: marker?.beyond === true, announcedBefore };
   }
 
   subscribeToAll(options: SubscribeOptions = {}): Subscription {
@@ -248,15 +396,15 @@ export class PostgresEventStore implements EventStore {
 
     async function* iterate(): AsyncGenerator<RecordedEvent> {
       let backoffMs = 50;
+      // Catching up until a window comes back short of full: the subscription is at the live edge.
+      let live = false;
       let readStartedAt = 0;
       while (!closed && !store.closed) {
-        let window: Awaited<ReturnType<PostgresEventStore['readWindow']>>;
+        let window: Window;
         readStartedAt = performance.now();
-        // Appends announced from here on are not in this window: seen after it, they mean read again.
-        const announcedBefore = store.announced;
         try {
           await store.ensureListener();
-          window = await store.readWindow(cursor, SUBSCRIPTION_SCAN_ROWS, options.filter);
+          window = await store.readWindow(cursor, SUBSCRIPTION_SCAN_ROWS, options.filter, live);
           backoffMs = 50;
         } catch (error) {
           if (closed || store.closed) return;
@@ -273,8 +421,10 @@ export class PostgresEventStore implements EventStore {
           if (closed) return;
         }
         if (window.scannedTo !== undefined && window.scannedTo > cursor) cursor = window.scannedTo;
+        live = !window.full;
         if (window.full) continue;
-        if (store.announced !== announcedBefore) {
+        // Appends announced after the window's query started are not in it: read again.
+        if (store.announced !== window.announcedBefore) {
           await sleep(Math.max(0, readStartedAt + LIVE_READ_SPACING_MS - performance.now()));
           continue;
         }

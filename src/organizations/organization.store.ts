@@ -1,4 +1,5 @@
 import { Inject, Injectable } from '@nestjs/common';
+import { AuthenticatedKeyCache } from '../auth/key-cache.js';
 import { Clock } from '../common/clock.js';
 import { Conflict, NotFound } from '../common/errors.js';
 import { asDomainEvent, toAppend, type CommandContext } from '../common/event.js';
@@ -46,6 +47,7 @@ export class OrganizationStore {
     @Inject(Clock) private readonly clock: Clock,
     @Inject(IdGenerator) private readonly ids: IdGenerator,
     @Inject(ProjectionWaiter) private readonly waiter: ProjectionWaiter,
+    @Inject(AuthenticatedKeyCache) private readonly keyCache: AuthenticatedKeyCache,
   ) {}
 
   async load(organizationId: string): Promise<Loaded> {
@@ -92,6 +94,8 @@ export class OrganizationStore {
         );
         const after = events.reduce((folded, event) => evolve(folded, event, now), state);
         await this.waitForProjections(result.position, options.projectionWaitMs);
+        // This instance's key guard sees the change on the next request (others within the cache's TTL).
+        this.keyCache.invalidate();
         return { state: after, revision: result.nextExpectedRevision, events, position: result.position };
       } catch (error) {
         if (!(error instanceof WrongExpectedRevisionError)) throw error;

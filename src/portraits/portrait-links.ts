@@ -1,7 +1,11 @@
 import { createHmac, timingSafeEqual } from 'node:crypto';
 
-/** Portrait ids: `prt_` + 32 hex characters (128 random bits). */
-export const PORTRAIT_ID = /^prt_[0-9a-f]{32}$/;
+/**
+ * Portrait ids: `prt_` + a segment file (16 hex characters, 64 random bits), the record's offset and
+ * its length in hex (see FilePortraitStore); or, stored before segments, `prt_` + 32 hex characters
+ * naming a file of its own.
+ */
+export const PORTRAIT_ID = /^prt_(?:[0-9a-f]{32}|[0-9a-f]{16}_[0-9a-f]{1,10}_[0-9a-f]{1,6})$/;
 const SIGNATURE = /^[A-Za-z0-9_-]{43}$/;
 
 export interface PortraitLink {

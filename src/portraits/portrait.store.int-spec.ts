@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { createCipheriv, randomBytes } from 'node:crypto';
 import { mkdtemp, readdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -30,21 +31,65 @@ describe('The encrypted portrait store (filesystem)', () => {
     expect((await again.get(id))?.bytes).toEqual(image);
   });
 
-  it('refuses a file edited to claim another owner', async () => {
+  it('refuses a record edited to claim another owner', async () => {
     const config = loadConfig({ DATA_DIR: dataDir });
     const store = await FilePortraitStore.open(config);
     const id = await store.put('org_A', 'image/png', sandboxPortrait('x'));
-    const path = join(config.portraits.directory, `${id}.bin`);
+    const [, segment, offset] = /^prt_([0-9a-f]{16})_([0-9a-f]+)_/.exec(id) ?? [];
+    const path = join(config.portraits.directory, `${segment}.seg`);
     const file = await readFile(path);
-    file[6] = 'B'.charCodeAt(0) === file[6] ? 'C'.charCodeAt(0) : 'B'.charCodeAt(0); // first character of the owner
+    const at = Number.parseInt(offset, 16) + 6; // first character of the owner
+    file[at] = 'B'.charCodeAt(0) === file[at] ? 'C'.charCodeAt(0) : 'B'.charCodeAt(0);
     await writeFile(path, file);
     await expect(store.get(id)).rejects.toThrow();
+    await store.close();
+  });
+
+  it('keeps concurrent puts apart, moves to a new segment when one is full, and reads every portrait back', async () => {
+    const config = loadConfig({ DATA_DIR: await mkdtemp(join(tmpdir(), 'portraits-segments-')) });
+    const store = await FilePortraitStore.open(config, { segmentMaxBytes: 1024 });
+    const images = Array.from({ length: 60 }, (_, index) => sandboxPortrait(`person-${index}`));
+    const ids = await Promise.all(images.map((image, index) => store.put(index % 2 === 0 ? 'org_A' : 'org_B', 'image/png', image)));
+    expect(new Set(ids).size).toBe(60);
+    const segments = (await readdir(config.portraits.directory)).filter((name) => name.endsWith('.seg'));
+    expect(segments.length).toBeGreaterThan(1);
+    for (const [index, id] of ids.entries()) {
+      expect(await store.get(id)).toEqual({ organizationId: index % 2 === 0 ? 'org_A' : 'org_B', contentType: 'image/png', bytes: images[index] });
+    }
+    await store.close();
+    // Another process (a new store on the same directory) reads them too, and writes to a segment of its own.
+    const other = await FilePortraitStore.open(config, { segmentMaxBytes: 1024 });
+    expect((await other.get(ids[7]))?.bytes).toEqual(images[7]);
+    await other.put('org_A', 'image/png', images[0]);
+    expect((await readdir(config.portraits.directory)).filter((name) => name.endsWith('.seg')).length).toBe(segments.length + 1);
+    await other.close();
+    await rm(config.dataDir, { recursive: true, force: true });
+  });
+
+  it('still reads a portrait stored as a file of its own by an earlier version', async () => {
+    const config = loadConfig({ DATA_DIR: dataDir });
+    const store = await FilePortraitStore.open(config);
+    const key = Buffer.from((await readFile(join(dataDir, 'portrait.key'), 'utf8')).trim(), 'hex');
+    const id = `prt_${randomBytes(16).toString('hex')}`;
+    const image = sandboxPortrait('legacy');
+    const iv = randomBytes(12);
+    const cipher = createCipheriv('aes-256-gcm', key, iv);
+    cipher.setAAD(Buffer.from(`${id}\norg_A\nimage/png`, 'utf8'));
+    const ciphertext = Buffer.concat([cipher.update(image), cipher.final()]);
+    const organization = Buffer.from('org_A');
+    await writeFile(
+      join(config.portraits.directory, `${id}.bin`),
+      Buffer.concat([Buffer.from('PRT1'), Buffer.from([0, organization.length]), organization, iv, cipher.getAuthTag(), ciphertext]),
+    );
+    expect(await store.get(id)).toEqual({ organizationId: 'org_A', contentType: 'image/png', bytes: image });
+    await store.close();
   });
 
   it('answers null for unknown or malformed ids', async () => {
     const store = await FilePortraitStore.open(loadConfig({ DATA_DIR: dataDir }));
     expect(await store.get('prt_00000000000000000000000000000000')).toBeNull();
     expect(await store.get('../../etc/passwd')).toBeNull();
+    expect(await store.get('prt_0000000000000000_0_10')).toBeNull();
   });
 
   it('takes a configured key as hex or base64, and names the variable when it is wrong', () => {

@@ -1,5 +1,5 @@
 import { createCipheriv, createDecipheriv, createHash, randomBytes } from 'node:crypto';
-import { chmod, mkdir, readFile, rename, writeFile } from 'node:fs/promises';
+import { chmod, type FileHandle, mkdir, open, readFile, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { ConfigError, type AppConfig } from '../config/config.js';
 import { PORTRAIT_ID } from './portrait-links.js';
@@ -22,45 +22,120 @@ export abstract class PortraitStore {
   /** The owner is readable without decrypting, so a link's signature can be checked first. */
   abstract owner(portraitId: string): Promise<string | null>;
   abstract get(portraitId: string): Promise<StoredPortrait | null>;
+  /** Lets go of open files once the writes in flight are done. */
+  abstract close(): Promise<void>;
 }
 
 const MAGIC = Buffer.from('PRT1');
 const TYPES: readonly PortraitContentType[] = ['image/png', 'image/jpeg'];
 
+/** A segment is retired for a new one past this size (unless told otherwise, for tests). */
+const SEGMENT_MAX_BYTES = 64 * 1024 * 1024;
+const SEGMENT_ID = /^prt_([0-9a-f]{16})_([0-9a-f]{1,10})_([0-9a-f]{1,6})$/;
+
+interface Segment {
+  readonly id: string;
+  readonly handle: FileHandle;
+  size: number;
+  writing: number;
+  retired: boolean;
+}
+
 /**
- * One file per portrait, AES-256-GCM: `PRT1 | type(1) | orgLen(1) | orgId | iv(12) | tag(16) | ciphertext`.
- * The organization id and content type are authenticated as associated data, so a file copied or
- * edited to claim another owner fails to decrypt.
+ * Portraits in append-only segment files, AES-256-GCM, one record per portrait:
+ * `PRT1 | type(1) | orgLen(1) | orgId | iv(12) | tag(16) | ciphertext`. The organization id, the
+ * content type and the portrait id (which names the segment, offset and length of its record) are
+ * authenticated as associated data, so a record copied or edited to claim another owner, or read
+ * under another id, fails to decrypt.
+ *
+ * Why segments and not a file per portrait: creating a file costs the kernel far more than
+ * appending to an open one (about 0.6 ms of system CPU against 0.02 ms on the reference machine,
+ * a third of a core at 600 checks/s). Each process appends to segments of its own (64 random bits
+ * in the name), writing each record at an offset reserved before it is encrypted, so concurrent
+ * puts never overlap. A record is referenced only once `put` has resolved, so a torn write at a
+ * crash leaves bytes no event names. Portraits stored as one file each by earlier versions are read
+ * as before.
  */
 export class FilePortraitStore extends PortraitStore {
   readonly linkSecret: Buffer;
+  private current: Promise<Segment> | undefined;
 
-  private constructor(private readonly directory: string, private readonly key: Buffer) {
+  private constructor(
+    private readonly directory: string,
+    private readonly key: Buffer,
+    private readonly segmentMaxBytes: number,
+  ) {
     super();
     this.linkSecret = createHash('sha256').update('portrait-links\n').update(key).digest();
   }
 
-  static async open(config: AppConfig): Promise<FilePortraitStore> {
+  static async open(config: AppConfig, options: { segmentMaxBytes?: number } = {}): Promise<FilePortraitStore> {
     const key = config.portraits.encryptionKey !== undefined ? parseKey(config.portraits.encryptionKey) : await generatedKey(join(config.dataDir, 'portrait.key'));
     await mkdir(config.portraits.directory, { recursive: true, mode: 0o700 });
-    return new FilePortraitStore(config.portraits.directory, key);
+    return new FilePortraitStore(config.portraits.directory, key, options.segmentMaxBytes ?? SEGMENT_MAX_BYTES);
   }
 
   async put(organizationId: string, contentType: PortraitContentType, bytes: Buffer): Promise<string> {
     if (bytes.length === 0 || bytes.length > MAX_PORTRAIT_BYTES) throw new RangeError(`a portrait must be 1 to ${MAX_PORTRAIT_BYTES} bytes`);
     const organization = Buffer.from(organizationId, 'utf8');
     if (organization.length === 0 || organization.length > 255) throw new RangeError('invalid organization id');
-    const id = `prt_${randomBytes(16).toString('hex')}`;
-    const iv = randomBytes(12);
-    const cipher = createCipheriv('aes-256-gcm', this.key, iv);
-    cipher.setAAD(aad(id, organizationId, contentType));
-    const ciphertext = Buffer.concat([cipher.update(bytes), cipher.final()]);
-    const header = Buffer.from([TYPES.indexOf(contentType), organization.length]);
-    const file = Buffer.concat([MAGIC, header, organization, iv, cipher.getAuthTag(), ciphertext]);
-    const path = this.path(id);
-    await writeFile(`${path}.tmp`, file, { mode: 0o600 });
-    await rename(`${path}.tmp`, path);
-    return id;
+    // GCM's ciphertext is as long as the plaintext, so the record's length is known before encrypting.
+    const length = MAGIC.length + 2 + organization.length + 12 + 16 + bytes.length;
+    const { segment, offset } = await this.reserve(length);
+    try {
+      const id = `prt_${segment.id}_${offset.toString(16)}_${length.toString(16)}`;
+      const iv = randomBytes(12);
+      const cipher = createCipheriv('aes-256-gcm', this.key, iv);
+      cipher.setAAD(aad(id, organizationId, contentType));
+      const ciphertext = Buffer.concat([cipher.update(bytes), cipher.final()]);
+      const header = Buffer.from([TYPES.indexOf(contentType), organization.length]);
+      const record = Buffer.concat([MAGIC, header, organization, iv, cipher.getAuthTag(), ciphertext]);
+      if (record.length !== length) throw new Error('invariant: portrait record length');
+      const { bytesWritten } = await segment.handle.write(record, 0, length, offset);
+      if (bytesWritten !== length) throw new Error('short write to a portrait segment');
+      return id;
+    } finally {
+      segment.writing -= 1;
+      if (segment.retired && segment.writing === 0) await segment.handle.close().catch(() => undefined);
+    }
+  }
+
+  /**
+   * Room for `length` bytes: in the current segment, or a new one when it is full. The check and
+   * the reservation happen in one step, with no await between them.
+   */
+  private async reserve(length: number): Promise<{ segment: Segment; offset: number }> {
+    for (;;) {
+      const pending = (this.current ??= this.openSegment());
+      const segment = await pending;
+      if (!segment.retired && (segment.size === 0 || segment.size + length <= this.segmentMaxBytes)) {
+        const offset = segment.size;
+        segment.size += length;
+        segment.writing += 1;
+        return { segment, offset };
+      }
+      if (this.current === pending) {
+        segment.retired = true;
+        this.current = undefined;
+        if (segment.writing === 0) await segment.handle.close().catch(() => undefined);
+      }
+    }
+  }
+
+  private async openSegment(): Promise<Segment> {
+    const id = randomBytes(8).toString('hex');
+    const handle = await open(join(this.directory, `${id}.seg`), 'wx', 0o600);
+    return { id, handle, size: 0, writing: 0, retired: false };
+  }
+
+  async close(): Promise<void> {
+    const pending = this.current;
+    this.current = undefined;
+    if (pending === undefined) return;
+    const segment = await pending.catch(() => undefined);
+    if (segment === undefined) return;
+    segment.retired = true;
+    if (segment.writing === 0) await segment.handle.close().catch(() => undefined);
   }
 
   async owner(portraitId: string): Promise<string | null> {
@@ -78,15 +153,21 @@ export class FilePortraitStore extends PortraitStore {
     return { organizationId, contentType, bytes: Buffer.concat([decipher.update(ciphertext), decipher.final()]) };
   }
 
-  private path(portraitId: string): string {
-    if (!PORTRAIT_ID.test(portraitId)) throw new RangeError('invalid portrait id');
-    return join(this.directory, `${portraitId}.bin`);
-  }
-
   private async read(portraitId: string): Promise<Buffer | null> {
     if (!PORTRAIT_ID.test(portraitId)) return null;
     try {
-      return await readFile(this.path(portraitId));
+      const inSegment = SEGMENT_ID.exec(portraitId);
+      if (inSegment === null) return await readFile(join(this.directory, `${portraitId}.bin`));
+      const [, segmentId, offsetHex, lengthHex] = inSegment;
+      const length = Number.parseInt(lengthHex, 16);
+      const handle = await open(join(this.directory, `${segmentId}.seg`), 'r');
+      try {
+        const record = Buffer.alloc(length);
+        const { bytesRead } = await handle.read(record, 0, length, Number.parseInt(offsetHex, 16));
+        return bytesRead === length ? record : null;
+      } finally {
+        await handle.close();
+      }
     } catch (error) {
       if ((error as NodeJS.ErrnoException).code === 'ENOENT') return null;
       throw error;

@@ -1,4 +1,4 @@
-import { Module } from '@nestjs/common';
+import { Inject, Module, type OnApplicationShutdown } from '@nestjs/common';
 import type { AppConfig } from '../config/config.js';
 import { CONFIG } from '../core.module.js';
 import { FilePortraitStore, PortraitStore } from './portrait.store.js';
@@ -10,4 +10,10 @@ import { Portraits } from './portraits.service.js';
   providers: [{ provide: PortraitStore, inject: [CONFIG], useFactory: (config: AppConfig) => FilePortraitStore.open(config) }, Portraits],
   exports: [Portraits, PortraitStore],
 })
-export class PortraitsModule {}
+export class PortraitsModule implements OnApplicationShutdown {
+  constructor(@Inject(PortraitStore) private readonly store: PortraitStore) {}
+
+  async onApplicationShutdown(): Promise<void> {
+    await this.store.close();
+  }
+}

@@ -78,4 +78,69 @@ describe('PostgreSQL event log specifics', () => {
     await expect(pool.query(`update events set data = '{"x":1}' where stream_id = 'immutable-1'`)).rejects.toThrow(/append-only/);
     await expect(pool.query(`delete from events where stream_id = 'immutable-1'`)).rejects.toThrow(/append-only/);
   });
+
+  describe('group commit: appends made together are written in one transaction, each with its own expected revision', () => {
+    const fact = (n: number) => ({ id: randomUUID(), type: 'Fact', data: { n } });
+    const transactionOf = (position: bigint) => position / 1_000_000n;
+
+    it('writes concurrent appends to many streams in fewer transactions, each stream in order and complete', async () => {
+      const results = await Promise.all(Array.from({ length: 60 }, (_, index) => store.append(`group-${index}`, [fact(0), fact(1)], { expectedRevision: 'no_stream' })));
+      expect(results.every((result) => result.nextExpectedRevision === 1n)).toBe(true);
+      // At most two batches are in flight, so 60 appends made at once share transactions.
+      expect(new Set(results.map((result) => transactionOf(result.position))).size).toBeLessThan(60);
+      for (let index = 0; index < 60; index += 1) {
+        const events = await store.readStream(`group-${index}`, { maxCount: 10 });
+        expect(events.map((event) => [event.revision, event.data.n])).toEqual([
+          [0n, 0],
+          [1n, 1],
+        ]);
+        expect(events[1].position).toBe(results[index].position);
+      }
+    });
+
+    it('refuses only the append whose expected revision is wrong; the others in its batch are written', async () => {
+      await store.append('group-conflict', [fact(0)], { expectedRevision: 'no_stream' });
+      const outcomes = await Promise.allSettled([
+        ...Array.from({ length: 10 }, (_, index) => store.append(`group-ok-${index}`, [fact(0)], { expectedRevision: 'no_stream' })),
+        store.append('group-conflict', [fact(1)], { expectedRevision: 5n }),
+        store.append('group-conflict', [fact(2)], { expectedRevision: 0n }),
+      ]);
+      expect(outcomes.slice(0, 10).every((outcome) => outcome.status === 'fulfilled')).toBe(true);
+      expect(outcomes[10]).toMatchObject({ status: 'rejected', reason: { code: 'wrong_expected_revision' } });
+      expect(outcomes[11]).toMatchObject({ status: 'fulfilled', value: { nextExpectedRevision: 1n } });
+      expect((await store.readStream('group-conflict', { maxCount: 10 })).map((event) => event.data.n)).toEqual([0, 2]);
+    });
+
+    it('keeps the order of appends to one stream made together, each checked against the one before', async () => {
+      const outcomes = await Promise.allSettled([
+        ...Array.from({ length: 10 }, (_, index) => store.append(`group-filler-${index}`, [fact(0)], { expectedRevision: 'any' })),
+        store.append('group-same', [fact(0)], { expectedRevision: 'no_stream' }),
+        store.append('group-same', [fact(1), fact(2)], { expectedRevision: 0n }),
+        store.append('group-same', [fact(3)], { expectedRevision: 0n }),
+      ]);
+      expect(outcomes[10]).toMatchObject({ status: 'fulfilled', value: { nextExpectedRevision: 0n } });
+      expect(outcomes[11]).toMatchObject({ status: 'fulfilled', value: { nextExpectedRevision: 2n } });
+      expect(outcomes[12]).toMatchObject({ status: 'rejected', reason: { code: 'wrong_expected_revision', actual: 2n } });
+      expect((await store.readStream('group-same', { maxCount: 10 })).map((event) => [event.revision, event.data.n])).toEqual([
+        [0n, 0],
+        [1n, 1],
+        [2n, 2],
+      ]);
+    });
+
+    it('fails only the append PostgreSQL refuses, and answers a retried append with its first result', async () => {
+      const first = fact(0);
+      const original = await store.append('group-retry', [first], { expectedRevision: 'no_stream' });
+      const outcomes = await Promise.allSettled([
+        ...Array.from({ length: 10 }, (_, index) => store.append(`group-neighbour-${index}`, [fact(0)], { expectedRevision: 'no_stream' })),
+        store.append('group-bad', [{ id: randomUUID(), type: 'Fact', data: { text: 'nul \u0000 byte' } }], { expectedRevision: 'no_stream' }),
+        store.append('group-retry', [first], { expectedRevision: 'no_stream' }),
+      ]);
+      expect(outcomes.slice(0, 10).every((outcome) => outcome.status === 'fulfilled')).toBe(true);
+      expect(outcomes[10].status).toBe('rejected');
+      expect(outcomes[11]).toEqual({ status: 'fulfilled', value: original });
+      expect(await store.readStream('group-bad', { maxCount: 10 })).toEqual([]);
+      expect(await store.readStream('group-retry', { maxCount: 10 })).toHaveLength(1);
+    });
+  });
 });

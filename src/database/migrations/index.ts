@@ -4,6 +4,7 @@ import { VerificationCounts1732250000003 } from '../../../projections/migrations
 import { SandboxCreditIndex1732250000004 } from '../../../projections/migrations/1732250000004-sandbox-credit-index.js';
 import { RateLimits1732250000005 } from '../../../projections/migrations/1732250000005-rate-limits.js';
 import { EventLog1732250000000 } from './1732250000000-event-log.js';
+import { AppendEventBatch1732250000006 } from './1732250000006-append-event-batch.js';
 
 /** Every migration, in order. Features add theirs here. */
 export const MIGRATIONS = [
@@ -13,4 +14,5 @@ export const MIGRATIONS = [
   VerificationCounts1732250000003,
   SandboxCreditIndex1732250000004,
   RateLimits1732250000005,
+  AppendEventBatch1732250000006,
 ];
