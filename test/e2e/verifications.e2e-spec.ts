@@ -248,7 +248,7 @@ describe('Verifications API', () => {
       for (const scope of ['nin', 'pnv', 'bvn']) {
         const response = await post(scope, VALID[scope]('7'));
         const { portraitUrl, portraitUrlExpiresAt } = response.body.data.result;
-        expect(portraitUrl).toMatch(/\/v1\/portraits\/prt_[0-9a-f]{32}\?expires=\d+&signature=/);
+        expect(portraitUrl).toMatch(/\/v1\/portraits\/prt_[0-9a-f]{16}_[0-9a-f]+_[0-9a-f]+\?expires=\d+&signature=/);
         expect(portraitUrlExpiresAt).toMatch(/\+00:00$/);
         expect(response.body.data.result.portraitId).toBeUndefined();
         const url = new URL(portraitUrl);
