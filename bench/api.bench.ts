@@ -3,9 +3,11 @@
  *
  * The service runs as its own process (node dist/src/main.js, a fresh embedded PostgreSQL under a
  * temporary DATA_DIR) so that the load generator does not share its event loop. Measures:
- *   1. POST /v1/nin (sandbox found): 100 connections for BENCH_SECONDS (default 30).
+ *   1. POST /v1/nin (sandbox found): 100 connections in a closed loop for BENCH_SECONDS (default
+ *      30), then paced at a steady 600 requests/s (open loop, at most 100 connections).
  *   2. GET /v1/verifications with 100,000 verifications in the organization (rows seeded straight
- *      into the read model, as the issue allows), same load.
+ *      into the read model, as the issue allows): 100 connections in a closed loop, then, for
+ *      information, paced at 1,000 requests/s.
  * Prints req/s, p50/p99 latency, non-2xx count and the service's peak RSS. Targets (2 cores):
  * >= 600 verifications/s at p99 <= 50 ms with no errors; list p99 <= 20 ms.
  */
@@ -181,6 +183,13 @@ async function main(): Promise<void> {
 
     log(`GET /v1/verifications, ${CONNECTIONS} connections, ${SECONDS} s`);
     const list = await run('GET /v1/verifications', { url: `${baseUrl}/v1/verifications`, headers: { 'x-service-key': key }, connections: CONNECTIONS, duration: SECONDS });
+    // For information beside the closed loop (whose p99 is bound by Little's law: 100 connections
+    // need 5,000 answers/s for a 20 ms p99): the list's latency under a steady 1,000 requests/s.
+    log(`GET /v1/verifications paced at 1,000 requests/s (open loop), ${SECONDS} s`);
+    const listAtRate = {
+      name: 'GET /v1/verifications, paced at 1,000/s',
+      ...(await pacedLoad({ url: `${baseUrl}/v1/verifications`, method: 'GET', headers: { 'x-service-key': key }, ratePerSecond: 1_000, seconds: SECONDS, connections: CONNECTIONS })),
+    };
     const rssMb = peakRssMb(child.pid as number);
 
     const cpu = cpus()[0]?.model ?? 'unknown CPU';
@@ -189,8 +198,9 @@ async function main(): Promise<void> {
         post.requestsPerSecond >= 600 && post.non2xx + post.errors === 0 ? 'PASS' : 'MISS'],
       [postAtRate.name, postAtRate.requestsPerSecond.toFixed(0), postAtRate.p50Ms.toFixed(1), postAtRate.p99Ms.toFixed(1), String(postAtRate.non2xx + postAtRate.errors), '600/s sustained, p99 <= 50 ms, 0 errors',
         postAtRate.requestsPerSecond >= 590 && postAtRate.p99Ms <= 50 && postAtRate.non2xx + postAtRate.errors === 0 ? 'PASS' : 'MISS'],
-      [list.name, list.requestsPerSecond.toFixed(0), list.p50Ms.toFixed(1), list.p99Ms.toFixed(1), String(list.non2xx + list.errors), 'p99 <= 20 ms',
+      [`${list.name}, closed loop`, list.requestsPerSecond.toFixed(0), list.p50Ms.toFixed(1), list.p99Ms.toFixed(1), String(list.non2xx + list.errors), 'p99 <= 20 ms',
         list.p99Ms <= 20 && list.non2xx + list.errors === 0 ? 'PASS' : 'MISS'],
+      [listAtRate.name, listAtRate.requestsPerSecond.toFixed(0), listAtRate.p50Ms.toFixed(1), listAtRate.p99Ms.toFixed(1), String(listAtRate.non2xx + listAtRate.errors), '(for information)', ''],
     ];
     process.stdout.write(`\nbench:api — ${cpus().length} cores, ${cpu}, Node ${process.version}, ${CONNECTIONS} connections, ${SECONDS} s each, peak RSS of the service ${rssMb.toFixed(0)} MiB\n\n`);
     process.stdout.write('| route | req/s | p50 ms | p99 ms | non-2xx + errors | target | result |\n|---|---|---|---|---|---|---|\n');

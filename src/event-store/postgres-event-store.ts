@@ -35,6 +35,9 @@ const PENDING_POLL_MS = 10;
  */
 const LIVE_READ_SPACING_MS = 20;
 const RETRY_BACKOFF_MAX_MS = 5_000;
+/** How long a readAll waits for the events committed before it to become visible, and how often it looks. */
+const READ_ALL_WAIT_MS = 1_000;
+const READ_ALL_POLL_MS = 2;
 
 const EXPECTED_CODES: Record<Exclude<ExpectedRevision, bigint>, bigint> = { no_stream: -1n, any: -2n, stream_exists: -3n };
 const expectedCode = (expected: ExpectedRevision): bigint => (typeof expected === 'bigint' ? expected : EXPECTED_CODES[expected]);
@@ -312,6 +315,7 @@ export class PostgresEventStore implements EventStore {
    */
   async readAll(options: ReadAllOptions): Promise<RecordedEvent[]> {
     assertReadCount(options.maxCount);
+    await this.untilCommittedVisible();
     const backwards = options.direction === 'backwards';
     const params: unknown[] = [options.maxCount];
     let from = '';
@@ -328,6 +332,26 @@ export class PostgresEventStore implements EventStore {
       params,
     );
     return rows.map(toRecorded);
+  }
+
+  /**
+   * A read of all streams returns every event committed before it began, as EventStoreDB's does
+   * (so an append that has answered is in the next readAll of any reader): it waits, polling, until
+   * the visible bound has passed the newest committed position, which takes as long as the older
+   * transactions still open (normally a few milliseconds). A transaction held open for long
+   * elsewhere in the cluster would hold it back: after READ_ALL_WAIT_MS the read returns what is
+   * visible, as subscriptions do.
+   */
+  private async untilCommittedVisible(): Promise<void> {
+    const [first] = await this.query<{ committed: string | null; bound: string }>('select (select max(position) from events) as committed, events_visible_bound() as bound', []);
+    if (first.committed === null || BigInt(first.bound) > BigInt(first.committed)) return;
+    const committed = BigInt(first.committed);
+    const deadline = performance.now() + READ_ALL_WAIT_MS;
+    while (performance.now() < deadline) {
+      await sleep(READ_ALL_POLL_MS);
+      const [{ bound }] = await this.query<{ bound: string }>('select events_visible_bound() as bound', []);
+      if (BigInt(bound) > committed) return;
+    }
   }
 
   /**
