@@ -43,7 +43,10 @@ export class FirstRun implements OnApplicationBootstrap {
     await this.approve.execute(new ApproveOrganization(organization.id, FIRST_RUN, NO_WAIT));
     await this.setScopes.execute(new SetActiveScopes(organization.id, SCOPES, FIRST_RUN, NO_WAIT));
     const key = await this.issueKey.execute(new IssueApiKey(organization.id, { environment: 'test', name: 'Demo key', scopes: null }, FIRST_RUN, NO_WAIT));
-    const written = await this.store.headPosition();
+    // The newest event committed (readAll waits for everything committed before it; the head alone
+    // can still be held below the key by a transaction open elsewhere).
+    const [newest] = await this.store.readAll({ direction: 'backwards', maxCount: 1 });
+    const written = newest?.position ?? 0n;
     // The key works once the api-keys projection has it: print it then, so the curl answers 201 at once.
     const print = async (port: number) => {
       await this.organizations.waitForProjections(written, PROJECTIONS_WAIT_MS);

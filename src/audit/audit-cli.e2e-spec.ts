@@ -8,6 +8,8 @@ import pg from 'pg';
 import { startTestApp, type TestApp } from '../../test/support/app.js';
 import { streamEvents, testEventStoreKind, testEventStoreEnv } from '../../test/support/event-store.js';
 import { createOrganization, issueKey } from '../../test/support/fixtures.js';
+import { ProjectionWaiter } from '../../projections/projection-waiter.js';
+import { EVENT_STORE, type EventStore } from '../event-store/event-store.port.js';
 import { WalletLedger } from '../wallets/wallet-ledger.port.js';
 import { CSV_COLUMNS } from './audit-format.js';
 
@@ -76,6 +78,14 @@ describe('audit:wallet', () => {
   }
 
   const check = (key: string, nin: string) => app.request('POST', '/v1/nin', { body: { nin }, headers: { 'x-service-key': key } });
+  /** Until the wallet and verification read models hold a check's events (before a test edits them by hand). */
+  const readModelsCaughtUp = async (organizationId: string, reference: string) => {
+    const store = app.app.get<EventStore>(EVENT_STORE);
+    const newestOf = async (streamId: string) => (await store.readStream(streamId, { direction: 'backwards', maxCount: 1 }))[0]?.position ?? 0n;
+    const waiter = app.app.get(ProjectionWaiter);
+    expect(await waiter.waitFor(['wallets', 'wallet-ledger'], await newestOf(`wallet-${organizationId}.test`), 10_000)).toBe(true);
+    expect(await waiter.waitFor(['verifications'], await newestOf(`verification-${reference}`), 10_000)).toBe(true);
+  };
 
   it('replays a wallet while checks run on it, and matches the read models to the kobo', async () => {
     const { organizationId, key } = await fundedWallet(30 * PRICE_KOBO);
@@ -172,6 +182,7 @@ describe('audit:wallet', () => {
     const found = await check(key, '12345678905');
     expect(found.body.error).toBeUndefined();
     const reference = found.body.data.reference as string;
+    await readModelsCaughtUp(organizationId, reference);
 
     await pool.query("update wallets set balance_kobo = balance_kobo + 1 where organization_id = $1 and environment = 'test'", [organizationId]);
     await pool.query("delete from wallet_ledger where organization_id = $1 and environment = 'test' and entry_type = 'reservation'", [organizationId]);
