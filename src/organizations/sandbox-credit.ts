@@ -1,8 +1,8 @@
-import { Inject, Injectable, Logger, type OnApplicationBootstrap, type OnModuleDestroy } from '@nestjs/common';
+import { Inject, Injectable } from '@nestjs/common';
 import type pg from 'pg';
 import { Clock } from '../common/clock.js';
 import { SYSTEM_ACTOR, type CommandContext } from '../common/event.js';
-import { PeriodicPass } from '../common/periodic-pass.js';
+import { PeriodicSweep } from '../common/periodic-pass.js';
 import type { AppConfig } from '../config/config.js';
 import { CONFIG, PG_POOL } from '../core.module.js';
 import { WalletLedger } from '../wallets/wallet-ledger.port.js';
@@ -26,34 +26,18 @@ export interface SandboxCreditReport {
  * most once. So running it on every instance, or against a lagging read model, is safe.
  */
 @Injectable()
-export class SandboxCreditSweep implements OnApplicationBootstrap, OnModuleDestroy {
-  private readonly logger = new Logger('SandboxCreditSweep');
+export class SandboxCreditSweep extends PeriodicSweep<SandboxCreditReport> {
   /** Organizations found owing nothing (registered before the credit was recorded, or with none configured): not read again. */
   private readonly owingNothing = new Set<string>();
-  private readonly passes = new PeriodicPass<SandboxCreditReport>(
-    (now) => this.pass(now),
-    () => this.logger.warn('A sandbox-credit pass failed; the next one retries'),
-  );
 
   constructor(
     @Inject(PG_POOL) private readonly pool: pg.Pool,
     @Inject(OrganizationStore) private readonly organizations: OrganizationStore,
     @Inject(WalletLedger) private readonly ledger: WalletLedger,
     @Inject(CONFIG) private readonly config: AppConfig,
-    @Inject(Clock) private readonly clock: Clock,
-  ) {}
-
-  onApplicationBootstrap(): void {
-    this.passes.start(this.config.verifications.recoveryIntervalMs, () => this.clock.now());
-  }
-
-  async onModuleDestroy(): Promise<void> {
-    await this.passes.stop();
-  }
-
-  /** One pass; `now` lets tests move past the deadline without waiting. Concurrent calls share one pass. */
-  runOnce(now: Date = this.clock.now()): Promise<SandboxCreditReport> {
-    return this.passes.run(now);
+    @Inject(Clock) clock: Clock,
+  ) {
+    super('SandboxCreditSweep', 'sandbox-credit', config.verifications.recoveryIntervalMs, clock);
   }
 
   /**
@@ -71,7 +55,7 @@ export class SandboxCreditSweep implements OnApplicationBootstrap, OnModuleDestr
     return { outcome: funded.funded ? 'credited' : 'already_credited', position: funded.position };
   }
 
-  private async pass(now: Date): Promise<SandboxCreditReport> {
+  protected async pass(now: Date): Promise<SandboxCreditReport> {
     const deadline = new Date(now.getTime() - this.config.verifications.recoveryDeadlineMs);
     const { rows } = await this.pool.query<{ id: string }>(
       `select o.id from organizations o

@@ -1,7 +1,7 @@
-import { Inject, Injectable, Logger, type OnApplicationBootstrap, type OnModuleDestroy } from '@nestjs/common';
+import { Inject, Injectable } from '@nestjs/common';
 import type pg from 'pg';
 import { Clock } from '../common/clock.js';
-import { PeriodicPass } from '../common/periodic-pass.js';
+import { PeriodicSweep } from '../common/periodic-pass.js';
 import { isEnvironment } from '../common/environment.js';
 import { SYSTEM_ACTOR, type CommandContext } from '../common/event.js';
 import type { AppConfig } from '../config/config.js';
@@ -38,35 +38,18 @@ interface Candidate {
  * reference, so running this on every instance at once is safe.
  */
 @Injectable()
-export class VerificationRecovery implements OnApplicationBootstrap, OnModuleDestroy {
-  private readonly logger = new Logger('VerificationRecovery');
-  private readonly passes = new PeriodicPass<RecoveryReport>(
-    (now) => this.pass(now),
-    () => this.logger.warn('A recovery pass failed; the next one retries'),
-  );
-
+export class VerificationRecovery extends PeriodicSweep<RecoveryReport> {
   constructor(
     @Inject(PG_POOL) private readonly pool: pg.Pool,
     @Inject(VerificationStreams) private readonly streams: VerificationStreams,
     @Inject(WalletLedger) private readonly ledger: WalletLedger,
     @Inject(CONFIG) private readonly config: AppConfig,
     @Inject(Clock) private readonly clock: Clock,
-  ) {}
-
-  onApplicationBootstrap(): void {
-    this.passes.start(this.config.verifications.recoveryIntervalMs, () => this.clock.now());
+  ) {
+    super('VerificationRecovery', 'recovery', config.verifications.recoveryIntervalMs, clock);
   }
 
-  async onModuleDestroy(): Promise<void> {
-    await this.passes.stop();
-  }
-
-  /** One pass; `now` lets tests move past the deadline without waiting. Concurrent calls share one pass. */
-  runOnce(now: Date = this.clock.now()): Promise<RecoveryReport> {
-    return this.passes.run(now);
-  }
-
-  private async pass(now: Date): Promise<RecoveryReport> {
+  protected async pass(now: Date): Promise<RecoveryReport> {
     const deadline = new Date(now.getTime() - this.config.verifications.recoveryDeadlineMs);
     const { rows } = await this.pool.query<Candidate>(
       `(select reference, organization_id, environment from wallet_reservations where reserved_at < $1 order by reserved_at limit $2)
