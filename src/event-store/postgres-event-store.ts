@@ -130,6 +130,8 @@ export class PostgresEventStore implements EventStore {
   private announced = 0;
   private readonly waiting: PendingAppend[] = [];
   private readonly windowsInFlight = new Map<string, Promise<Window>>();
+  /** The newest position this store appended that a readAll has not yet seen visible (read-your-writes). */
+  private newestOwnAppend: bigint | undefined;
   private batchesInFlight = 0;
 
   constructor(options: PostgresEventStoreOptions) {
@@ -192,7 +194,7 @@ export class PostgresEventStore implements EventStore {
         ],
       });
       const row = result.rows[0];
-      this.announce();
+      this.appended(BigInt(row.last_position));
       return { nextExpectedRevision: BigInt(row.next_revision), position: BigInt(row.last_position) };
     } catch (error) {
       const pgError = error as { code?: string; detail?: string; constraint?: string };
@@ -242,7 +244,7 @@ export class PostgresEventStore implements EventStore {
       await Promise.all(batch.map((pending) => this.appendAlone(pending)));
       return;
     }
-    this.announce();
+    this.appended(rows.reduce((newest, row) => (row.next_revision !== null && BigInt(row.last_position) > newest ? BigInt(row.last_position) : newest), 0n));
     await Promise.all(
       batch.map(async (pending, index) => {
         const row = rows[index];
@@ -315,7 +317,7 @@ export class PostgresEventStore implements EventStore {
    */
   async readAll(options: ReadAllOptions): Promise<RecordedEvent[]> {
     assertReadCount(options.maxCount);
-    await this.untilCommittedVisible();
+    await this.untilOwnAppendsVisible();
     const backwards = options.direction === 'backwards';
     const params: unknown[] = [options.maxCount];
     let from = '';
@@ -335,22 +337,36 @@ export class PostgresEventStore implements EventStore {
   }
 
   /**
-   * A read of all streams returns every event committed before it began, as EventStoreDB's does
-   * (so an append that has answered is in the next readAll of any reader): it waits, polling, until
-   * the visible bound has passed the newest committed position, which takes as long as the older
-   * transactions still open (normally a few milliseconds). A transaction held open for long
-   * elsewhere in the cluster would hold it back: after READ_ALL_WAIT_MS the read returns what is
-   * visible, as subscriptions do.
+   * Read-your-writes for reads of all streams: an append this store has acknowledged is in its next
+   * readAll, as with EventStoreDB. The visible bound can sit below it for a moment while an older
+   * transaction elsewhere in the cluster is still open, so the read waits, polling, until the bound
+   * has passed it (normally a few milliseconds). A transaction held open for long would hold it
+   * back: after READ_ALL_WAIT_MS the read returns what is visible, as subscriptions do.
    */
-  private async untilCommittedVisible(): Promise<void> {
-    const [first] = await this.query<{ committed: string | null; bound: string }>('select (select max(position) from events) as committed, events_visible_bound() as bound', []);
-    if (first.committed === null || BigInt(first.bound) > BigInt(first.committed)) return;
-    const committed = BigInt(first.committed);
+  private async untilOwnAppendsVisible(): Promise<void> {
+    if (this.newestOwnAppend !== undefined) await this.untilVisible(this.newestOwnAppend);
+  }
+
+  /**
+   * Waits (bounded by READ_ALL_WAIT_MS) until every event committed before the call, by any
+   * process, is visible to reads of all streams. For tools and tests that read what another process
+   * has just written; the service's own reads need only their own appends (readAll waits for those).
+   */
+  async untilCommittedVisible(): Promise<void> {
+    const [{ committed }] = await this.query<{ committed: string | null }>('select max(position) as committed from events', []);
+    if (committed !== null) await this.untilVisible(BigInt(committed));
+  }
+
+  private async untilVisible(position: bigint): Promise<void> {
     const deadline = performance.now() + READ_ALL_WAIT_MS;
-    while (performance.now() < deadline) {
-      await sleep(READ_ALL_POLL_MS);
+    for (;;) {
       const [{ bound }] = await this.query<{ bound: string }>('select events_visible_bound() as bound', []);
-      if (BigInt(bound) > committed) return;
+      if (BigInt(bound) > position) {
+        if (this.newestOwnAppend !== undefined && this.newestOwnAppend <= position) this.newestOwnAppend = undefined;
+        return;
+      }
+      if (performance.now() >= deadline) return;
+      await sleep(READ_ALL_POLL_MS);
     }
   }
 
@@ -497,10 +513,12 @@ export class PostgresEventStore implements EventStore {
   }
 
   /**
-   * Wakes this store's own subscriptions at once after an append; other processes' wake on the
-   * NOTIFY that append_events sends inside the appending transaction.
+   * After an append: remembers its position for read-your-writes, and wakes this store's own
+   * subscriptions at once; other processes' wake on the NOTIFY that the append sends inside its
+   * transaction.
    */
-  private announce(): void {
+  private appended(position: bigint): void {
+    if (position > (this.newestOwnAppend ?? 0n)) this.newestOwnAppend = position;
     this.wakeAll();
   }
 

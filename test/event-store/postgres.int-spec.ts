@@ -73,6 +73,21 @@ describe('PostgreSQL event log specifics', () => {
     }
   });
 
+  it('reads its own appends: a readAll after an acknowledged append waits while an older transaction holds the bound back', async () => {
+    const slow = await pool.connect();
+    try {
+      await slow.query('begin');
+      await slow.query('select pg_current_xact_id()'); // an xid older than the append's
+      const appended = await store.append('own-read-1', [{ id: randomUUID(), type: 'Mine', data: {} }], { expectedRevision: 'no_stream' });
+      const reading = store.readAll({ direction: 'backwards', maxCount: 1, filter: { streamCategories: ['own'] } });
+      await new Promise((resolveWait) => setTimeout(resolveWait, 100));
+      await slow.query('commit');
+      expect((await reading).map((event) => event.position)).toEqual([appended.position]);
+    } finally {
+      slow.release();
+    }
+  });
+
   it('refuses to update or delete an event', async () => {
     await store.append('immutable-1', [{ id: randomUUID(), type: 'Fact', data: {} }], { expectedRevision: 'any' });
     await expect(pool.query(`update events set data = '{"x":1}' where stream_id = 'immutable-1'`)).rejects.toThrow(/append-only/);

@@ -79,12 +79,13 @@ export async function streamEvents(store: EventStore, streamId: string): Promise
 
 /**
  * Every application event committed before the call, oldest first (system events are never returned
- * by the port). A read of all streams shows an event only once no older transaction is still open
- * (the PostgreSQL adapter's visible bound), so an event whose append has already answered can be
- * hidden for a moment while another append commits. The log is read until two reads a short pause
- * apart agree, so a count taken right after a response includes that response's events.
+ * by the port), whichever process wrote it. A read of all streams shows an event only once no older
+ * transaction in the cluster is still open (the PostgreSQL adapter's visible bound; its readAll
+ * waits for the store's own appends only), so on PostgreSQL this first waits for every committed
+ * event to be visible; on both stores it then reads until two reads a short pause apart agree.
  */
 export async function allEvents(store: EventStore, filter?: ReadAllOptions['filter']): Promise<RecordedEvent[]> {
+  if (store instanceof PostgresEventStore) await store.untilCommittedVisible();
   let previous = await readWholeLog(store, filter);
   for (let attempt = 0; attempt < SETTLE_ATTEMPTS; attempt += 1) {
     await new Promise((resolve) => setTimeout(resolve, SETTLE_PAUSE_MS));
