@@ -13,8 +13,9 @@ import type { MigrationInterface, QueryRunner } from 'typeorm';
  * positions: a subscriber can never skip one. Chosen over an advisory lock on append because it
  * serialises nothing: concurrent appends commit in parallel (group commit), and a reader pays only
  * a range scan on the primary key. The cost: a long-running writing transaction anywhere in the
- * cluster holds back what subscribers see until it ends. Limits: one append per transaction,
- * at most 1,000,000 events per append (the adapter allows 1,000), xid8 below 9.2e12.
+ * cluster holds back what subscribers see until it ends. Limits: the events of one transaction (one
+ * append, or a group commit: migration 1732250000006) share 1,000,000 ordinals (the adapter allows
+ * 1,000 per append and 5,000 per group), xid8 below 9.2e12.
  */
 export class EventLog1732250000000 implements MigrationInterface {
   name = 'EventLog1732250000000';
