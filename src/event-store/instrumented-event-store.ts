@@ -22,7 +22,7 @@ function outcomeOf(error: unknown): 'conflict' | 'unavailable' | 'error' {
 
 /** The port with append latency measured (ivl_event_store_append_duration_seconds); every call passes through unchanged. */
 export class InstrumentedEventStore implements EventStore {
-  constructor(private readonly inner: EventStore) {}
+  constructor(readonly inner: EventStore) {}
 
   get kind(): EventStore['kind'] {
     return this.inner.kind;

@@ -102,6 +102,8 @@ function filterSql(filter: EventFilter | undefined, params: unknown[]): string {
   return ` and (split_part(stream_id, '-', 1) = any($${params.length - 1}::text[]) or type = any($${params.length}::text[]))`;
 }
 
+const unreachable = (cause: unknown) => new EventStoreUnavailableError('the PostgreSQL event log is unreachable', { cause });
+
 /** The filter of filterSql, in memory. */
 function matchesFilter(event: RecordedEvent, filter: EventFilter): boolean {
   const categories = filter.streamCategories ?? [];
@@ -206,7 +208,7 @@ export class PostgresEventStore implements EventStore {
         }
         return this.refused(streamId, events, expectedRevision, BigInt(pgError.detail ?? '-1'));
       }
-      if (isConnectionError(error)) throw new EventStoreUnavailableError('the PostgreSQL event log is unreachable', { cause: error });
+      if (isConnectionError(error)) throw unreachable(error);
       throw error;
     }
   }
@@ -237,8 +239,7 @@ export class PostgresEventStore implements EventStore {
       rows = result.rows;
     } catch (error) {
       if (isConnectionError(error)) {
-        const unavailable = new EventStoreUnavailableError('the PostgreSQL event log is unreachable', { cause: error });
-        for (const pending of batch) pending.reject(unavailable);
+        for (const pending of batch) pending.reject(unreachable(error));
         return;
       }
       await Promise.all(batch.map((pending) => this.appendAlone(pending)));
@@ -548,7 +549,7 @@ export class PostgresEventStore implements EventStore {
     try {
       return (await this.pool.query<T>(text, params)).rows;
     } catch (error) {
-      if (isConnectionError(error)) throw new EventStoreUnavailableError('the PostgreSQL event log is unreachable', { cause: error });
+      if (isConnectionError(error)) throw unreachable(error);
       throw error;
     }
   }

@@ -2,6 +2,7 @@ import { afterAll, beforeAll } from '@jest/globals';
 import pg from 'pg';
 import { EsdbEventStore } from '../../src/event-store/esdb-event-store.js';
 import type { EventStore, ReadAllOptions, RecordedEvent } from '../../src/event-store/event-store.port.js';
+import { InstrumentedEventStore } from '../../src/event-store/instrumented-event-store.js';
 import { PostgresEventStore } from '../../src/event-store/postgres-event-store.js';
 import { startEsdbTestServer, type EsdbTestServer } from '../esdb-server/esdb-test-server.js';
 import { createTestDatabase, type TestDatabase } from './database.js';
@@ -79,25 +80,16 @@ export async function streamEvents(store: EventStore, streamId: string): Promise
 
 /**
  * Every application event committed before the call, oldest first (system events are never returned
- * by the port), whichever process wrote it. A read of all streams shows an event only once no older
- * transaction in the cluster is still open (the PostgreSQL adapter's visible bound; its readAll
- * waits for the store's own appends only), so on PostgreSQL this first waits for every committed
- * event to be visible; on both stores it then reads until two reads a short pause apart agree.
+ * by the port), whichever process wrote it. The PostgreSQL adapter's readAll waits for its own
+ * appends only; an event another process has just appended can sit a moment above the visible
+ * bound (a transaction open elsewhere in the cluster), so on PostgreSQL this first waits for every
+ * committed event to be visible.
  */
 export async function allEvents(store: EventStore, filter?: ReadAllOptions['filter']): Promise<RecordedEvent[]> {
-  if (store instanceof PostgresEventStore) await store.untilCommittedVisible();
-  let previous = await readWholeLog(store, filter);
-  for (let attempt = 0; attempt < SETTLE_ATTEMPTS; attempt += 1) {
-    await new Promise((resolve) => setTimeout(resolve, SETTLE_PAUSE_MS));
-    const current = await readWholeLog(store, filter);
-    if (current.length === previous.length && current.at(-1)?.position === previous.at(-1)?.position) return current;
-    previous = current;
-  }
-  return previous;
+  const adapter = store instanceof InstrumentedEventStore ? store.inner : store;
+  if (adapter instanceof PostgresEventStore) await adapter.untilCommittedVisible();
+  return readWholeLog(store, filter);
 }
-
-const SETTLE_PAUSE_MS = 20;
-const SETTLE_ATTEMPTS = 50;
 
 async function readWholeLog(store: EventStore, filter?: ReadAllOptions['filter']): Promise<RecordedEvent[]> {
   const events: RecordedEvent[] = [];
