@@ -8,7 +8,10 @@ import type { Projection } from '../projection.js';
  * On purpose it is NOT idempotent (each application adds one), so that an event applied twice,
  * or a rolled-back batch that leaked rows, shows up as a wrong count.
  */
-export function countingProjection(name: string, options: { fail?: (event: RecordedEvent) => boolean } = {}): Projection & { readonly table: string; readonly category: string } {
+export function countingProjection(
+  name: string,
+  options: { fail?: (event: RecordedEvent) => boolean; before?: (event: RecordedEvent) => Promise<void> } = {},
+): Projection & { readonly table: string; readonly category: string } {
   const table = `${name.replaceAll('-', '_')}_counts`;
   const category = `${name.replaceAll('-', '')}`;
   return {
@@ -18,6 +21,7 @@ export function countingProjection(name: string, options: { fail?: (event: Recor
     categories: [category],
     tables: [table],
     async handle(event, context) {
+      await options.before?.(event);
       await context.query(
         `insert into ${context.table(table)} (stream_id, events, last_position) values ($1, 1, $2)
          on conflict (stream_id) do update set events = ${context.table(table)}.events + 1, last_position = excluded.last_position`,

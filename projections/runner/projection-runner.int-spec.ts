@@ -86,6 +86,43 @@ describe('When a handler keeps throwing at one event in the middle of a batch', 
   });
 });
 
+describe('When the checkpoint moves under a batch in flight (as a rebuild\'s swap moves it)', () => {
+  it('rolls the batch back, rows and all, and resumes from the moved checkpoint', async () => {
+    let head = 0n;
+    let moved = false;
+    const projection = countingProjection('moved', {
+      before: async (event) => {
+        if (event.data.move !== true || moved) return;
+        moved = true;
+        // Another session moves the row, as a swap does, while this batch is open.
+        await db.pool.query('update projection_checkpoints set position = $2 where name = $1', ['moved', head.toString()]);
+      },
+    });
+    await createCountingTable(db.pool, projection);
+    head = await appendCounted(db.store, projection.category, { streams: 10, perStream: 10, data: (stream, index) => ({ move: stream === 5 && index === 0 }) });
+    const committed: number[] = [];
+    const runner = new ProjectionRunner(db.pool, db.store, projection, { maxBatch: 1_000, maxAttempts: 3, onBatch: ({ size }) => committed.push(size) });
+    runner.start();
+    try {
+      await waitUntil(() => moved, 20_000, 'the batch that moves the checkpoint');
+      // The batch that saw the move committed nothing: only the batches before it are counted.
+      await waitUntil(async () => (await checkpointOf(db.pool, 'moved'))?.position === head, 5_000, 'the moved checkpoint');
+      await new Promise((resolveWait) => setTimeout(resolveWait, 200));
+      const counts = await actualCounts(db.pool, projection.table);
+      expect(counts['moved-5']).toBeUndefined();
+      expect(Object.values(counts).reduce((sum, count) => sum + count, 0)).toBe(committed.reduce((sum, size) => sum + size, 0));
+
+      // Still running, from the moved checkpoint: later events are applied, once each.
+      const next = await appendCounted(db.store, projection.category, { streams: 1, perStream: 3, firstStream: 20 });
+      await waitUntil(async () => (await checkpointOf(db.pool, 'moved'))?.position === next, 10_000, 'the events after the move');
+      expect((await actualCounts(db.pool, projection.table))['moved-20']).toBe(3);
+      expect((await checkpointOf(db.pool, 'moved'))?.state).toBe('running');
+    } finally {
+      await runner.stop();
+    }
+  });
+});
+
 describe('Given two workers for one projection (advisory lock)', () => {
   it('only one applies; when it stops the other takes over within seconds, and nothing is lost or doubled', async () => {
     const projection = countingProjection('locked');

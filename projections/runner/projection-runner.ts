@@ -1,4 +1,4 @@
-import type pg from 'pg';
+import pg from 'pg';
 import type { EventStore, RecordedEvent, Subscription } from '../../src/event-store/event-store.port.js';
 import { applyEvents, type Projection, type ProjectionContext } from '../projection.js';
 import { LOCK_NAMESPACE, lockKeySql } from './locks.js';
@@ -83,6 +83,9 @@ export class ProjectionRunner {
   private readonly options: ProjectionRunnerOptions;
   /** Live batches take the swap lock shared, so that a rebuild's swap sees no batch in flight. */
   private readonly takesSwapLock: boolean;
+  private readonly beginSql: string;
+  private readonly checkpointLiteral: string;
+  private readonly stateLiteral: string;
 
   constructor(
     private readonly pool: pg.Pool,
@@ -99,6 +102,15 @@ export class ProjectionRunner {
     if (!Number.isInteger(this.options.maxAttempts) || this.options.maxAttempts < 1 || this.options.maxAttempts > 100) throw new RangeError('maxAttempts must be 1 to 100');
     this.metrics = this.options.metrics ?? new RunnerMetrics();
     this.takesSwapLock = checkpointName === projection.name;
+    // Literals, not parameters: these statements go as one simple query (several statements, one
+    // round trip), which takes no parameters. The values are this runner's own names.
+    this.checkpointLiteral = pg.escapeLiteral(checkpointName);
+    this.stateLiteral = pg.escapeLiteral(this.options.checkpointState ?? 'running');
+    this.beginSql = [
+      'begin',
+      'set local synchronous_commit = off',
+      ...(this.takesSwapLock ? [`select pg_advisory_xact_lock_shared(${LOCK_NAMESPACE.swap}, ${lockKeySql(pg.escapeLiteral(projection.name))})`] : []),
+    ].join('; ');
   }
 
   start(): void {
@@ -239,22 +251,30 @@ export class ProjectionRunner {
     }
   }
 
+  /**
+   * One batch, one transaction, in two round trips besides the handlers' own statements: the
+   * first opens it (and takes the swap lock), the last advances the checkpoint and commits.
+   *
+   * The transaction commits asynchronously (`synchronous_commit = off`): it does not wait for its
+   * WAL to reach the disk. That is safe because the checkpoint commits with the rows: a crash can
+   * lose only the last moments of applied batches, rows and checkpoint together, and the runner
+   * applies them again from the events, which are committed durably before anyone can read them.
+   */
   private async apply(batch: RecordedEvent[], from: bigint): Promise<bigint> {
     const client = await this.pool.connect();
     const context = projectionContext(client, this.projection, this.tableName);
     try {
-      await client.query('begin');
-      if (this.takesSwapLock) await client.query(`select pg_advisory_xact_lock_shared(${LOCK_NAMESPACE.swap}, ${lockKeySql('$1::text')})`, [this.projection.name]);
+      await client.query(this.beginSql);
       await applyEvents(this.projection, batch, context);
       const last = batch[batch.length - 1].position;
-      // Guarded by the previous position: a second runner or a swap that moved it makes this fail.
-      const updated = await client.query(
-        `update projection_checkpoints set position = $2, events_processed = events_processed + $3, updated_at = now(), state = $5, error = null, failed_position = null
-         where name = $1 and position = $4`,
-        [this.checkpointName, last.toString(), batch.length, from.toString(), this.options.checkpointState ?? 'running'],
-      );
-      if (updated.rowCount !== 1) throw new CheckpointMovedError(this.checkpointName);
-      await client.query('commit');
+      // Guarded by the previous position: a second runner or a swap that moved it makes the
+      // function raise, which aborts the transaction before its commit.
+      try {
+        await client.query(`select advance_projection_checkpoint(${this.checkpointLiteral}, ${from}, ${last}, ${batch.length}, ${this.stateLiteral}); commit`);
+      } catch (error) {
+        if ((error as { code?: string }).code === 'P0002' && errorMessage(error) === 'checkpoint_moved') throw new CheckpointMovedError(this.checkpointName);
+        throw error;
+      }
       return last;
     } catch (error) {
       await client.query('rollback').catch(() => undefined);

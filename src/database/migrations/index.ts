@@ -3,6 +3,7 @@ import { WalletRevision1732250000002 } from '../../../projections/migrations/173
 import { VerificationCounts1732250000003 } from '../../../projections/migrations/1732250000003-verification-counts.js';
 import { SandboxCreditIndex1732250000004 } from '../../../projections/migrations/1732250000004-sandbox-credit-index.js';
 import { RateLimits1732250000005 } from '../../../projections/migrations/1732250000005-rate-limits.js';
+import { AdvanceCheckpoint1732250000007 } from '../../../projections/migrations/1732250000007-advance-checkpoint.js';
 import { EventLog1732250000000 } from './1732250000000-event-log.js';
 import { AppendEventBatch1732250000006 } from './1732250000006-append-event-batch.js';
 
@@ -15,4 +16,5 @@ export const MIGRATIONS = [
   SandboxCreditIndex1732250000004,
   RateLimits1732250000005,
   AppendEventBatch1732250000006,
+  AdvanceCheckpoint1732250000007,
 ];
