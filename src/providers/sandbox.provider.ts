@@ -182,8 +182,24 @@ function identityRecord(p: Person): JsonObject {
 /** A small, valid PNG (24×24, a colour derived from the identity): enough to exercise storage and links. */
 export function sandboxPortrait(material: string): Buffer {
   const seed = new Seed(`portrait:${material}`);
-  const size = 24;
   const [r, g, b] = [seed.int(256), seed.int(256), seed.int(256)];
+  // The image depends on the colour only: keep the last few encoded (deflate is most of a check's
+  // sandbox cost), keyed by the colour, so no identity stays in memory.
+  const colour = (r << 16) | (g << 8) | b;
+  let png = recentPortraits.get(colour);
+  if (png === undefined) {
+    png = encodePortrait(r, g, b);
+    if (recentPortraits.size >= RECENT_PORTRAITS) recentPortraits.delete(recentPortraits.keys().next().value as number);
+    recentPortraits.set(colour, png);
+  }
+  return png;
+}
+
+const RECENT_PORTRAITS = 256;
+const recentPortraits = new Map<number, Buffer>();
+
+function encodePortrait(r: number, g: number, b: number): Buffer {
+  const size = 24;
   const raw = Buffer.alloc((size * 3 + 1) * size);
   for (let y = 0; y < size; y++) {
     const row = y * (size * 3 + 1);
