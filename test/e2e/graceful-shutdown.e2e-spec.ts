@@ -118,18 +118,27 @@ describe('Graceful shutdown of the service process', () => {
     // until the service stops answering them.
     const outcomes: Outcome[] = [];
     let signalledAtMs = Number.POSITIVE_INFINITY;
+    /** When each client's slow check in flight was sent. */
+    const slowSentAtMs = new Map<number, number>();
     const client = async (index: number) => {
       for (let round = 0; ; round += 1) {
-        const lastDigit = (index + round) % 3 === 0 ? '3' : '5';
-        const outcome = await call(baseUrl, 'POST', '/v1/nin', integrator, { nin: `${String(10_000_00 + index * 1_000 + round).padStart(10, '0')}${lastDigit}` });
+        const slow = (index + round) % 3 === 0;
+        if (slow) slowSentAtMs.set(index, Date.now());
+        const outcome = await call(baseUrl, 'POST', '/v1/nin', integrator, { nin: `${String(10_000_00 + index * 1_000 + round).padStart(10, '0')}${slow ? '3' : '5'}` });
+        slowSentAtMs.delete(index);
         outcomes.push(outcome);
         if (outcome.status === undefined || outcome.status === 503 || outcome.cut !== undefined) return;
         if (Date.now() > signalledAtMs + 30_000) return;
       }
     };
     const load = Promise.all(Array.from({ length: CLIENTS }, (_, index) => client(index)));
-    // Long enough for slow checks to be in flight at the signal.
+    // Signal once the load is warm and a slow check is well under way (sent long enough ago to be
+    // in the service's hands) with most of its provider timeout still ahead: the slow checks come
+    // in waves, and a fixed delay can fall between two of them on a slow machine.
     await new Promise((wake) => setTimeout(wake, 2_000));
+    const slowInFlight = () => [...slowSentAtMs.values()].some((sentAtMs) => Date.now() - sentAtMs >= 200 && Date.now() - sentAtMs <= PROVIDER_TIMEOUT_MS / 3);
+    const signalDeadline = Date.now() + 20_000;
+    while (!slowInFlight() && Date.now() < signalDeadline) await new Promise((wake) => setTimeout(wake, 5));
     signalledAtMs = Date.now();
     service.kill('SIGTERM');
     await load;
