@@ -92,11 +92,12 @@ export async function checkpointOf(pool: pg.Pool, name: string): Promise<{ posit
     : { position: BigInt(row.position), state: row.state, error: row.error, failedPosition: row.failed_position === null ? null : BigInt(row.failed_position), eventsProcessed: Number(row.events_processed) };
 }
 
-export async function waitUntil(condition: () => Promise<boolean> | boolean, timeoutMs: number, what: string): Promise<number> {
+/** Polls `condition` every `intervalMs` (a costly condition should poll less often than a cheap one). */
+export async function waitUntil(condition: () => Promise<boolean> | boolean, timeoutMs: number, what: string, intervalMs = 25): Promise<number> {
   const started = Date.now();
   for (;;) {
     if (await condition()) return Date.now() - started;
     if (Date.now() - started > timeoutMs) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
-    await new Promise((resolveWait) => setTimeout(resolveWait, 25));
+    await new Promise((resolveWait) => setTimeout(resolveWait, intervalMs));
   }
 }
