@@ -1,6 +1,8 @@
 /** ISO 8601 with an explicit UTC offset (`+00:00`), as the spec asks of every timestamp. */
 export function isoWithOffset(date: Date): string {
-  return date.toISOString().replace(/Z$/, '+00:00');
+  // toISOString always ends in `Z` (it throws on an invalid date); a slice is cheaper than a regex
+  // on lists that format one per row.
+  return `${date.toISOString().slice(0, -1)}+00:00`;
 }
 
 const ISO_INSTANT = /^(\d{4})-(\d{2})-(\d{2})T([01]\d|2[0-3]):([0-5]\d)(:[0-5]\d(\.\d{1,9})?)?(Z|[+-](?:[01]\d|2[0-3]):[0-5]\d)$/;
