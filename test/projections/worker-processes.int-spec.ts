@@ -67,8 +67,7 @@ describe('Given two worker processes on a backlog', () => {
     const pids = [first.pid, second.pid];
 
     // Mid-catch-up of the largest projection: some events applied, most not. Polled on PostgreSQL
-    // alone: the full status also measures lag, which on EventStoreDB is a read of the log, and
-    // polling it this often takes the CPU the workers need to catch up.
+    // alone: the full status also reads the event log for the lag, which this wait does not need.
     const target = 'verifications';
     const positionOf = async (name: string) => (await checkpointOf(pool, name))?.position ?? 0n;
     let victimPid = 0;
