@@ -58,6 +58,11 @@ afterAll(async () => {
   await rm(dataDir, { recursive: true, force: true });
 });
 
+// The waits below are bounded on their own (30 s to start, 10 s to take over, 90 s to catch up),
+// which already sum past the project's 120 s test timeout; with the sample log and the five rebuilds,
+// this is the whole test's bound.
+const TEST_TIMEOUT_MS = 240_000;
+
 describe('Given two worker processes on a backlog', () => {
   it('after kill -9 of the active one mid-batch, the standby takes over within seconds and the rows equal a clean rebuild', async () => {
     expect(PROJECTIONS.length).toBeGreaterThan(0);
@@ -121,5 +126,5 @@ describe('Given two worker processes on a backlog', () => {
       expect({ projection: projection.name, differing }).toEqual({ projection: projection.name, differing: [] });
       expect(result.outcome).toBe('swapped');
     }
-  });
+  }, TEST_TIMEOUT_MS);
 });
