@@ -234,19 +234,45 @@ function withTimeout<T>(promise: Promise<T>, timeoutMs: number, what: string): P
 /**
  * Consumes a client read until `take` returns false or the read ends, within `timeoutMs`, and
  * cancels the gRPC call in every case. Errors surface as the client's CommandErrors.
+ *
+ * A read stopped early is cancelled and left flowing into nothing, never destroyed: destroying it
+ * unpipes the client's gRPC call, and a call whose server had already sent everything (a `ping`, a
+ * `headPosition` on a short log) then sits paused with its end unread. Cancelling such a call does
+ * nothing, so the client would keep it, with its buffered events, for the life of the process, and
+ * its dispose() would wait on it for ever.
  */
-async function drain<T>(read: StreamingRead<T>, take: (item: T) => boolean, timeoutMs: number): Promise<void> {
-  // A late error after iteration stopped would otherwise be an unhandled 'error' event, which crashes the process.
+function drain<T>(read: StreamingRead<T>, take: (item: T) => boolean, timeoutMs: number): Promise<void> {
+  // A late error after the read settled would otherwise be an unhandled 'error' event, which crashes the process.
   read.on('error', ignore);
-  const timer = setTimeout(() => read.destroy(new DeadlineExceededError(undefined, `read timed out after ${timeoutMs} ms`)), timeoutMs);
-  try {
-    for await (const item of read) {
-      if (!take(item)) break;
-    }
-  } finally {
-    clearTimeout(timer);
-    void read.cancel().catch(ignore);
-  }
+  return new Promise<void>((resolveRead, rejectRead) => {
+    const settle = (error?: unknown): void => {
+      clearTimeout(timer);
+      read.off('data', onData);
+      read.off('end', onEnd);
+      read.off('error', onError);
+      // Whatever is left flows on, discarded, to the call's end.
+      read.on('data', ignore);
+      void read.cancel().catch(ignore);
+      if (error === undefined) resolveRead();
+      else rejectRead(error);
+    };
+    const onData = (item: T): void => {
+      let more: boolean;
+      try {
+        more = take(item);
+      } catch (error) {
+        settle(error);
+        return;
+      }
+      if (!more) settle();
+    };
+    const onEnd = (): void => settle();
+    const onError = (error: unknown): void => settle(error);
+    const timer = setTimeout(() => settle(new DeadlineExceededError(undefined, `read timed out after ${timeoutMs} ms`)), timeoutMs);
+    read.on('error', onError);
+    read.on('end', onEnd);
+    read.on('data', onData);
+  });
 }
 
 interface ScanOptions {
