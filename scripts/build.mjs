@@ -5,8 +5,6 @@ import { transformFile } from '@swc/core';
 import { mkdir, readdir, readFile, writeFile, rm } from 'node:fs/promises';
 import { join, dirname, relative } from 'node:path';
 
-const roots = ['src', 'projections', 'bench'];
-const outDir = 'dist';
 const options = JSON.parse(await readFile('.swcrc', 'utf8'));
 
 async function* walk(dir) {
@@ -19,16 +17,22 @@ async function* walk(dir) {
   }
 }
 
-await rm(outDir, { recursive: true, force: true });
-let count = 0;
-for (const root of roots) {
-  for await (const file of walk(root)) {
-    const target = join(outDir, file.replace(/\.ts$/, '.js'));
-    const { code, map } = await transformFile(file, { ...options, swcrc: false, filename: file, sourceFileName: relative(dirname(target), file) });
-    await mkdir(dirname(target), { recursive: true });
-    await writeFile(target, code + `\n//# sourceMappingURL=${target.split('/').pop()}.map\n`);
-    if (map) await writeFile(target + '.map', map);
-    count++;
+/** Compiles every source file (tests excluded) under `roots` into `outDir`, which is emptied first. Answers the number of files. */
+export async function compileTree(roots, outDir) {
+  await rm(outDir, { recursive: true, force: true });
+  let count = 0;
+  for (const root of roots) {
+    for await (const file of walk(root)) {
+      const target = join(outDir, file.replace(/\.ts$/, '.js'));
+      const { code, map } = await transformFile(file, { ...options, swcrc: false, filename: file, sourceFileName: relative(dirname(target), file) });
+      await mkdir(dirname(target), { recursive: true });
+      await writeFile(target, code + `\n//# sourceMappingURL=${target.split('/').pop()}.map\n`);
+      if (map) await writeFile(target + '.map', map);
+      count++;
+    }
   }
+  return count;
 }
-process.stderr.write(`built ${count} files into ${outDir}/\n`);
+
+const count = await compileTree(['src', 'projections', 'bench'], 'dist');
+process.stderr.write(`built ${count} files into dist/\n`);

@@ -1,6 +1,9 @@
+import { describe, expect, it } from '@jest/globals';
+import { randomUUID } from 'node:crypto';
 import { GenericContainer, getContainerRuntimeClient, Wait } from 'testcontainers';
 import { EsdbEventStore } from '../../src/event-store/esdb-event-store.js';
 import { startEsdbTestServer } from '../esdb-server/esdb-test-server.js';
+import { startEsdbTestServerProcess } from '../support/event-store.js';
 import { type ContractTarget, describeEventStoreContract } from './event-store.contract.js';
 
 function connect(connectionString: string, stop: () => Promise<void> = async () => undefined): ContractTarget {
@@ -37,6 +40,42 @@ function connect(connectionString: string, stop: () => Promise<void> = async () 
 describeEventStoreContract('esdb (test server)', async () => {
   const server = await startEsdbTestServer();
   return connect(server.connectionString, () => server.stop());
+});
+
+/*
+ * A read the adapter stops early (ping, headPosition, a bounded readAll) must not stay open in the
+ * client: @eventstore/db-client's dispose() waits for every gRPC call it started to end, and a call
+ * whose consumer went away after the server had already finished it never ends by itself.
+ */
+describe('EsdbEventStore reads stopped early', () => {
+  it('leave nothing for close() to wait on', async () => {
+    // Out of process: a server in this process writes its answer while the client reads, so a
+    // read rarely ends before the client stops it, and the test would rarely see the failure.
+    const server = await startEsdbTestServerProcess();
+    const store = new EsdbEventStore(server.connectionString);
+    try {
+      const streamId = `order-${randomUUID().replace(/-/g, '')}`;
+      const events = Array.from({ length: 20 }, (_, i) => ({ id: randomUUID(), type: 'Placed', data: { schemaVersion: 1, i }, metadata: {} }));
+      await store.append(streamId, events, { expectedRevision: 'no_stream' });
+      for (let round = 0; round < 50; round++) {
+        await store.ping();
+        await store.headPosition();
+        expect(await store.readAll({ maxCount: 1 })).toHaveLength(1);
+        expect(await store.readAll({ direction: 'backwards', maxCount: 2 })).toHaveLength(2);
+      }
+      let timer: NodeJS.Timeout | undefined;
+      const closed = await Promise.race([
+        store.close().then(() => 'closed'),
+        new Promise<string>((resolveTimeout) => {
+          timer = setTimeout(() => resolveTimeout('still waiting after 10 s'), 10_000);
+        }),
+      ]);
+      clearTimeout(timer);
+      expect(closed).toBe('closed');
+    } finally {
+      await server.stop();
+    }
+  });
 });
 
 const KURRENTDB_IMAGE = 'docker.kurrent.io/kurrent-latest/kurrentdb:25.1';

@@ -1,10 +1,10 @@
+import { spawn } from 'node:child_process';
 import { afterAll, beforeAll } from '@jest/globals';
 import pg from 'pg';
 import { EsdbEventStore } from '../../src/event-store/esdb-event-store.js';
 import type { EventStore, ReadAllOptions, RecordedEvent } from '../../src/event-store/event-store.port.js';
 import { InstrumentedEventStore } from '../../src/event-store/instrumented-event-store.js';
 import { PostgresEventStore } from '../../src/event-store/postgres-event-store.js';
-import { startEsdbTestServer, type EsdbTestServer } from '../esdb-server/esdb-test-server.js';
 import { createTestDatabase, type TestDatabase } from './database.js';
 
 export type TestEventStoreKind = 'postgres' | 'esdb';
@@ -21,13 +21,65 @@ export function testEventStoreKind(): TestEventStoreKind {
 // One EventStoreDB test server per test database, as the postgres store keeps its log in the
 // database: every app instance, CLI and worker on one database shares it, it outlives them (a
 // fresh instance reads what a closed one wrote), and it stops when the database is dropped. No test
-// sees another test's log.
-const servers = new Map<string, Promise<EsdbTestServer>>();
+// sees another test's log. Each server runs in a process of its own (test/esdb-server/serve.ts,
+// compiled by the global setup), so that it neither slows with the jest worker (whose heap grows
+// with every test file's modules) nor slows the test file it serves.
+export interface TestServerProcess {
+  readonly connectionString: string;
+  stop(): Promise<void>;
+}
 
-function serverFor(database: TestDatabase): Promise<EsdbTestServer> {
+const servers = new Map<string, Promise<TestServerProcess>>();
+const SERVER_START_TIMEOUT_MS = 30_000;
+const SERVER_STOP_TIMEOUT_MS = 5_000;
+
+/** An EventStoreDB test server in a child process (as a real node is to the app: another process). */
+export function startEsdbTestServerProcess(): Promise<TestServerProcess> {
+  const script = process.env.TEST_ESDB_SERVER_SCRIPT;
+  if (script === undefined) {
+    return Promise.reject(new Error('TEST_ESDB_SERVER_SCRIPT is unset: the integration projects\' global setup compiles the EventStoreDB test server'));
+  }
+  const child = spawn(process.execPath, [script], { stdio: ['pipe', 'pipe', 'inherit'] });
+  const exited = new Promise<void>((resolveExit) => child.once('exit', () => resolveExit()));
+  const stop = async (): Promise<void> => {
+    if (child.exitCode === null && child.signalCode === null) {
+      child.kill('SIGTERM');
+      const timer = setTimeout(() => child.kill('SIGKILL'), SERVER_STOP_TIMEOUT_MS);
+      await exited;
+      clearTimeout(timer);
+    }
+  };
+  return new Promise<TestServerProcess>((resolveStart, rejectStart) => {
+    let output = '';
+    const fail = (why: string) => {
+      clearTimeout(timer);
+      void stop();
+      rejectStart(new Error(`the EventStoreDB test server did not start: ${why}`));
+    };
+    const onExit = (code: number | null, signal: NodeJS.Signals | null) => fail(`it exited (${signal ?? code})`);
+    const timer = setTimeout(() => fail(`no port within ${SERVER_START_TIMEOUT_MS} ms`), SERVER_START_TIMEOUT_MS);
+    child.on('error', (error) => fail(error.message));
+    child.once('exit', onExit);
+    child.stdout.setEncoding('utf8');
+    const onData = (chunk: string) => {
+      output += chunk;
+      const newline = output.indexOf('\n');
+      if (newline < 0) return;
+      clearTimeout(timer);
+      child.off('exit', onExit);
+      child.stdout.off('data', onData);
+      child.stdout.resume();
+      const { port } = JSON.parse(output.slice(0, newline)) as { port: number };
+      resolveStart({ connectionString: `esdb://127.0.0.1:${port}?tls=false`, stop });
+    };
+    child.stdout.on('data', onData);
+  });
+}
+
+function serverFor(database: TestDatabase): Promise<TestServerProcess> {
   let server = servers.get(database.name);
   if (server === undefined) {
-    server = startEsdbTestServer();
+    server = startEsdbTestServerProcess();
     servers.set(database.name, server);
   }
   return server;

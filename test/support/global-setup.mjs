@@ -16,12 +16,12 @@ function processAlive(pid) {
   }
 }
 
-/** Clusters left behind by a killed run. */
-async function removeStaleClusters() {
+/** Clusters and compiled test servers left behind by a killed run (named after its process id). */
+async function removeStaleRunDirectories() {
   const entries = await readdir(TEST_DATA_DIR).catch(() => []);
   for (const entry of entries) {
-    const pid = Number(entry.replace(/^pg-/, ''));
-    if (Number.isInteger(pid) && !processAlive(pid)) await rm(join(TEST_DATA_DIR, entry), { recursive: true, force: true });
+    const match = /^(?:pg|esdb-server)-(\d+)$/.exec(entry);
+    if (match !== null && !processAlive(Number(match[1]))) await rm(join(TEST_DATA_DIR, entry), { recursive: true, force: true });
   }
 }
 
@@ -37,13 +37,19 @@ function withDatabase(url, database) {
  * migrations run once into a template database that each test file clones.
  */
 export default async function globalSetup() {
-  await import('../../scripts/build.mjs');
+  const { compileTree } = await import('../../scripts/build.mjs');
+  await removeStaleRunDirectories();
+  // The integration-esdb project runs each EventStoreDB test server in a process of its own
+  // (test/esdb-server/serve.ts, started by test/support/event-store.ts), from JavaScript compiled here.
+  const esdbServerDir = join(TEST_DATA_DIR, `esdb-server-${process.pid}`);
+  await compileTree(['test/esdb-server'], esdbServerDir);
+  globalThis.__TEST_ESDB_SERVER_DIR__ = esdbServerDir;
+  process.env.TEST_ESDB_SERVER_SCRIPT = join(esdbServerDir, 'test', 'esdb-server', 'serve.js');
   const { freePort, startEmbeddedPostgres } = await import('../../dist/src/database/embedded-postgres.js');
   const { runMigrations } = await import('../../dist/src/database/data-source.js');
 
   let adminUrl = process.env.DATABASE_URL;
   if (adminUrl === undefined || adminUrl === '') {
-    await removeStaleClusters();
     const handle = await startEmbeddedPostgres({
       dataDir: join(TEST_DATA_DIR, `pg-${process.pid}`),
       port: await freePort(),
