@@ -2,8 +2,8 @@
 // Three tiers by file suffix (STYLE.md): *.spec.ts pure unit, *.int-spec.ts real PostgreSQL and
 // event store, *.e2e-spec.ts through HTTP. The last two share one PostgreSQL for the run (read
 // models live there on both stores) and run twice: on the postgres event store (`integration`) and on
-// EventStoreDB over real gRPC against the in-process test server (`integration-esdb`), each with its
-// store's own contract test.
+// EventStoreDB over real gRPC against the test server, each in a process of its own (`integration-esdb`),
+// each with its store's own contract test.
 const swc = {
   jsc: {
     target: 'es2022',
