@@ -1,18 +1,19 @@
 import 'reflect-metadata';
 import { NestFactory } from '@nestjs/core';
 import { FastifyAdapter, type NestFastifyApplication } from '@nestjs/platform-fastify';
-import helmet from '@fastify/helmet';
-import { Logger as NestPinoLogger } from 'nestjs-pino';
 import { randomUUID } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
 import type { Logger } from 'pino';
 import { AppModule } from './app.module.js';
 import type { AppConfig } from './config/config.js';
 import type { Runtime } from './core.module.js';
+import { registerSecurityHeaders } from './common/security-headers.js';
 import { clientErrorHandler, frameworkErrorHandler, MAX_HEADER_BYTES, registerInputLimits } from './common/input-limits.js';
 import { runMigrations } from './database/data-source.js';
 import { refuseWhileDraining } from './lifecycle/graceful-shutdown.js';
 import { createLogger } from './logging/logger.js';
+import { PinoNestLogger } from './logging/nest-logger.js';
+import { registerRequestLogging } from './logging/request-log.js';
 import { instrumentHttp, serveMetrics } from './metrics/http-metrics.js';
 import { setupOpenApi } from './openapi.js';
 
@@ -23,15 +24,6 @@ export interface CreateAppOptions {
   /** The process's pino logger (src/logging/logger.ts); by default one on stdout at LOG_LEVEL. */
   readonly logger?: Logger;
 }
-
-/**
- * The API answers JSON only, so its responses may load nothing, run nothing and be framed by
- * nobody. The /docs page relaxes this on its own routes (openapi.ts).
- */
-const API_CONTENT_SECURITY_POLICY = {
-  useDefaults: false,
-  directives: { defaultSrc: ["'none'"], frameAncestors: ["'none'"], baseUri: ["'none'"], formAction: ["'none'"] },
-};
 
 function corsOptions(config: AppConfig) {
   return {
@@ -57,33 +49,31 @@ export async function createApp(runtime: Runtime, options: CreateAppOptions = {}
     routerOptions: { maxParamLength: 200 },
     trustProxy: false,
     // A caller's X-Request-Id is kept when it is a plain token, so its logs and ours line up.
-    // The same id is every log line's requestId (logging.module.ts) and every event's correlation id.
+    // The same id is every log line's requestId (request-log.ts) and every event's correlation id.
     genReqId: (request: IncomingMessage) => {
       const given = request.headers['x-request-id'];
       return typeof given === 'string' && /^[A-Za-z0-9._:-]{8,128}$/.test(given) ? given : randomUUID();
     },
   });
   const fastify = adapter.getInstance();
+  // First, so that every later hook and handler of a request logs with its id.
+  registerRequestLogging(fastify, logger);
   refuseWhileDraining(fastify);
   registerInputLimits(fastify);
-  fastify.addHook('onSend', async (request, reply) => {
+  fastify.addHook('onSend', (request, reply, payload, done) => {
     void reply.header('x-request-id', request.id);
+    done(null, payload);
   });
   instrumentHttp(fastify);
-  const app = await NestFactory.create<NestFastifyApplication>(AppModule.forRoot(runtime, logger), adapter, {
+  // Before any route, so that /docs can set its own (openapi.ts).
+  registerSecurityHeaders(fastify);
+  const app = await NestFactory.create<NestFastifyApplication>(AppModule.forRoot(runtime), adapter, {
     bufferLogs: true,
     abortOnError: false,
     // Fastify's own JSON parser (bodyLimit, prototype-poisoning checks) is the only body parser; see input-limits.ts.
     bodyParser: false,
   });
-  app.useLogger(app.get(NestPinoLogger));
-  // Registered before any route, so that the per-route policy of /docs applies.
-  await app.register(helmet, {
-    global: true,
-    contentSecurityPolicy: API_CONTENT_SECURITY_POLICY,
-    crossOriginResourcePolicy: { policy: 'same-origin' },
-    frameguard: { action: 'deny' },
-  });
+  app.useLogger(new PinoNestLogger(logger));
   // Browsers get no CORS headers unless CORS_ORIGINS lists their origin.
   if (config.operations.corsOrigins.length > 0) app.enableCors(corsOptions(config));
   if (config.operations.docsEnabled) setupOpenApi(app);

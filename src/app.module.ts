@@ -4,8 +4,6 @@ import { CqrsModule } from '@nestjs/cqrs';
 import { ErrorFilter } from './common/error.filter.js';
 import { CoreModule, type Runtime } from './core.module.js';
 import { HealthModule } from './health/health.module.js';
-import type { Logger } from 'pino';
-import { loggingModule } from './logging/logging.module.js';
 import { RateLimitsModule } from './rate-limits/rate-limits.module.js';
 import { OrganizationsModule } from './organizations/organizations.module.js';
 import { VerificationsModule } from './verifications/verifications.module.js';
@@ -14,13 +12,11 @@ import { ProjectionsModule } from '../projections/projections.module.js';
 
 @Module({})
 export class AppModule {
-  /** `logger`: the process's pino logger (src/logging/logger.ts), which every log line of the app goes through. */
-  static forRoot(runtime: Runtime, logger: Logger): DynamicModule {
+  static forRoot(runtime: Runtime): DynamicModule {
     return {
       module: AppModule,
       imports: [
         CoreModule.forRoot(runtime),
-        loggingModule(logger),
         CqrsModule.forRoot(),
         HealthModule,
         RateLimitsModule,

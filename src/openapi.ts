@@ -1,5 +1,6 @@
 import type { INestApplication } from '@nestjs/common';
 import { DocumentBuilder, SwaggerModule, type OpenAPIObject } from '@nestjs/swagger';
+import { API_HELMET_OPTIONS, helmetHeaders } from './common/security-headers.js';
 import type { FastifyInstance } from 'fastify';
 import { readFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
@@ -45,7 +46,8 @@ const PAGE = `<!doctype html>
 const INITIALIZER = `window.ui = SwaggerUIBundle({ url: '/docs/json', dom_id: '#swagger-ui', presets: [SwaggerUIBundle.presets.apis, SwaggerUIStandalonePreset], layout: 'StandaloneLayout' });\n`;
 
 /** The UI loads its own scripts and styles (swagger-ui sets inline styles) and data: images; nothing from elsewhere. */
-const DOCS_HELMET = {
+const DOCS_HEADERS = helmetHeaders({
+  ...API_HELMET_OPTIONS,
   contentSecurityPolicy: {
     useDefaults: false,
     directives: {
@@ -60,7 +62,8 @@ const DOCS_HELMET = {
       objectSrc: ["'none'"],
     },
   },
-};
+});
+const DOCS_ROUTE = { config: { securityHeaders: DOCS_HEADERS } };
 
 /**
  * Off with DOCS_ENABLED=false (the default when NODE_ENV=production).
@@ -72,12 +75,12 @@ export function setupOpenApi(app: INestApplication): void {
   SwaggerModule.setup('docs', app, () => buildOpenApiDocument(app), { ui: false, jsonDocumentUrl: 'docs/json', yamlDocumentUrl: 'docs/yaml' });
   const assetsDir = dirname(createRequire(import.meta.url).resolve('swagger-ui-dist/package.json'));
   const fastify = app.getHttpAdapter().getInstance() as FastifyInstance;
-  fastify.get('/docs', { helmet: DOCS_HELMET }, async (_request, reply) => reply.header('content-type', 'text/html; charset=utf-8').send(PAGE));
-  fastify.get('/docs/swagger-initializer.js', { helmet: DOCS_HELMET }, async (_request, reply) =>
+  fastify.get('/docs', DOCS_ROUTE, async (_request, reply) => reply.header('content-type', 'text/html; charset=utf-8').send(PAGE));
+  fastify.get('/docs/swagger-initializer.js', DOCS_ROUTE, async (_request, reply) =>
     reply.header('content-type', 'application/javascript; charset=utf-8').send(INITIALIZER),
   );
   for (const [file, contentType] of Object.entries(UI_ASSETS)) {
-    fastify.get(`/docs/${file}`, { helmet: DOCS_HELMET }, async (_request, reply) =>
+    fastify.get(`/docs/${file}`, DOCS_ROUTE, async (_request, reply) =>
       reply.header('content-type', contentType).header('cache-control', 'public, max-age=3600').send(await readFile(join(assetsDir, file))),
     );
   }

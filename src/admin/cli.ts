@@ -10,7 +10,7 @@ import { isEnvironment, type Environment } from '../common/environment.js';
 /** Everything heavy, loaded only once the arguments parsed, so a usage error answers at once. */
 async function loadKit() {
   await import('reflect-metadata');
-  const [core, cqrs, app, config, migrations, database, validation, wallets, commands, dto, queries, store, logging, nestPino, pinoModule] = await Promise.all([
+  const [core, cqrs, app, config, migrations, database, validation, wallets, commands, dto, queries, store, logging, nestLogger, pinoModule] = await Promise.all([
     import('@nestjs/core'),
     import('@nestjs/cqrs'),
     import('../app.module.js'),
@@ -24,7 +24,7 @@ async function loadKit() {
     import('../organizations/organization.queries.js'),
     import('../organizations/organization.store.js'),
     import('../logging/logger.js'),
-    import('nestjs-pino'),
+    import('../logging/nest-logger.js'),
     import('pino'),
   ]);
   return {
@@ -41,7 +41,7 @@ async function loadKit() {
     ...queries,
     ...store,
     ...logging,
-    NestPinoLogger: nestPino.Logger,
+    ...nestLogger,
     pino: pinoModule.pino,
   };
 }
@@ -329,8 +329,8 @@ async function main(argv: readonly string[]): Promise<number> {
     await kit.runMigrations(database.url);
     // No projection workers and no first-run demo in a one-shot command.
     const runtime: Runtime = { config: { ...config, runProjections: 'false' }, databaseUrl: database.url, embedded: false, adminToken: undefined };
-    app = await kit.NestFactory.createApplicationContext(kit.AppModule.forRoot(runtime, logger), { bufferLogs: true, abortOnError: false });
-    app.useLogger(app.get(kit.NestPinoLogger));
+    app = await kit.NestFactory.createApplicationContext(kit.AppModule.forRoot(runtime), { bufferLogs: true, abortOnError: false });
+    app.useLogger(new kit.PinoNestLogger(logger));
     await app.init();
     const output = await job(app, kit);
     if (json) {

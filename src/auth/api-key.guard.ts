@@ -1,6 +1,5 @@
 import { type CanActivate, type ExecutionContext, Inject, Injectable, Logger } from '@nestjs/common';
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { PinoLogger } from 'nestjs-pino';
 import type pg from 'pg';
 import { Clock } from '../common/clock.js';
 import { isEnvironment, type Environment } from '../common/environment.js';
@@ -8,6 +7,7 @@ import { Forbidden, RateLimited, Unauthenticated } from '../common/errors.js';
 import type { Actor } from '../common/event.js';
 import type { AppConfig } from '../config/config.js';
 import { CONFIG, PG_POOL } from '../core.module.js';
+import { bindRequestLog } from '../logging/request-log.js';
 import { hashApiKey } from '../organizations/api-key.js';
 import { RequestRateLimiter } from '../rate-limits/request-rate-limiter.js';
 import { AuthenticatedKeyCache } from './key-cache.js';
@@ -77,7 +77,6 @@ export class ApiKeyGuard implements CanActivate {
   constructor(
     @Inject(PG_POOL) private readonly pool: pg.Pool,
     @Inject(Clock) private readonly clock: Clock,
-    @Inject(PinoLogger) private readonly requestLog: PinoLogger,
     @Inject(CONFIG) private readonly config: AppConfig,
     @Inject(RequestRateLimiter) private readonly limiter: RequestRateLimiter,
     @Inject(AuthenticatedKeyCache) private readonly cache: AuthenticatedKeyCache<KeyRow>,
@@ -89,15 +88,6 @@ export class ApiKeyGuard implements CanActivate {
     return true;
   }
 
-  /** Every later line of this request's log, its "request completed" line included, names the organization and the key (never the key itself). */
-  private bindToRequestLog(key: AuthenticatedKey): void {
-    try {
-      this.requestLog.assign({ organizationId: key.organizationId, keyId: key.keyId });
-    } catch {
-      // Outside a request's logging context (no HTTP middleware ran): nothing to bind to.
-    }
-  }
-
   /**
    * Authenticates the key, then counts the request against the key's rate limit (429 with
    * Retry-After past it). Both happen before any handler, so a refused request writes nothing.
@@ -105,7 +95,7 @@ export class ApiKeyGuard implements CanActivate {
   async admit(request: KeyedRequest, reply: FastifyReply): Promise<AuthenticatedKey> {
     const key = await this.authenticate(request.headers[API_KEY_HEADER]);
     // Bound before the limit is applied, so that a 429's log line names the key too.
-    this.bindToRequestLog(key);
+    bindRequestLog(request, { organizationId: key.organizationId, keyId: key.keyId });
     const limit = await this.limiter.consume(key.keyId, key.organization.rateLimitPerMinute ?? this.config.rateLimits.perMinute);
     void reply.header('x-ratelimit-limit', limit.limit).header('x-ratelimit-remaining', limit.remaining).header('x-ratelimit-reset', limit.resetSeconds);
     if (!limit.allowed) {

@@ -1,5 +1,6 @@
 import { pino, type DestinationStream, type Logger } from 'pino';
 import type { AppConfig } from '../config/config.js';
+import { requestLogFields } from './request-log.js';
 
 /**
  * Always redacted, whatever LOG_REDACT_PATHS adds: the credentials a request carries in its
@@ -16,29 +17,6 @@ export const DEFAULT_REDACT_PATHS: readonly string[] = [
 
 /** Written in place of a redacted value. */
 export const REDACTED = '[redacted]';
-
-export interface SerializedRequest {
-  readonly method: string;
-  /** The path only: query strings may carry signed-link signatures. */
-  readonly url: string;
-  readonly headers: Record<string, unknown>;
-  readonly remoteAddress?: string;
-}
-
-/**
- * pino-http hands this its standard request object. Only the method, the path (bounded), the
- * headers (redacted above) and the peer address are kept; the query string and the body never.
- */
-export function serializeRequest(request: { method?: string; url?: string; headers?: Record<string, unknown>; remoteAddress?: string }): SerializedRequest {
-  const url = request.url ?? '';
-  const query = url.indexOf('?');
-  return {
-    method: request.method ?? '',
-    url: (query === -1 ? url : url.slice(0, query)).slice(0, 256),
-    headers: { ...request.headers },
-    remoteAddress: request.remoteAddress,
-  };
-}
 
 /**
  * Errors keep their type, message, code and stack, not their other own properties: a pg error's
@@ -64,6 +42,8 @@ export function createLogger(config: AppConfig, destination?: DestinationStream)
       redact: { paths: [...DEFAULT_REDACT_PATHS, ...config.operations.logRedactPaths], censor: REDACTED },
       serializers: { err: serializeError, error: serializeError },
       formatters: { level: (label) => ({ level: label }) },
+      // A line written while a request is handled names it (request-log.ts); outside requests, nothing is added.
+      mixin: () => requestLogFields() ?? {},
     },
     destination ?? pino.destination({ dest: 1, sync: false }),
   );

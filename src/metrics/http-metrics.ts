@@ -9,10 +9,11 @@ export const METRICS_PATH = '/metrics';
  * client puts in it. Requests that match no route are counted as `unmatched`.
  */
 export function instrumentHttp(fastify: FastifyInstance): void {
-  fastify.addHook('onResponse', async (request, reply) => {
+  fastify.addHook('onResponse', (request, reply, done) => {
     const labels = { method: methodLabel(request.method), route: request.routeOptions.url ?? 'unmatched', status: String(reply.statusCode) };
     httpRequestsTotal.inc(labels);
     httpRequestDurationSeconds.observe(labels, reply.elapsedTime / 1000);
+    done();
   });
 }
 

@@ -1,0 +1,57 @@
+import type { FastifyInstance } from 'fastify';
+import helmet, { type HelmetOptions } from 'helmet';
+
+declare module 'fastify' {
+  interface FastifyContextConfig {
+    /** A route's own security headers (helmetHeaders), instead of the API's. */
+    securityHeaders?: SecurityHeaders;
+  }
+}
+
+export type SecurityHeaders = Readonly<Record<string, string>>;
+
+/**
+ * The API answers JSON only, so its responses may load nothing, run nothing and be framed by
+ * nobody. The /docs page relaxes this on its own routes (openapi.ts).
+ */
+export const API_HELMET_OPTIONS: HelmetOptions = {
+  contentSecurityPolicy: {
+    useDefaults: false,
+    directives: { defaultSrc: ["'none'"], frameAncestors: ["'none'"], baseUri: ["'none'"], formAction: ["'none'"] },
+  },
+  crossOriginResourcePolicy: { policy: 'same-origin' },
+  frameguard: { action: 'deny' },
+};
+
+/**
+ * The headers helmet sets for these options, worked out once: with no per-request directive (no
+ * nonces, no functions) they depend on nothing in the request, so running helmet's middleware on
+ * every request (as @fastify/helmet does) would rebuild the same strings each time.
+ */
+export function helmetHeaders(options: HelmetOptions): SecurityHeaders {
+  const headers: Record<string, string> = {};
+  const response = {
+    setHeader: (name: string, value: string) => {
+      headers[name] = value;
+    },
+    removeHeader: (name: string) => {
+      delete headers[name];
+    },
+  };
+  let finished = false;
+  helmet(options)({} as never, response as never, (error?: unknown) => {
+    if (error !== undefined) throw error;
+    finished = true;
+  });
+  if (!finished) throw new Error('invariant: helmet did not set its headers synchronously');
+  return headers;
+}
+
+/** Every response gets the API's security headers, or its route's own (`config.securityHeaders`). */
+export function registerSecurityHeaders(fastify: FastifyInstance): void {
+  const api = helmetHeaders(API_HELMET_OPTIONS);
+  fastify.addHook('onRequest', (request, reply, done) => {
+    void reply.headers(request.routeOptions.config.securityHeaders ?? api);
+    done();
+  });
+}
