@@ -105,10 +105,12 @@ async function handleLedgerBatch(events: readonly RecordedEvent[], context: Proj
     if (!firsts.has(key)) firsts.set(key, { organization_id: event.data.organizationId, environment: event.data.environment, event_position: position });
   }
   // Per wallet of the batch: its last line before the batch, and whether it already has lines
-  // from the batch on (only a replay does: the checkpoint moves with the lines).
+  // from the batch on (only a replay does: the checkpoint moves with the lines). Both are reads
+  // at one end of the wallet's primary key; an `exists` over the lines from the batch on was
+  // planned as a scan of the whole ledger, a cost that grew with every line.
   const previous = await context.query<{ organization_id: string; environment: string; balance_kobo: string | null; reserved_kobo: string | null; replayed: boolean }>(
     `select b.organization_id, b.environment, p.balance_kobo, p.reserved_kobo,
-            exists (select 1 from ${ledger} l where l.organization_id = b.organization_id and l.environment = b.environment and l.event_position >= b.event_position) as replayed
+            coalesce((select max(l.event_position) from ${ledger} l where l.organization_id = b.organization_id and l.environment = b.environment) >= b.event_position, false) as replayed
      from jsonb_to_recordset($1::jsonb) as b(organization_id text, environment text, event_position bigint)
      left join lateral (
        select balance_kobo, reserved_kobo from ${ledger} l
