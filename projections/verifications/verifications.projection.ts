@@ -69,6 +69,10 @@ async function insertRequested(context: ProjectionContext, requests: readonly Re
 /**
  * Moves pending rows to their outcome (a finished row is never rewritten) and moves the counts of
  * exactly the rows that moved: -1 pending, +1 outcome. The references must be distinct.
+ * "Not finished" rather than `status = 'pending'`, so that the rows are found by their primary
+ * key: the pending condition matches the partial index `verifications_pending`, which PostgreSQL
+ * then prefers, and that index keeps an entry for every row that has left pending until vacuum
+ * removes it (tens of thousands under load: 5 ms per batch instead of a few lookups).
  */
 function finish(context: ProjectionContext, terminals: readonly Terminal[]): Promise<unknown> {
   const table = context.table('verifications');
@@ -77,7 +81,7 @@ function finish(context: ProjectionContext, terminals: readonly Terminal[]): Pro
     `with moved as (
        update ${table} v set status = t.status, result = coalesce(t.result, v.result), charged = t.charged, error_message = t.error_message, completed_at = t.completed_at
        from jsonb_to_recordset($1::jsonb) as t(${TERMINAL_COLUMNS})
-       where v.reference = t.reference and v.status = 'pending'
+       where v.reference = t.reference and v.status <> all('{found,not_found,failed}'::text[])
        returning v.organization_id, v.environment, v.scope, t.status),
      deltas as (
        select organization_id, environment, scope, status, 1 as delta from moved
