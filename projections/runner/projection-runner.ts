@@ -1,4 +1,5 @@
 import pg from 'pg';
+import { prepared } from '../../src/database/prepared.js';
 import type { EventStore, RecordedEvent, Subscription } from '../../src/event-store/event-store.port.js';
 import { applyEvents, type Projection, type ProjectionContext } from '../projection.js';
 import { LOCK_NAMESPACE, lockKeySql } from './locks.js';
@@ -50,14 +51,14 @@ export class ProjectionStoppedError extends Error {
   }
 }
 
-/** The handlers' view of one transaction: SQL on `client`, table names mapped (live or shadow). */
+/** The handlers' view of one transaction: SQL on `client` (prepared: handlers' texts are fixed per table), table names mapped (live or shadow). */
 export function projectionContext(client: pg.PoolClient | pg.Client, projection: Projection, tableName: (table: string) => string): ProjectionContext {
   return {
     table: (name) => {
       if (!projection.tables.includes(name)) throw new Error(`invariant: ${projection.name} does not own table ${name}`);
       return tableName(name);
     },
-    query: async <T>(sql: string, params?: readonly unknown[]) => (await client.query(sql, params as unknown[])).rows as T[],
+    query: async <T>(sql: string, params?: readonly unknown[]) => (await client.query(prepared(sql, params))).rows as T[],
   };
 }
 

@@ -1,4 +1,5 @@
 import type pg from 'pg';
+import { prepared } from '../../src/database/prepared.js';
 import { asDomainEvent } from '../../src/common/event.js';
 import type { Environment } from '../../src/common/environment.js';
 import { CATEGORIES, streams } from '../../src/common/streams.js';
@@ -270,8 +271,7 @@ export interface WalletBalanceRow {
 /** The read side of `wallets`: zeros for a wallet with no event yet. */
 export async function readWalletBalance(pool: pg.Pool, organizationId: string, environment: Environment): Promise<WalletBalanceRow> {
   const { rows } = await pool.query<{ balance_kobo: string; reserved_kobo: string }>(
-    'select balance_kobo, reserved_kobo from wallets where organization_id = $1 and environment = $2',
-    [organizationId, environment],
+    prepared('select balance_kobo, reserved_kobo from wallets where organization_id = $1 and environment = $2', [organizationId, environment]),
   );
   const balanceKobo = Number(rows[0]?.balance_kobo ?? 0);
   const reservedKobo = Number(rows[0]?.reserved_kobo ?? 0);

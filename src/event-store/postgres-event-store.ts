@@ -1,5 +1,6 @@
 import pg from 'pg';
 import { isConnectionError } from '../database/connection-errors.js';
+import { prepared } from '../database/prepared.js';
 import {
   type AppendResult,
   assertAppendable,
@@ -545,9 +546,10 @@ export class PostgresEventStore implements EventStore {
     await listener?.end().catch(() => undefined);
   }
 
+  /** Every read's text is fixed for its shape (direction, bounds, filter), so each is a prepared statement. */
   private async query<T extends pg.QueryResultRow>(text: string, params: unknown[]): Promise<T[]> {
     try {
-      return (await this.pool.query<T>(text, params)).rows;
+      return (await this.pool.query<T>(prepared(text, params))).rows;
     } catch (error) {
       if (isConnectionError(error)) throw unreachable(error);
       throw error;

@@ -2,6 +2,7 @@ import { Inject } from '@nestjs/common';
 import { QueryHandler, type IQueryHandler } from '@nestjs/cqrs';
 import type pg from 'pg';
 import { NotFound, ValidationFailed, type FieldError } from '../common/errors.js';
+import { prepared } from '../database/prepared.js';
 import { PG_POOL } from '../core.module.js';
 import { Portraits } from '../portraits/portraits.service.js';
 import { isScope, SCOPES } from '../scopes/scopes.js';
@@ -30,11 +31,9 @@ export class GetVerificationHandler implements IQueryHandler<GetVerification, Ve
 
   async execute({ key, reference, linkBase }: GetVerification): Promise<VerificationView> {
     if (!REFERENCE_PATTERN.test(reference)) throw new NotFound('No verification with this reference');
-    const { rows } = await this.pool.query<VerificationRow>('select * from verifications where reference = $1 and organization_id = $2 and environment = $3', [
-      reference,
-      key.organizationId,
-      key.environment,
-    ]);
+    const { rows } = await this.pool.query<VerificationRow>(
+      prepared('select * from verifications where reference = $1 and organization_id = $2 and environment = $3', [reference, key.organizationId, key.environment]),
+    );
     let view: VerificationView;
     if (rows[0] !== undefined && rows[0].status !== 'pending') {
       view = viewFromRow(rows[0]);
