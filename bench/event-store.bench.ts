@@ -292,8 +292,8 @@ async function findPgbench(): Promise<string | undefined> {
 }
 
 /**
- * The adapter's statement, `select next_revision, last_position from append_events($1..$6)`, with
- * a fresh stream per transaction (client id and a 63-bit random number), a new event id from
+ * The adapter's statement, `select next_revision, last_position from append_events($1, $2, $3)`,
+ * with a fresh stream per transaction (client id and a 63-bit random number), a new event id from
  * gen_random_uuid(), and data and metadata of the same shape and size as the adapter's, passed as
  * parameters like the adapter's (pgbench -D variables: a JSON literal in the script itself would
  * be mangled, since pgbench reads `:name` inside quotes as a variable).
@@ -302,7 +302,7 @@ function pgbenchScript(): { script: string; variables: string[] } {
   const sample = verificationRequested(0, 0);
   const script = [
     '\\set n random(1, 9000000000000000000)',
-    "select next_revision, last_position from append_events('pgbench-' || :client_id || '-' || :n, -1, array[gen_random_uuid()], array[:type], array[:data::jsonb], array[:metadata::jsonb]);",
+    "select next_revision, last_position from append_events('pgbench-' || :client_id || '-' || :n, -1, jsonb_build_array(jsonb_build_object('id', gen_random_uuid(), 'type', :type::text, 'data', :data::jsonb, 'metadata', :metadata::jsonb)));",
     '',
   ].join('\n');
   const variables = ['-D', `type=${sample.type}`, '-D', `data=${JSON.stringify(sample.data)}`, '-D', `metadata=${JSON.stringify(sample.metadata)}`];

@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import pg from 'pg';
 import { isConnectionError } from '../database/connection-errors.js';
 import { prepared } from '../database/prepared.js';
@@ -36,6 +37,12 @@ const PENDING_POLL_MS = 10;
  */
 const LIVE_READ_SPACING_MS = 20;
 const RETRY_BACKOFF_MAX_MS = 5_000;
+/**
+ * Other processes' subscriptions learn of this store's appends by a NOTIFY sent after they commit,
+ * at most one per this interval however many appends it covers (one NOTIFY statement costs a round
+ * trip). Their fallback, should one be lost, is IDLE_POLL_MS.
+ */
+const NOTIFY_INTERVAL_MS = 5;
 /** How long a readAll waits for the events committed before it to become visible, and how often it looks. */
 const READ_ALL_WAIT_MS = 1_000;
 const READ_ALL_POLL_MS = 2;
@@ -103,6 +110,14 @@ function filterSql(filter: EventFilter | undefined, params: unknown[]): string {
   return ` and (split_part(stream_id, '-', 1) = any($${params.length - 1}::text[]) or type = any($${params.length}::text[]))`;
 }
 
+/**
+ * The events of an append (or of a group commit, in batch order) as the append functions take them:
+ * one JSON array, serialised in one go (migration 1732250000008).
+ */
+function eventsJson(events: readonly EventToAppend[]): string {
+  return JSON.stringify(events.map((event) => ({ id: event.id, type: event.type, data: event.data, metadata: event.metadata ?? {} })));
+}
+
 const unreachable = (cause: unknown) => new EventStoreUnavailableError('the PostgreSQL event log is unreachable', { cause });
 
 /** The filter of filterSql, in memory. */
@@ -136,6 +151,9 @@ export class PostgresEventStore implements EventStore {
   /** The newest position this store appended that a readAll has not yet seen visible (read-your-writes). */
   private newestOwnAppend: bigint | undefined;
   private batchesInFlight = 0;
+  private notifyTimer: NodeJS.Timeout | undefined;
+  /** Sent with this store's notifications, so that its own listener can tell them from other processes'. */
+  private readonly instanceId = randomUUID();
 
   constructor(options: PostgresEventStoreOptions) {
     this.pool = options.pool;
@@ -147,7 +165,7 @@ export class PostgresEventStore implements EventStore {
    * being written waits for one of them and is then written with every other append waiting by then,
    * in one transaction (append_event_batch), each append keeping its own expected revision and
    * atomicity. Alone, an append is written at once on its own (append_events): no added latency when
-   * idle, one commit and one notification for many appends under load.
+   * idle, one commit for many appends under load.
    */
   async append(streamId: string, events: readonly EventToAppend[], options: { expectedRevision: ExpectedRevision }): Promise<AppendResult> {
     assertAppendable(streamId, events, options.expectedRevision);
@@ -184,18 +202,9 @@ export class PostgresEventStore implements EventStore {
 
   private async appendOne(streamId: string, events: readonly EventToAppend[], expectedRevision: ExpectedRevision): Promise<AppendResult> {
     try {
-      const result = await this.pool.query<{ next_revision: string; last_position: string }>({
-        name: 'append_events',
-        text: 'select next_revision, last_position from append_events($1, $2, $3, $4, $5, $6)',
-        values: [
-          streamId,
-          expectedCode(expectedRevision).toString(),
-          events.map((event) => event.id),
-          events.map((event) => event.type),
-          events.map((event) => event.data),
-          events.map((event) => event.metadata ?? {}),
-        ],
-      });
+      const result = await this.pool.query<{ next_revision: string; last_position: string }>(
+        prepared('select next_revision, last_position from append_events($1, $2, $3)', [streamId, expectedCode(expectedRevision).toString(), eventsJson(events)]),
+      );
       const row = result.rows[0];
       this.appended(BigInt(row.last_position));
       return { nextExpectedRevision: BigInt(row.next_revision), position: BigInt(row.last_position) };
@@ -223,20 +232,15 @@ export class PostgresEventStore implements EventStore {
   private async appendBatch(batch: readonly PendingAppend[]): Promise<void> {
     let rows: { next_revision: string | null; last_position: string; actual: string | null }[];
     try {
-      const result = await this.pool.query<{ next_revision: string | null; last_position: string; actual: string | null }>({
-        name: 'append_event_batch',
-        text: 'select next_revision, last_position, actual from append_event_batch($1, $2, $3, $4, $5, $6, $7, $8)',
-        values: [
+      const result = await this.pool.query<{ next_revision: string | null; last_position: string; actual: string | null }>(
+        prepared('select next_revision, last_position, actual from append_event_batch($1, $2, $3, $4, $5)', [
           batch.map((pending) => pending.streamId),
           batch.map((pending) => expectedCode(pending.expectedRevision).toString()),
           batch.map((pending) => pending.events.length),
           batch.flatMap((pending, index) => pending.events.map(() => index + 1)),
-          batch.flatMap((pending) => pending.events.map((event) => event.id)),
-          batch.flatMap((pending) => pending.events.map((event) => event.type)),
-          batch.flatMap((pending) => pending.events.map((event) => event.data)),
-          batch.flatMap((pending) => pending.events.map((event) => event.metadata ?? {})),
-        ],
-      });
+          eventsJson(batch.flatMap((pending) => pending.events)),
+        ]),
+      );
       rows = result.rows;
     } catch (error) {
       if (isConnectionError(error)) {
@@ -494,7 +498,10 @@ export class PostgresEventStore implements EventStore {
     if (this.listener !== undefined || this.closed) return;
     this.listenerConnecting ??= (async () => {
       const client = new pg.Client({ connectionString: this.connectionString });
-      client.on('notification', () => this.wakeAll());
+      // This store's own appends have woken its subscriptions already.
+      client.on('notification', (message) => {
+        if (message.payload !== this.instanceId) this.wakeAll();
+      });
       client.on('error', () => {
         // Drop it; the next poll reconnects. Polling covers what is missed meanwhile.
         if (this.listener === client) this.listener = undefined;
@@ -515,13 +522,23 @@ export class PostgresEventStore implements EventStore {
   }
 
   /**
-   * After an append: remembers its position for read-your-writes, and wakes this store's own
-   * subscriptions at once; other processes' wake on the NOTIFY that the append sends inside its
-   * transaction.
+   * After an append has committed: remembers its position for read-your-writes, wakes this store's
+   * own subscriptions at once, and has other processes' woken by a NOTIFY within
+   * NOTIFY_INTERVAL_MS. The NOTIFY is not sent inside the append's transaction: a notifying
+   * transaction holds a database-wide lock through its commit, which made appends commit one at a
+   * time (migration 1732250000008).
    */
   private appended(position: bigint): void {
     if (position > (this.newestOwnAppend ?? 0n)) this.newestOwnAppend = position;
     this.wakeAll();
+    if (this.notifyTimer === undefined && !this.closed) {
+      this.notifyTimer = setTimeout(() => {
+        this.notifyTimer = undefined;
+        // Best effort: a lost notification costs the other processes at most their poll interval.
+        this.pool.query(prepared(`select pg_notify('${NOTIFY_CHANNEL}', $1)`, [this.instanceId])).catch(() => undefined);
+      }, NOTIFY_INTERVAL_MS);
+      this.notifyTimer.unref();
+    }
   }
 
   private wakeAll(): void {
@@ -540,6 +557,7 @@ export class PostgresEventStore implements EventStore {
 
   async close(): Promise<void> {
     this.closed = true;
+    clearTimeout(this.notifyTimer);
     this.wakeAll();
     const listener = this.listener;
     this.listener = undefined;

@@ -50,7 +50,7 @@ describe('PostgreSQL event log specifics', () => {
     try {
       // The slow transaction appends first but commits last.
       await slow.query('begin');
-      await slow.query(`select * from append_events($1, -1, $2::uuid[], array['Slow'], array['{}'::jsonb], array['{}'::jsonb])`, [`gap-slow`, [randomUUID()]]);
+      await slow.query(`select * from append_events($1, -1, $2)`, [`gap-slow`, JSON.stringify([{ id: randomUUID(), type: 'Slow', data: {}, metadata: {} }])]);
       await store.append('gap-fast', [{ id: randomUUID(), type: 'Fast', data: {} }], { expectedRevision: 'no_stream' });
 
       const subscription = store.subscribeToAll({ fromPosition: from, filter: { streamCategories: ['gap'] } });

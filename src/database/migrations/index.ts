@@ -6,6 +6,7 @@ import { RateLimits1732250000005 } from '../../../projections/migrations/1732250
 import { AdvanceCheckpoint1732250000007 } from '../../../projections/migrations/1732250000007-advance-checkpoint.js';
 import { EventLog1732250000000 } from './1732250000000-event-log.js';
 import { AppendEventBatch1732250000006 } from './1732250000006-append-event-batch.js';
+import { AppendJson1732250000008 } from './1732250000008-append-json.js';
 
 /** Every migration, in order. Features add theirs here. */
 export const MIGRATIONS = [
@@ -17,4 +18,5 @@ export const MIGRATIONS = [
   RateLimits1732250000005,
   AppendEventBatch1732250000006,
   AdvanceCheckpoint1732250000007,
+  AppendJson1732250000008,
 ];
