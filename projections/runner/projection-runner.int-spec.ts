@@ -1,5 +1,5 @@
 import { describe, expect, it } from '@jest/globals';
-import { expectedLagEvents, useTestEventStore } from '../../test/support/event-store.js';
+import { expectedLagEvents, testEventStoreKind, useTestEventStore } from '../../test/support/event-store.js';
 import { readProjectionStatus } from '../status/projection-status.js';
 import { actualCounts, appendCounted, checkpointOf, countingProjection, createCountingTable, expectedCounts, waitUntil } from './counting.projection.testing.js';
 import { ProjectionRunner, ProjectionStoppedError } from './projection-runner.js';
@@ -24,6 +24,32 @@ describe('Given a backlog of 1,200 events', () => {
     expect(batches.length).toBeLessThan(40);
     expect(await actualCounts(db.pool, projection.table)).toEqual(await expectedCounts(db.store, projection.category));
     expect(await checkpointOf(db.pool, 'batching')).toMatchObject({ state: 'running', eventsProcessed: 1_200, position: head });
+  });
+});
+
+describe('When one read brings several events while the runner is live', () => {
+  it('applies them in one batch, not the first alone and then the rest', async () => {
+    const projection = countingProjection('burst');
+    await createCountingTable(db.pool, projection);
+    const batches: number[] = [];
+    const runner = new ProjectionRunner(db.pool, db.store, projection, { maxBatch: 100, maxAttempts: 3, onBatch: ({ size }) => batches.push(size) });
+    runner.start();
+    const first = await appendCounted(db.store, projection.category, { streams: 1, perStream: 1 });
+    await waitUntil(async () => (await checkpointOf(db.pool, 'burst'))?.position === first, 10_000, 'the first event');
+    // One append: one transaction, visible and read together.
+    const head = await appendCounted(db.store, projection.category, { streams: 1, perStream: 25, firstStream: 1 });
+    await waitUntil(async () => (await checkpointOf(db.pool, 'burst'))?.position === head, 10_000, 'the 25 events');
+    await runner.stop();
+
+    expect(await actualCounts(db.pool, projection.table)).toEqual({ 'burst-0': 1, 'burst-1': 25 });
+    expect(batches.reduce((sum, size) => sum + size, 0)).toBe(26);
+    if (testEventStoreKind() === 'postgres') {
+      expect(batches).toEqual([1, 25]);
+    } else {
+      // The EventStoreDB test server (a process of its own) streams a read in gRPC frames that can
+      // arrive further apart than the runner waits for them: not event by event, at most a few batches.
+      expect(batches.length).toBeLessThanOrEqual(5);
+    }
   });
 });
 

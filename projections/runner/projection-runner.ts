@@ -29,6 +29,9 @@ export interface ProjectionRunnerOptions {
 
 export const DEFAULT_RUNNER_OPTIONS: ProjectionRunnerOptions = { maxBatch: 500, maxAttempts: 5 };
 const MAX_RETRY_DELAY_MS = 5_000;
+/** See ProjectionRunner.gather: how long the queue must stay still, and the most a live batch waits for it. */
+const GATHER_QUIET_MS = 1;
+const GATHER_MAX_MS = 10;
 const MAX_ERROR_LENGTH = 2_000;
 
 /** The checkpoint row no longer holds the position this runner started its batch from: someone else (a rebuild's swap) moved it. */
@@ -204,6 +207,7 @@ export class ProjectionRunner {
           wakeApplier = undefined;
           continue;
         }
+        await this.gather(queue);
         const batch = queue.splice(0, this.options.maxBatch);
         wakePump?.();
         if (batch[0].position <= position) throw new Error(`invariant: ${this.projection.name} received position ${batch[0].position} after ${position}`);
@@ -219,6 +223,24 @@ export class ProjectionRunner {
       await pump;
     }
     if (pumpError !== undefined && !this.stopped) throw pumpError;
+  }
+
+  /**
+   * Lets the read that woke the applier finish queueing before a batch is taken. A subscription
+   * hands its events over one at a time (PostgreSQL: a read's events a microtask apart;
+   * EventStoreDB: as the gRPC frames arrive): a batch taken at the first would hold it alone, and
+   * each live batch costs its own transaction (measured: 270 live batches a second at 500 checks/s,
+   * most of one event, and 0.7 ms of the worker's CPU per check, against 0.12 ms gathered).
+   * Waits while the queue still grows, GATHER_QUIET_MS at a time, at most GATHER_MAX_MS, and not
+   * at all once a full batch is waiting.
+   */
+  private async gather(queue: readonly RecordedEvent[]): Promise<void> {
+    const deadline = performance.now() + GATHER_MAX_MS;
+    let seen = -1;
+    while (queue.length !== seen && queue.length < this.options.maxBatch && performance.now() < deadline && !this.stopped) {
+      seen = queue.length;
+      await new Promise<void>((resolveWait) => setTimeout(resolveWait, GATHER_QUIET_MS));
+    }
   }
 
   private async applyBatch(batch: RecordedEvent[], from: bigint): Promise<bigint> {
