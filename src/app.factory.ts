@@ -48,6 +48,9 @@ export async function createApp(runtime: Runtime, options: CreateAppOptions = {}
     frameworkErrors: frameworkErrorHandler,
     routerOptions: { maxParamLength: 200 },
     trustProxy: false,
+    // No Nest middleware: request logging and security headers are Fastify hooks, so the Express
+    // middleware layer (@fastify/middie) need not run on every request.
+    skipMiddie: true,
     // A caller's X-Request-Id is kept when it is a plain token, so its logs and ours line up.
     // The same id is every log line's requestId (request-log.ts) and every event's correlation id.
     genReqId: (request: IncomingMessage) => {

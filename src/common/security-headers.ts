@@ -31,11 +31,12 @@ export const API_HELMET_OPTIONS: HelmetOptions = {
 export function helmetHeaders(options: HelmetOptions): SecurityHeaders {
   const headers: Record<string, string> = {};
   const response = {
+    // Lower case, as Fastify keeps header names (it lowers each name it is given).
     setHeader: (name: string, value: string) => {
-      headers[name] = value;
+      headers[name.toLowerCase()] = value;
     },
     removeHeader: (name: string) => {
-      delete headers[name];
+      delete headers[name.toLowerCase()];
     },
   };
   let finished = false;

@@ -162,12 +162,14 @@ export class RunVerificationHandler implements ICommandHandler<RunVerification, 
     try {
       return await Promise.race([provider.verify(scope, input, { timeoutMs, signal: controller.signal }), timedOut]);
     } catch {
+      // Whatever the provider still has under way is cancelled. (After an answer nothing is, and
+      // aborting anyway would build a DOMException, stack and all, for every check.)
+      controller.abort();
       // The provider's error may quote the request: never log it, only that it happened.
       this.logger.warn(`Provider ${provider.name} threw on a ${scope} check`);
       return { outcome: 'failed', reasonCode: 'provider_error', retryable: true };
     } finally {
       clearTimeout(timer);
-      controller.abort();
     }
   }
 
