@@ -42,9 +42,10 @@ const RETRY_BACKOFF_MAX_MS = 5_000;
 /**
  * Other processes' subscriptions learn of this store's appends by a NOTIFY sent after they commit,
  * at most one per this interval however many appends it covers (one NOTIFY statement costs a round
- * trip). Their fallback, should one be lost, is IDLE_POLL_MS.
+ * trip). Half the live read spacing: a subscription under load reads no more often than that anyway.
+ * Their fallback, should one be lost, is IDLE_POLL_MS.
  */
-const NOTIFY_INTERVAL_MS = 5;
+const NOTIFY_INTERVAL_MS = 25;
 /** How long a readAll waits for the events committed before it to become visible, and how often it looks. */
 const READ_ALL_WAIT_MS = 1_000;
 const READ_ALL_POLL_MS = 2;
