@@ -21,13 +21,15 @@ import { cpus, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
 import { freePort } from '../src/database/embedded-postgres.js';
-import { pacedLoad } from './paced-load.js';
+import { pacedLoad, type PacedLoadOptions, type PacedLoadResult } from './paced-load.js';
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 30);
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 100);
 const LIST_ROWS = Number(process.env.BENCH_LIST_ROWS ?? 100_000);
 /** BENCH_WARMUP_SECONDS: how long the POST warm-up runs (paced at half the POST rate). */
 const WARMUP_SECONDS = Number(process.env.BENCH_WARMUP_SECONDS ?? 10);
+/** BENCH_SERIES=1: print each paced phase's latency second by second (p50, p99, max), to see what made its tail. */
+const SERIES = process.env.BENCH_SERIES === '1';
 /** BENCH_ONLY=post or list: run only that route's phases (for profiling one of them). */
 const ONLY = process.env.BENCH_ONLY ?? '';
 /** BENCH_POST_RATE: the paced POST phase's rate (default 600/s, the target's); lower it to compare changes on a slower machine. */
@@ -39,6 +41,17 @@ if (!['', 'post', 'list'].includes(ONLY)) throw new Error('BENCH_ONLY must be po
 const skipped: Omit<Result, 'name'> = { requestsPerSecond: NaN, p50Ms: NaN, p99Ms: NaN, non2xx: 0, errors: 0, total: 0 };
 
 const log = (line: string) => process.stderr.write(`[bench:api] ${line}\n`);
+
+/** A paced phase (see paced-load.ts), its per-second figures printed under BENCH_SERIES=1. */
+async function paced(options: PacedLoadOptions): Promise<PacedLoadResult> {
+  const result = await pacedLoad(options);
+  if (SERIES) {
+    for (const { second, p50Ms, p99Ms, maxMs } of result.perSecond) {
+      log(`  second ${String(second).padStart(3)}: p50 ${p50Ms.toFixed(1)} ms, p99 ${p99Ms.toFixed(1)} ms, max ${maxMs.toFixed(1)} ms`);
+    }
+  }
+  return result;
+}
 
 interface Result {
   name: string;
@@ -146,7 +159,7 @@ async function main(): Promise<void> {
     // Warm-up: JIT, pools, caches. Paced at half the target rate, long enough for the hot path to
     // be compiled by the optimising tier (the first seconds of a cold process run several times slower).
     log(`warm-up: POST /v1/nin paced at ${Math.round(POST_RATE / 2)} requests/s for ${WARMUP_SECONDS} s`);
-    if (WARMUP_SECONDS > 0) await pacedLoad({ ...check, ratePerSecond: Math.round(POST_RATE / 2), seconds: WARMUP_SECONDS, connections: CONNECTIONS });
+    if (WARMUP_SECONDS > 0) await paced({ ...check, ratePerSecond: Math.round(POST_RATE / 2), seconds: WARMUP_SECONDS, connections: CONNECTIONS });
 
     // The target ("600/s at p99 <= 50 ms") is a latency at a rate: with 100 connections in a closed
     // loop, latency is connections / throughput (Little's law), so it is measured open-loop, with
@@ -157,33 +170,35 @@ async function main(): Promise<void> {
     if (ONLY !== 'list') log(`POST /v1/nin paced at ${POST_RATE} requests/s (open loop), at most ${CONNECTIONS} connections, ${SECONDS} s`);
     const postAtRate = {
       name: `POST /v1/nin (found), paced at ${POST_RATE}/s`,
-      ...(ONLY === 'list' ? skipped : await pacedLoad({ ...check, ratePerSecond: POST_RATE, seconds: SECONDS, connections: CONNECTIONS })),
+      ...(ONLY === 'list' ? skipped : await paced({ ...check, ratePerSecond: POST_RATE, seconds: SECONDS, connections: CONNECTIONS })),
     };
 
     if (ONLY !== 'list' && POST_CLOSED) log(`POST /v1/nin, ${CONNECTIONS} connections, ${SECONDS} s`);
     const post = ONLY === 'list' || !POST_CLOSED ? { name: 'POST /v1/nin (found)', ...skipped } : await run('POST /v1/nin (found)', { ...check, connections: CONNECTIONS, duration: SECONDS });
 
-    log(`seeding ${LIST_ROWS.toLocaleString()} verifications into the read model`);
-    const { password } = JSON.parse(await readFile(join(dataDir, 'pg.json'), 'utf8')) as { password: string };
-    const db = new pg.Client({ connectionString: `postgres://postgres:${encodeURIComponent(password)}@127.0.0.1:${pgPort}/ledger` });
-    await db.connect();
-    const keyId = (await db.query<{ id: string }>('select id from api_keys where organization_id = $1 limit 1', [organizationId])).rows[0].id;
-    await db.query(
-      `insert into verifications (reference, organization_id, environment, key_id, scope, category, country_code, status, request, result, error_message, price_kobo, charged, created_at, completed_at)
-       select 'vrf_BENCH' || lpad(g::text, 17, '0'), $1, 'test', $2, (array['nin','bvn','phone'])[1 + g % 3], 'kyc', 'NG',
-              (array['found','not_found','failed'])[1 + g % 3], '{"nin":"12345678905"}', '{}', null, 10000, g % 3 <> 2,
-              now() - (g || ' seconds')::interval, now() - (g || ' seconds')::interval
-       from generate_series(1, $3::int) g`,
-      [organizationId, keyId, LIST_ROWS],
-    );
-    // Rows seeded straight into the table bypass the projection, so its counts (the list's total) are seeded too.
-    await db.query(
-      `insert into verification_counts (organization_id, environment, scope, status, count)
-       select organization_id, environment, scope, status, count(*) from verifications where reference like 'vrf_BENCH%' group by 1, 2, 3, 4
-       on conflict (organization_id, environment, scope, status) do update set count = verification_counts.count + excluded.count`,
-    );
-    await db.query('analyze verifications');
-    await db.end();
+    if (ONLY !== 'post') {
+      log(`seeding ${LIST_ROWS.toLocaleString()} verifications into the read model`);
+      const { password } = JSON.parse(await readFile(join(dataDir, 'pg.json'), 'utf8')) as { password: string };
+      const db = new pg.Client({ connectionString: `postgres://postgres:${encodeURIComponent(password)}@127.0.0.1:${pgPort}/ledger` });
+      await db.connect();
+      const keyId = (await db.query<{ id: string }>('select id from api_keys where organization_id = $1 limit 1', [organizationId])).rows[0].id;
+      await db.query(
+        `insert into verifications (reference, organization_id, environment, key_id, scope, category, country_code, status, request, result, error_message, price_kobo, charged, created_at, completed_at)
+         select 'vrf_BENCH' || lpad(g::text, 17, '0'), $1, 'test', $2, (array['nin','bvn','phone'])[1 + g % 3], 'kyc', 'NG',
+                (array['found','not_found','failed'])[1 + g % 3], '{"nin":"12345678905"}', '{}', null, 10000, g % 3 <> 2,
+                now() - (g || ' seconds')::interval, now() - (g || ' seconds')::interval
+         from generate_series(1, $3::int) g`,
+        [organizationId, keyId, LIST_ROWS],
+      );
+      // Rows seeded straight into the table bypass the projection, so its counts (the list's total) are seeded too.
+      await db.query(
+        `insert into verification_counts (organization_id, environment, scope, status, count)
+         select organization_id, environment, scope, status, count(*) from verifications where reference like 'vrf_BENCH%' group by 1, 2, 3, 4
+         on conflict (organization_id, environment, scope, status) do update set count = verification_counts.count + excluded.count`,
+      );
+      await db.query('analyze verifications');
+      await db.end();
+    }
 
     if (ONLY !== 'post') log(`GET /v1/verifications, ${CONNECTIONS} connections, ${SECONDS} s`);
     const list = ONLY === 'post' ? { name: 'GET /v1/verifications', ...skipped } : await run('GET /v1/verifications', { url: `${baseUrl}/v1/verifications`, headers: { 'x-service-key': key }, connections: CONNECTIONS, duration: SECONDS });
@@ -192,7 +207,7 @@ async function main(): Promise<void> {
     if (ONLY !== 'post') log(`GET /v1/verifications paced at 1,000 requests/s (open loop), ${SECONDS} s`);
     const listAtRate = {
       name: 'GET /v1/verifications, paced at 1,000/s',
-      ...(ONLY === 'post' ? skipped : await pacedLoad({ url: `${baseUrl}/v1/verifications`, method: 'GET', headers: { 'x-service-key': key }, ratePerSecond: 1_000, seconds: SECONDS, connections: CONNECTIONS })),
+      ...(ONLY === 'post' ? skipped : await paced({ url: `${baseUrl}/v1/verifications`, method: 'GET', headers: { 'x-service-key': key }, ratePerSecond: 1_000, seconds: SECONDS, connections: CONNECTIONS })),
     };
     const rssMb = peakRssMb(child.pid as number);
 

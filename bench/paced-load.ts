@@ -34,6 +34,8 @@ export interface PacedLoadResult {
   readonly non2xx: number;
   readonly errors: number;
   readonly total: number;
+  /** Per second of the run (by the requests' due times): p50, p99 and max latency, to find what made a tail. */
+  readonly perSecond: readonly { readonly second: number; readonly p50Ms: number; readonly p99Ms: number; readonly maxMs: number }[];
 }
 
 /** A request with no answer after this long counts as an error and its connection is replaced. */
@@ -108,6 +110,8 @@ export async function pacedLoad(options: PacedLoadOptions): Promise<PacedLoadRes
   const total = Math.round(options.ratePerSecond * options.seconds);
   const intervalMs = 1000 / options.ratePerSecond;
   const latencies = new Float64Array(total);
+  /** Each answer's due time (ms after the start), in the order of latencies. */
+  const dueOffsets = new Float64Array(total);
   let recorded = 0;
   let non2xx = 0;
   let errors = 0;
@@ -123,7 +127,8 @@ export async function pacedLoad(options: PacedLoadOptions): Promise<PacedLoadRes
 
   const record = (dueAt: number, ok: boolean, status: number) => {
     const now = performance.now();
-    latencies[recorded++] = now - dueAt;
+    latencies[recorded] = now - dueAt;
+    dueOffsets[recorded++] = dueAt - startedAt;
     if (!ok) errors += 1;
     else if (status < 200 || status > 299) non2xx += 1;
     lastAnswerAt = now;
@@ -213,15 +218,24 @@ export async function pacedLoad(options: PacedLoadOptions): Promise<PacedLoadRes
   });
   for (const connection of connections) connection.close();
 
+  const seconds: number[][] = [];
+  for (let i = 0; i < recorded; i += 1) (seconds[Math.floor(dueOffsets[i] / 1000)] ??= []).push(latencies[i]);
   const sorted = latencies.subarray(0, recorded).sort();
-  const at = (quantile: number) => sorted[Math.min(sorted.length - 1, Math.floor(quantile * sorted.length))] ?? NaN;
   return {
     requestsPerSecond: recorded / ((lastAnswerAt - startedAt) / 1000),
-    p50Ms: at(0.5),
-    p99Ms: at(0.99),
+    p50Ms: quantile(sorted, 0.5),
+    p99Ms: quantile(sorted, 0.99),
     maxMs: sorted.at(-1) ?? NaN,
     non2xx,
     errors,
     total: recorded,
+    perSecond: seconds.map((values, second) => {
+      const inSecond = Float64Array.from(values).sort();
+      return { second, p50Ms: quantile(inSecond, 0.5), p99Ms: quantile(inSecond, 0.99), maxMs: inSecond.at(-1) ?? NaN };
+    }),
   };
+}
+
+function quantile(sorted: Float64Array, q: number): number {
+  return sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))] ?? NaN;
 }
