@@ -12,7 +12,7 @@ import type { MigrationInterface, QueryRunner } from 'typeorm';
  *    when it commits and holds it until its commit is on disk, so every appending transaction
  *    committed one after another and two group commits in flight could not share a WAL flush.
  *    The store announces appends after they commit (PostgresEventStore: at once to its own
- *    subscriptions, by one NOTIFY at most every few milliseconds to other processes').
+ *    subscriptions, by one NOTIFY at most every NOTIFY_INTERVAL_MS to other processes').
  */
 export class AppendJson1732250000008 implements MigrationInterface {
   name = 'AppendJson1732250000008';
