@@ -42,6 +42,13 @@ const skipped: Omit<Result, 'name'> = { requestsPerSecond: NaN, p50Ms: NaN, p99M
 
 const log = (line: string) => process.stderr.write(`[bench:api] ${line}\n`);
 
+/** A phase that `runs`, announced by `announcement`, or, when it does not, its row of no figures. */
+async function phase(name: string, runs: boolean, announcement: string, measure: () => Promise<Omit<Result, 'name'>>): Promise<Result> {
+  if (!runs) return { name, ...skipped };
+  log(announcement);
+  return { ...(await measure()), name };
+}
+
 /** A paced phase (see paced-load.ts), its per-second figures printed under BENCH_SERIES=1. */
 async function paced(options: PacedLoadOptions): Promise<PacedLoadResult> {
   const result = await pacedLoad(options);
@@ -97,12 +104,12 @@ function peakRssMb(pid: number): number {
   }
 }
 
-function run(name: string, options: autocannon.Options): Promise<Result> {
+/** A closed loop: autocannon's connections each send their next request when the last is answered. */
+function closedLoop(options: autocannon.Options): Promise<Omit<Result, 'name'>> {
   return new Promise((resolveRun, reject) => {
     autocannon(options, (error, result) => {
       if (error) return reject(error);
       resolveRun({
-        name,
         requestsPerSecond: result.requests.average,
         p50Ms: result.latency.p50,
         p99Ms: result.latency.p99,
@@ -167,16 +174,19 @@ async function main(): Promise<void> {
     // runs first, on the warmed service in its steady state; the closed loop after it measures the
     // most the service takes, and leaves a backlog (read models behind, autovacuum due) that would
     // otherwise count against the paced phase.
-    if (ONLY !== 'list') log(`POST /v1/nin paced at ${POST_RATE} requests/s (open loop), at most ${CONNECTIONS} connections, ${SECONDS} s`);
-    const postAtRate = {
-      name: `POST /v1/nin (found), paced at ${POST_RATE}/s`,
-      ...(ONLY === 'list' ? skipped : await paced({ ...check, ratePerSecond: POST_RATE, seconds: SECONDS, connections: CONNECTIONS })),
-    };
+    const postRuns = ONLY !== 'list';
+    const listRuns = ONLY !== 'post';
+    const postAtRate = await phase(
+      `POST /v1/nin (found), paced at ${POST_RATE}/s`,
+      postRuns,
+      `POST /v1/nin paced at ${POST_RATE} requests/s (open loop), at most ${CONNECTIONS} connections, ${SECONDS} s`,
+      () => paced({ ...check, ratePerSecond: POST_RATE, seconds: SECONDS, connections: CONNECTIONS }),
+    );
+    const post = await phase('POST /v1/nin (found)', postRuns && POST_CLOSED, `POST /v1/nin, ${CONNECTIONS} connections, ${SECONDS} s`, () =>
+      closedLoop({ ...check, connections: CONNECTIONS, duration: SECONDS }),
+    );
 
-    if (ONLY !== 'list' && POST_CLOSED) log(`POST /v1/nin, ${CONNECTIONS} connections, ${SECONDS} s`);
-    const post = ONLY === 'list' || !POST_CLOSED ? { name: 'POST /v1/nin (found)', ...skipped } : await run('POST /v1/nin (found)', { ...check, connections: CONNECTIONS, duration: SECONDS });
-
-    if (ONLY !== 'post') {
+    if (listRuns) {
       log(`seeding ${LIST_ROWS.toLocaleString()} verifications into the read model`);
       const { password } = JSON.parse(await readFile(join(dataDir, 'pg.json'), 'utf8')) as { password: string };
       const db = new pg.Client({ connectionString: `postgres://postgres:${encodeURIComponent(password)}@127.0.0.1:${pgPort}/ledger` });
@@ -200,15 +210,14 @@ async function main(): Promise<void> {
       await db.end();
     }
 
-    if (ONLY !== 'post') log(`GET /v1/verifications, ${CONNECTIONS} connections, ${SECONDS} s`);
-    const list = ONLY === 'post' ? { name: 'GET /v1/verifications', ...skipped } : await run('GET /v1/verifications', { url: `${baseUrl}/v1/verifications`, headers: { 'x-service-key': key }, connections: CONNECTIONS, duration: SECONDS });
+    const list = await phase('GET /v1/verifications', listRuns, `GET /v1/verifications, ${CONNECTIONS} connections, ${SECONDS} s`, () =>
+      closedLoop({ url: `${baseUrl}/v1/verifications`, headers: { 'x-service-key': key }, connections: CONNECTIONS, duration: SECONDS }),
+    );
     // For information beside the closed loop (whose p99 is bound by Little's law: 100 connections
     // need 5,000 answers/s for a 20 ms p99): the list's latency under a steady 1,000 requests/s.
-    if (ONLY !== 'post') log(`GET /v1/verifications paced at 1,000 requests/s (open loop), ${SECONDS} s`);
-    const listAtRate = {
-      name: 'GET /v1/verifications, paced at 1,000/s',
-      ...(ONLY === 'post' ? skipped : await paced({ url: `${baseUrl}/v1/verifications`, method: 'GET', headers: { 'x-service-key': key }, ratePerSecond: 1_000, seconds: SECONDS, connections: CONNECTIONS })),
-    };
+    const listAtRate = await phase('GET /v1/verifications, paced at 1,000/s', listRuns, `GET /v1/verifications paced at 1,000 requests/s (open loop), ${SECONDS} s`, () =>
+      paced({ url: `${baseUrl}/v1/verifications`, method: 'GET', headers: { 'x-service-key': key }, ratePerSecond: 1_000, seconds: SECONDS, connections: CONNECTIONS }),
+    );
     const rssMb = peakRssMb(child.pid as number);
 
     const cpu = cpus()[0]?.model ?? 'unknown CPU';
