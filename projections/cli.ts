@@ -5,13 +5,13 @@
  *   rebuild <name...>|--all [--verify [--strict]] [--discard]
  * The database is the service's: DATABASE_URL, else the embedded cluster under DATA_DIR.
  */
-import { keepPoolClientErrorsHandled } from '../src/database/connection-errors.js';
 import 'reflect-metadata';
 import { Command, InvalidArgumentError } from 'commander';
-import pg from 'pg';
+import type pg from 'pg';
 import { ConfigError, loadConfig } from '../src/config/config.js';
 import type { Runtime } from '../src/core.module.js';
 import { runMigrations } from '../src/database/data-source.js';
+import { createPool } from '../src/database/pool.js';
 import { resolveDatabase, type ResolvedDatabase } from '../src/database/resolve-database.js';
 import { createEventStore } from '../src/event-store/create-event-store.js';
 import type { EventStore } from '../src/event-store/event-store.port.js';
@@ -46,9 +46,7 @@ async function connect(options: { poolSize?: number; logTo: 1 | 2 }): Promise<Co
   const database = await resolveDatabase(config, { log: (line) => logger.info(line) });
   await runMigrations(database.url);
   const runtime: Runtime = { config, databaseUrl: database.url, embedded: database.embedded, adminToken: undefined };
-  const pool = new pg.Pool({ connectionString: database.url, max: options.poolSize ?? config.database.poolSize, connectionTimeoutMillis: 5_000 });
-  pool.on('error', () => undefined);
-  keepPoolClientErrorsHandled(pool);
+  const pool = createPool(database.url, options.poolSize ?? config.database.poolSize);
   const store = createEventStore(runtime, pool);
   return {
     pool,

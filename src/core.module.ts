@@ -1,10 +1,10 @@
 import { AuthenticatedKeyCache } from './auth/key-cache.js';
 import { type DynamicModule, Global, Inject, Module, type OnApplicationShutdown } from '@nestjs/common';
-import pg from 'pg';
+import type pg from 'pg';
 import { DataSource } from 'typeorm';
 import type { AppConfig } from './config/config.js';
-import { keepPoolClientErrorsHandled } from './database/connection-errors.js';
 import { createDataSource } from './database/data-source.js';
+import { createPool } from './database/pool.js';
 import { createEventStore } from './event-store/create-event-store.js';
 import { EVENT_STORE, type EventStore } from './event-store/event-store.port.js';
 import { Clock, SystemClock } from './common/clock.js';
@@ -46,11 +46,7 @@ export class CoreModule implements OnApplicationShutdown {
         {
           provide: PG_POOL,
           useFactory: () => {
-            const pool = new pg.Pool({ connectionString: runtime.databaseUrl, max: runtime.config.database.poolSize, connectionTimeoutMillis: 5_000 });
-            // An idle client losing its connection must not crash the process; the next query reconnects.
-            pool.on('error', () => undefined);
-            keepPoolClientErrorsHandled(pool);
-            return pool;
+            return createPool(runtime.databaseUrl, runtime.config.database.poolSize);
           },
         },
         {

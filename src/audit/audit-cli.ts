@@ -17,8 +17,8 @@ import type { ReplaySummary } from './wallet-replay.js';
 
 /** Everything heavy (pg, the stores, TypeORM's migrations), loaded only once the arguments parsed, so a usage error answers at once. */
 async function loadKit() {
-  const [pg, progress, streams, config, migrations, database, stores, reconcile, replay] = await Promise.all([
-    import('pg'),
+  const [pool, progress, streams, config, migrations, database, stores, reconcile, replay] = await Promise.all([
+    import('../database/pool.js'),
     import('cli-progress'),
     import('../common/streams.js'),
     import('../config/config.js'),
@@ -28,7 +28,7 @@ async function loadKit() {
     import('./reconcile.js'),
     import('./wallet-replay.js'),
   ]);
-  return { pg: pg.default, cliProgress: progress.default, ...streams, ...config, ...migrations, ...database, ...stores, ...reconcile, ...replay };
+  return { ...pool, cliProgress: progress.default, ...streams, ...config, ...migrations, ...database, ...stores, ...reconcile, ...replay };
 }
 
 const EXIT_OK = 0;
@@ -121,7 +121,7 @@ function failures(summary: ReplaySummary, reconciled: ReconcileResult | undefine
 }
 
 async function audit(args: AuditArguments): Promise<number> {
-  const { pg, cliProgress, streams, loadConfig, ConfigError, resolveDatabase, runMigrations, createEventStore, reconcileWallet, lastRevisionOf, WalletReplay } = await loadKit();
+  const { createPool, cliProgress, streams, loadConfig, ConfigError, resolveDatabase, runMigrations, createEventStore, reconcileWallet, lastRevisionOf, WalletReplay } = await loadKit();
   let config;
   try {
     config = loadConfig();
@@ -134,8 +134,7 @@ async function audit(args: AuditArguments): Promise<number> {
   }
   const database = await resolveDatabase(config, { log: (line) => process.stderr.write(`${line}\n`) });
   const runtime = { config, databaseUrl: database.url, embedded: database.embedded, adminToken: undefined };
-  const pool = new pg.Pool({ connectionString: database.url, max: 4, connectionTimeoutMillis: 5_000 });
-  pool.on('error', () => undefined);
+  const pool = createPool(database.url, 4);
   const store = createEventStore(runtime, pool);
   let bar: cliProgress.SingleBar | undefined;
   try {
