@@ -9,14 +9,17 @@
  *   2. GET /v1/verifications with 100,000 verifications in the organization (rows seeded straight
  *      into the read model, as the issue allows): 100 connections in a closed loop, then, for
  *      information, paced at 1,000 requests/s.
+ *   3. The machine's floor: the list's closed loop again, against a bare node:http server that
+ *      answers every request with the bytes of one real list answer (floor-server.ts), so that a
+ *      run shows what latency the load generator and the two cores allow any endpoint at all.
  * Prints req/s, p50/p99 latency, non-2xx count and the service's peak RSS. Targets (2 cores):
  * >= 600 verifications/s at p99 <= 50 ms with no errors; list p99 <= 20 ms.
  */
 import autocannon from 'autocannon';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { readFileSync } from 'node:fs';
-import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { existsSync, readFileSync } from 'node:fs';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { cpus, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
@@ -36,6 +39,8 @@ const ONLY = process.env.BENCH_ONLY ?? '';
 const POST_RATE = Number(process.env.BENCH_POST_RATE ?? 600);
 /** BENCH_CLOSED=0: skip the POST closed loop (the maximum throughput). */
 const POST_CLOSED = process.env.BENCH_CLOSED !== '0';
+/** BENCH_FLOOR=0: skip the floor phase (the list's closed loop against a bare node:http server). */
+const FLOOR = process.env.BENCH_FLOOR !== '0';
 if (!['', 'post', 'list'].includes(ONLY)) throw new Error('BENCH_ONLY must be post or list');
 /** A phase not run: no figures (NaN), printed as skipped under the phase's own name. */
 const skipped: Omit<Result, 'name'> = { requestsPerSecond: NaN, p50Ms: NaN, p99Ms: NaN, non2xx: 0, errors: 0, total: 0 };
@@ -121,6 +126,24 @@ function closedLoop(options: autocannon.Options): Promise<Omit<Result, 'name'>> 
   });
 }
 
+/** The list's closed loop against floor-server.ts (`args`: its mode and theirs), in a process of its own as the service is. */
+async function floorLoop(path: string, headers: Record<string, string>, args: string[]): Promise<Omit<Result, 'name'>> {
+  const server = spawn(process.execPath, ['dist/bench/floor-server.js', ...args], { stdio: ['ignore', 'pipe', 'inherit'] });
+  try {
+    const port = await new Promise<number>((resolvePort, reject) => {
+      server.once('exit', (code) => reject(new Error(`the floor server exited with code ${code}`)));
+      server.stdout.once('data', (chunk: Buffer) => resolvePort(Number(chunk.toString().trim())));
+    });
+    return await closedLoop({ url: `http://127.0.0.1:${port}${path}`, headers, connections: CONNECTIONS, duration: SECONDS });
+  } finally {
+    server.removeAllListeners('exit');
+    if (server.exitCode === null) {
+      server.kill('SIGTERM');
+      await new Promise((r) => server.once('exit', r));
+    }
+  }
+}
+
 async function main(): Promise<void> {
   const dataDir = await mkdtemp(join(tmpdir(), 'ledger-bench-api-'));
   const port = await freePort();
@@ -174,6 +197,11 @@ async function main(): Promise<void> {
     // runs first, on the warmed service in its steady state; the closed loop after it measures the
     // most the service takes, and leaves a backlog (read models behind, autovacuum due) that would
     // otherwise count against the paced phase.
+    // The embedded cluster's URL as the service has it: through its Unix socket when it has one.
+    const { password } = JSON.parse(await readFile(join(dataDir, 'pg.json'), 'utf8')) as { password: string };
+    const socketDir = join(dataDir, 'run');
+    const databaseUrl = `postgres://postgres:${encodeURIComponent(password)}@127.0.0.1:${pgPort}/ledger${existsSync(join(socketDir, `.s.PGSQL.${pgPort}`)) ? `?host=${encodeURIComponent(socketDir)}` : ''}`;
+
     const postRuns = ONLY !== 'list';
     const listRuns = ONLY !== 'post';
     const postAtRate = await phase(
@@ -188,8 +216,7 @@ async function main(): Promise<void> {
 
     if (listRuns) {
       log(`seeding ${LIST_ROWS.toLocaleString()} verifications into the read model`);
-      const { password } = JSON.parse(await readFile(join(dataDir, 'pg.json'), 'utf8')) as { password: string };
-      const db = new pg.Client({ connectionString: `postgres://postgres:${encodeURIComponent(password)}@127.0.0.1:${pgPort}/ledger` });
+      const db = new pg.Client({ connectionString: databaseUrl });
       await db.connect();
       const keyId = (await db.query<{ id: string }>('select id from api_keys where organization_id = $1 limit 1', [organizationId])).rows[0].id;
       await db.query(
@@ -218,6 +245,17 @@ async function main(): Promise<void> {
     const listAtRate = await phase('GET /v1/verifications, paced at 1,000/s', listRuns, `GET /v1/verifications paced at 1,000 requests/s (open loop), ${SECONDS} s`, () =>
       paced({ url: `${baseUrl}/v1/verifications`, method: 'GET', headers: { 'x-service-key': key }, ratePerSecond: 1_000, seconds: SECONDS, connections: CONNECTIONS }),
     );
+    // The machine's floors (floor-server.ts): the same closed loop against bare node:http servers,
+    // one answering the list's bytes from memory, one running the list's statement per request.
+    const listAnswer = listRuns && FLOOR ? await fetch(`${baseUrl}/v1/verifications`, { headers: { 'x-service-key': key } }) : undefined;
+    const bodyFile = join(dataDir, 'floor-body');
+    if (listAnswer !== undefined) await writeFile(bodyFile, Buffer.from(await listAnswer.arrayBuffer()));
+    const floorStatic = await phase("floor: the list's answer from memory, bare node:http", listRuns && FLOOR, `floor: the list's answer from memory (bare node:http), ${CONNECTIONS} connections, ${SECONDS} s`, () =>
+      floorLoop('/v1/verifications', { 'x-service-key': key }, ['static', bodyFile, listAnswer?.headers.get('content-type') ?? 'application/json']),
+    );
+    const floorQuery = await phase("floor: the list's statement per request, bare node:http", listRuns && FLOOR, `floor: the list's statement per request (bare node:http and pg), ${CONNECTIONS} connections, ${SECONDS} s`, () =>
+      floorLoop('/v1/verifications', { 'x-service-key': key }, ['query', databaseUrl, organizationId, 'test']),
+    );
     const rssMb = peakRssMb(child.pid as number);
 
     const cpu = cpus()[0]?.model ?? 'unknown CPU';
@@ -229,6 +267,8 @@ async function main(): Promise<void> {
       [`${list.name}, closed loop`, list.requestsPerSecond.toFixed(0), list.p50Ms.toFixed(1), list.p99Ms.toFixed(1), String(list.non2xx + list.errors), 'p99 <= 20 ms',
         list.p99Ms <= 20 && list.non2xx + list.errors === 0 ? 'PASS' : 'MISS'],
       [listAtRate.name, listAtRate.requestsPerSecond.toFixed(0), listAtRate.p50Ms.toFixed(1), listAtRate.p99Ms.toFixed(1), String(listAtRate.non2xx + listAtRate.errors), '(for information)', ''],
+      ...[floorStatic, floorQuery].map((floor) => [`${floor.name}, closed loop`, floor.requestsPerSecond.toFixed(0), floor.p50Ms.toFixed(1), floor.p99Ms.toFixed(1), String(floor.non2xx + floor.errors),
+        "(the machine's floor: for information)", '']),
     ];
     process.stdout.write(`\nbench:api — ${cpus().length} cores, ${cpu}, Node ${process.version}, ${CONNECTIONS} connections, ${SECONDS} s each, peak RSS of the service ${rssMb.toFixed(0)} MiB\n\n`);
     process.stdout.write('| route | req/s | p50 ms | p99 ms | non-2xx + errors | target | result |\n|---|---|---|---|---|---|---|\n');

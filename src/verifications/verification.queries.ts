@@ -1,6 +1,7 @@
 import { Inject } from '@nestjs/common';
 import { QueryHandler, type IQueryHandler } from '@nestjs/cqrs';
 import type pg from 'pg';
+import type { AuthenticatedKey } from '../auth/api-key.guard.js';
 import { NotFound, ValidationFailed, type FieldError } from '../common/errors.js';
 import { prepared } from '../database/prepared.js';
 import { PG_POOL } from '../core.module.js';
@@ -48,7 +49,7 @@ export class GetVerificationHandler implements IQueryHandler<GetVerification, Ve
   }
 }
 
-interface ListFilters {
+export interface ListFilters {
   page: number;
   pageSize: number;
   scope: string | undefined;
@@ -78,39 +79,51 @@ export function parseListQuery(query: Readonly<Record<string, unknown>>): ListFi
   return { page, pageSize, scope: scope as string | undefined, status: status as string | undefined };
 }
 
-/** Most recent first, offset paging over the list indexes; a key sees only its environment's checks. */
+/** A page of the list as the answer gives it, from the rows of `listStatement`. */
+export function pageFromRows(rows: readonly (Partial<VerificationRow> & { total: string | null })[], { page, pageSize }: ListFilters): VerificationPage {
+  const total = Number(rows[0]?.total ?? 0);
+  const pageRows = rows.filter((row): row is VerificationRow & { total: string | null } => row.reference !== null && row.reference !== undefined);
+  return { data: pageRows.map(summaryFromRow), meta: { total, page, pageSize, totalPages: Math.ceil(total / pageSize) } };
+}
+
+/**
+ * The list's statement for a key's organization and environment: most recent first, offset paging
+ * over the list indexes. One round trip for the total and the page. The projection keeps the counts
+ * per scope and status: at most 40 rows to sum, whatever the size of the organization. A page past
+ * the end still gives the one row that carries the total (its verification columns null).
+ * A named (prepared) statement per filter combination: PostgreSQL parses and plans it once per
+ * connection instead of on every call, which is most of the cost of so small a query.
+ */
+export function listStatement(key: Pick<AuthenticatedKey, 'organizationId' | 'environment'>, { page, pageSize, scope, status }: ListFilters): pg.QueryConfig {
+  const conditions = ['organization_id = $1', 'environment = $2'];
+  const params: unknown[] = [key.organizationId, key.environment];
+  if (scope !== undefined) {
+    params.push(scope);
+    conditions.push(`scope = $${params.length}`);
+  }
+  if (status !== undefined) {
+    params.push(status);
+    conditions.push(`status = $${params.length}`);
+  }
+  const where = conditions.join(' and ');
+  return {
+    name: `list_verifications${scope === undefined ? '' : '_scope'}${status === undefined ? '' : '_status'}`,
+    text: `select t.total, v.* from (select sum(count) as total from verification_counts where ${where}) t
+       left join lateral (
+         select reference, scope, status, price_kobo, charged, created_at from verifications where ${where}
+         order by created_at desc, reference desc limit $${params.length + 1} offset $${params.length + 2}) v on true`,
+    values: [...params, pageSize, (page - 1) * pageSize],
+  };
+}
+
+/** Most recent first, offset paging; a key sees only its environment's checks. */
 @QueryHandler(ListVerifications)
 export class ListVerificationsHandler implements IQueryHandler<ListVerifications, VerificationPage> {
   constructor(@Inject(PG_POOL) private readonly pool: pg.Pool) {}
 
   async execute({ key, query }: ListVerifications): Promise<VerificationPage> {
-    const { page, pageSize, scope, status } = parseListQuery(query);
-    const conditions = ['organization_id = $1', 'environment = $2'];
-    const params: unknown[] = [key.organizationId, key.environment];
-    if (scope !== undefined) {
-      params.push(scope);
-      conditions.push(`scope = $${params.length}`);
-    }
-    if (status !== undefined) {
-      params.push(status);
-      conditions.push(`status = $${params.length}`);
-    }
-    const where = conditions.join(' and ');
-    // One round trip for the total and the page. The projection keeps the counts per scope and
-    // status: at most 40 rows to sum, whatever the size of the organization. A page past the end
-    // still gives the one row that carries the total (its verification columns null).
-    // A named (prepared) statement per filter combination: PostgreSQL parses and plans it once per
-    // connection instead of on every call, which is most of the cost of so small a query.
-    const { rows } = await this.pool.query<Partial<VerificationRow> & { total: string | null }>({
-      name: `list_verifications${scope === undefined ? '' : '_scope'}${status === undefined ? '' : '_status'}`,
-      text: `select t.total, v.* from (select sum(count) as total from verification_counts where ${where}) t
-       left join lateral (
-         select reference, scope, status, price_kobo, charged, created_at from verifications where ${where}
-         order by created_at desc, reference desc limit $${params.length + 1} offset $${params.length + 2}) v on true`,
-      values: [...params, pageSize, (page - 1) * pageSize],
-    });
-    const total = Number(rows[0]?.total ?? 0);
-    const pageRows = rows.filter((row): row is VerificationRow & { total: string | null } => row.reference !== null && row.reference !== undefined);
-    return { data: pageRows.map(summaryFromRow), meta: { total, page, pageSize, totalPages: Math.ceil(total / pageSize) } };
+    const filters = parseListQuery(query);
+    const { rows } = await this.pool.query<Partial<VerificationRow> & { total: string | null }>(listStatement(key, filters));
+    return pageFromRows(rows, filters);
   }
 }
