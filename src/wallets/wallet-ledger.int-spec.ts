@@ -12,7 +12,8 @@ import { createTestEventStore, testEventStoreKind } from '../../test/support/eve
 import { availableKobo, evolve, initialWalletState } from './wallet.decider.js';
 import type { WalletEvent } from './wallet.events.js';
 import { checkLink, GENESIS_LINK, linkAfter } from './wallet-chain.js';
-import { EventSourcedWalletLedger } from './wallet-ledger.js';
+import { EventSourcedWalletLedger, type WalletLedgerOptions } from './wallet-ledger.js';
+import { PostgresWalletSnapshots } from './wallet-snapshots.js';
 import type { ReserveOutcome, WalletId } from './wallet-ledger.port.js';
 
 const context: CommandContext = { correlationId: 'req-wallet-ledger-test', actor: { type: 'system', id: 'test' } };
@@ -202,5 +203,75 @@ describe(`Wallet ledger on the ${testEventStoreKind()} event store`, () => {
     const cold = new EventSourcedWalletLedger(b.store, new SystemClock(), new RandomIdGenerator(), { pageSize: 7 });
     expect(await cold.balance(wallet)).toEqual({ balanceKobo: 100, reservedKobo: 40, availableKobo: 60 });
     expect(await history(wallet)).toHaveLength(41);
+  });
+  describe('snapshots', () => {
+    const snapshotted = (instance: typeof a, options: Partial<WalletLedgerOptions> = {}) =>
+      new EventSourcedWalletLedger(instance.store, new SystemClock(), new RandomIdGenerator(), { snapshotEvery: 10, ...options }, new PostgresWalletSnapshots(instance.pool));
+
+    /** A wallet of 1 funding and `reservations` reservations of 1 kobo, each its own event, written with snapshots every 10 events. */
+    async function walletOf(reservations: number): Promise<WalletId> {
+      const wallet = newWallet();
+      const writer = snapshotted(a);
+      await writer.fund(wallet, { fundingReference: 'f', amountKobo: 1_000 }, context);
+      for (let i = 0; i < reservations; i++) await writer.reserve(wallet, { reference: `vrf_${i}`, amountKobo: 1, scope: 'nin' }, context);
+      await writer.snapshotsWritten();
+      expect(writer.stats.snapshotsSaved).toBeGreaterThan(0);
+      return wallet;
+    }
+
+    async function snapshotRow(wallet: WalletId): Promise<{ revision: string; link: string } | undefined> {
+      const { rows } = await a.pool.query('select revision, link from wallet_snapshots where stream_id = $1', [streams.wallet(wallet.organizationId, wallet.environment)]);
+      return rows[0];
+    }
+
+    it('a cold ledger folds only the events after the newest snapshot, and goes on writing a chain that holds', async () => {
+      const wallet = await walletOf(34);
+      // 35 events (revisions 0 to 34): snapshots at revisions 9, 19 and 29.
+      expect(await snapshotRow(wallet)).toMatchObject({ revision: '29' });
+
+      const cold = snapshotted(b);
+      expect(await cold.balance(wallet)).toEqual({ balanceKobo: 1_000, reservedKobo: 34, availableKobo: 966 });
+      expect(cold.stats.eventsFolded).toBe(5);
+      const unsnapshotted = new EventSourcedWalletLedger(b.store, new SystemClock(), new RandomIdGenerator());
+      expect(await unsnapshotted.balance(wallet)).toEqual(await cold.balance(wallet));
+      expect(unsnapshotted.stats.eventsFolded).toBe(35);
+
+      // Commands decided on the snapshot's state append at the right revision, chained onto it.
+      const another = snapshotted(b);
+      expect(await another.reserve(wallet, { reference: 'vrf_34', amountKobo: 1, scope: 'nin' }, context)).toEqual({ reserved: true });
+      await another.capture(wallet, 'vrf_0', context);
+      expect(another.stats.conflicts).toBe(0);
+      const events = await history(wallet);
+      expect(events.map((event) => event.revision)).toEqual(Array.from({ length: 37 }, (_, i) => BigInt(i)));
+      let link = GENESIS_LINK;
+      for (const event of events) {
+        expect({ revision: event.revision, check: checkLink(link, event, event.revision > 0n) }).toEqual({ revision: event.revision, check: { status: 'hashed' } });
+        link = linkAfter(link, event);
+      }
+      expect(await unsnapshotted.balance(wallet)).toEqual({ balanceKobo: 999, reservedKobo: 34, availableKobo: 965 });
+    });
+
+    it('ignores and drops a snapshot that does not match its stream, and folds the whole stream instead', async () => {
+      const wallet = await walletOf(12);
+      const key = streams.wallet(wallet.organizationId, wallet.environment);
+      const truth = { balanceKobo: 1_000, reservedKobo: 12, availableKobo: 988 };
+      // A snapshot of another history under the same stream id: its hash is not the one the stream carries at its revision.
+      const forged = { version: 1, fundedKobo: 9_999_999, debitedKobo: 0, reservedKobo: 0, reservations: [], fundingReferences: ['f'] };
+      await a.pool.query('update wallet_snapshots set state = $2, link = $3 where stream_id = $1', [key, JSON.stringify(forged), 'a'.repeat(64)]);
+      const cold = snapshotted(b);
+      expect(await cold.balance(wallet)).toEqual(truth);
+      expect(cold.stats.eventsFolded).toBe(13);
+      // The whole fold is then snapshotted afresh, with the hash the stream carries.
+      await cold.snapshotsWritten();
+      const newest = (await history(wallet)).at(-1);
+      expect(await snapshotRow(wallet)).toEqual({ revision: '12', link: (newest?.metadata.chain as { hash: string }).hash });
+
+      // One past the stream's end (the log replaced by a shorter one) is dropped the same way.
+      await a.pool.query('update wallet_snapshots set revision = 500, link = $2, state = $3 where stream_id = $1', [key, 'b'.repeat(64), JSON.stringify(forged)]);
+      const another = snapshotted(b, { snapshotEvery: 1_000 });
+      expect(await another.balance(wallet)).toEqual(truth);
+      expect(another.stats.eventsFolded).toBe(13);
+      expect(await snapshotRow(wallet)).toBeUndefined();
+    });
   });
 });

@@ -1,4 +1,4 @@
-import { Inject, Injectable, Optional } from '@nestjs/common';
+import { type BeforeApplicationShutdown, Inject, Injectable, Logger, Optional } from '@nestjs/common';
 import { Clock } from '../common/clock.js';
 import { InsufficientBalance, ServiceUnavailable } from '../common/errors.js';
 import { asDomainEvent, type CommandContext, toAppend } from '../common/event.js';
@@ -6,9 +6,10 @@ import { IdGenerator } from '../common/ids.js';
 import { streams } from '../common/streams.js';
 import { EVENT_STORE, type EventStore, type EventToAppend, WrongExpectedRevisionError } from '../event-store/event-store.port.js';
 import { availableKobo, balanceKobo, decide, evolve, initialWalletState, type WalletCommand, type WalletState } from './wallet.decider.js';
-import { GENESIS_LINK, linkAfter, linkFor } from './wallet-chain.js';
+import { GENESIS_LINK, linkAfter, linkFor, storedLink } from './wallet-chain.js';
 import type { WalletEvent } from './wallet.events.js';
 import { type ReserveOutcome, type WalletBalance, type WalletId, WalletLedger } from './wallet-ledger.port.js';
+import { WalletSnapshots } from './wallet-snapshots.js';
 
 export interface WalletLedgerOptions {
   /** Most commands of one wallet decided together and appended in one write. */
@@ -24,6 +25,8 @@ export interface WalletLedgerOptions {
   readonly cacheSize: number;
   /** Events per read while folding a stream. */
   readonly pageSize: number;
+  /** A wallet's fold is snapshotted once it is this many events past its last snapshot (0: never). */
+  readonly snapshotEvery: number;
 }
 
 export const DEFAULT_WALLET_LEDGER_OPTIONS: WalletLedgerOptions = {
@@ -34,6 +37,7 @@ export const DEFAULT_WALLET_LEDGER_OPTIONS: WalletLedgerOptions = {
   maxBackoffMs: 50,
   cacheSize: 10_000,
   pageSize: 1_000,
+  snapshotEvery: 1_000,
 };
 
 export const WALLET_LEDGER_OPTIONS = Symbol('WalletLedgerOptions');
@@ -112,18 +116,24 @@ function revisionOf(folded: FoldedWallet): bigint {
  * state is caught up from the stream and the batch is decided again.
  */
 @Injectable()
-export class EventSourcedWalletLedger extends WalletLedger {
+export class EventSourcedWalletLedger extends WalletLedger implements BeforeApplicationShutdown {
+  private readonly logger = new Logger('WalletLedger');
   private readonly options: WalletLedgerOptions;
   private readonly cache: LruCache<FoldedWallet>;
   private readonly queues = new Map<string, WalletQueue>();
-  /** Counters since start, for metrics and tests: batches decided, appends written, appends refused by another writer. */
-  readonly stats = { batches: 0, appends: 0, conflicts: 0 };
+  /** The revision of each wallet's newest snapshot known here (bounded: forgetting one only brings its next snapshot early). */
+  private readonly snapshotRevisions = new Map<string, bigint>();
+  /** Snapshot writes under way, one per wallet at most. */
+  private readonly snapshotWrites = new Map<string, Promise<void>>();
+  /** Counters since start, for metrics and tests: batches decided, appends written, appends refused by another writer, events folded from the store, snapshots written. */
+  readonly stats = { batches: 0, appends: 0, conflicts: 0, eventsFolded: 0, snapshotsSaved: 0 };
 
   constructor(
     @Inject(EVENT_STORE) private readonly store: EventStore,
     @Inject(Clock) private readonly clock: Clock,
     @Inject(IdGenerator) private readonly ids: IdGenerator,
     @Optional() @Inject(WALLET_LEDGER_OPTIONS) options?: Partial<WalletLedgerOptions>,
+    @Optional() @Inject(WalletSnapshots) private readonly snapshots?: WalletSnapshots,
   ) {
     super();
     this.options = { ...DEFAULT_WALLET_LEDGER_OPTIONS, ...options };
@@ -131,6 +141,7 @@ export class EventSourcedWalletLedger extends WalletLedger {
     // One command writes at most one event, so a batch always fits in one append and one read page.
     if (!Number.isInteger(maxBatch) || maxBatch < 1 || maxBatch > 1_000) throw new RangeError('maxBatch must be 1 to 1000');
     if (!Number.isInteger(pageSize) || pageSize < 1 || pageSize > 10_000) throw new RangeError('pageSize must be 1 to 10000');
+    if (!Number.isInteger(this.options.snapshotEvery) || this.options.snapshotEvery < 0) throw new RangeError('snapshotEvery must be a non-negative integer');
     this.cache = new LruCache(this.options.cacheSize);
   }
 
@@ -154,8 +165,19 @@ export class EventSourcedWalletLedger extends WalletLedger {
 
   async balance(wallet: WalletId): Promise<WalletBalance> {
     const key = streams.wallet(wallet.organizationId, wallet.environment);
-    const folded = await this.catchUp(key, this.cache.get(key) ?? this.empty(wallet));
+    const cached = this.cache.get(key);
+    const folded = cached === undefined ? await this.load(key, wallet) : await this.catchUp(key, cached);
     return toBalance(folded.state);
+  }
+
+  /** Lets snapshot writes under way finish before the pool closes. */
+  async beforeApplicationShutdown(): Promise<void> {
+    await this.snapshotsWritten();
+  }
+
+  /** Resolves once every snapshot write started so far has finished (written or given up). */
+  async snapshotsWritten(): Promise<void> {
+    await Promise.all(this.snapshotWrites.values());
   }
 
   private submit(wallet: WalletId, command: WalletCommand, context: CommandContext): Promise<CommandResult> {
@@ -196,7 +218,7 @@ export class EventSourcedWalletLedger extends WalletLedger {
 
   private async runBatch(key: string, wallet: WalletId, batch: readonly PendingCommand[]): Promise<void> {
     const cached = this.cache.get(key);
-    let folded = cached ?? (await this.catchUp(key, this.empty(wallet)));
+    let folded = cached ?? (await this.load(key, wallet));
     // A batch that writes nothing (a refusal, a no-op capture) must not rest on a cached fold that
     // another instance has moved past: it is confirmed against the stream once.
     let fresh = cached === undefined;
@@ -268,6 +290,67 @@ export class EventSourcedWalletLedger extends WalletLedger {
     return { state: initialWalletState(wallet.organizationId, wallet.environment), revision: undefined, position: 0n, link: GENESIS_LINK };
   }
 
+  /** The wallet folded to the stream's end, from its snapshot when it has one that matches the stream, else from the start. */
+  private async load(key: string, wallet: WalletId): Promise<FoldedWallet> {
+    return this.catchUp(key, (await this.fromSnapshot(key, wallet)) ?? this.empty(wallet));
+  }
+
+  /**
+   * The wallet's snapshot as a fold, if the stream's event at the snapshot's revision carries the
+   * snapshot's chain hash (the hash covers that event and every one before it). A snapshot that
+   * cannot be read or does not match is dropped and the stream folded from the start: snapshots
+   * only save time, they never decide a balance on their own.
+   */
+  private async fromSnapshot(key: string, wallet: WalletId): Promise<FoldedWallet | undefined> {
+    if (this.snapshots === undefined || this.options.snapshotEvery === 0) return undefined;
+    let snapshot;
+    try {
+      snapshot = await this.snapshots.load(key, wallet);
+    } catch {
+      this.logger.warn(`Could not read the snapshot of ${key}; folding the whole stream`);
+      return undefined;
+    }
+    if (snapshot === undefined) return undefined;
+    const [event] = await this.store.readStream(key, { direction: 'forwards', fromRevision: snapshot.revision, maxCount: 1 });
+    const stored = event === undefined ? undefined : storedLink(event.metadata);
+    if (event === undefined || event.revision !== snapshot.revision || typeof stored !== 'object' || stored.hash !== snapshot.link) {
+      this.logger.warn(`The snapshot of ${key} at revision ${snapshot.revision} does not match the stream; folding the whole stream`);
+      await this.snapshots.discard(key, snapshot.link).catch(() => undefined);
+      return undefined;
+    }
+    this.noteSnapshot(key, snapshot.revision);
+    return { state: snapshot.state, revision: snapshot.revision, position: event.position, link: snapshot.link };
+  }
+
+  private noteSnapshot(key: string, revision: bigint): void {
+    if (this.snapshotRevisions.size >= this.options.cacheSize) this.snapshotRevisions.clear();
+    this.snapshotRevisions.set(key, revision);
+  }
+
+  /**
+   * Writes the fold as the wallet's snapshot when it is `snapshotEvery` events past the last one,
+   * in the background: a command never waits for it, and a failed write is only logged (the next
+   * one due tries again).
+   */
+  private snapshotIfDue(key: string, folded: FoldedWallet): void {
+    const every = this.options.snapshotEvery;
+    const snapshots = this.snapshots;
+    const revision = folded.revision;
+    if (snapshots === undefined || every === 0 || revision === undefined || this.snapshotWrites.has(key)) return;
+    if (revision - (this.snapshotRevisions.get(key) ?? -1n) < BigInt(every)) return;
+    const write = snapshots
+      .save({ streamId: key, revision, link: folded.link, state: folded.state })
+      .then(
+        () => {
+          this.stats.snapshotsSaved++;
+          this.noteSnapshot(key, revision);
+        },
+        () => this.logger.warn(`Could not write the snapshot of ${key} at revision ${revision}`),
+      )
+      .finally(() => this.snapshotWrites.delete(key));
+    this.snapshotWrites.set(key, write);
+  }
+
   /** Folds the events written after `folded`, in pages, and caches the result. */
   private async catchUp(key: string, folded: FoldedWallet): Promise<FoldedWallet> {
     let current = folded;
@@ -277,6 +360,7 @@ export class EventSourcedWalletLedger extends WalletLedger {
       for (const recorded of page) {
         if (recorded.revision !== (revision ?? -1n) + 1n) throw new Error(`wallet stream ${key} skipped from revision ${String(revision)} to ${recorded.revision}`);
         state = evolve(state, asDomainEvent<WalletEvent>(recorded));
+        this.stats.eventsFolded++;
         link = linkAfter(link, recorded);
         revision = recorded.revision;
         position = recorded.position;
@@ -292,5 +376,6 @@ export class EventSourcedWalletLedger extends WalletLedger {
   private remember(key: string, folded: FoldedWallet): void {
     const cached = this.cache.get(key);
     if (cached === undefined || revisionOf(cached) <= revisionOf(folded)) this.cache.set(key, folded);
+    this.snapshotIfDue(key, folded);
   }
 }

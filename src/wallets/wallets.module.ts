@@ -6,11 +6,12 @@ import { WalletLedger } from './wallet-ledger.port.js';
 import { WalletController } from './wallet.controller.js';
 import { WalletHistoryController } from './wallet-history.controller.js';
 import { WalletsController } from './wallets.controller.js';
+import { PostgresWalletSnapshots, WalletSnapshots } from './wallet-snapshots.js';
 
 @Module({
   imports: [CqrsModule],
   controllers: [WalletsController, WalletController, WalletHistoryController],
-  providers: [{ provide: WalletLedger, useClass: EventSourcedWalletLedger }, ApiKeyGuard],
+  providers: [{ provide: WalletLedger, useClass: EventSourcedWalletLedger }, { provide: WalletSnapshots, useClass: PostgresWalletSnapshots }, ApiKeyGuard],
   exports: [WalletLedger],
 })
 export class WalletsModule {}

@@ -7,6 +7,7 @@ import { AdvanceCheckpoint1732250000007 } from '../../../projections/migrations/
 import { EventLog1732250000000 } from './1732250000000-event-log.js';
 import { AppendEventBatch1732250000006 } from './1732250000006-append-event-batch.js';
 import { AppendJson1732250000008 } from './1732250000008-append-json.js';
+import { WalletSnapshots1732250000009 } from './1732250000009-wallet-snapshots.js';
 
 /** Every migration, in order. Features add theirs here. */
 export const MIGRATIONS = [
@@ -19,4 +20,5 @@ export const MIGRATIONS = [
   AppendEventBatch1732250000006,
   AdvanceCheckpoint1732250000007,
   AppendJson1732250000008,
+  WalletSnapshots1732250000009,
 ];
