@@ -133,7 +133,8 @@ export class EventSourcedWalletLedger extends WalletLedger implements BeforeAppl
     @Inject(Clock) private readonly clock: Clock,
     @Inject(IdGenerator) private readonly ids: IdGenerator,
     @Optional() @Inject(WALLET_LEDGER_OPTIONS) options?: Partial<WalletLedgerOptions>,
-    @Optional() @Inject(WalletSnapshots) private readonly snapshots?: WalletSnapshots,
+    // Not @Optional: the app must provide a snapshot store. Tests that build a ledger by hand may leave it out (no snapshots).
+    @Inject(WalletSnapshots) private readonly snapshots?: WalletSnapshots,
   ) {
     super();
     this.options = { ...DEFAULT_WALLET_LEDGER_OPTIONS, ...options };
