@@ -126,15 +126,21 @@ function closedLoop(options: autocannon.Options): Promise<Omit<Result, 'name'>> 
   });
 }
 
-/** The list's closed loop against floor-server.ts (`args`: its mode and theirs), in a process of its own as the service is. */
-async function floorLoop(path: string, headers: Record<string, string>, args: string[]): Promise<Omit<Result, 'name'>> {
+/**
+ * The list's closed loop against floor-server.ts (`args`: its mode and theirs), in a process of its
+ * own as the service is, once its first answer is found to be the service's to the byte.
+ */
+async function floorLoop(path: string, headers: Record<string, string>, serviceAnswer: Buffer, args: string[]): Promise<Omit<Result, 'name'>> {
   const server = spawn(process.execPath, ['dist/bench/floor-server.js', ...args], { stdio: ['ignore', 'pipe', 'inherit'] });
   try {
     const port = await new Promise<number>((resolvePort, reject) => {
       server.once('exit', (code) => reject(new Error(`the floor server exited with code ${code}`)));
       server.stdout.once('data', (chunk: Buffer) => resolvePort(Number(chunk.toString().trim())));
     });
-    return await closedLoop({ url: `http://127.0.0.1:${port}${path}`, headers, connections: CONNECTIONS, duration: SECONDS });
+    const url = `http://127.0.0.1:${port}${path}`;
+    const first = Buffer.from(await (await fetch(url, { headers })).arrayBuffer());
+    if (!first.equals(serviceAnswer)) throw new Error(`the floor server (${args[0]}) does not answer what the service answers`);
+    return await closedLoop({ url, headers, connections: CONNECTIONS, duration: SECONDS });
   } finally {
     server.removeAllListeners('exit');
     if (server.exitCode === null) {
@@ -246,15 +252,20 @@ async function main(): Promise<void> {
       paced({ url: `${baseUrl}/v1/verifications`, method: 'GET', headers: { 'x-service-key': key }, ratePerSecond: 1_000, seconds: SECONDS, connections: CONNECTIONS }),
     );
     // The machine's floors (floor-server.ts): the same closed loop against bare node:http servers,
-    // one answering the list's bytes from memory, one running the list's statement per request.
+    // one answering the list's bytes from memory, one running the list's statement per request,
+    // one sharing a statement among the requests that wait for it.
     const listAnswer = listRuns && FLOOR ? await fetch(`${baseUrl}/v1/verifications`, { headers: { 'x-service-key': key } }) : undefined;
+    const listBody = listAnswer === undefined ? Buffer.alloc(0) : Buffer.from(await listAnswer.arrayBuffer());
     const bodyFile = join(dataDir, 'floor-body');
-    if (listAnswer !== undefined) await writeFile(bodyFile, Buffer.from(await listAnswer.arrayBuffer()));
+    await writeFile(bodyFile, listBody);
     const floorStatic = await phase("floor: the list's answer from memory, bare node:http", listRuns && FLOOR, `floor: the list's answer from memory (bare node:http), ${CONNECTIONS} connections, ${SECONDS} s`, () =>
-      floorLoop('/v1/verifications', { 'x-service-key': key }, ['static', bodyFile, listAnswer?.headers.get('content-type') ?? 'application/json']),
+      floorLoop('/v1/verifications', { 'x-service-key': key }, listBody, ['static', bodyFile, listAnswer?.headers.get('content-type') ?? 'application/json']),
     );
     const floorQuery = await phase("floor: the list's statement per request, bare node:http", listRuns && FLOOR, `floor: the list's statement per request (bare node:http and pg), ${CONNECTIONS} connections, ${SECONDS} s`, () =>
-      floorLoop('/v1/verifications', { 'x-service-key': key }, ['query', databaseUrl, organizationId, 'test']),
+      floorLoop('/v1/verifications', { 'x-service-key': key }, listBody, ['query', databaseUrl, organizationId, 'test']),
+    );
+    const floorBatched = await phase("floor: the list's statement, batched, bare node:http", listRuns && FLOOR, `floor: the list's statement shared by the requests waiting for it (bare node:http and pg), ${CONNECTIONS} connections, ${SECONDS} s`, () =>
+      floorLoop('/v1/verifications', { 'x-service-key': key }, listBody, ['batched', databaseUrl, organizationId, 'test']),
     );
     const rssMb = peakRssMb(child.pid as number);
 
@@ -267,7 +278,7 @@ async function main(): Promise<void> {
       [`${list.name}, closed loop`, list.requestsPerSecond.toFixed(0), list.p50Ms.toFixed(1), list.p99Ms.toFixed(1), String(list.non2xx + list.errors), 'p99 <= 20 ms',
         list.p99Ms <= 20 && list.non2xx + list.errors === 0 ? 'PASS' : 'MISS'],
       [listAtRate.name, listAtRate.requestsPerSecond.toFixed(0), listAtRate.p50Ms.toFixed(1), listAtRate.p99Ms.toFixed(1), String(listAtRate.non2xx + listAtRate.errors), '(for information)', ''],
-      ...[floorStatic, floorQuery].map((floor) => [`${floor.name}, closed loop`, floor.requestsPerSecond.toFixed(0), floor.p50Ms.toFixed(1), floor.p99Ms.toFixed(1), String(floor.non2xx + floor.errors),
+      ...[floorStatic, floorQuery, floorBatched].map((floor) => [`${floor.name}, closed loop`, floor.requestsPerSecond.toFixed(0), floor.p50Ms.toFixed(1), floor.p99Ms.toFixed(1), String(floor.non2xx + floor.errors),
         "(the machine's floor: for information)", '']),
     ];
     process.stdout.write(`\nbench:api — ${cpus().length} cores, ${cpu}, Node ${process.version}, ${CONNECTIONS} connections, ${SECONDS} s each, peak RSS of the service ${rssMb.toFixed(0)} MiB\n\n`);

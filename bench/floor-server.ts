@@ -8,6 +8,10 @@
  *     list statement (page 1, default page size) on a pool like the service's and builds the
  *     service's own envelope from its rows. No list that reads PostgreSQL on each request can do
  *     much better.
+ *   floor-server batched DATABASE_URL ORGANIZATION_ID ENVIRONMENT: the same answer, but the requests
+ *     that arrive while a statement is under way share the next one (their parameters as arrays
+ *     joined laterally, at most two statements under way): what a list that groups its reads, as
+ *     the event store groups its appends, could reach at best.
  * It prints its port on stdout once it listens, and stops on SIGTERM.
  */
 import { readFileSync } from 'node:fs';
@@ -16,8 +20,9 @@ import { ok } from '../src/common/envelope.js';
 import { isEnvironment } from '../src/common/environment.js';
 import { createPool } from '../src/database/pool.js';
 import { listStatement, pageFromRows, parseListQuery } from '../src/verifications/verification.queries.js';
+import type { VerificationRow } from '../src/verifications/verification.views.js';
 
-const USAGE = 'usage: floor-server static BODY_FILE CONTENT_TYPE | floor-server query DATABASE_URL ORGANIZATION_ID ENVIRONMENT';
+const USAGE = 'usage: floor-server static BODY_FILE CONTENT_TYPE | floor-server query|batched DATABASE_URL ORGANIZATION_ID ENVIRONMENT';
 /** The service's default pool size (DB_POOL_SIZE). */
 const POOL_SIZE = 20;
 
@@ -48,8 +53,57 @@ function listAnswer([databaseUrl, organizationId, environment]: string[]): (resp
   };
 }
 
+/** The list statement's page and total for several requests at once, each numbered by `i`. */
+const BATCHED_LIST = `select b.i, t.total, v.* from unnest($1::text[], $2::text[], $3::int[], $4::int[]) with ordinality b(organization_id, environment, page_size, skip, i)
+  cross join lateral (select sum(count) as total from verification_counts c where c.organization_id = b.organization_id and c.environment = b.environment) t
+  left join lateral (
+    select reference, scope, status, price_kobo, charged, created_at from verifications w
+    where w.organization_id = b.organization_id and w.environment = b.environment
+    order by created_at desc, reference desc limit b.page_size offset b.skip) v on true`;
+const MAX_STATEMENTS_UNDER_WAY = 2;
+
+function batchedAnswer([databaseUrl, organizationId, environment]: string[]): (response: ServerResponse) => void {
+  if (databaseUrl === undefined || organizationId === undefined || environment === undefined || !isEnvironment(environment)) throw new Error(USAGE);
+  const pool = createPool(databaseUrl, POOL_SIZE);
+  const filters = parseListQuery({});
+  let waiting: ServerResponse[] = [];
+  let underWay = 0;
+  const flush = () => {
+    if (waiting.length === 0 || underWay >= MAX_STATEMENTS_UNDER_WAY) return;
+    const batch = waiting;
+    waiting = [];
+    underWay++;
+    const each = <T>(value: T) => batch.map(() => value);
+    pool
+      .query<Partial<VerificationRow> & { i: string; total: string | null }>({
+        name: 'floor_batched_list',
+        text: BATCHED_LIST,
+        values: [each(organizationId), each(environment), each(filters.pageSize), each((filters.page - 1) * filters.pageSize)],
+      })
+      .then(
+        ({ rows }) => {
+          const rowsOf = batch.map((): typeof rows => []);
+          for (const row of rows) rowsOf[Number(row.i) - 1].push(row);
+          batch.forEach((response, k) => {
+            const page = pageFromRows(rowsOf[k], filters);
+            send(response, 200, 'application/json; charset=utf-8', JSON.stringify(ok(page.data, page.meta)));
+          });
+        },
+        () => batch.forEach((response) => send(response, 503, 'application/json; charset=utf-8', '{"status":false}')),
+      )
+      .finally(() => {
+        underWay--;
+        flush();
+      });
+  };
+  return (response) => {
+    waiting.push(response);
+    if (waiting.length === 1) setImmediate(flush);
+  };
+}
+
 const [mode, ...args] = process.argv.slice(2);
-const answer = mode === 'static' ? staticAnswer(args) : mode === 'query' ? listAnswer(args) : undefined;
+const answer = mode === 'static' ? staticAnswer(args) : mode === 'query' ? listAnswer(args) : mode === 'batched' ? batchedAnswer(args) : undefined;
 if (answer === undefined) throw new Error(USAGE);
 
 const server = createServer((request, response) => {
