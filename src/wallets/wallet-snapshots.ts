@@ -1,4 +1,5 @@
 import { Inject, Injectable } from '@nestjs/common';
+import { Map as ImmutableMap } from 'immutable';
 import type pg from 'pg';
 import { PG_POOL } from '../core.module.js';
 import { prepared } from '../database/prepared.js';
@@ -71,7 +72,7 @@ export function stateFromJson(json: JsonValue, wallet: WalletId): WalletState | 
     fundedKobo,
     debitedKobo,
     reservedKobo,
-    reservations: open,
+    reservations: ImmutableMap(open),
     fundingReferences: new Set(fundingReferences as string[]),
   };
   return openKobo === reservedKobo && Number.isSafeInteger(availableKobo(state)) && availableKobo(state) >= 0 ? state : undefined;

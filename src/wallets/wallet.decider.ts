@@ -1,3 +1,4 @@
+import { Map as ImmutableMap } from 'immutable';
 import type { Environment } from '../common/environment.js';
 import { InsufficientBalance, ValidationFailed } from '../common/errors.js';
 import type { WalletDebited, WalletEvent, WalletFunded, WalletFundsReserved, WalletReservationReleased } from './wallet.events.js';
@@ -17,6 +18,9 @@ const SCHEMA_VERSION = 1;
  * Closed reservations are not remembered: references are fresh per verification and the
  * verification stream's expected revisions stop a reference from being reserved twice, so the
  * state stays bounded by the checks in flight rather than growing with the wallet's history.
+ * The open reservations are a persistent map: each event's new state shares the old one's entries
+ * instead of copying them (a copy per event cost 15 µs with 100 checks in flight and 200 µs with
+ * 1,500, so a backlog made every later event dearer).
  */
 export interface WalletState {
   readonly organizationId: string;
@@ -24,7 +28,7 @@ export interface WalletState {
   readonly fundedKobo: number;
   readonly debitedKobo: number;
   readonly reservedKobo: number;
-  readonly reservations: ReadonlyMap<string, number>;
+  readonly reservations: ImmutableMap<string, number>;
   readonly fundingReferences: ReadonlySet<string>;
 }
 
@@ -40,7 +44,7 @@ export class WalletInvariantViolated extends Error {
 }
 
 export function initialWalletState(organizationId: string, environment: Environment): WalletState {
-  return { organizationId, environment, fundedKobo: 0, debitedKobo: 0, reservedKobo: 0, reservations: new Map(), fundingReferences: new Set() };
+  return { organizationId, environment, fundedKobo: 0, debitedKobo: 0, reservedKobo: 0, reservations: ImmutableMap<string, number>(), fundingReferences: new Set() };
 }
 
 export function balanceKobo(state: WalletState): number {
@@ -63,12 +67,6 @@ function assertBalanced(state: WalletState): WalletState {
   return state;
 }
 
-function withoutKey<V>(map: ReadonlyMap<string, V>, key: string): Map<string, V> {
-  const copy = new Map(map);
-  copy.delete(key);
-  return copy;
-}
-
 export function evolve(state: WalletState, event: WalletEvent): WalletState {
   if (event.data.organizationId !== state.organizationId || event.data.environment !== state.environment) {
     throw new WalletInvariantViolated(`a ${event.type} of another wallet was folded into wallet ${state.organizationId}.${state.environment}`);
@@ -88,7 +86,7 @@ export function evolve(state: WalletState, event: WalletEvent): WalletState {
       return assertBalanced({
         ...state,
         reservedKobo: state.reservedKobo + event.data.amountKobo,
-        reservations: new Map(state.reservations).set(event.data.reference, event.data.amountKobo),
+        reservations: state.reservations.set(event.data.reference, event.data.amountKobo),
       });
     }
     case 'WalletDebited':
@@ -100,7 +98,7 @@ export function evolve(state: WalletState, event: WalletEvent): WalletState {
         ...state,
         debitedKobo: event.type === 'WalletDebited' ? state.debitedKobo + heldKobo : state.debitedKobo,
         reservedKobo: state.reservedKobo - heldKobo,
-        reservations: withoutKey(state.reservations, event.data.reference),
+        reservations: state.reservations.delete(event.data.reference),
       });
     }
     default: {
