@@ -9,9 +9,10 @@
  *   2. GET /v1/verifications with 100,000 verifications in the organization (rows seeded straight
  *      into the read model, as the issue allows): 100 connections in a closed loop, then, for
  *      information, paced at 1,000 requests/s.
- *   3. The machine's floor: the list's closed loop again, against a bare node:http server that
- *      answers every request with the bytes of one real list answer (floor-server.ts), so that a
- *      run shows what latency the load generator and the two cores allow any endpoint at all.
+ *   3. The machine's floors: the list's closed loop again, against bare node:http servers
+ *      (floor-server.ts) that give the service's own answer from memory, by the list's statement
+ *      per request, and by one statement shared by the requests waiting for it, so that a run
+ *      shows what latency the load generator and the two cores allow before the service adds any.
  * Prints req/s, p50/p99 latency, non-2xx count and the service's peak RSS. Targets (2 cores):
  * >= 600 verifications/s at p99 <= 50 ms with no errors; list p99 <= 20 ms.
  */
@@ -39,7 +40,7 @@ const ONLY = process.env.BENCH_ONLY ?? '';
 const POST_RATE = Number(process.env.BENCH_POST_RATE ?? 600);
 /** BENCH_CLOSED=0: skip the POST closed loop (the maximum throughput). */
 const POST_CLOSED = process.env.BENCH_CLOSED !== '0';
-/** BENCH_FLOOR=0: skip the floor phase (the list's closed loop against a bare node:http server). */
+/** BENCH_FLOOR=0: skip the floor phases (the list's closed loop against bare node:http servers). */
 const FLOOR = process.env.BENCH_FLOOR !== '0';
 if (!['', 'post', 'list'].includes(ONLY)) throw new Error('BENCH_ONLY must be post or list');
 /** A phase not run: no figures (NaN), printed as skipped under the phase's own name. */
@@ -197,17 +198,17 @@ async function main(): Promise<void> {
     log(`warm-up: POST /v1/nin paced at ${Math.round(POST_RATE / 2)} requests/s for ${WARMUP_SECONDS} s`);
     if (WARMUP_SECONDS > 0) await paced({ ...check, ratePerSecond: Math.round(POST_RATE / 2), seconds: WARMUP_SECONDS, connections: CONNECTIONS });
 
+    // The embedded cluster's URL as the service has it: through its Unix socket when it has one.
+    const { password } = JSON.parse(await readFile(join(dataDir, 'pg.json'), 'utf8')) as { password: string };
+    const socketDir = join(dataDir, 'run');
+    const databaseUrl = `postgres://postgres:${encodeURIComponent(password)}@127.0.0.1:${pgPort}/ledger${existsSync(join(socketDir, `.s.PGSQL.${pgPort}`)) ? `?host=${encodeURIComponent(socketDir)}` : ''}`;
+
     // The target ("600/s at p99 <= 50 ms") is a latency at a rate: with 100 connections in a closed
     // loop, latency is connections / throughput (Little's law), so it is measured open-loop, with
     // requests paced evenly at 600/s (see paced-load.ts for why not autocannon's rate option). It
     // runs first, on the warmed service in its steady state; the closed loop after it measures the
     // most the service takes, and leaves a backlog (read models behind, autovacuum due) that would
     // otherwise count against the paced phase.
-    // The embedded cluster's URL as the service has it: through its Unix socket when it has one.
-    const { password } = JSON.parse(await readFile(join(dataDir, 'pg.json'), 'utf8')) as { password: string };
-    const socketDir = join(dataDir, 'run');
-    const databaseUrl = `postgres://postgres:${encodeURIComponent(password)}@127.0.0.1:${pgPort}/ledger${existsSync(join(socketDir, `.s.PGSQL.${pgPort}`)) ? `?host=${encodeURIComponent(socketDir)}` : ''}`;
-
     const postRuns = ONLY !== 'list';
     const listRuns = ONLY !== 'post';
     const postAtRate = await phase(
@@ -254,19 +255,23 @@ async function main(): Promise<void> {
     // The machine's floors (floor-server.ts): the same closed loop against bare node:http servers,
     // one answering the list's bytes from memory, one running the list's statement per request,
     // one sharing a statement among the requests that wait for it.
-    const listAnswer = listRuns && FLOOR ? await fetch(`${baseUrl}/v1/verifications`, { headers: { 'x-service-key': key } }) : undefined;
+    const floorRuns = listRuns && FLOOR;
+    const listAnswer = floorRuns ? await fetch(`${baseUrl}/v1/verifications`, { headers: { 'x-service-key': key } }) : undefined;
     const listBody = listAnswer === undefined ? Buffer.alloc(0) : Buffer.from(await listAnswer.arrayBuffer());
     const bodyFile = join(dataDir, 'floor-body');
-    await writeFile(bodyFile, listBody);
-    const floorStatic = await phase("floor: the list's answer from memory, bare node:http", listRuns && FLOOR, `floor: the list's answer from memory (bare node:http), ${CONNECTIONS} connections, ${SECONDS} s`, () =>
-      floorLoop('/v1/verifications', { 'x-service-key': key }, listBody, ['static', bodyFile, listAnswer?.headers.get('content-type') ?? 'application/json']),
-    );
-    const floorQuery = await phase("floor: the list's statement per request, bare node:http", listRuns && FLOOR, `floor: the list's statement per request (bare node:http and pg), ${CONNECTIONS} connections, ${SECONDS} s`, () =>
-      floorLoop('/v1/verifications', { 'x-service-key': key }, listBody, ['query', databaseUrl, organizationId, 'test']),
-    );
-    const floorBatched = await phase("floor: the list's statement, batched, bare node:http", listRuns && FLOOR, `floor: the list's statement shared by the requests waiting for it (bare node:http and pg), ${CONNECTIONS} connections, ${SECONDS} s`, () =>
-      floorLoop('/v1/verifications', { 'x-service-key': key }, listBody, ['batched', databaseUrl, organizationId, 'test']),
-    );
+    if (floorRuns) await writeFile(bodyFile, listBody);
+    const floors: Result[] = [];
+    for (const [name, how, args] of [
+      ["the list's answer from memory", 'bare node:http', ['static', bodyFile, listAnswer?.headers.get('content-type') ?? 'application/json']],
+      ["the list's statement per request", 'bare node:http and pg', ['query', databaseUrl, organizationId, 'test']],
+      ["the list's statement, batched", 'bare node:http and pg, one statement shared by the requests waiting for it', ['batched', databaseUrl, organizationId, 'test']],
+    ] as const) {
+      floors.push(
+        await phase(`floor: ${name}, bare node:http`, floorRuns, `floor: ${name} (${how}), ${CONNECTIONS} connections, ${SECONDS} s`, () =>
+          floorLoop('/v1/verifications', { 'x-service-key': key }, listBody, [...args]),
+        ),
+      );
+    }
     const rssMb = peakRssMb(child.pid as number);
 
     const cpu = cpus()[0]?.model ?? 'unknown CPU';
@@ -278,7 +283,7 @@ async function main(): Promise<void> {
       [`${list.name}, closed loop`, list.requestsPerSecond.toFixed(0), list.p50Ms.toFixed(1), list.p99Ms.toFixed(1), String(list.non2xx + list.errors), 'p99 <= 20 ms',
         list.p99Ms <= 20 && list.non2xx + list.errors === 0 ? 'PASS' : 'MISS'],
       [listAtRate.name, listAtRate.requestsPerSecond.toFixed(0), listAtRate.p50Ms.toFixed(1), listAtRate.p99Ms.toFixed(1), String(listAtRate.non2xx + listAtRate.errors), '(for information)', ''],
-      ...[floorStatic, floorQuery, floorBatched].map((floor) => [`${floor.name}, closed loop`, floor.requestsPerSecond.toFixed(0), floor.p50Ms.toFixed(1), floor.p99Ms.toFixed(1), String(floor.non2xx + floor.errors),
+      ...floors.map((floor) => [`${floor.name}, closed loop`, floor.requestsPerSecond.toFixed(0), floor.p50Ms.toFixed(1), floor.p99Ms.toFixed(1), String(floor.non2xx + floor.errors),
         "(the machine's floor: for information)", '']),
     ];
     process.stdout.write(`\nbench:api — ${cpus().length} cores, ${cpu}, Node ${process.version}, ${CONNECTIONS} connections, ${SECONDS} s each, peak RSS of the service ${rssMb.toFixed(0)} MiB\n\n`);

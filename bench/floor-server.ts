@@ -19,12 +19,13 @@ import { createServer, type ServerResponse } from 'node:http';
 import { ok } from '../src/common/envelope.js';
 import { isEnvironment } from '../src/common/environment.js';
 import { createPool } from '../src/database/pool.js';
-import { listStatement, pageFromRows, parseListQuery } from '../src/verifications/verification.queries.js';
+import { listStatement, pageFromRows, parseListQuery, type ListFilters } from '../src/verifications/verification.queries.js';
 import type { VerificationRow } from '../src/verifications/verification.views.js';
 
 const USAGE = 'usage: floor-server static BODY_FILE CONTENT_TYPE | floor-server query|batched DATABASE_URL ORGANIZATION_ID ENVIRONMENT';
 /** The service's default pool size (DB_POOL_SIZE). */
 const POOL_SIZE = 20;
+const JSON_TYPE = 'application/json; charset=utf-8';
 
 function send(response: ServerResponse, status: number, contentType: string, body: Buffer | string): void {
   response.writeHead(status, { 'content-type': contentType, 'content-length': String(Buffer.byteLength(body)) });
@@ -37,18 +38,26 @@ function staticAnswer([bodyFile, contentType]: string[]): (response: ServerRespo
   return (response) => send(response, 200, contentType, body);
 }
 
-function listAnswer([databaseUrl, organizationId, environment]: string[]): (response: ServerResponse) => void {
+/** What the list floors read with: the pool, the key's organization and environment, and page 1's filters. */
+function listSource([databaseUrl, organizationId, environment]: string[]) {
   if (databaseUrl === undefined || organizationId === undefined || environment === undefined || !isEnvironment(environment)) throw new Error(USAGE);
-  const pool = createPool(databaseUrl, POOL_SIZE);
-  const filters = parseListQuery({});
-  const statement = () => listStatement({ organizationId, environment }, filters);
+  return { pool: createPool(databaseUrl, POOL_SIZE), key: { organizationId, environment }, filters: parseListQuery({}) };
+}
+
+/** The service's answer built from the list statement's rows, as the service builds it. */
+function sendPage(response: ServerResponse, rows: Parameters<typeof pageFromRows>[0], filters: ListFilters): void {
+  const page = pageFromRows(rows, filters);
+  send(response, 200, JSON_TYPE, JSON.stringify(ok(page.data, page.meta)));
+}
+
+const sendUnavailable = (response: ServerResponse) => send(response, 503, JSON_TYPE, '{"status":false}');
+
+function listAnswer(args: string[]): (response: ServerResponse) => void {
+  const { pool, key, filters } = listSource(args);
   return (response) => {
-    pool.query(statement()).then(
-      ({ rows }) => {
-        const page = pageFromRows(rows, filters);
-        send(response, 200, 'application/json; charset=utf-8', JSON.stringify(ok(page.data, page.meta)));
-      },
-      () => send(response, 503, 'application/json; charset=utf-8', '{"status":false}'),
+    pool.query(listStatement(key, filters)).then(
+      ({ rows }) => sendPage(response, rows, filters),
+      () => sendUnavailable(response),
     );
   };
 }
@@ -62,10 +71,8 @@ const BATCHED_LIST = `select b.i, t.total, v.* from unnest($1::text[], $2::text[
     order by created_at desc, reference desc limit b.page_size offset b.skip) v on true`;
 const MAX_STATEMENTS_UNDER_WAY = 2;
 
-function batchedAnswer([databaseUrl, organizationId, environment]: string[]): (response: ServerResponse) => void {
-  if (databaseUrl === undefined || organizationId === undefined || environment === undefined || !isEnvironment(environment)) throw new Error(USAGE);
-  const pool = createPool(databaseUrl, POOL_SIZE);
-  const filters = parseListQuery({});
+function batchedAnswer(args: string[]): (response: ServerResponse) => void {
+  const { pool, key, filters } = listSource(args);
   let waiting: ServerResponse[] = [];
   let underWay = 0;
   const flush = () => {
@@ -78,18 +85,15 @@ function batchedAnswer([databaseUrl, organizationId, environment]: string[]): (r
       .query<Partial<VerificationRow> & { i: string; total: string | null }>({
         name: 'floor_batched_list',
         text: BATCHED_LIST,
-        values: [each(organizationId), each(environment), each(filters.pageSize), each((filters.page - 1) * filters.pageSize)],
+        values: [each(key.organizationId), each(key.environment), each(filters.pageSize), each((filters.page - 1) * filters.pageSize)],
       })
       .then(
         ({ rows }) => {
           const rowsOf = batch.map((): typeof rows => []);
           for (const row of rows) rowsOf[Number(row.i) - 1].push(row);
-          batch.forEach((response, k) => {
-            const page = pageFromRows(rowsOf[k], filters);
-            send(response, 200, 'application/json; charset=utf-8', JSON.stringify(ok(page.data, page.meta)));
-          });
+          batch.forEach((response, k) => sendPage(response, rowsOf[k], filters));
         },
-        () => batch.forEach((response) => send(response, 503, 'application/json; charset=utf-8', '{"status":false}')),
+        () => batch.forEach(sendUnavailable),
       )
       .finally(() => {
         underWay--;

@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { toAppend } from '../src/common/event.js';
+import { streams } from '../src/common/streams.js';
 import type { EventToAppend } from '../src/event-store/event-store.port.js';
 import type { PostgresEventStore } from '../src/event-store/postgres-event-store.js';
 import { GENESIS_LINK, linkFor } from '../src/wallets/wallet-chain.js';
@@ -16,7 +17,7 @@ const CONTEXT = { correlationId: 'bench-wallet', actor: { type: 'system' as cons
  * reservations followed by captures (80 %) and releases (20 %). Returns the exact count.
  */
 export async function writeWallet(store: PostgresEventStore, wallet: WalletId, events: number): Promise<number> {
-  const streamId = `wallet-${wallet.organizationId}.${wallet.environment}`;
+  const streamId = streams.wallet(wallet.organizationId, wallet.environment);
   const rounds = Math.max(1, Math.floor((events - 1) / (2 * ROUND_RESERVATIONS)));
   const base = { organizationId: wallet.organizationId, environment: wallet.environment, schemaVersion: 1 };
   let link = GENESIS_LINK;
