@@ -4,7 +4,7 @@ import type pg from 'pg';
 import { PG_POOL } from '../core.module.js';
 import { prepared } from '../database/prepared.js';
 import type { JsonObject, JsonValue } from '../event-store/event-store.port.js';
-import { availableKobo, MAX_REFERENCE_LENGTH, type WalletState } from './wallet.decider.js';
+import { availableKobo, isKoboAmount, isWalletReference, type WalletState } from './wallet.decider.js';
 import type { WalletId } from './wallet-ledger.port.js';
 
 const SNAPSHOT_VERSION = 1;
@@ -46,9 +46,6 @@ export function stateToJson(state: WalletState): JsonObject {
   };
 }
 
-const isKobo = (value: unknown): value is number => typeof value === 'number' && Number.isSafeInteger(value) && value >= 0;
-const isReference = (value: unknown): value is string => typeof value === 'string' && value.length > 0 && value.length <= MAX_REFERENCE_LENGTH;
-
 /**
  * The state of `wallet` stored by stateToJson, or undefined when it is not one: another version,
  * a wrong type, or totals that break the wallet's rules (the reserved total is not the sum of the
@@ -57,15 +54,15 @@ const isReference = (value: unknown): value is string => typeof value === 'strin
 export function stateFromJson(json: JsonValue, wallet: WalletId): WalletState | undefined {
   if (typeof json !== 'object' || json === null || Array.isArray(json) || json.version !== SNAPSHOT_VERSION) return undefined;
   const { fundedKobo, debitedKobo, reservedKobo, reservations, fundingReferences } = json;
-  if (!isKobo(fundedKobo) || !isKobo(debitedKobo) || !isKobo(reservedKobo) || !Array.isArray(reservations) || !Array.isArray(fundingReferences)) return undefined;
+  if (!isKoboAmount(fundedKobo) || !isKoboAmount(debitedKobo) || !isKoboAmount(reservedKobo) || !Array.isArray(reservations) || !Array.isArray(fundingReferences)) return undefined;
   const open = new Map<string, number>();
   let openKobo = 0;
   for (const entry of reservations) {
-    if (!Array.isArray(entry) || entry.length !== 2 || !isReference(entry[0]) || !isKobo(entry[1]) || open.has(entry[0])) return undefined;
+    if (!Array.isArray(entry) || entry.length !== 2 || !isWalletReference(entry[0]) || !isKoboAmount(entry[1]) || open.has(entry[0])) return undefined;
     open.set(entry[0], entry[1]);
     openKobo += entry[1];
   }
-  if (!fundingReferences.every(isReference)) return undefined;
+  if (!fundingReferences.every(isWalletReference)) return undefined;
   const state: WalletState = {
     organizationId: wallet.organizationId,
     environment: wallet.environment,

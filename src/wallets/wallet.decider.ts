@@ -55,8 +55,18 @@ export function availableKobo(state: WalletState): number {
   return state.fundedKobo - state.debitedKobo - state.reservedKobo;
 }
 
+/** A non-negative integer amount of kobo. */
+export function isKoboAmount(value: unknown): value is number {
+  return typeof value === 'number' && Number.isSafeInteger(value) && value >= 0;
+}
+
+/** A funding or reservation reference of 1 to MAX_REFERENCE_LENGTH characters. */
+export function isWalletReference(value: unknown): value is string {
+  return typeof value === 'string' && value.length > 0 && value.length <= MAX_REFERENCE_LENGTH;
+}
+
 function assertAmount(amountKobo: number, what: string): void {
-  if (!Number.isSafeInteger(amountKobo) || amountKobo < 0) throw new WalletInvariantViolated(`${what} is not a non-negative integer amount of kobo`);
+  if (!isKoboAmount(amountKobo)) throw new WalletInvariantViolated(`${what} is not a non-negative integer amount of kobo`);
 }
 
 function assertBalanced(state: WalletState): WalletState {
@@ -113,7 +123,7 @@ export function fold(state: WalletState, events: readonly WalletEvent[]): Wallet
 }
 
 function assertReference(reference: string, field: string): void {
-  if (typeof reference !== 'string' || reference.length === 0 || reference.length > MAX_REFERENCE_LENGTH) {
+  if (!isWalletReference(reference)) {
     throw new ValidationFailed([{ field, message: `must be 1 to ${MAX_REFERENCE_LENGTH} characters` }]);
   }
 }
