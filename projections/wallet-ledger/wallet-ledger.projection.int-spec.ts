@@ -13,7 +13,7 @@ const event = (type: string, data: Record<string, unknown>, environment = 'test'
   metadata: { occurredAt: t0.toISOString() },
 });
 const funded = (fundingReference: string, amountKobo: number, environment = 'test') => event('WalletFunded', { fundingReference, amountKobo }, environment);
-const reserved = (reference: string, amountKobo: number, environment = 'test') => event('WalletFundsReserved', { reference, amountKobo, scope: 'bvn' }, environment);
+const reserved = (reference: string, amountKobo: number, environment = 'test', scope = 'bvn') => event('WalletFundsReserved', { reference, amountKobo, scope }, environment);
 const debited = (reference: string, amountKobo: number) => event('WalletDebited', { reference, amountKobo });
 const released = (reference: string, amountKobo: number) => event('WalletReservationReleased', { reference, amountKobo, reason: 'provider_failed' });
 
@@ -33,8 +33,8 @@ describe('wallet-ledger projection', () => {
       { environment: 'test', entry_type: 'funding', reference: 'f1', amount_kobo: '10000', balance_kobo: '10000', reserved_kobo: '0', available_kobo: '10000', scope: null },
       { environment: 'test', entry_type: 'reservation', reference: 'vrf_a', amount_kobo: '1000', balance_kobo: '10000', reserved_kobo: '1000', available_kobo: '9000', scope: 'bvn' },
       { environment: 'test', entry_type: 'reservation', reference: 'vrf_b', amount_kobo: '2000', balance_kobo: '10000', reserved_kobo: '3000', available_kobo: '7000', scope: 'bvn' },
-      { environment: 'test', entry_type: 'debit', reference: 'vrf_a', amount_kobo: '1000', balance_kobo: '9000', reserved_kobo: '2000', available_kobo: '7000', scope: null },
-      { environment: 'test', entry_type: 'release', reference: 'vrf_b', amount_kobo: '2000', balance_kobo: '9000', reserved_kobo: '0', available_kobo: '9000', scope: null },
+      { environment: 'test', entry_type: 'debit', reference: 'vrf_a', amount_kobo: '1000', balance_kobo: '9000', reserved_kobo: '2000', available_kobo: '7000', scope: 'bvn' },
+      { environment: 'test', entry_type: 'release', reference: 'vrf_b', amount_kobo: '2000', balance_kobo: '9000', reserved_kobo: '0', available_kobo: '9000', scope: 'bvn' },
     ]);
     const positions = (await db.pool.query('select event_position from wallet_ledger order by event_position')).rows.map((row) => BigInt(row.event_position));
     expect(positions).toEqual(events.map((e) => e.position));
@@ -59,6 +59,53 @@ describe('wallet-ledger projection', () => {
     expect(await rowsOf(db.pool, 'wallet_ledger', 'organization_id, environment, event_position')).toEqual(once);
     expect(once).toHaveLength(6);
     expect(once[5]).toMatchObject({ balance_kobo: '9001', reserved_kobo: '0', available_kobo: '9001' });
+  });
+
+  describe('debits and releases carry the scope of the reservation they close (the events do not)', () => {
+    const history = () =>
+      recorded([
+        funded('f1', 10_000),
+        funded('f1', 10_000, 'live'),
+        reserved('vrf_a', 1_000, 'test', 'nin'),
+        reserved('vrf_b', 2_000, 'test', 'phone'),
+        // The same reference in the other wallet, another scope: each close finds its own wallet's.
+        reserved('vrf_a', 500, 'live', 'passport'),
+        debited('vrf_b', 2_000),
+        reserved('vrf_c', 300, 'test', 'premium_bank_account'),
+        released('vrf_a', 1_000),
+        event('WalletDebited', { reference: 'vrf_a', amountKobo: 500 }, 'live'),
+        debited('vrf_c', 300),
+      ]);
+    const scopes = async () => (await db.pool.query(`select environment, entry_type, reference, scope from wallet_ledger where entry_type in ('debit', 'release') order by event_position`)).rows;
+    const expected = [
+      { environment: 'test', entry_type: 'debit', reference: 'vrf_b', scope: 'phone' },
+      { environment: 'test', entry_type: 'release', reference: 'vrf_a', scope: 'nin' },
+      { environment: 'live', entry_type: 'debit', reference: 'vrf_a', scope: 'passport' },
+      { environment: 'test', entry_type: 'debit', reference: 'vrf_c', scope: 'premium_bank_account' },
+    ];
+
+    it('through handle, the reservation found among the lines already written', async () => {
+      await apply(history());
+      expect(await scopes()).toEqual(expected);
+    });
+
+    it('through handleBatch: reservations in the batch, in earlier batches, and a replayed batch', async () => {
+      const events = history();
+      for (const split of [1, 4, 6, 8, 10]) {
+        await db.pool.query('truncate wallet_ledger');
+        await applyBatch(events.slice(0, split));
+        await applyBatch(events.slice(split));
+        expect(await scopes()).toEqual(expected);
+      }
+      // Lines already there for the reservations, new lines for their closes.
+      await db.pool.query(`delete from wallet_ledger where entry_type in ('debit', 'release')`);
+      await db.pool.query(`delete from wallet_ledger where event_position > $1`, [events[5].position.toString()]);
+      await applyBatch(events.slice(3));
+      expect(await scopes()).toEqual(expected);
+      const once = await rowsOf(db.pool, 'wallet_ledger', 'organization_id, environment, event_position');
+      await applyBatch(events);
+      expect(await rowsOf(db.pool, 'wallet_ledger', 'organization_id, environment, event_position')).toEqual(once);
+    });
   });
 
   it('stops loudly on a line that would overdraw the wallet', async () => {

@@ -12,6 +12,7 @@ type EntryType = 'funding' | 'reservation' | 'debit' | 'release';
 interface Entry {
   readonly entryType: EntryType;
   readonly reference: string;
+  /** The reservation's own; a debit or release takes it from the reservation it closes (see `closesReservation`). */
   readonly scope: string | null;
   /** Changes to the running balance and reserved figures. */
   readonly balanceDeltaKobo: number;
@@ -35,6 +36,19 @@ function entryOf(event: WalletEvent): Entry {
     }
   }
 }
+
+const closesReservation = (entry: Entry): boolean => entry.entryType === 'debit' || entry.entryType === 'release';
+
+/**
+ * The scope of the reservation a debit or release at `position` closes: its line, the last
+ * reservation of the reference before that position. The events carry no scope (old ones never
+ * will), and the line is at hand however the ledger is built. The search walks the wallet's
+ * primary key back from the close, so it costs the lines written while the check ran.
+ */
+const RESERVED_SCOPE = (ledger: string) =>
+  `select scope from ${ledger}
+   where organization_id = $1 and environment = $2 and event_position < $3 and entry_type = 'reservation' and reference = $4
+   order by event_position desc limit 1`;
 
 /**
  * `wallet_ledger`: one row per wallet event, keyed by its global position, with the balance,
@@ -62,6 +76,11 @@ export const walletLedgerProjection: Projection = {
       [organizationId, environment, position],
     );
     const entry = entryOf(event);
+    let scope = entry.scope;
+    if (closesReservation(entry)) {
+      const [reservation] = await context.query<{ scope: string | null }>(RESERVED_SCOPE(ledger), [organizationId, environment, position, entry.reference]);
+      scope = reservation?.scope ?? null;
+    }
     const balanceKobo = Number(previous?.balance_kobo ?? 0) + entry.balanceDeltaKobo;
     const reservedKobo = Number(previous?.reserved_kobo ?? 0) + entry.reservedDeltaKobo;
     const availableKobo = balanceKobo - reservedKobo;
@@ -71,7 +90,7 @@ export const walletLedgerProjection: Projection = {
     await context.query(
       `insert into ${ledger} (organization_id, environment, event_position, entry_type, reference, amount_kobo, balance_kobo, reserved_kobo, available_kobo, scope, occurred_at)
        values ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)`,
-      [organizationId, environment, position, entry.entryType, entry.reference, event.data.amountKobo, balanceKobo, reservedKobo, availableKobo, entry.scope, occurredAt(recorded)],
+      [organizationId, environment, position, entry.entryType, entry.reference, event.data.amountKobo, balanceKobo, reservedKobo, availableKobo, scope, occurredAt(recorded)],
     );
   },
   handleBatch: handleLedgerBatch,
@@ -135,8 +154,36 @@ async function handleLedgerBatch(events: readonly RecordedEvent[], context: Proj
     for (const row of existing) present.set(`${walletKey(row.organization_id, row.environment)}\u0000${row.event_position}`, row);
   }
 
+  // The scope of each line: a debit or release takes its reservation's, from the batch when the
+  // reservation is in it, else from its line (the search of `handle`), one statement for them all.
+  const entries = decoded.map(({ event }) => entryOf(event));
+  const reservedInBatch = new Map<string, string | null>();
+  const toLookUp: { at: number; organization_id: string; environment: string; event_position: string; reference: string }[] = [];
+  const scopes = entries.map((entry, at): string | null => {
+    const { event, key, position } = decoded[at];
+    const reservation = `${key}\u0000${entry.reference}`;
+    if (entry.entryType === 'reservation') reservedInBatch.set(reservation, entry.scope);
+    if (!closesReservation(entry)) return entry.scope;
+    if (reservedInBatch.has(reservation)) return reservedInBatch.get(reservation) ?? null;
+    if (!present.has(`${key}\u0000${position}`)) toLookUp.push({ at, organization_id: event.data.organizationId, environment: event.data.environment, event_position: position, reference: entry.reference });
+    return null;
+  });
+  if (toLookUp.length > 0) {
+    const found = await context.query<{ at: number; scope: string | null }>(
+      `select b.at, r.scope
+       from jsonb_to_recordset($1::jsonb) as b(at int, organization_id text, environment text, event_position bigint, reference text)
+       cross join lateral (
+         select scope from ${ledger} l
+         where l.organization_id = b.organization_id and l.environment = b.environment and l.event_position < b.event_position
+           and l.entry_type = 'reservation' and l.reference = b.reference
+         order by l.event_position desc limit 1) r`,
+      [JSON.stringify(toLookUp)],
+    );
+    for (const row of found) scopes[row.at] = row.scope;
+  }
+
   const inserts: Record<string, unknown>[] = [];
-  for (const { recorded, event, key, position } of decoded) {
+  for (const [at, { recorded, event, key, position }] of decoded.entries()) {
     const running = figures.get(key);
     if (running === undefined) throw new Error(`invariant: wallet ${recorded.streamId} has no running figures`);
     const line = present.get(`${key}\u0000${position}`);
@@ -146,7 +193,7 @@ async function handleLedgerBatch(events: readonly RecordedEvent[], context: Proj
       running.reservedKobo = Number(line.reserved_kobo);
       continue;
     }
-    const entry = entryOf(event);
+    const entry = entries[at];
     running.balanceKobo += entry.balanceDeltaKobo;
     running.reservedKobo += entry.reservedDeltaKobo;
     const availableKobo = running.balanceKobo - running.reservedKobo;
@@ -163,7 +210,7 @@ async function handleLedgerBatch(events: readonly RecordedEvent[], context: Proj
       balance_kobo: running.balanceKobo,
       reserved_kobo: running.reservedKobo,
       available_kobo: availableKobo,
-      scope: entry.scope,
+      scope: scopes[at],
       occurred_at: occurredAt(recorded).toISOString(),
     });
   }

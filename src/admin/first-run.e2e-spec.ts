@@ -1,6 +1,7 @@
 import { afterEach, beforeEach, describe, expect, it } from '@jest/globals';
 import pg from 'pg';
 import { hashApiKey } from '../organizations/api-key.js';
+import { READY_MADE_PEOPLE, sandboxPerson } from '../providers/sandbox.world.js';
 import { startTestApp, type TestApp } from '../../test/support/app.js';
 import { streamEvents } from '../../test/support/event-store.js';
 
@@ -22,6 +23,8 @@ describe('first run', () => {
     app = undefined;
   });
 
+  const READY_MADE_NIN = sandboxPerson(READY_MADE_PEOPLE[0]).nin;
+
   it('on the embedded default with an empty log: a demo organization and a test key printed once with a curl that answers 201', async () => {
     app = await startTestApp({ embedded: true });
     for (let waitedMs = 0; !written.join('').includes('curl') && waitedMs < 10_000; waitedMs += 20) await new Promise((resolveWait) => setTimeout(resolveWait, 20));
@@ -29,7 +32,7 @@ describe('first run', () => {
     const key = /X-Service-Key: (service_test_[A-Za-z0-9_-]{43})'/.exec(output)?.[1];
     expect(key).toBeDefined();
     const port = new URL(app.baseUrl).port;
-    expect(output).toContain(`curl -s -X POST http://localhost:${port}/v1/nin -H 'X-Service-Key: ${key}' -H 'Content-Type: application/json' -d '{"nin":"12345678905"}'`);
+    expect(output).toContain(`curl -s -X POST http://localhost:${port}/v1/nin -H 'X-Service-Key: ${key}' -H 'Content-Type: application/json' -d '{"nin":"${READY_MADE_NIN}"}'`);
     expect(output.split(key as string)).toHaveLength(3); // the key line and the curl, nothing else
 
     const listed = await app.admin('GET', '/admin/v1/organizations');
@@ -46,9 +49,9 @@ describe('first run', () => {
       await pool.end();
     }
 
-    const run = await app.request('POST', '/v1/nin', { headers: { 'x-service-key': key as string }, body: { nin: '12345678905' } });
+    const run = await app.request('POST', '/v1/nin', { headers: { 'x-service-key': key as string }, body: { nin: READY_MADE_NIN } });
     expect(run.status).toBe(201);
-    expect(run.body.data).toMatchObject({ scope: 'nin', status: 'found', charged: true });
+    expect(run.body.data).toMatchObject({ scope: 'nin', status: 'found', charged: true, result: { nin: READY_MADE_NIN, firstName: sandboxPerson(READY_MADE_PEOPLE[0]).firstName } });
   });
 
   it('does nothing outside the embedded default, and nothing when the log is not empty', async () => {

@@ -4,6 +4,7 @@ import type { Server } from 'node:http';
 import { RUNTIME, type Runtime } from '../core.module.js';
 import type { CommandContext } from '../common/event.js';
 import { EVENT_STORE, type EventStore } from '../event-store/event-store.port.js';
+import { READY_MADE_PEOPLE, sandboxPerson } from '../providers/sandbox.world.js';
 import { SCOPES } from '../scopes/scopes.js';
 import { IssueApiKeyHandler } from '../organizations/api-key.handlers.js';
 import { ApproveOrganization, IssueApiKey, RegisterOrganization, SetActiveScopes } from '../organizations/organization.commands.js';
@@ -57,7 +58,8 @@ export class FirstRun implements OnApplicationBootstrap {
           'Its test API key, shown this once only (the service keeps a hash):',
           `  ${key.key}`,
           'Try it:',
-          `  curl -s -X POST http://localhost:${port}/v1/nin -H 'X-Service-Key: ${key.key}' -H 'Content-Type: application/json' -d '{"nin":"12345678905"}'`,
+          `  curl -s -X POST http://localhost:${port}/v1/nin -H 'X-Service-Key: ${key.key}' -H 'Content-Type: application/json' -d '{"nin":"${sandboxPerson(READY_MADE_PEOPLE[0]).nin}"}'`,
+          'More sandbox identities, and what each check returns for them: docs/sandbox.md',
           '',
           '',
         ].join('\n'),

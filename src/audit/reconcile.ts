@@ -16,8 +16,8 @@ import { type AuditEntry, type OpenReservation, type ReplayOptions, type ReplayS
  * recovery deadline has (a charged verification whose debit is not written yet is a difference
  * only past the deadline: before it, the capture is in flight or waits for the recovery process).
  *
- * The read model keeps a scope on reservation lines only; the replay also shows it on the debit or
- * release that closes one, so scopes are compared on reservations.
+ * Scopes are compared on reservations only: debit and release lines take theirs from the
+ * reservation they close, but lines projected before they did keep none until the ledger is rebuilt.
  *
  * Memory stays flat on a long wallet: the replay's entries go into a temporary table, batch by
  * batch, and the comparisons are SQL joins there.

@@ -169,7 +169,7 @@ describe('Wallet audit over HTTP', () => {
       }
       expect(response.status).toBe(200);
       expect(response.body.data).toEqual([
-        { type: 'debit', reference, scope: null, amountKobo: PRICE_KOBO, balanceKobo: 0, reservedKobo: 0, availableKobo: 0, createdAt: expect.stringMatching(/\+00:00$/) },
+        { type: 'debit', reference, scope: 'nin', amountKobo: PRICE_KOBO, balanceKobo: 0, reservedKobo: 0, availableKobo: 0, createdAt: expect.stringMatching(/\+00:00$/) },
         { type: 'reservation', reference, scope: 'nin', amountKobo: PRICE_KOBO, balanceKobo: PRICE_KOBO, reservedKobo: PRICE_KOBO, availableKobo: 0, createdAt: expect.any(String) },
         { type: 'funding', reference: 'TEST-1', scope: null, amountKobo: PRICE_KOBO, balanceKobo: PRICE_KOBO, reservedKobo: 0, availableKobo: PRICE_KOBO, createdAt: expect.any(String) },
       ]);

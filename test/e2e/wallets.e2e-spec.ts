@@ -7,6 +7,8 @@ import { streams } from '../../src/common/streams.js';
 import { EVENT_STORE, type EventStore } from '../../src/event-store/event-store.port.js';
 import { OrganizationStore } from '../../src/organizations/organization.store.js';
 import { SandboxCreditSweep } from '../../src/organizations/sandbox-credit.js';
+import { READY_MADE_PEOPLE, sandboxPerson } from '../../src/providers/sandbox.world.js';
+import { SANDBOX_CREDIT_REFERENCE } from '../../src/wallets/wallet.events.js';
 
 const SANDBOX_CREDIT_KOBO = 250_000;
 
@@ -151,6 +153,33 @@ describe('Wallets: the integrator balance', () => {
     expect(test.body).toEqual({ status: true, data: { environment: 'test', balanceKobo: SANDBOX_CREDIT_KOBO, reservedKobo: 0, availableKobo: SANDBOX_CREDIT_KOBO } });
     const live = await app.request('GET', '/v1/wallet', { headers: { 'x-service-key': liveKey.key } });
     expect(live.body.data).toEqual({ environment: 'live', balanceKobo: 700, reservedKobo: 0, availableKobo: 700 });
+  });
+
+  it('GET /v1/wallet/transactions: debits and releases carry the scope of their check, as reservations do', async () => {
+    const organization = (await createOrganization(app, { approved: true, scopes: ['bvn', 'phone'] })).id;
+    const key = await issueKey(app, organization, { environment: 'test' });
+    const headers = { 'x-service-key': key.key };
+    const charged = await app.request('POST', '/v1/bvn', { body: { bvn: sandboxPerson(READY_MADE_PEOPLE[0]).bvn }, headers });
+    expect(charged.status).toBe(201);
+    // A phone ending in 2: the sandbox fails the check, and the reservation is released.
+    const failed = await app.request('POST', '/v1/phone', { body: { phone: '08031234562' }, headers });
+    expect(failed.status).toBe(502);
+
+    const list = () => app.request('GET', '/v1/wallet/transactions', { headers });
+    // The ledger is a read model: the closes reach it a moment after the answers.
+    let response = await list();
+    for (let waited = 0; response.body.meta.total < 5 && waited < 5_000; waited += 20) {
+      await new Promise((resolveWait) => setTimeout(resolveWait, 20));
+      response = await list();
+    }
+    const lines = (response.body.data as { type: string; reference: string; scope: string | null }[]).map(({ type, reference, scope }) => ({ type, reference, scope }));
+    expect(lines).toEqual([
+      { type: 'release', reference: failed.body.error.details.reference, scope: 'phone' },
+      { type: 'reservation', reference: failed.body.error.details.reference, scope: 'phone' },
+      { type: 'debit', reference: charged.body.data.reference, scope: 'bvn' },
+      { type: 'reservation', reference: charged.body.data.reference, scope: 'bvn' },
+      { type: 'funding', reference: SANDBOX_CREDIT_REFERENCE, scope: null },
+    ]);
   });
 
   it('GET /v1/wallet answers 401 without a valid key', async () => {

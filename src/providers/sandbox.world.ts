@@ -1,0 +1,345 @@
+import { createHash } from 'node:crypto';
+
+/**
+ * The people behind the sandbox: a fixed world of WORLD_PEOPLE identities, each a pure function of
+ * its index, with its own NIN, BVN, two phone numbers, two bank accounts, voter's card (VIN), vNIN
+ * and passport. Every one of those numbers is an encoding of the index (a keyed permutation of the
+ * number's format), so any of them leads back to the same person without a table. Numbers the
+ * world did not hand out (made up by a caller) decode to nobody; they are given a person by
+ * hashing, so they still name someone consistently, but their links lead to that person's own
+ * numbers.
+ *
+ * Every number handed out ends in a digit the outcome rules answer `found` to, so following a
+ * record's links never meets a timeout or a not-found.
+ */
+
+export const WORLD_PEOPLE = 10_000_000;
+
+/** Last digits the sandbox answers `found` (4 is left out: face_match answers it with no match). */
+export const FOUND_DIGITS: readonly string[] = ['0', '5', '6', '7', '8', '9'];
+
+const DIGITS = '0123456789'.split('');
+const LETTERS = 'ABCDEFGHIJKLMNOPQRSTUVWXYZ'.split('');
+const HEX = '0123456789ABCDEF'.split('');
+const repeat = <T>(count: number, item: T): T[] => Array.from({ length: count }, () => item);
+
+export const PHONE_PREFIXES = ['0803', '0806', '0813', '0816', '0703', '0706', '0805', '0807', '0815', '0802', '0808', '0812', '0809', '0817'];
+export const NETWORKS: Readonly<Record<string, string>> = {
+  '0803': 'MTN', '0806': 'MTN', '0813': 'MTN', '0816': 'MTN', '0703': 'MTN', '0706': 'MTN',
+  '0805': 'Glo', '0807': 'Glo', '0815': 'Glo',
+  '0802': 'Airtel', '0808': 'Airtel', '0812': 'Airtel',
+  '0809': '9mobile', '0817': '9mobile',
+};
+
+function gcd(a: bigint, b: bigint): bigint {
+  while (b !== 0n) [a, b] = [b, a % b];
+  return a;
+}
+
+function modInverse(value: bigint, modulus: bigint): bigint {
+  let [oldR, r] = [value, modulus];
+  let [oldS, s] = [1n, 0n];
+  while (r !== 0n) {
+    const q = oldR / r;
+    [oldR, r] = [r, oldR - q * r];
+    [oldS, s] = [s, oldS - q * s];
+  }
+  return ((oldS % modulus) + modulus) % modulus;
+}
+
+function hashBig(material: string): bigint {
+  return BigInt(`0x${createHash('sha256').update(material).digest('hex')}`);
+}
+
+/**
+ * A number format (each position a list of equally long tokens, most significant first) and a
+ * keyed permutation of all the numbers it can spell (affine, digits reversed, affine again, so
+ * neighbouring people get unrelated numbers): `slot + slots × index` of the world's people
+ * spreads over the whole format, and only those decode back to someone.
+ */
+class WorldNumbers {
+  private readonly radices: readonly bigint[];
+  private readonly widths: readonly number[];
+  private readonly space: bigint;
+  private readonly rounds: readonly { multiplier: bigint; inverse: bigint; offset: bigint }[];
+  readonly length: number;
+
+  constructor(
+    name: string,
+    private readonly format: readonly (readonly string[])[],
+    readonly slots: number,
+  ) {
+    this.radices = format.map((tokens) => BigInt(tokens.length));
+    this.widths = format.map((tokens) => tokens[0].length);
+    if (format.some((tokens, position) => tokens.some((token) => token.length !== this.widths[position]))) throw new Error(`invariant: ${name} has tokens of unequal width`);
+    this.length = this.widths.reduce((sum, width) => sum + width, 0);
+    this.space = this.radices.reduce((product, radix) => product * radix, 1n);
+    if (this.space < BigInt(slots * WORLD_PEOPLE)) throw new Error(`invariant: ${name} cannot number ${slots} per person`);
+    this.rounds = [0, 1].map((round) => {
+      let multiplier = hashBig(`sandbox-world:multiplier:${name}:${round}`) % this.space;
+      while (multiplier < 2n || gcd(multiplier, this.space) !== 1n) multiplier = (multiplier + 1n) % this.space;
+      return { multiplier, inverse: modInverse(multiplier, this.space), offset: hashBig(`sandbox-world:offset:${name}:${round}`) % this.space };
+    });
+  }
+
+  encode(index: number, slot: number): string {
+    if (!Number.isSafeInteger(index) || index < 0 || index >= WORLD_PEOPLE || slot < 0 || slot >= this.slots) throw new Error('invariant: no such person or slot in the sandbox world');
+    const [first, second] = this.rounds;
+    const mixed = this.reversed(this.digitsOf((BigInt(index * this.slots + slot) * first.multiplier + first.offset) % this.space, this.radices));
+    const digits = this.digitsOf((mixed * second.multiplier + second.offset) % this.space, this.radices);
+    return digits.map((digit, position) => this.format[position][digit]).join('');
+  }
+
+  /** The person and slot behind a number the world handed out; undefined for any other. */
+  decode(number: string): { index: number; slot: number } | undefined {
+    if (number.length !== this.length) return undefined;
+    const digits: number[] = [];
+    let at = 0;
+    for (let position = 0; position < this.format.length; position++) {
+      const digit = this.format[position].indexOf(number.slice(at, at + this.widths[position]));
+      if (digit < 0) return undefined;
+      digits.push(digit);
+      at += this.widths[position];
+    }
+    const [first, second] = this.rounds;
+    const unmix = (value: bigint, round: { inverse: bigint; offset: bigint }) => ((((value - round.offset) % this.space) + this.space) % this.space) * round.inverse % this.space;
+    const mixed = unmix(this.valueOf(digits, this.radices), second);
+    const n = Number(unmix(this.valueOf(this.digitsOf(mixed, [...this.radices].reverse()).reverse(), this.radices), first));
+    if (n >= this.slots * WORLD_PEOPLE) return undefined;
+    return { index: Math.floor(n / this.slots), slot: n % this.slots };
+  }
+
+  /** The digits in reverse order, read with the radices in reverse order: a bijection of the space. */
+  private reversed(digits: readonly number[]): bigint {
+    return this.valueOf([...digits].reverse(), [...this.radices].reverse());
+  }
+
+  private digitsOf(value: bigint, radices: readonly bigint[]): number[] {
+    const digits = new Array<number>(radices.length);
+    for (let position = radices.length - 1; position >= 0; position--) {
+      digits[position] = Number(value % radices[position]);
+      value /= radices[position];
+    }
+    return digits;
+  }
+
+  private valueOf(digits: readonly number[], radices: readonly bigint[]): bigint {
+    return digits.reduce((value, digit, position) => value * radices[position] + BigInt(digit), 0n);
+  }
+}
+
+/** The kinds of number a person has, with the formats the validator accepts (`verification-inputs.ts`). */
+const NUMBERS = {
+  nin: new WorldNumbers('nin', [DIGITS.slice(1), ...repeat(9, DIGITS), FOUND_DIGITS], 1),
+  // BVNs start with 22.
+  bvn: new WorldNumbers('bvn', [['22'], ...repeat(8, DIGITS), FOUND_DIGITS], 1),
+  phone: new WorldNumbers('phone', [PHONE_PREFIXES, ...repeat(6, DIGITS), FOUND_DIGITS], 2),
+  account: new WorldNumbers('account', [...repeat(9, DIGITS), FOUND_DIGITS], 2),
+  vnin: new WorldNumbers('vnin', [LETTERS, LETTERS, ...repeat(13, DIGITS), FOUND_DIGITS], 1),
+  vin: new WorldNumbers('vin', [...repeat(18, HEX), FOUND_DIGITS], 1),
+  // Nigerian passports: A or B and eight digits.
+  passport: new WorldNumbers('passport', [['A', 'B'], ...repeat(7, DIGITS), FOUND_DIGITS], 1),
+} as const;
+
+export type WorldNumberKind = keyof typeof NUMBERS;
+
+/** Whose number this is (normalised: local phone form, upper case): its owner, or a person picked by hashing a made-up number. */
+export function holderOf(kind: WorldNumberKind, number: string): { index: number; slot: number; handedOut: boolean } {
+  const owner = NUMBERS[kind].decode(number);
+  if (owner !== undefined) return { ...owner, handedOut: true };
+  const index = createHash('sha256').update(`sandbox-world:made-up:${kind}:${number}`).digest().readUIntBE(0, 6) % WORLD_PEOPLE;
+  return { index, slot: 0, handedOut: false };
+}
+
+export function numberOf(kind: WorldNumberKind, index: number, slot = 0): string {
+  return NUMBERS[kind].encode(index, slot);
+}
+
+/** Banks: code, name, and the other ways callers write them (compared once normalised, see `bankKey`). */
+const BANKS: readonly { code: string; name: string; aliases: readonly string[] }[] = [
+  { code: '044', name: 'Access Bank', aliases: ['access', 'accessbank', 'diamond'] },
+  { code: '023', name: 'Citibank Nigeria', aliases: ['citi', 'citibank'] },
+  { code: '050', name: 'Ecobank Nigeria', aliases: ['eco', 'ecobank'] },
+  { code: '070', name: 'Fidelity Bank', aliases: ['fidelity', 'fidelitybank'] },
+  { code: '011', name: 'First Bank of Nigeria', aliases: ['first', 'firstbank', 'fbn'] },
+  { code: '214', name: 'First City Monument Bank', aliases: ['fcmb', 'firstcitymonument'] },
+  { code: '058', name: 'Guaranty Trust Bank', aliases: ['gt', 'gtb', 'gtbank', 'gtco', 'guarantytrust', 'guarantytrustbank'] },
+  { code: '301', name: 'Jaiz Bank', aliases: ['jaiz'] },
+  { code: '082', name: 'Keystone Bank', aliases: ['keystone'] },
+  { code: '50211', name: 'Kuda Microfinance Bank', aliases: ['kuda', 'kudamicrofinance', 'kudamfb'] },
+  { code: '50515', name: 'Moniepoint Microfinance Bank', aliases: ['moniepoint', 'moniepointmicrofinance', 'moniepointmfb'] },
+  { code: '999992', name: 'OPay', aliases: ['opay', 'paycom'] },
+  { code: '999991', name: 'PalmPay', aliases: ['palmpay'] },
+  { code: '076', name: 'Polaris Bank', aliases: ['polaris', 'skye'] },
+  { code: '101', name: 'Providus Bank', aliases: ['providus'] },
+  { code: '221', name: 'Stanbic IBTC Bank', aliases: ['stanbic', 'stanbicibtc', 'ibtc'] },
+  { code: '068', name: 'Standard Chartered Bank', aliases: ['standardchartered', 'scb'] },
+  { code: '232', name: 'Sterling Bank', aliases: ['sterling'] },
+  { code: '032', name: 'Union Bank of Nigeria', aliases: ['union', 'unionbank', 'ubn'] },
+  { code: '033', name: 'United Bank for Africa', aliases: ['uba', 'unitedbankforafrica', 'unitedforafrica'] },
+  { code: '215', name: 'Unity Bank', aliases: ['unity'] },
+  { code: '035', name: 'Wema Bank', aliases: ['wema', 'alat'] },
+  { code: '057', name: 'Zenith Bank', aliases: ['zenith', 'zenithbank'] },
+];
+
+/** Where people of the sandbox world keep their accounts. */
+export const HOME_BANK_CODES: readonly string[] = ['044', '011', '058', '033', '057', '070', '214', '032', '035', '232', '221', '50211', '999992', '50515'];
+
+/** Words that do not tell one bank from another ("GT Bank Plc" is "GT"). */
+const FILLER = new Set(['bank', 'plc', 'ltd', 'limited', 'of', 'the', 'nigeria', 'nig', 'ng', 'mfb', 'microfinance', 'company']);
+
+function bankKey(value: string): string {
+  return value
+    .toLowerCase()
+    .split(/[^a-z0-9]+/)
+    .filter((word) => word !== '' && !FILLER.has(word))
+    .join('');
+}
+
+const BANKS_BY_KEY = new Map<string, { code: string; name: string }>();
+for (const bank of BANKS) {
+  for (const key of [bank.code, bankKey(bank.name), ...bank.aliases]) {
+    if (BANKS_BY_KEY.get(key)?.code !== undefined && BANKS_BY_KEY.get(key)?.code !== bank.code) throw new Error(`invariant: bank key ${key} names two banks`);
+    BANKS_BY_KEY.set(key, { code: bank.code, name: bank.name });
+  }
+}
+
+/**
+ * The bank a caller asked for: a known code, name or common short form ("058", "GTBank",
+ * "gt bank plc", "Guaranty Trust") gives its code and full name; anything else is echoed as given
+ * (spaces collapsed), as both code and name.
+ */
+export function resolveBank(asked: string): { code: string; name: string } {
+  const known = BANKS_BY_KEY.get(/^\d+$/.test(asked.trim()) ? asked.trim() : bankKey(asked));
+  if (known !== undefined) return known;
+  const echoed = asked.trim().replace(/\s+/g, ' ');
+  return { code: echoed, name: echoed };
+}
+
+export function bankByCode(code: string): { code: string; name: string } {
+  const bank = BANKS_BY_KEY.get(code);
+  if (bank === undefined) throw new Error('invariant: unknown home bank code');
+  return bank;
+}
+
+/** A deterministic stream of small numbers from a hash of the material. */
+export class Seed {
+  private bytes: Buffer;
+  private index = 0;
+  constructor(private readonly material: string) {
+    this.bytes = createHash('sha256').update(material).digest();
+  }
+  next(): number {
+    if (this.index + 4 > this.bytes.length) {
+      this.bytes = createHash('sha256').update(this.bytes).update(this.material).digest();
+      this.index = 0;
+    }
+    const value = this.bytes.readUInt32BE(this.index);
+    this.index += 4;
+    return value;
+  }
+  int(maxExclusive: number): number {
+    return this.next() % maxExclusive;
+  }
+  pick<T>(items: readonly T[]): T {
+    return items[this.int(items.length)];
+  }
+}
+
+const FIRST_NAMES_MALE = ['Chinedu', 'Emeka', 'Oluwaseun', 'Babatunde', 'Ibrahim', 'Musa', 'Tunde', 'Obinna', 'Ikechukwu', 'Abubakar', 'Segun', 'Uche', 'Kelechi', 'Yusuf', 'Adebayo', 'Femi'];
+const FIRST_NAMES_FEMALE = ['Ngozi', 'Adaeze', 'Funmilayo', 'Aisha', 'Chiamaka', 'Folake', 'Zainab', 'Amaka', 'Yetunde', 'Hauwa', 'Ifeoma', 'Bukola', 'Nneka', 'Halima', 'Temitope', 'Blessing'];
+const MIDDLE_NAMES = ['Chukwuemeka', 'Oluwadamilare', 'Aminu', 'Ifeanyi', 'Olamide', 'Nnamdi', 'Abiodun', 'Ebube', 'Kehinde', 'Taiwo', 'Sani', 'Chidi'];
+const LAST_NAMES = ['Okafor', 'Adeyemi', 'Bello', 'Eze', 'Ogunleye', 'Abdullahi', 'Nwosu', 'Balogun', 'Okonkwo', 'Ibrahim', 'Adebayo', 'Onyekachi', 'Suleiman', 'Olawale', 'Umeh', 'Danjuma'];
+/** States with real local government areas and a town for addresses. */
+export const PLACES: readonly { state: string; lgas: readonly string[]; town: string }[] = [
+  { state: 'Lagos', lgas: ['Ikeja', 'Surulere', 'Eti-Osa', 'Alimosho', 'Kosofe'], town: 'Lagos' },
+  { state: 'Oyo', lgas: ['Ibadan North', 'Ogbomosho North', 'Oyo East', 'Egbeda'], town: 'Ibadan' },
+  { state: 'Kano', lgas: ['Nassarawa', 'Fagge', 'Tarauni', 'Gwale'], town: 'Kano' },
+  { state: 'Anambra', lgas: ['Awka South', 'Onitsha North', 'Nnewi North', 'Idemili North'], town: 'Awka' },
+  { state: 'Enugu', lgas: ['Enugu East', 'Nsukka', 'Udi', 'Enugu North'], town: 'Enugu' },
+  { state: 'Rivers', lgas: ['Port Harcourt', 'Obio/Akpor', 'Eleme', 'Ikwerre'], town: 'Port Harcourt' },
+  { state: 'Kaduna', lgas: ['Kaduna North', 'Zaria', 'Chikun', 'Igabi'], town: 'Kaduna' },
+  { state: 'Ogun', lgas: ['Abeokuta South', 'Ijebu Ode', 'Sagamu', 'Ado-Odo/Ota'], town: 'Abeokuta' },
+  { state: 'Imo', lgas: ['Owerri Municipal', 'Orlu', 'Okigwe', 'Mbaitoli'], town: 'Owerri' },
+  { state: 'FCT', lgas: ['Abuja Municipal', 'Bwari', 'Gwagwalada', 'Kuje'], town: 'Abuja' },
+];
+const STREETS = ['Adeola Odeku Street', 'Awolowo Road', 'Allen Avenue', 'Zik Avenue', 'Ahmadu Bello Way', 'Herbert Macaulay Way', 'Aba Road', 'Ogui Road', 'Murtala Mohammed Way', 'Bode Thomas Street'];
+
+export function isoDate(year: number, month: number, day: number): string {
+  return `${year}-${String(month).padStart(2, '0')}-${String(day).padStart(2, '0')}`;
+}
+
+export interface SandboxAccount {
+  readonly accountNumber: string;
+  readonly bankCode: string;
+  readonly bankName: string;
+}
+
+/** One person of the sandbox world: who they are and every number that is theirs. */
+export interface SandboxPerson {
+  readonly index: number;
+  readonly firstName: string;
+  readonly middleName: string;
+  readonly lastName: string;
+  readonly gender: 'Male' | 'Female';
+  readonly dateOfBirth: string;
+  readonly stateOfOrigin: string;
+  readonly lgaOfOrigin: string;
+  readonly stateOfResidence: string;
+  readonly lgaOfResidence: string;
+  readonly residentialAddress: string;
+  readonly nin: string;
+  readonly bvn: string;
+  /** The first is the one on the NIN record (and the BVN's phoneNumber1). */
+  readonly phones: readonly [string, string];
+  /** The first is at the bank where the BVN was enrolled. */
+  readonly accounts: readonly [SandboxAccount, SandboxAccount];
+  readonly vin: string;
+  readonly vnin: string;
+  readonly passportNumber: string;
+}
+
+export function sandboxPerson(index: number): SandboxPerson {
+  const seed = new Seed(`sandbox-world:person:${index}`);
+  const gender = seed.int(2) === 0 ? 'Male' : 'Female';
+  const origin = seed.pick(PLACES);
+  const residence = seed.pick(PLACES);
+  const year = 1960 + seed.int(46);
+  const firstName = seed.pick(gender === 'Male' ? FIRST_NAMES_MALE : FIRST_NAMES_FEMALE);
+  const middleName = seed.pick(MIDDLE_NAMES);
+  const lastName = seed.pick(LAST_NAMES);
+  const dateOfBirth = isoDate(year, 1 + seed.int(12), 1 + seed.int(28));
+  const lgaOfOrigin = seed.pick(origin.lgas);
+  const lgaOfResidence = seed.pick(residence.lgas);
+  const residentialAddress = `${1 + seed.int(120)} ${seed.pick(STREETS)}, ${residence.town}, ${residence.state === 'FCT' ? 'FCT' : `${residence.state} State`}`;
+  const homeBank = seed.pick(HOME_BANK_CODES);
+  const otherBanks = HOME_BANK_CODES.filter((code) => code !== homeBank);
+  const secondBank = seed.pick(otherBanks);
+  const account = (slot: number, code: string): SandboxAccount => {
+    const bank = bankByCode(code);
+    return { accountNumber: numberOf('account', index, slot), bankCode: bank.code, bankName: bank.name };
+  };
+  return {
+    index,
+    firstName,
+    middleName,
+    lastName,
+    gender,
+    dateOfBirth,
+    stateOfOrigin: origin.state,
+    lgaOfOrigin,
+    stateOfResidence: residence.state,
+    lgaOfResidence,
+    residentialAddress,
+    nin: numberOf('nin', index),
+    bvn: numberOf('bvn', index),
+    phones: [numberOf('phone', index, 0), numberOf('phone', index, 1)],
+    accounts: [account(0, homeBank), account(1, secondBank)],
+    vin: numberOf('vin', index),
+    vnin: numberOf('vnin', index),
+    passportNumber: numberOf('passport', index),
+  };
+}
+
+/** The people docs/sandbox.md lists, ready to copy: indexes into the world. */
+export const READY_MADE_PEOPLE: readonly number[] = [1, 2, 6, 9, 14, 18];
