@@ -288,9 +288,11 @@ export class EventSourcedHandler<State, Command, E extends DomainEvent, Link = u
     now: Date,
   ): Promise<{ readonly events: readonly EventToAppend[]; readonly link: Link }> {
     const revisionOf = (index: number) => folded.revision + 1n + BigInt(index);
-    const encoded = await Promise.all(
-      decided.map(({ event, context }, index) => this.codec.encode(event, { id: this.options.ids.eventId(), streamId: stream.id, revision: revisionOf(index), context, occurredAt: now })),
+    const encoding = decided.map(({ event, context }, index) =>
+      this.codec.encode(event, { id: this.options.ids.eventId(), streamId: stream.id, revision: revisionOf(index), context, occurredAt: now }),
     );
+    // A batch of a synchronous codec's events is not sent through a promise each.
+    const encoded = encoding.some(isPromise) ? await Promise.all(encoding) : (encoding as EventToAppend[]);
     const hooked = this.hook.beforeAppend(
       folded.link,
       encoded.map((event, index) => ({ streamId: stream.id, revision: revisionOf(index), event })),
