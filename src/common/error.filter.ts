@@ -35,6 +35,10 @@ export class ErrorFilter implements ExceptionFilter {
   }
 
   private toEnvelope(exception: unknown): [number, ErrorEnvelope] {
+    // A 500 is a bug (InvariantViolated): its message names internals, so the client gets the generic answer and the log the rest.
+    if (exception instanceof AppError && exception.httpStatus >= 500 && exception.httpStatus !== 502 && exception.httpStatus !== 503) {
+      return [exception.httpStatus, { status: false, error: { code: 'internal_error', message: 'An unexpected error occurred', details: {} } }];
+    }
     if (exception instanceof AppError) {
       return [exception.httpStatus, { status: false, error: { code: exception.code, message: exception.message, details: exception.details } }];
     }

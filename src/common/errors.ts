@@ -63,7 +63,34 @@ export class ServiceUnavailable extends AppError {
   readonly httpStatus = 503;
 }
 
+/** A command that clashes with the state it meets. Subclasses name the clash with a code of their own. */
 export class Conflict extends AppError {
-  readonly code = 'conflict';
+  readonly code: string = 'conflict';
   readonly httpStatus = 409;
+}
+
+/** A verification reference is used once: a second request under it. */
+export class VerificationAlreadyExists extends Conflict {
+  override readonly code = 'verification_exists';
+}
+
+/** A verification takes one terminal event: a second finish. */
+export class VerificationAlreadyFinished extends Conflict {
+  override readonly code = 'verification_finished';
+}
+
+/** A finish of a verification whose request is not in its stream. */
+export class VerificationNotRequested extends Conflict {
+  override readonly code = 'verification_not_requested';
+}
+
+/**
+ * Something that must never happen did: a stream that breaks its own rules (a revision gap, a
+ * wallet overdrawn by its history, a second terminal event), or code that reached a case it
+ * excludes. A bug, not a request error: the exception filter answers it as an internal error and
+ * logs it.
+ */
+export class InvariantViolated extends AppError {
+  readonly code = 'invariant_violated';
+  readonly httpStatus = 500;
 }

@@ -44,4 +44,10 @@ export function asDomainEvent<E extends Event<string, JsonObject>>(recorded: Rec
   return { type: recorded.type, data: recorded.data } as unknown as E;
 }
 
+/** When a fact happened: the command's time from the metadata, else the store's commit time. */
+export function occurredAt(event: Pick<RecordedEvent, 'metadata' | 'createdAt'>): Date {
+  const stamped = event.metadata.occurredAt;
+  return typeof stamped === 'string' ? new Date(stamped) : event.createdAt;
+}
+
 export const SYSTEM_ACTOR: Actor = { type: 'system', id: 'ledger' };

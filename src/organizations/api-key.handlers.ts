@@ -1,7 +1,7 @@
 import { Inject } from '@nestjs/common';
 import { CommandHandler, type ICommandHandler } from '@nestjs/cqrs';
 import type pg from 'pg';
-import { NotFound } from '../common/errors.js';
+import { InvariantViolated, NotFound } from '../common/errors.js';
 import { IdGenerator } from '../common/ids.js';
 import { PG_POOL } from '../core.module.js';
 import { EVENT_STORE, type EventStore } from '../event-store/event-store.port.js';
@@ -39,7 +39,7 @@ export class IssueApiKeyHandler implements ICommandHandler<IssueApiKey, IssuedAp
       options,
     );
     const issued = state.keys.get(keyId);
-    if (issued === undefined) throw new Error('invariant: an issued key is missing from its organization');
+    if (issued === undefined) throw new InvariantViolated('an issued key is missing from its organization');
     const view = apiKeyView(issued);
     return { id: view.id, key: generated.key, name: view.name, prefix: view.prefix, last4: view.last4, environment: view.environment, scopes: view.scopes, createdAt: view.createdAt };
   }
@@ -61,7 +61,7 @@ export class RevokeApiKeyHandler implements ICommandHandler<RevokeApiKey, ApiKey
     const organizationId = await this.organizationOf(keyId);
     const { state } = await this.organizations.execute(organizationId, { type: 'RevokeApiKey', keyId }, context, options);
     const key = state.keys.get(keyId);
-    if (key === undefined) throw new Error('invariant: a revoked key is missing from its organization');
+    if (key === undefined) throw new InvariantViolated('a revoked key is missing from its organization');
     const { rows } = await this.pool.query<{ last_used_at: Date }>('select last_used_at from api_key_usage where key_id = $1', [keyId]);
     return apiKeyView(key, rows[0]?.last_used_at ?? null);
   }

@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+import { InvariantViolated } from '../common/errors.js';
 import type { Environment } from '../common/environment.js';
 import type { IdGenerator } from '../common/ids.js';
 
@@ -22,7 +23,7 @@ export function apiKeyPrefix(environment: Environment): string {
 
 export function generateApiKey(environment: Environment, ids: IdGenerator): GeneratedApiKey {
   const random = ids.secret(API_KEY_RANDOM_BYTES);
-  if (random.length < 43) throw new Error('invariant: an API key needs at least 32 random bytes');
+  if (random.length < 43) throw new InvariantViolated('an API key needs at least 32 random bytes');
   const key = `${apiKeyPrefix(environment)}${random}`;
   return { key, keyHash: hashApiKey(key), prefix: `${apiKeyPrefix(environment)}${random.slice(0, API_KEY_PREFIX_CHARS)}`, last4: random.slice(-4) };
 }

@@ -1,6 +1,7 @@
 import { describe, expect, it } from '@jest/globals';
-import { NotFound, ValidationFailed } from '../common/errors.js';
-import { decide, evolve, initialState, type OrganizationCommand, type OrganizationState } from './organization.decider.js';
+import { InvariantViolated, NotFound, ValidationFailed } from '../common/errors.js';
+import { givenFor } from '../event-sourcing/decider.testing.js';
+import { organizationDecider, type OrganizationCommand } from './organization.decider.js';
 import type { OrganizationEvent } from './organization.events.js';
 
 const organizationId = 'org_01JD3Q9ZK8W6V2C4X7N5B0M1TR';
@@ -19,27 +20,7 @@ const keyIssued = (keyId: string): OrganizationEvent => ({
 });
 const keyRevoked = (keyId: string): OrganizationEvent => ({ type: 'ApiKeyRevoked', data: { schemaVersion: v, organizationId, keyId } });
 
-function given(events: OrganizationEvent[]) {
-  const state: OrganizationState = events.reduce((folded, event) => evolve(folded, event, at), initialState);
-  return {
-    state,
-    when: (command: OrganizationCommand) => ({
-      then: (expected: OrganizationEvent[]) => expect(decide(command, state)).toEqual(expected),
-      thenNothing: () => expect(decide(command, state)).toEqual([]),
-      thenThrows: (error: new (...args: never[]) => Error) => expect(() => decide(command, state)).toThrow(error),
-      thenFieldErrors: (fields: string[]) => {
-        try {
-          decide(command, state);
-        } catch (error) {
-          expect(error).toBeInstanceOf(ValidationFailed);
-          expect((error as ValidationFailed).fields.map((field) => field.field)).toEqual(fields);
-          return;
-        }
-        throw new Error('expected a ValidationFailed');
-      },
-    }),
-  };
-}
+const given = givenFor(organizationDecider, { occurredAt: at });
 
 describe('organization decider', () => {
   describe('registering', () => {
@@ -56,6 +37,10 @@ describe('organization decider', () => {
       const { sandboxCreditKobo: _omitted, ...older } = (registered() as Extract<OrganizationEvent, { type: 'OrganizationRegistered' }>).data;
       expect(given([{ type: 'OrganizationRegistered', data: older }]).state.sandboxCreditKobo).toBe(0);
     });
+    it('fails loudly on a sandbox credit that is not whole kobo (the handler passes the configured one)', () =>
+      given([])
+        .when({ type: 'RegisterOrganization', organizationId, name: 'Acme', email: 'ops@acme.test', activeScopes: [], sandboxCreditKobo: -1 })
+        .thenThrows(InvariantViolated));
     it('refuses unknown scopes, listing each', () =>
       given([])
         .when({ type: 'RegisterOrganization', organizationId, name: 'Acme', email: 'ops@acme.test', activeScopes: ['nin', 'x', 'y'], sandboxCreditKobo: 0 })
@@ -184,15 +169,10 @@ describe('organization decider', () => {
       expect(given([registered(), configured({ fallback: 'prembly' })]).state.providers).toEqual({ live: { provider: 'dojah', fallback: 'prembly' } });
     });
 
-    it('refuses a provider that cannot serve an active scope, naming the scope', () => {
-      try {
-        decide(configure({ provider: 'prembly' }), given([registered(['nin', 'pvc', 'passport'])]).state);
-        throw new Error('expected a refusal');
-      } catch (error) {
-        expect(error).toBeInstanceOf(ValidationFailed);
-        expect((error as ValidationFailed).fields[0].message).toMatch(/^prembly cannot serve pvc, passport/);
-      }
-    });
+    it('refuses a provider that cannot serve an active scope, naming the scope', () =>
+      given([registered(['nin', 'pvc', 'passport'])])
+        .when(configure({ provider: 'prembly' }))
+        .thenThrows(ValidationFailed, (error) => expect(error.fields[0].message).toMatch(/^prembly cannot serve pvc, passport/)));
 
     it('refuses a fallback that cannot serve an active scope', () =>
       given([registered(['nin', 'pvc'])])
@@ -208,7 +188,7 @@ describe('organization decider', () => {
     });
 
     it('accepts the sandbox without credentials, for either environment', () => {
-      expect(decide(configure({ environment: 'test', provider: 'sandbox', credentials: null }), given([registered()]).state)).toHaveLength(1);
+      expect(given([registered()]).when(configure({ environment: 'test', provider: 'sandbox', credentials: null })).events()).toHaveLength(1);
     });
 
     it('refuses to activate a scope the configured provider cannot serve, and still activates the others', () => {

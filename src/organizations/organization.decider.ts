@@ -1,6 +1,7 @@
-import { Conflict, NotFound, ValidationFailed, type FieldError } from '../common/errors.js';
+import { Conflict, InvariantViolated, NotFound, ValidationFailed, type FieldError } from '../common/errors.js';
 import { MAX_REQUESTS_PER_MINUTE } from '../config/config.js';
 import type { Environment } from '../common/environment.js';
+import type { Decider, EventMeta } from '../event-sourcing/decider.js';
 import { isProviderName, PROVIDER_NAMES, PROVIDER_SCOPES, serves, type ProviderName } from '../providers/capabilities.js';
 import { isScope, SCOPES, type Scope } from '../scopes/scopes.js';
 import type { OrganizationEvent } from './organization.events.js';
@@ -189,7 +190,7 @@ export function decide(command: OrganizationCommand, state: OrganizationState): 
     if (state.id !== null) throw new Conflict('The organization already exists');
     const activeScopes = inCanonicalOrder(knownScopes('activeScopes', command.activeScopes));
     const { organizationId, name, email, sandboxCreditKobo } = command;
-    if (!Number.isSafeInteger(sandboxCreditKobo) || sandboxCreditKobo < 0) throw new Error(`invariant: sandbox credit ${sandboxCreditKobo} is not a non-negative integer`);
+    if (!Number.isSafeInteger(sandboxCreditKobo) || sandboxCreditKobo < 0) throw new InvariantViolated(`sandbox credit ${sandboxCreditKobo} is not a non-negative integer`);
     return [{ type: 'OrganizationRegistered', data: { schemaVersion: v, organizationId, name, email, activeScopes, sandboxCreditKobo } }];
   }
   const organizationId = requireExisting(state);
@@ -276,13 +277,13 @@ export function decide(command: OrganizationCommand, state: OrganizationState): 
     }
     default: {
       const _exhaustive: never = command;
-      throw new Error(`invariant: unhandled command ${(_exhaustive as { type: string }).type}`);
+      throw new InvariantViolated(`unhandled organization command ${(_exhaustive as { type: string }).type}`);
     }
   }
 }
 
-/** The state after one more event; `occurredAt` is when it happened (from its metadata). */
-export function evolve(state: OrganizationState, event: OrganizationEvent, occurredAt: Date): OrganizationState {
+/** The state after one more event; `meta.occurredAt` is when it happened (from its metadata). */
+export function evolve(state: OrganizationState, event: OrganizationEvent, meta: EventMeta): OrganizationState {
   switch (event.type) {
     case 'OrganizationRegistered':
       return {
@@ -291,7 +292,7 @@ export function evolve(state: OrganizationState, event: OrganizationEvent, occur
         name: event.data.name,
         email: event.data.email,
         activeScopes: inCanonicalOrder(event.data.activeScopes.filter(isScope)),
-        createdAt: occurredAt,
+        createdAt: meta.occurredAt,
         sandboxCreditKobo: event.data.sandboxCreditKobo ?? 0,
       };
     case 'OrganizationApproved':
@@ -326,7 +327,7 @@ export function evolve(state: OrganizationState, event: OrganizationEvent, occur
         last4: event.data.last4,
         environment: event.data.environment,
         scopes: event.data.scopes,
-        createdAt: occurredAt,
+        createdAt: meta.occurredAt,
         revokedAt: null,
       });
       return { ...state, keys };
@@ -335,16 +336,14 @@ export function evolve(state: OrganizationState, event: OrganizationEvent, occur
       const key = state.keys.get(event.data.keyId);
       if (key === undefined || key.revokedAt !== null) return state;
       const keys = new Map(state.keys);
-      keys.set(event.data.keyId, { ...key, revokedAt: occurredAt });
+      keys.set(event.data.keyId, { ...key, revokedAt: meta.occurredAt });
       return { ...state, keys };
     }
     default: {
       const _exhaustive: never = event;
-      throw new Error(`invariant: unhandled organization event ${(_exhaustive as { type: string }).type}`);
+      throw new InvariantViolated(`unhandled organization event ${(_exhaustive as { type: string }).type}`);
     }
   }
 }
 
-export function fold(events: readonly { event: OrganizationEvent; occurredAt: Date }[]): OrganizationState {
-  return events.reduce((state, { event, occurredAt }) => evolve(state, event, occurredAt), initialState);
-}
+export const organizationDecider: Decider<OrganizationState, OrganizationCommand, OrganizationEvent> = { initialState, decide, evolve };

@@ -2,23 +2,21 @@ import { Inject, Injectable } from '@nestjs/common';
 import { AuthenticatedKeyCache } from '../auth/key-cache.js';
 import { Clock } from '../common/clock.js';
 import { Conflict, NotFound } from '../common/errors.js';
-import { asDomainEvent, toAppend, type CommandContext } from '../common/event.js';
+import type { CommandContext } from '../common/event.js';
 import { IdGenerator } from '../common/ids.js';
 import { streams } from '../common/streams.js';
-import { EVENT_STORE, WrongExpectedRevisionError, type EventStore } from '../event-store/event-store.port.js';
+import { EVENT_STORE, type EventStore } from '../event-store/event-store.port.js';
+import { EventSourcedHandler, NO_STREAM, type Stream } from '../event-sourcing/event-sourced-handler.js';
+import { linearJitter } from '../event-sourcing/retry.js';
 import { ProjectionWaiter } from '../../projections/projection-waiter.js';
-import { decide, evolve, initialState, type OrganizationCommand, type OrganizationState } from './organization.decider.js';
+import { initialState, organizationDecider, type OrganizationCommand, type OrganizationState } from './organization.decider.js';
 import type { OrganizationEvent } from './organization.events.js';
-import { occurredAt } from './occurred-at.js';
 import { PROJECTION_WAIT_MS } from './organization.commands.js';
 
-/** Attempts of one command against concurrent writers of the same organization before a 409. */
-const MAX_ATTEMPTS = 10;
-/** Upper bound of the jittered pause after a lost race, per attempt so far. */
-const BACKOFF_STEP_MS = 5;
-const PAGE = 1_000;
-/** An organization stream longer than this is a bug or an attack, not an organization. */
-const MAX_STREAM_PAGES = 50;
+/** Attempts of one command against concurrent writers of the same organization before a 409, and the jittered pause per attempt so far. */
+const RETRY = linearJitter(10, 5);
+/** An organization stream longer than 50 pages of 1,000 events is a bug or an attack, not an organization. */
+const PAGING = { pageSize: 1_000, maxPages: 50 };
 export const ORGANIZATION_ID = /^org_[0-9A-HJKMNP-TV-Z]{26}$/;
 export const KEY_ID = /^key_[0-9A-HJKMNP-TV-Z]{26}$/;
 /** The projections a command waits for, so a read on any instance right after it sees the change. */
@@ -36,34 +34,33 @@ export interface Executed extends Loaded {
   readonly position: bigint | null;
 }
 
-/**
- * Load, decide, append, for the `organization-{id}` stream: the one place that knows how. An
- * append that loses a race to another writer is retried from a fresh read, a bounded number of times.
- */
+function nextExpected(revision: bigint): bigint | 'no_stream' {
+  return revision === NO_STREAM ? 'no_stream' : revision;
+}
+
+function stream(organizationId: string): Stream<OrganizationState, OrganizationCommand, OrganizationEvent> {
+  return { id: streams.organization(organizationId), decider: organizationDecider };
+}
+
+/** The `organization-{id}` streams, on the event-sourcing kernel; retried appends are its business. */
 @Injectable()
 export class OrganizationStore {
+  private readonly handler: EventSourcedHandler<OrganizationState, OrganizationCommand, OrganizationEvent>;
+
   constructor(
-    @Inject(EVENT_STORE) private readonly store: EventStore,
-    @Inject(Clock) private readonly clock: Clock,
-    @Inject(IdGenerator) private readonly ids: IdGenerator,
+    @Inject(EVENT_STORE) store: EventStore,
+    @Inject(Clock) clock: Clock,
+    @Inject(IdGenerator) ids: IdGenerator,
     @Inject(ProjectionWaiter) private readonly waiter: ProjectionWaiter,
     @Inject(AuthenticatedKeyCache) private readonly keyCache: AuthenticatedKeyCache,
-  ) {}
+  ) {
+    this.handler = new EventSourcedHandler({ store, clock, ids, retry: RETRY, paging: PAGING });
+  }
 
   async load(organizationId: string): Promise<Loaded> {
     if (!ORGANIZATION_ID.test(organizationId)) return { state: initialState, revision: 'no_stream' };
-    let state = initialState;
-    let revision: bigint | 'no_stream' = 'no_stream';
-    for (let page = 0; page < MAX_STREAM_PAGES; page++) {
-      const fromRevision = revision === 'no_stream' ? 0n : revision + 1n;
-      const recorded = await this.store.readStream(streams.organization(organizationId), { direction: 'forwards', fromRevision, maxCount: PAGE });
-      for (const event of recorded) {
-        state = evolve(state, asDomainEvent<OrganizationEvent>(event), occurredAt(event));
-        revision = event.revision;
-      }
-      if (recorded.length < PAGE) return { state, revision };
-    }
-    throw new Error(`invariant: organization stream ${organizationId} is longer than ${MAX_STREAM_PAGES * PAGE} events`);
+    const folded = await this.handler.read(stream(organizationId));
+    return { state: folded.state, revision: nextExpected(folded.revision) };
   }
 
   async loadExisting(organizationId: string): Promise<Loaded> {
@@ -80,29 +77,14 @@ export class OrganizationStore {
     options: { projectionWaitMs?: number } = {},
   ): Promise<Executed> {
     if (!ORGANIZATION_ID.test(organizationId)) throw new NotFound('No organization with that id');
-    for (let attempt = 1; ; attempt++) {
-      const { state, revision } = await this.load(organizationId);
-      const concrete = typeof command === 'function' ? command(state) : command;
-      const events = decide(concrete, state);
-      if (events.length === 0) return { state, revision, events, position: null };
-      const now = this.clock.now();
-      try {
-        const result = await this.store.append(
-          streams.organization(organizationId),
-          events.map((event) => toAppend(event, this.ids.eventId(), context, now)),
-          { expectedRevision: revision },
-        );
-        const after = events.reduce((folded, event) => evolve(folded, event, now), state);
-        await this.waitForProjections(result.position, options.projectionWaitMs);
-        // This instance's key guard sees the change on the next request (others within the cache's TTL).
-        this.keyCache.invalidate();
-        return { state: after, revision: result.nextExpectedRevision, events, position: result.position };
-      } catch (error) {
-        if (!(error instanceof WrongExpectedRevisionError)) throw error;
-        if (attempt >= MAX_ATTEMPTS) throw new Conflict('The organization is being changed concurrently; try again');
-        await new Promise((resolveBackoff) => setTimeout(resolveBackoff, Math.random() * BACKOFF_STEP_MS * attempt));
-      }
-    }
+    const handled = await this.handler.handle(stream(organizationId), command, context);
+    if (handled.status === 'conflict') throw new Conflict('The organization is being changed concurrently; try again');
+    const { state, revision } = handled.folded;
+    if (handled.status === 'unchanged') return { state, revision: nextExpected(revision), events: [], position: null };
+    await this.waitForProjections(handled.position, options.projectionWaitMs);
+    // This instance's key guard sees the change on the next request (others within the cache's TTL).
+    this.keyCache.invalidate();
+    return { state, revision, events: handled.events, position: handled.position };
   }
 
   async waitForProjections(position: bigint, waitMs: number = PROJECTION_WAIT_MS): Promise<void> {

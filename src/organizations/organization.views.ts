@@ -1,3 +1,4 @@
+import { InvariantViolated } from '../common/errors.js';
 import { isoWithOffset } from '../common/time.js';
 import type { ApiKeyState, OrganizationState, OrganizationStatus } from './organization.decider.js';
 
@@ -56,7 +57,7 @@ export interface IssuedApiKeyView {
 }
 
 export function organizationView(state: OrganizationState): OrganizationView {
-  if (state.id === null || state.createdAt === null) throw new Error('invariant: a view of an organization that does not exist');
+  if (state.id === null || state.createdAt === null) throw new InvariantViolated('a view of an organization that does not exist');
   return {
     id: state.id,
     name: state.name,

@@ -2,7 +2,7 @@ import { Inject, Injectable, Logger, type BeforeApplicationShutdown } from '@nes
 import { CommandHandler, type ICommandHandler } from '@nestjs/cqrs';
 import type { AuthenticatedKey } from '../auth/api-key.guard.js';
 import { Clock } from '../common/clock.js';
-import { Forbidden, InsufficientBalance, ProviderFailed, ServiceUnavailable, ValidationFailed } from '../common/errors.js';
+import { Forbidden, InsufficientBalance, InvariantViolated, ProviderFailed, ServiceUnavailable, ValidationFailed } from '../common/errors.js';
 import type { CommandContext } from '../common/event.js';
 import { IdGenerator } from '../common/ids.js';
 import type { AppConfig } from '../config/config.js';
@@ -201,7 +201,7 @@ export class RunVerificationHandler implements ICommandHandler<RunVerification, 
       }
       default: {
         const _exhaustive: never = outcome;
-        throw new Error(`invariant: unknown provider outcome ${String(_exhaustive)}`);
+        throw new InvariantViolated(`unknown provider outcome ${String(_exhaustive)}`);
       }
     }
   }

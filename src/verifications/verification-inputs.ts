@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { ValidationFailed, type FieldError } from '../common/errors.js';
+import { InvariantViolated, ValidationFailed, type FieldError } from '../common/errors.js';
 import type { JsonObject } from '../event-store/event-store.port.js';
 import { isScope, SCOPES, type Scope } from '../scopes/scopes.js';
 
@@ -144,7 +144,7 @@ function echo(scope: Scope, input: Readonly<Record<string, string>>): JsonObject
   const request: JsonObject = { ...input };
   if (scope === 'face_match' && input.image !== undefined) {
     const decoded = decodeImage(input.image);
-    if (typeof decoded === 'string') throw new Error('invariant: an image that passed validation does not decode');
+    if (typeof decoded === 'string') throw new InvariantViolated('an image that passed validation does not decode');
     // Raw image bytes never go into events or responses: the echo carries what identifies the image.
     request.image = { contentType: decoded.contentType, sizeBytes: decoded.bytes.length, sha256: createHash('sha256').update(decoded.bytes).digest('hex') };
   }

@@ -1,5 +1,7 @@
 import { describe, expect, it } from '@jest/globals';
-import { decide, evolve, fold, initialVerificationState, VerificationAlreadyExists, VerificationAlreadyFinished, VerificationNotRequested, type VerificationCommand } from './verification.decider.js';
+import { InvariantViolated, VerificationAlreadyExists, VerificationAlreadyFinished, VerificationNotRequested } from '../common/errors.js';
+import { givenFor } from '../event-sourcing/decider.testing.js';
+import { evolve, initialVerificationState, verificationDecider, type VerificationCommand } from './verification.decider.js';
 import type { VerificationEvent, VerificationRequested } from './verification.events.js';
 import { verificationView } from './verification.views.js';
 
@@ -19,69 +21,56 @@ const requestedData: VerificationRequested['data'] = {
 };
 const requested: VerificationRequested = { type: 'VerificationRequested', data: requestedData };
 
-function given(events: VerificationEvent[]) {
-  const state = fold(events);
-  return {
-    when: (command: VerificationCommand) => ({
-      then: (expected: (events: VerificationEvent[]) => void) => expected(decide(command, state)),
-      thenThrows: (error: new (...args: never[]) => Error) => expect(() => decide(command, state)).toThrow(error),
-    }),
-  };
-}
+const given = givenFor(verificationDecider);
 
 const complete: VerificationCommand = { type: 'CompleteVerification', outcome: 'found', result: { firstName: 'Ada' }, at };
 const fail: VerificationCommand = { type: 'FailVerification', reasonCode: 'provider_error', errorMessage: 'failed', at };
 const reject: VerificationCommand = { type: 'RejectVerification', priceKobo: 10_000, balanceKobo: 500, at };
 
 describe('Requesting a verification', () => {
-  it('records the request on a new stream', () =>
-    given([]).when({ type: 'RequestVerification', data: requestedData }).then((events) => expect(events).toEqual([requested])));
+  it('records the request on a new stream', () => given([]).when({ type: 'RequestVerification', data: requestedData }).then([requested]));
   it('refuses to reuse a reference', () => given([requested]).when({ type: 'RequestVerification', data: requestedData }).thenThrows(VerificationAlreadyExists));
 });
 
 describe('Finishing a verification', () => {
-  it('completes an open verification as found, charged', () =>
+  it('completes an open verification as found, charged', () => {
     given([requested])
       .when(complete)
-      .then((events) => {
-        expect(events).toEqual([{ type: 'VerificationCompleted', data: { schemaVersion: 1, reference: requestedData.reference, outcome: 'found', result: { firstName: 'Ada' }, completedAt: at.toISOString() } }]);
-        const view = verificationView(fold([requested, ...events]));
-        expect(view).toMatchObject({ status: 'found', charged: true, errorMessage: null, result: { firstName: 'Ada' } });
-      }));
+      .then([{ type: 'VerificationCompleted', data: { schemaVersion: 1, reference: requestedData.reference, outcome: 'found', result: { firstName: 'Ada' }, completedAt: at.toISOString() } }]);
+    const view = verificationView(given([requested]).when(complete).thenState());
+    expect(view).toMatchObject({ status: 'found', charged: true, errorMessage: null, result: { firstName: 'Ada' } });
+  });
 
   it('fails an open verification, uncharged, with the error message', () =>
-    given([requested])
-      .when(fail)
-      .then((events) => expect(verificationView(fold([requested, ...events]))).toMatchObject({ status: 'failed', charged: false, errorMessage: 'failed', result: {} })));
+    expect(verificationView(given([requested]).when(fail).thenState())).toMatchObject({ status: 'failed', charged: false, errorMessage: 'failed', result: {} }));
 
-  it('rejects for insufficient balance with the price and balance', () =>
-    given([requested])
-      .when(reject)
-      .then((events) => {
-        expect(events[0]).toMatchObject({ type: 'VerificationRejected', data: { reasonCode: 'insufficient_balance', priceKobo: 10_000, balanceKobo: 500 } });
-        expect(verificationView(fold([requested, ...events]))).toMatchObject({ status: 'failed', charged: false });
-      }));
+  it('rejects for insufficient balance with the price and balance', () => {
+    const [event] = given([requested]).when(reject).events();
+    expect(event).toMatchObject({ type: 'VerificationRejected', data: { reasonCode: 'insufficient_balance', priceKobo: 10_000, balanceKobo: 500 } });
+    expect(verificationView(given([requested]).when(reject).thenState())).toMatchObject({ status: 'failed', charged: false });
+  });
 
   it('never finishes twice, whatever the first terminal event was', () => {
     for (const first of [complete, fail, reject]) {
-      const terminal = decide(first, fold([requested]));
+      const terminal = given([requested]).when(first).events();
       for (const second of [complete, fail, reject]) given([requested, ...terminal]).when(second).thenThrows(VerificationAlreadyFinished);
     }
   });
 
   it('cannot finish a verification that was never requested', () => given([]).when(complete).thenThrows(VerificationNotRequested));
 
-  it('refuses to fold a second terminal event (a corrupt stream fails loudly)', () => {
-    const [done] = decide(complete, fold([requested]));
-    const [failed] = decide(fail, fold([requested]));
-    expect(() => fold([requested, done, failed])).toThrow(VerificationAlreadyFinished);
-    expect(() => evolve(initialVerificationState, done)).toThrow(VerificationAlreadyFinished);
+  it('refuses to fold a second terminal event or a second request (a corrupt stream fails loudly)', () => {
+    const [done] = given([requested]).when(complete).events();
+    const [failed] = given([requested]).when(fail).events();
+    expect(() => given([requested, done, failed])).toThrow(InvariantViolated);
+    expect(() => given([requested, requested])).toThrow(InvariantViolated);
+    expect(() => evolve(initialVerificationState, done)).toThrow(InvariantViolated);
   });
 });
 
 describe('The view', () => {
   it('is pending and uncharged while open, with createdAt at a +00:00 offset', () => {
-    expect(verificationView(fold([requested]))).toEqual({
+    expect(verificationView(given([requested]).state)).toEqual({
       reference: requestedData.reference,
       scope: 'nin',
       category: 'kyc',
@@ -95,8 +84,10 @@ describe('The view', () => {
       createdAt: '2026-11-22T08:00:00.000+00:00',
     });
   });
-  it('charges not_found', () => {
-    const events = decide({ type: 'CompleteVerification', outcome: 'not_found', result: {}, at }, fold([requested]));
-    expect(verificationView(fold([requested, ...events]))).toMatchObject({ status: 'not_found', charged: true, result: {} });
-  });
+  it('charges not_found', () =>
+    expect(verificationView(given([requested]).when({ type: 'CompleteVerification', outcome: 'not_found', result: {}, at }).thenState())).toMatchObject({
+      status: 'not_found',
+      charged: true,
+      result: {},
+    }));
 });

@@ -1,4 +1,6 @@
+import { InvariantViolated, VerificationAlreadyExists, VerificationAlreadyFinished, VerificationNotRequested } from '../common/errors.js';
 import type { JsonObject } from '../event-store/event-store.port.js';
+import type { Decider } from '../event-sourcing/decider.js';
 import type { VerificationEvent, VerificationRequested } from './verification.events.js';
 
 /**
@@ -29,16 +31,6 @@ export type VerificationCommand =
   | { readonly type: 'FailVerification'; readonly reasonCode: string; readonly errorMessage: string; readonly at: Date }
   | { readonly type: 'RejectVerification'; readonly priceKobo: number; readonly balanceKobo: number; readonly at: Date };
 
-export class VerificationAlreadyExists extends Error {
-  readonly code = 'verification_exists';
-}
-export class VerificationAlreadyFinished extends Error {
-  readonly code = 'verification_finished';
-}
-export class VerificationNotRequested extends Error {
-  readonly code = 'verification_not_requested';
-}
-
 export const SCHEMA_VERSION = 1;
 export const INSUFFICIENT_BALANCE_MESSAGE = 'The wallet balance is below the price of this check; no check was run';
 
@@ -47,26 +39,22 @@ export const initialVerificationState: VerificationState = { status: 'none' };
 export function evolve(state: VerificationState, event: VerificationEvent): VerificationState {
   switch (event.type) {
     case 'VerificationRequested':
-      if (state.status !== 'none') throw new VerificationAlreadyExists(`invariant: ${event.data.reference} requested twice`);
+      if (state.status !== 'none') throw new InvariantViolated(`${event.data.reference} requested twice`);
       return { status: 'pending', requested: event.data, result: {}, errorMessage: null, reasonCode: null, charged: false, finishedAt: null };
     case 'VerificationCompleted':
-      if (state.status !== 'pending') throw new VerificationAlreadyFinished(`invariant: ${event.data.reference} finished twice or before its request`);
+      if (state.status !== 'pending') throw new InvariantViolated(`${event.data.reference} finished twice or before its request`);
       return { ...state, status: event.data.outcome, result: event.data.result, charged: true, finishedAt: event.data.completedAt };
     case 'VerificationFailed':
-      if (state.status !== 'pending') throw new VerificationAlreadyFinished(`invariant: ${event.data.reference} finished twice or before its request`);
+      if (state.status !== 'pending') throw new InvariantViolated(`${event.data.reference} finished twice or before its request`);
       return { ...state, status: 'failed', errorMessage: event.data.errorMessage, reasonCode: event.data.reasonCode, finishedAt: event.data.failedAt };
     case 'VerificationRejected':
-      if (state.status !== 'pending') throw new VerificationAlreadyFinished(`invariant: ${event.data.reference} finished twice or before its request`);
+      if (state.status !== 'pending') throw new InvariantViolated(`${event.data.reference} finished twice or before its request`);
       return { ...state, status: 'failed', errorMessage: event.data.errorMessage, reasonCode: event.data.reasonCode, finishedAt: event.data.rejectedAt };
     default: {
       const _exhaustive: never = event;
-      throw new Error(`invariant: unknown verification event ${(_exhaustive as { type: string }).type}`);
+      throw new InvariantViolated(`unknown verification event ${(_exhaustive as { type: string }).type}`);
     }
   }
-}
-
-export function fold(events: readonly VerificationEvent[], state: VerificationState = initialVerificationState): VerificationState {
-  return events.reduce(evolve, state);
 }
 
 export function decide(command: VerificationCommand, state: VerificationState): VerificationEvent[] {
@@ -104,7 +92,9 @@ export function decide(command: VerificationCommand, state: VerificationState): 
       ];
     default: {
       const _exhaustive: never = command;
-      throw new Error(`invariant: unknown verification command ${(_exhaustive as { type: string }).type}`);
+      throw new InvariantViolated(`unknown verification command ${(_exhaustive as { type: string }).type}`);
     }
   }
 }
+
+export const verificationDecider: Decider<VerificationState, VerificationCommand, VerificationEvent> = { initialState: initialVerificationState, decide, evolve };

@@ -1,14 +1,19 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { Clock } from '../common/clock.js';
-import { asDomainEvent, toAppend, type CommandContext } from '../common/event.js';
+import { InvariantViolated, VerificationAlreadyExists } from '../common/errors.js';
+import type { CommandContext } from '../common/event.js';
 import { IdGenerator } from '../common/ids.js';
 import { streams } from '../common/streams.js';
-import { EVENT_STORE, WrongExpectedRevisionError, type EventStore } from '../event-store/event-store.port.js';
-import { decide, fold, type VerificationCommand, type VerificationState } from './verification.decider.js';
+import { EVENT_STORE, type EventStore } from '../event-store/event-store.port.js';
+import { EventSourcedHandler, type Stream } from '../event-sourcing/event-sourced-handler.js';
+import { NO_RETRY } from '../event-sourcing/retry.js';
+import { verificationDecider, type VerificationCommand, type VerificationState } from './verification.decider.js';
 import type { VerificationEvent } from './verification.events.js';
 
-/** A verification stream holds two events; anything longer is a bug. */
-const MAX_STREAM_EVENTS = 10;
+/** A verification stream holds two events; one page of ten is more than any correct one needs. */
+const PAGING = { pageSize: 10, maxPages: 1 };
+/** The revision of the request, which every terminal event is appended after. */
+const REQUEST_REVISION = 0n;
 
 export interface Decided {
   readonly state: VerificationState;
@@ -17,45 +22,47 @@ export interface Decided {
   readonly position: bigint | null;
 }
 
-/** Load, decide, append for `verification-{reference}`, the one place that knows the expected revisions. */
+function stream(reference: string): Stream<VerificationState, VerificationCommand, VerificationEvent> {
+  return { id: streams.verification(reference), decider: verificationDecider };
+}
+
+/**
+ * The `verification-{reference}` streams, on the event-sourcing kernel with no retry: the request
+ * is appended to no stream, the one terminal event after the request, so of two finishers the
+ * loser writes nothing and reads the winner's outcome.
+ */
 @Injectable()
 export class VerificationStreams {
-  constructor(
-    @Inject(EVENT_STORE) private readonly store: EventStore,
-    @Inject(Clock) private readonly clock: Clock,
-    @Inject(IdGenerator) private readonly ids: IdGenerator,
-  ) {}
+  private readonly handler: EventSourcedHandler<VerificationState, VerificationCommand, VerificationEvent>;
 
-  async load(reference: string): Promise<VerificationState> {
-    const recorded = await this.store.readStream(streams.verification(reference), { direction: 'forwards', maxCount: MAX_STREAM_EVENTS });
-    return fold(recorded.map((event) => asDomainEvent<VerificationEvent>(event)));
+  constructor(@Inject(EVENT_STORE) store: EventStore, @Inject(Clock) clock: Clock, @Inject(IdGenerator) ids: IdGenerator) {
+    this.handler = new EventSourcedHandler({ store, clock, ids, retry: NO_RETRY, paging: PAGING });
   }
 
-  /** Revision 0: the request. The stream must not exist yet (references are never reused). */
+  async load(reference: string): Promise<VerificationState> {
+    return (await this.handler.read(stream(reference))).state;
+  }
+
+  /** Revision 0: the request. The stream must not exist yet (references are never reused), so nothing is read first. */
   async request(command: Extract<VerificationCommand, { type: 'RequestVerification' }>, context: CommandContext): Promise<Decided> {
-    const events = decide(command, { status: 'none' });
-    const appended = await this.store.append(streams.verification(command.data.reference), this.toAppend(events, context), { expectedRevision: 'no_stream' });
-    return { state: fold(events), won: true, position: appended.position };
+    const requested = stream(command.data.reference);
+    const handled = await this.handler.handle(requested, command, context, { from: { folded: this.handler.initial(requested), current: false } });
+    if (handled.status !== 'appended') throw new VerificationAlreadyExists('This reference is already in use');
+    return { state: handled.folded.state, won: true, position: handled.position };
   }
 
   /**
-   * Revision 1: the one terminal event, appended with expected revision 0. When another writer got
-   * there first, nothing is written and the winner's state is returned.
+   * Revision 1: the one terminal event, decided on `state` (the pending request the caller holds)
+   * and appended after it. When another writer got there first, nothing is written and the
+   * winner's state is returned.
    */
   async finish(reference: string, state: VerificationState, command: Exclude<VerificationCommand, { type: 'RequestVerification' }>, context: CommandContext): Promise<Decided> {
     if (state.status !== 'pending') return { state, won: false, position: null };
-    const events = decide(command, state);
-    try {
-      const appended = await this.store.append(streams.verification(reference), this.toAppend(events, context), { expectedRevision: 0n });
-      return { state: fold(events, state), won: true, position: appended.position };
-    } catch (error) {
-      if (!(error instanceof WrongExpectedRevisionError)) throw error;
-      return { state: await this.load(reference), won: false, position: null };
-    }
-  }
-
-  private toAppend(events: readonly VerificationEvent[], context: CommandContext) {
-    const now = this.clock.now();
-    return events.map((event) => toAppend(event, this.ids.eventId(), context, now));
+    if (state.requested.reference !== reference) throw new InvariantViolated(`the state of ${state.requested.reference} was handed in to finish ${reference}`);
+    const handled = await this.handler.handle(stream(reference), command, context, {
+      from: { folded: { state, revision: REQUEST_REVISION, position: null, link: undefined }, current: false },
+    });
+    if (handled.status !== 'appended') return { state: handled.folded.state, won: false, position: null };
+    return { state: handled.folded.state, won: true, position: handled.position };
   }
 }

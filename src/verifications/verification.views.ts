@@ -1,3 +1,4 @@
+import { InvariantViolated } from '../common/errors.js';
 import { isoWithOffset } from '../common/time.js';
 import type { JsonObject } from '../event-store/event-store.port.js';
 import type { VerificationState, VerificationStatus } from './verification.decider.js';
@@ -30,7 +31,7 @@ export interface VerificationSummary {
 }
 
 export function verificationView(state: VerificationState): VerificationView {
-  if (state.status === 'none') throw new Error('invariant: a view of a verification that was never requested');
+  if (state.status === 'none') throw new InvariantViolated('a view of a verification that was never requested');
   const requested = state.requested;
   return {
     reference: requested.reference,

@@ -3,7 +3,7 @@ import { HttpAdapterHost } from '@nestjs/core';
 import type { FastifyInstance } from 'fastify';
 import { CqrsModule } from '@nestjs/cqrs';
 import { ApiKeyGuard } from '../auth/api-key.guard.js';
-import { AppError } from '../common/errors.js';
+import { AppError, InvariantViolated } from '../common/errors.js';
 import { parseScope } from './verification-inputs.js';
 import { PortraitsModule } from '../portraits/portraits.module.js';
 import { ProvidersModule } from '../providers/providers.module.js';
@@ -40,7 +40,7 @@ export class VerificationsModule implements OnModuleInit {
         if (!(error instanceof AppError)) throw error;
         return reply.status(error.httpStatus).send({ status: false, error: { code: error.code, message: error.message, details: error.details } });
       }
-      throw new Error('invariant: a missing scope must be refused');
+      throw new InvariantViolated('a missing scope must be refused');
     });
   }
 }

@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import type { JsonObject, JsonValue } from '../event-store/event-store.port.js';
+import type { AppendHook } from '../event-sourcing/event-sourced-handler.js';
 
 /**
  * Tamper evidence for wallet streams: every wallet event carries, in `metadata.chain`, the SHA-256
@@ -98,6 +99,25 @@ export function linkAfter(previous: string, event: ChainedContent & { readonly m
   const stored = storedLink(event.metadata);
   return stored !== undefined && stored !== 'malformed' ? stored.hash : chainHash(previous, event);
 }
+
+/**
+ * The chain as the event-sourcing kernel's append hook: the link follows the stored events while a
+ * wallet is folded, and each appended event carries its link in `metadata.chain`, computed on the
+ * fold the append expects (a refused append is refolded and chained again).
+ */
+export const WALLET_CHAIN: AppendHook<string> = {
+  initial: GENESIS_LINK,
+  afterRecorded: linkAfter,
+  beforeAppend(previous, events) {
+    let link = previous;
+    const chained = events.map(({ streamId, revision, event }) => {
+      const chain = linkFor(link, { ...event, streamId, revision });
+      link = chain.hash;
+      return { ...event, metadata: { ...event.metadata, chain } };
+    });
+    return { events: chained, link };
+  },
+};
 
 export type ChainBreak =
   | { readonly kind: 'content_changed'; readonly message: string }

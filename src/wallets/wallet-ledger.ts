@@ -1,12 +1,14 @@
 import { type BeforeApplicationShutdown, Inject, Injectable, Logger, Optional } from '@nestjs/common';
 import { Clock } from '../common/clock.js';
 import { InsufficientBalance, ServiceUnavailable } from '../common/errors.js';
-import { asDomainEvent, type CommandContext, toAppend } from '../common/event.js';
+import type { CommandContext } from '../common/event.js';
 import { IdGenerator } from '../common/ids.js';
 import { streams } from '../common/streams.js';
-import { EVENT_STORE, type EventStore, type EventToAppend, WrongExpectedRevisionError } from '../event-store/event-store.port.js';
-import { availableKobo, balanceKobo, decide, evolve, initialWalletState, type WalletCommand, type WalletState } from './wallet.decider.js';
-import { GENESIS_LINK, linkAfter, linkFor, storedLink } from './wallet-chain.js';
+import { EVENT_STORE, type EventStore } from '../event-store/event-store.port.js';
+import { type Decision, type DecidedEvent, EventSourcedHandler, type Folded, type Stream } from '../event-sourcing/event-sourced-handler.js';
+import { exponentialJitter } from '../event-sourcing/retry.js';
+import { availableKobo, balanceKobo, walletDecider, type WalletCommand, type WalletState } from './wallet.decider.js';
+import { storedLink, WALLET_CHAIN } from './wallet-chain.js';
 import type { WalletEvent } from './wallet.events.js';
 import { type ReserveOutcome, type WalletBalance, type WalletId, WalletLedger } from './wallet-ledger.port.js';
 import { WalletSnapshots } from './wallet-snapshots.js';
@@ -42,17 +44,15 @@ export const DEFAULT_WALLET_LEDGER_OPTIONS: WalletLedgerOptions = {
 
 export const WALLET_LEDGER_OPTIONS = Symbol('WalletLedgerOptions');
 
+/** Events one fold reads at most: a wallet this long without a snapshot is a bug, not a wallet. */
+const MAX_FOLD_EVENTS = 100_000_000;
+
 /**
- * A wallet stream folded up to `revision` (undefined: no stream yet); `position` is that of its
- * newest event known here, `link` the hash chain's link after it (wallet-chain.ts), which the next
- * append chains onto.
+ * A wallet stream folded up to its revision; `position` is that of its newest event known here,
+ * `link` the hash chain's link after it (wallet-chain.ts), which the next append chains onto.
  */
-interface FoldedWallet {
-  readonly state: WalletState;
-  readonly revision: bigint | undefined;
-  readonly position: bigint;
-  readonly link: string;
-}
+type FoldedWallet = Folded<WalletState, string>;
+type WalletStream = Stream<WalletState, WalletCommand, WalletEvent>;
 
 interface CommandResult {
   readonly written: boolean;
@@ -69,9 +69,12 @@ interface PendingCommand {
 }
 
 interface WalletQueue {
+  readonly stream: WalletStream;
   readonly wallet: WalletId;
   readonly pending: PendingCommand[];
 }
+
+type Outcome = { readonly written: boolean; readonly state: WalletState; readonly refusal?: InsufficientBalance } | { readonly error: unknown };
 
 /** A plain LRU over Map's insertion order. */
 class LruCache<V> {
@@ -98,22 +101,42 @@ class LruCache<V> {
   }
 }
 
-const sleep = (ms: number) => new Promise<void>((resolveSleep) => setTimeout(resolveSleep, ms));
-
 function toBalance(state: WalletState): WalletBalance {
   return { balanceKobo: balanceKobo(state), reservedKobo: state.reservedKobo, availableKobo: availableKobo(state) };
 }
 
-function revisionOf(folded: FoldedWallet): bigint {
-  return folded.revision ?? -1n;
+/**
+ * A batch of commands decided one after the other on one fold: each sees the state its
+ * predecessors left, a refused reservation answers its caller without failing the others.
+ */
+function decideBatch(stream: WalletStream, folded: FoldedWallet, now: Date, batch: readonly PendingCommand[]): Decision<WalletState, WalletEvent, Outcome[]> {
+  const { decider } = stream;
+  let state = folded.state;
+  const events: DecidedEvent<WalletEvent>[] = [];
+  const outcomes: Outcome[] = [];
+  for (const pending of batch) {
+    try {
+      const decided = decider.decide(pending.command, state);
+      for (const event of decided) {
+        state = decider.evolve(state, event, { revision: folded.revision + 1n + BigInt(events.length), occurredAt: now });
+        events.push({ event, context: pending.context });
+      }
+      outcomes.push({ written: decided.length > 0, state });
+    } catch (error) {
+      if (error instanceof InsufficientBalance && pending.command.type === 'ReserveFunds') outcomes.push({ written: false, state, refusal: error });
+      else outcomes.push({ error });
+    }
+  }
+  return { events, state, result: outcomes };
 }
 
 /**
- * The wallet ledger over the event store. Commands for one wallet queue up in this process and are
- * decided in batches against the folded stream, each batch appended in one write with the expected
- * revision. So a burst of reservations costs one append instead of one per request, and
- * correctness never depends on the queue: a write by another instance makes the append fail, the
- * state is caught up from the stream and the batch is decided again.
+ * The wallet ledger, a layer over the event-sourcing kernel. Commands for one wallet queue up in
+ * this process and are decided in batches against the folded stream, each batch appended in one
+ * write with the expected revision. So a burst of reservations costs one append instead of one per
+ * request, and correctness never depends on the queue: a write by another instance makes the
+ * append fail, the kernel catches the fold up and the batch is decided again. Folds are kept in an
+ * LRU cache and snapshotted, and a cold wallet starts from its snapshot.
  */
 @Injectable()
 export class EventSourcedWalletLedger extends WalletLedger implements BeforeApplicationShutdown {
@@ -126,12 +149,13 @@ export class EventSourcedWalletLedger extends WalletLedger implements BeforeAppl
   /** Snapshot writes under way, one per wallet at most. */
   private readonly snapshotWrites = new Map<string, Promise<void>>();
   /** Counters since start, for metrics and tests: batches decided, appends written, appends refused by another writer, events folded from the store, snapshots written. */
-  readonly stats = { batches: 0, appends: 0, conflicts: 0, eventsFolded: 0, snapshotsSaved: 0 };
+  readonly stats = { decisions: 0, appends: 0, conflicts: 0, eventsFolded: 0, snapshotsSaved: 0 };
+  private readonly handler: EventSourcedHandler<WalletState, WalletCommand, WalletEvent, string>;
 
   constructor(
     @Inject(EVENT_STORE) private readonly store: EventStore,
-    @Inject(Clock) private readonly clock: Clock,
-    @Inject(IdGenerator) private readonly ids: IdGenerator,
+    @Inject(Clock) clock: Clock,
+    @Inject(IdGenerator) ids: IdGenerator,
     @Optional() @Inject(WALLET_LEDGER_OPTIONS) options?: Partial<WalletLedgerOptions>,
     // Not @Optional: the app must provide a snapshot store. Tests that build a ledger by hand may leave it out (no snapshots).
     @Inject(WalletSnapshots) private readonly snapshots?: WalletSnapshots,
@@ -144,6 +168,16 @@ export class EventSourcedWalletLedger extends WalletLedger implements BeforeAppl
     if (!Number.isInteger(pageSize) || pageSize < 1 || pageSize > 10_000) throw new RangeError('pageSize must be 1 to 10000');
     if (!Number.isInteger(this.options.snapshotEvery) || this.options.snapshotEvery < 0) throw new RangeError('snapshotEvery must be a non-negative integer');
     this.cache = new LruCache(this.options.cacheSize);
+    const { maxAttempts, baseBackoffMs, maxBackoffMs } = this.options;
+    this.handler = new EventSourcedHandler({
+      store,
+      clock,
+      ids,
+      retry: exponentialJitter(maxAttempts, baseBackoffMs, maxBackoffMs),
+      paging: { pageSize, maxPages: Math.ceil(MAX_FOLD_EVENTS / pageSize) },
+      hook: WALLET_CHAIN,
+      counters: this.stats,
+    });
   }
 
   async reserve(wallet: WalletId, reservation: { reference: string; amountKobo: number; scope: string }, context: CommandContext): Promise<ReserveOutcome> {
@@ -165,9 +199,10 @@ export class EventSourcedWalletLedger extends WalletLedger implements BeforeAppl
   }
 
   async balance(wallet: WalletId): Promise<WalletBalance> {
-    const key = streams.wallet(wallet.organizationId, wallet.environment);
-    const cached = this.cache.get(key);
-    const folded = cached === undefined ? await this.load(key, wallet) : await this.catchUp(key, cached);
+    const stream = this.streamOf(wallet);
+    const cached = this.cache.get(stream.id);
+    const folded = cached === undefined ? await this.load(stream, wallet) : await this.handler.read(stream, cached);
+    this.remember(stream.id, folded);
     return toBalance(folded.state);
   }
 
@@ -181,6 +216,10 @@ export class EventSourcedWalletLedger extends WalletLedger implements BeforeAppl
     await Promise.all(this.snapshotWrites.values());
   }
 
+  private streamOf(wallet: WalletId): WalletStream {
+    return { id: streams.wallet(wallet.organizationId, wallet.environment), decider: walletDecider(wallet.organizationId, wallet.environment) };
+  }
+
   private submit(wallet: WalletId, command: WalletCommand, context: CommandContext): Promise<CommandResult> {
     const key = streams.wallet(wallet.organizationId, wallet.environment);
     let queue = this.queues.get(key);
@@ -189,7 +228,7 @@ export class EventSourcedWalletLedger extends WalletLedger implements BeforeAppl
     }
     return new Promise<CommandResult>((resolve, reject) => {
       if (queue === undefined) {
-        queue = { wallet, pending: [] };
+        queue = { stream: this.streamOf(wallet), wallet, pending: [] };
         this.queues.set(key, queue);
         queue.pending.push({ command, context, resolve, reject });
         void this.drain(key, queue);
@@ -205,7 +244,7 @@ export class EventSourcedWalletLedger extends WalletLedger implements BeforeAppl
       while (queue.pending.length > 0) {
         const batch = queue.pending.splice(0, this.options.maxBatch);
         try {
-          await this.runBatch(key, queue.wallet, batch);
+          await this.runBatch(queue, batch);
         } catch (error) {
           // The append may or may not have been written: forget the state and let callers retry (every command is idempotent).
           this.cache.delete(key);
@@ -217,83 +256,26 @@ export class EventSourcedWalletLedger extends WalletLedger implements BeforeAppl
     }
   }
 
-  private async runBatch(key: string, wallet: WalletId, batch: readonly PendingCommand[]): Promise<void> {
-    const cached = this.cache.get(key);
-    let folded = cached ?? (await this.load(key, wallet));
+  private async runBatch(queue: WalletQueue, batch: readonly PendingCommand[]): Promise<void> {
+    const { stream } = queue;
+    const cached = this.cache.get(stream.id);
     // A batch that writes nothing (a refusal, a no-op capture) must not rest on a cached fold that
-    // another instance has moved past: it is confirmed against the stream once.
-    let fresh = cached === undefined;
-    for (let attempt = 1; ; attempt++) {
-      this.stats.batches++;
-      const now = this.clock.now();
-      let state = folded.state;
-      const events: EventToAppend[] = [];
-      // Chained here, on the fold the append expects: a refused append refolds and chains again.
-      let link = folded.link;
-      const decided: Array<{ pending: PendingCommand; outcome: { written: boolean; state: WalletState; refusal?: InsufficientBalance } | { error: unknown } }> = [];
-      for (const pending of batch) {
-        try {
-          const newEvents = decide(pending.command, state);
-          state = newEvents.reduce(evolve, state);
-          for (const event of newEvents) {
-            const unchained = toAppend(event, this.ids.eventId(), pending.context, now);
-            const chain = linkFor(link, { ...unchained, streamId: key, revision: revisionOf(folded) + 1n + BigInt(events.length) });
-            link = chain.hash;
-            events.push({ ...unchained, metadata: { ...unchained.metadata, chain } });
-          }
-          decided.push({ pending, outcome: { written: newEvents.length > 0, state } });
-        } catch (error) {
-          if (error instanceof InsufficientBalance && pending.command.type === 'ReserveFunds') decided.push({ pending, outcome: { written: false, state, refusal: error } });
-          else decided.push({ pending, outcome: { error } });
-        }
-      }
-
-      if (events.length === 0 && !fresh) {
-        const latest = await this.catchUp(key, folded);
-        fresh = true;
-        if (latest.revision !== folded.revision) {
-          folded = latest;
-          continue;
-        }
-      }
-
-      let position = folded.position;
-      if (events.length > 0) {
-        try {
-          const appended = await this.store.append(key, events, { expectedRevision: folded.revision ?? 'no_stream' });
-          this.stats.appends++;
-          position = appended.position;
-          if (appended.nextExpectedRevision !== revisionOf(folded) + BigInt(events.length)) {
-            throw new Error(`wallet stream ${key}: an append at revision ${revisionOf(folded)} of ${events.length} events ended at ${appended.nextExpectedRevision}`);
-          }
-          folded = { state, revision: appended.nextExpectedRevision, position, link };
-          this.remember(key, folded);
-        } catch (error) {
-          if (!(error instanceof WrongExpectedRevisionError)) throw error;
-          this.stats.conflicts++;
-          if (attempt >= this.options.maxAttempts) throw new ServiceUnavailable('The wallet is busy; try again shortly');
-          await sleep(Math.random() * Math.min(this.options.maxBackoffMs, this.options.baseBackoffMs * 2 ** (attempt - 1)));
-          folded = await this.catchUp(key, folded);
-          fresh = true;
-          continue;
-        }
-      }
-
-      for (const { pending, outcome } of decided) {
-        if ('error' in outcome) pending.reject(outcome.error);
-        else pending.resolve({ ...outcome, position });
-      }
-      return;
-    }
-  }
-
-  private empty(wallet: WalletId): FoldedWallet {
-    return { state: initialWalletState(wallet.organizationId, wallet.environment), revision: undefined, position: 0n, link: GENESIS_LINK };
+    // another instance has moved past: the kernel confirms a start that is not current.
+    const from = cached === undefined ? { folded: await this.load(stream, queue.wallet), current: true } : { folded: cached, current: false };
+    const handled = await this.handler.run(stream, (folded, now) => decideBatch(stream, folded, now, batch), { from });
+    if (handled.status === 'conflict') throw new ServiceUnavailable('The wallet is busy; try again shortly');
+    this.remember(stream.id, handled.folded);
+    const position = handled.status === 'appended' ? handled.position : (handled.folded.position ?? 0n);
+    handled.result.forEach((outcome, index) => {
+      const pending = batch[index];
+      if ('error' in outcome) pending.reject(outcome.error);
+      else pending.resolve({ ...outcome, position });
+    });
   }
 
   /** The wallet folded to the stream's end, from its snapshot when it has one that matches the stream, else from the start. */
-  private async load(key: string, wallet: WalletId): Promise<FoldedWallet> {
-    return this.catchUp(key, (await this.fromSnapshot(key, wallet)) ?? this.empty(wallet));
+  private async load(stream: WalletStream, wallet: WalletId): Promise<FoldedWallet> {
+    return this.handler.read(stream, await this.fromSnapshot(stream.id, wallet));
   }
 
   /**
@@ -337,7 +319,7 @@ export class EventSourcedWalletLedger extends WalletLedger implements BeforeAppl
     const every = this.options.snapshotEvery;
     const snapshots = this.snapshots;
     const revision = folded.revision;
-    if (snapshots === undefined || every === 0 || revision === undefined || this.snapshotWrites.has(key)) return;
+    if (snapshots === undefined || every === 0 || revision < 0n || this.snapshotWrites.has(key)) return;
     if (revision - (this.snapshotRevisions.get(key) ?? -1n) < BigInt(every)) return;
     const write = snapshots
       .save({ streamId: key, revision, link: folded.link, state: folded.state })
@@ -352,31 +334,10 @@ export class EventSourcedWalletLedger extends WalletLedger implements BeforeAppl
     this.snapshotWrites.set(key, write);
   }
 
-  /** Folds the events written after `folded`, in pages, and caches the result. */
-  private async catchUp(key: string, folded: FoldedWallet): Promise<FoldedWallet> {
-    let current = folded;
-    for (;;) {
-      const page = await this.store.readStream(key, { direction: 'forwards', fromRevision: revisionOf(current) + 1n, maxCount: this.options.pageSize });
-      let { state, revision, position, link } = current;
-      for (const recorded of page) {
-        if (recorded.revision !== (revision ?? -1n) + 1n) throw new Error(`wallet stream ${key} skipped from revision ${String(revision)} to ${recorded.revision}`);
-        state = evolve(state, asDomainEvent<WalletEvent>(recorded));
-        this.stats.eventsFolded++;
-        link = linkAfter(link, recorded);
-        revision = recorded.revision;
-        position = recorded.position;
-      }
-      current = { state, revision, position, link };
-      if (page.length < this.options.pageSize) break;
-    }
-    this.remember(key, current);
-    return current;
-  }
-
   /** Never replaces a newer fold with an older one (a balance read may race a batch). */
   private remember(key: string, folded: FoldedWallet): void {
     const cached = this.cache.get(key);
-    if (cached === undefined || revisionOf(cached) <= revisionOf(folded)) this.cache.set(key, folded);
+    if (cached === undefined || cached.revision <= folded.revision) this.cache.set(key, folded);
     this.snapshotIfDue(key, folded);
   }
 }

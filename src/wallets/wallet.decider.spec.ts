@@ -1,17 +1,7 @@
 import { describe, expect, it } from '@jest/globals';
-import { InsufficientBalance, ValidationFailed } from '../common/errors.js';
-import {
-  availableKobo,
-  balanceKobo,
-  decide,
-  evolve,
-  fold,
-  initialWalletState,
-  MAX_FUNDING_KOBO,
-  type WalletCommand,
-  WalletInvariantViolated,
-  type WalletState,
-} from './wallet.decider.js';
+import { InsufficientBalance, InvariantViolated, ValidationFailed } from '../common/errors.js';
+import { givenFor } from '../event-sourcing/decider.testing.js';
+import { availableKobo, balanceKobo, evolve, initialWalletState, MAX_FUNDING_KOBO, walletDecider, type WalletCommand } from './wallet.decider.js';
 import type { WalletEvent } from './wallet.events.js';
 
 const ORG = 'org_01JD3Q9ZK8W6V2C4X7N5B0M1TR';
@@ -36,37 +26,21 @@ const capture = (reference: string): WalletCommand => ({ type: 'CaptureReservati
 const release = (reference: string): WalletCommand => ({ type: 'ReleaseReservation', reference, reason: 'provider_failed' });
 const fund = (fundingReference: string, amountKobo: number): WalletCommand => ({ type: 'FundWallet', fundingReference, amountKobo });
 
-function given(history: readonly WalletEvent[]) {
-  const state = fold(initialWalletState(ORG, 'test'), history);
-  return {
-    when: (command: WalletCommand) => ({
-      then: (expected: readonly WalletEvent[]) => expect(decide(command, state)).toEqual(expected),
-      thenThrows: (error: new (...args: never[]) => Error) => expect(() => decide(command, state)).toThrow(error),
-      thenState: (): WalletState => fold(state, decide(command, state)),
-    }),
-  };
-}
+const given = givenFor(walletDecider(ORG, 'test'));
 
 describe('Wallet decider', () => {
   describe('reserving', () => {
     it('reserves the price when the available balance covers it exactly', () =>
       given([funded(10_000)]).when(reserve('vrf_a', 10_000)).then([reserved('vrf_a', 10_000)]));
 
-    it('rejects a reservation above the available balance, reporting that balance', () => {
-      given([funded(10_000), reserved('vrf_a', 6_000)]).when(reserve('vrf_b', 5_000)).thenThrows(InsufficientBalance);
-      const state = fold(initialWalletState(ORG, 'test'), [funded(10_000), reserved('vrf_a', 6_000)]);
-      try {
-        decide(reserve('vrf_b', 5_000), state);
-        throw new Error('expected a refusal');
-      } catch (error) {
-        expect(error).toBeInstanceOf(InsufficientBalance);
-        expect((error as InsufficientBalance).details).toEqual({ reference: 'vrf_b', priceKobo: 5_000, balanceKobo: 4_000 });
-      }
-    });
+    it('rejects a reservation above the available balance, reporting that balance', () =>
+      given([funded(10_000), reserved('vrf_a', 6_000)])
+        .when(reserve('vrf_b', 5_000))
+        .thenThrows(InsufficientBalance, (error) => expect(error.details).toEqual({ reference: 'vrf_b', priceKobo: 5_000, balanceKobo: 4_000 })));
 
     it('counts debits and open reservations against the balance, but not releases', () => {
       const history = [funded(10_000), reserved('vrf_a', 3_000), debited('vrf_a', 3_000), reserved('vrf_b', 3_000), reserved('vrf_c', 2_000), released('vrf_c', 2_000)];
-      const state = fold(initialWalletState(ORG, 'test'), history);
+      const { state } = given(history);
       expect(balanceKobo(state)).toBe(7_000);
       expect(state.reservedKobo).toBe(3_000);
       expect(availableKobo(state)).toBe(4_000);
@@ -74,7 +48,7 @@ describe('Wallet decider', () => {
       given(history).when(reserve('vrf_d', 4_000)).then([reserved('vrf_d', 4_000)]);
     });
 
-    it('writes nothing for a repeated reserve of an open reservation', () => given([funded(10_000), reserved('vrf_a', 1_000)]).when(reserve('vrf_a', 1_000)).then([]));
+    it('writes nothing for a repeated reserve of an open reservation', () => given([funded(10_000), reserved('vrf_a', 1_000)]).when(reserve('vrf_a', 1_000)).thenNothing());
 
     it('refuses a repeated reference for another amount', () => given([funded(10_000), reserved('vrf_a', 1_000)]).when(reserve('vrf_a', 2_000)).thenThrows(ValidationFailed));
 
@@ -95,12 +69,12 @@ describe('Wallet decider', () => {
     });
 
     it('writes nothing for a capture or release of a reservation already closed', () => {
-      given([funded(10_000), reserved('vrf_a', 2_500), debited('vrf_a', 2_500)]).when(capture('vrf_a')).then([]);
-      given([funded(10_000), reserved('vrf_a', 2_500), debited('vrf_a', 2_500)]).when(release('vrf_a')).then([]);
-      given([funded(10_000), reserved('vrf_a', 2_500), released('vrf_a', 2_500)]).when(capture('vrf_a')).then([]);
+      given([funded(10_000), reserved('vrf_a', 2_500), debited('vrf_a', 2_500)]).when(capture('vrf_a')).thenNothing();
+      given([funded(10_000), reserved('vrf_a', 2_500), debited('vrf_a', 2_500)]).when(release('vrf_a')).thenNothing();
+      given([funded(10_000), reserved('vrf_a', 2_500), released('vrf_a', 2_500)]).when(capture('vrf_a')).thenNothing();
     });
 
-    it('writes nothing for a capture of a reference never reserved', () => given([funded(10_000)]).when(capture('vrf_unknown')).then([]));
+    it('writes nothing for a capture of a reference never reserved', () => given([funded(10_000)]).when(capture('vrf_unknown')).thenNothing());
   });
 
   describe('funding', () => {
@@ -109,7 +83,7 @@ describe('Wallet decider', () => {
       expect(balanceKobo(state)).toBe(60_000);
     });
 
-    it('writes nothing for a funding reference already credited', () => given([funded(10_000, 'bank-transfer-1')]).when(fund('bank-transfer-1', 99_000)).then([]));
+    it('writes nothing for a funding reference already credited', () => given([funded(10_000, 'bank-transfer-1')]).when(fund('bank-transfer-1', 99_000)).thenNothing());
 
     it('refuses zero, negative, fractional and oversized amounts', () => {
       for (const amountKobo of [0, -5, 10.5, MAX_FUNDING_KOBO + 1]) given([]).when(fund('f', amountKobo)).thenThrows(ValidationFailed);
@@ -120,35 +94,35 @@ describe('Wallet decider', () => {
   describe('invariants', () => {
     it('fails loudly on an event of another wallet', () => {
       const other: WalletEvent = { type: 'WalletFunded', data: { organizationId: 'org_other', environment: 'test', fundingReference: 'x', amountKobo: 1, schemaVersion: 1 } };
-      expect(() => evolve(initialWalletState(ORG, 'test'), other)).toThrow(WalletInvariantViolated);
-      expect(() => evolve(initialWalletState(ORG, 'live'), funded(1))).toThrow(WalletInvariantViolated);
+      expect(() => given([other])).toThrow(InvariantViolated);
+      expect(() => givenFor(walletDecider(ORG, 'live'))([funded(1)])).toThrow(InvariantViolated);
+      expect(() => evolve(initialWalletState(ORG, 'live'), funded(1))).toThrow(InvariantViolated);
     });
 
-    it('fails loudly on a history that overdraws the wallet', () =>
-      expect(() => fold(initialWalletState(ORG, 'test'), [funded(1_000), reserved('vrf_a', 1_001)])).toThrow(WalletInvariantViolated));
+    it('fails loudly on a history that overdraws the wallet', () => expect(() => given([funded(1_000), reserved('vrf_a', 1_001)])).toThrow(InvariantViolated));
 
     it('fails loudly on a capture of a reservation that is not open, or for another amount', () => {
-      expect(() => fold(initialWalletState(ORG, 'test'), [funded(1_000), debited('vrf_a', 10)])).toThrow(WalletInvariantViolated);
-      expect(() => fold(initialWalletState(ORG, 'test'), [funded(1_000), reserved('vrf_a', 10), debited('vrf_a', 11)])).toThrow(WalletInvariantViolated);
+      expect(() => given([funded(1_000), debited('vrf_a', 10)])).toThrow(InvariantViolated);
+      expect(() => given([funded(1_000), reserved('vrf_a', 10), debited('vrf_a', 11)])).toThrow(InvariantViolated);
     });
 
-    it('fails loudly on a funding reference credited twice', () =>
-      expect(() => fold(initialWalletState(ORG, 'test'), [funded(1_000, 'f'), funded(1_000, 'f')])).toThrow(WalletInvariantViolated));
+    it('fails loudly on a funding reference credited twice', () => expect(() => given([funded(1_000, 'f'), funded(1_000, 'f')])).toThrow(InvariantViolated));
 
     it('never lets a sequence of decisions push the available balance below zero', () => {
-      let state = fold(initialWalletState(ORG, 'test'), [funded(7_000)]);
+      let history: WalletEvent[] = [funded(7_000)];
       let refused = 0;
       for (let i = 0; i < 20; i++) {
         try {
-          state = fold(state, decide(reserve(`vrf_${i}`, 1_000), state));
+          history = [...history, ...given(history).when(reserve(`vrf_${i}`, 1_000)).events()];
         } catch (error) {
           expect(error).toBeInstanceOf(InsufficientBalance);
           refused++;
         }
-        expect(availableKobo(state)).toBeGreaterThanOrEqual(0);
+        expect(availableKobo(given(history).state)).toBeGreaterThanOrEqual(0);
       }
       expect(refused).toBe(13);
-      for (let i = 0; i < 7; i++) state = fold(state, decide(capture(`vrf_${i}`), state));
+      for (let i = 0; i < 7; i++) history = [...history, ...given(history).when(capture(`vrf_${i}`)).events()];
+      const { state } = given(history);
       expect(balanceKobo(state)).toBe(0);
       expect(availableKobo(state)).toBe(0);
     });

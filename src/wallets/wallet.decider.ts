@@ -1,6 +1,7 @@
 import { Map as ImmutableMap } from 'immutable';
 import type { Environment } from '../common/environment.js';
-import { InsufficientBalance, ValidationFailed } from '../common/errors.js';
+import { InsufficientBalance, InvariantViolated, ValidationFailed } from '../common/errors.js';
+import type { Decider } from '../event-sourcing/decider.js';
 import type { WalletDebited, WalletEvent, WalletFunded, WalletFundsReserved, WalletReservationReleased } from './wallet.events.js';
 
 /** One funding credits at most this much (100 million naira). */
@@ -38,13 +39,13 @@ export type WalletCommand =
   | { readonly type: 'ReleaseReservation'; readonly reference: string; readonly reason: string }
   | { readonly type: 'FundWallet'; readonly fundingReference: string; readonly amountKobo: number };
 
-/** A wallet event that breaks the ledger's rules: the stream or the code is wrong. Never expected at runtime. */
-export class WalletInvariantViolated extends Error {
-  readonly code = 'wallet_invariant_violated';
-}
-
 export function initialWalletState(organizationId: string, environment: Environment): WalletState {
   return { organizationId, environment, fundedKobo: 0, debitedKobo: 0, reservedKobo: 0, reservations: ImmutableMap<string, number>(), fundingReferences: new Set() };
+}
+
+/** The rules of one wallet's stream, whose initial state names the wallet. */
+export function walletDecider(organizationId: string, environment: Environment): Decider<WalletState, WalletCommand, WalletEvent> {
+  return { initialState: initialWalletState(organizationId, environment), decide, evolve };
 }
 
 export function balanceKobo(state: WalletState): number {
@@ -66,25 +67,25 @@ export function isWalletReference(value: unknown): value is string {
 }
 
 function assertAmount(amountKobo: number, what: string): void {
-  if (!isKoboAmount(amountKobo)) throw new WalletInvariantViolated(`${what} is not a non-negative integer amount of kobo`);
+  if (!isKoboAmount(amountKobo)) throw new InvariantViolated(`${what} is not a non-negative integer amount of kobo`);
 }
 
 function assertBalanced(state: WalletState): WalletState {
   if (!Number.isSafeInteger(state.fundedKobo) || !Number.isSafeInteger(state.debitedKobo) || !Number.isSafeInteger(state.reservedKobo)) {
-    throw new WalletInvariantViolated('a wallet total left the safe integer range');
+    throw new InvariantViolated('a wallet total left the safe integer range');
   }
-  if (availableKobo(state) < 0) throw new WalletInvariantViolated('the available balance went negative');
+  if (availableKobo(state) < 0) throw new InvariantViolated('the available balance went negative');
   return state;
 }
 
 export function evolve(state: WalletState, event: WalletEvent): WalletState {
   if (event.data.organizationId !== state.organizationId || event.data.environment !== state.environment) {
-    throw new WalletInvariantViolated(`a ${event.type} of another wallet was folded into wallet ${state.organizationId}.${state.environment}`);
+    throw new InvariantViolated(`a ${event.type} of another wallet was folded into wallet ${state.organizationId}.${state.environment}`);
   }
   assertAmount(event.data.amountKobo, event.type);
   switch (event.type) {
     case 'WalletFunded': {
-      if (state.fundingReferences.has(event.data.fundingReference)) throw new WalletInvariantViolated('a funding reference was credited twice');
+      if (state.fundingReferences.has(event.data.fundingReference)) throw new InvariantViolated('a funding reference was credited twice');
       return assertBalanced({
         ...state,
         fundedKobo: state.fundedKobo + event.data.amountKobo,
@@ -92,7 +93,7 @@ export function evolve(state: WalletState, event: WalletEvent): WalletState {
       });
     }
     case 'WalletFundsReserved': {
-      if (state.reservations.has(event.data.reference)) throw new WalletInvariantViolated('a reference was reserved twice while open');
+      if (state.reservations.has(event.data.reference)) throw new InvariantViolated('a reference was reserved twice while open');
       return assertBalanced({
         ...state,
         reservedKobo: state.reservedKobo + event.data.amountKobo,
@@ -102,8 +103,8 @@ export function evolve(state: WalletState, event: WalletEvent): WalletState {
     case 'WalletDebited':
     case 'WalletReservationReleased': {
       const heldKobo = state.reservations.get(event.data.reference);
-      if (heldKobo === undefined) throw new WalletInvariantViolated(`a ${event.type} closed a reservation that is not open`);
-      if (heldKobo !== event.data.amountKobo) throw new WalletInvariantViolated(`a ${event.type} closed a reservation for another amount`);
+      if (heldKobo === undefined) throw new InvariantViolated(`a ${event.type} closed a reservation that is not open`);
+      if (heldKobo !== event.data.amountKobo) throw new InvariantViolated(`a ${event.type} closed a reservation for another amount`);
       return assertBalanced({
         ...state,
         debitedKobo: event.type === 'WalletDebited' ? state.debitedKobo + heldKobo : state.debitedKobo,
@@ -113,13 +114,9 @@ export function evolve(state: WalletState, event: WalletEvent): WalletState {
     }
     default: {
       const _exhaustive: never = event;
-      throw new WalletInvariantViolated(`unknown wallet event ${(_exhaustive as { type: string }).type}`);
+      throw new InvariantViolated(`unknown wallet event ${(_exhaustive as { type: string }).type}`);
     }
   }
-}
-
-export function fold(state: WalletState, events: readonly WalletEvent[]): WalletState {
-  return events.reduce(evolve, state);
 }
 
 function assertReference(reference: string, field: string): void {
@@ -186,7 +183,7 @@ export function decide(command: WalletCommand, state: WalletState): WalletEvent[
     }
     default: {
       const _exhaustive: never = command;
-      throw new WalletInvariantViolated(`unknown wallet command ${(_exhaustive as { type: string }).type}`);
+      throw new InvariantViolated(`unknown wallet command ${(_exhaustive as { type: string }).type}`);
     }
   }
 }

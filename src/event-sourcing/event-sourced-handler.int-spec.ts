@@ -1,0 +1,266 @@
+import { describe, expect, it } from '@jest/globals';
+import { randomUUID } from 'node:crypto';
+import { Clock } from '../common/clock.js';
+import { InvariantViolated, ValidationFailed } from '../common/errors.js';
+import { toAppend, type CommandContext, type Event } from '../common/event.js';
+import { RandomIdGenerator } from '../common/ids.js';
+import type { EventStore, EventToAppend, JsonObject } from '../event-store/event-store.port.js';
+import { streamEvents, testEventStoreKind, useTestEventStore } from '../../test/support/event-store.js';
+import type { EventCodec, EventEnvelope } from './codec.js';
+import type { Decider } from './decider.js';
+import { EventSourcedHandler, NO_STREAM, type AppendHook, type AppendingEvent, type HandlerOptions, type Stream } from './event-sourced-handler.js';
+import { NO_RETRY } from './retry.js';
+
+/** A tally: Add writes one event, Remove writes nothing when the total is below the amount (a refusal that writes nothing). */
+type Added = Event<'Added', { amount: number }>;
+type Removed = Event<'Removed', { amount: number }>;
+type TallyEvent = Added | Removed;
+type TallyCommand = { readonly type: 'Add'; readonly amounts: readonly number[] } | { readonly type: 'Remove'; readonly amount: number };
+interface Tally {
+  readonly total: number;
+  readonly revisions: readonly bigint[];
+}
+
+const tally: Decider<Tally, TallyCommand, TallyEvent> = {
+  initialState: { total: 0, revisions: [] },
+  decide(command, state) {
+    if (command.type === 'Add') {
+      if (command.amounts.some((amount) => amount <= 0)) throw new ValidationFailed([{ field: 'amounts', message: 'must be positive' }]);
+      return command.amounts.map((amount) => ({ type: 'Added', data: { schemaVersion: 1, amount } }));
+    }
+    return state.total < command.amount ? [] : [{ type: 'Removed', data: { schemaVersion: 1, amount: command.amount } }];
+  },
+  evolve: (state, event, meta) => ({ total: state.total + (event.type === 'Added' ? event.data.amount : -event.data.amount), revisions: [...state.revisions, meta.revision] }),
+};
+
+const AT = new Date('2026-03-04T05:06:07.000Z');
+class FixedClock extends Clock {
+  now(): Date {
+    return AT;
+  }
+}
+const context: CommandContext = { correlationId: 'req-kernel', actor: { type: 'system', id: 'test' } };
+const add = (...amounts: number[]): TallyCommand => ({ type: 'Add', amounts });
+const newStream = (): Stream<Tally, TallyCommand, TallyEvent> => ({ id: `tally-${randomUUID()}`, decider: tally });
+const added = (amount: number): Added => ({ type: 'Added', data: { schemaVersion: 1, amount } });
+
+/** Appends an event to the stream as another writer would, outside the handler under test. */
+async function rivalAppend(store: EventStore, streamId: string, amount: number): Promise<void> {
+  await store.append(streamId, [toAppend(added(amount), randomUUID(), { ...context, correlationId: 'rival' }, AT)], { expectedRevision: 'any' });
+}
+
+/** An append hook that counts events as its link, records what it sees and marks each event with the revision it saw. */
+function watchingHook() {
+  const seen: Array<{ streamId: string; revisions: bigint[] }> = [];
+  const hook: AppendHook<number> = {
+    initial: 0,
+    afterRecorded: (count) => count + 1,
+    beforeAppend(count, events: readonly AppendingEvent[]) {
+      seen.push({ streamId: events[0].streamId, revisions: events.map((event) => event.revision) });
+      return { events: events.map(({ event, revision }) => ({ ...event, metadata: { ...event.metadata, hookedAt: Number(revision) } })), link: count + events.length };
+    },
+  };
+  return { hook, seen };
+}
+
+/** The identity codec, except that another writer appends to the stream while each of the first `rivals` attempts is being encoded. */
+function racedCodec(store: EventStore, rivals: number): EventCodec<TallyEvent> {
+  let left = rivals;
+  return {
+    async encode(event, envelope) {
+      if (left-- > 0) await rivalAppend(store, envelope.streamId, 1);
+      return toAppend(event, envelope.id, envelope.context, envelope.occurredAt);
+    },
+    decode: (recorded) => ({ type: recorded.type, data: recorded.data }) as TallyEvent,
+  };
+}
+
+describe(`The event-sourcing kernel on the ${testEventStoreKind()} event store`, () => {
+  const fixture = useTestEventStore({ poolSize: 4 });
+  const handlerOn = <Link = undefined>(options: Partial<HandlerOptions<TallyEvent, Link>> = {}) =>
+    new EventSourcedHandler<Tally, TallyCommand, TallyEvent, Link>({
+      store: fixture.store,
+      clock: new FixedClock(),
+      ids: new RandomIdGenerator(),
+      retry: NO_RETRY,
+      paging: { pageSize: 3, maxPages: 10 },
+      ...options,
+    });
+
+  it('appends a new stream at no_stream, then after the revision it folded, and reads back the state it answered', async () => {
+    const handler = handlerOn();
+    const stream = newStream();
+    const first = await handler.handle(stream, add(1, 2), context);
+    expect(first).toMatchObject({ status: 'appended', events: [added(1), added(2)], folded: { state: { total: 3, revisions: [0n, 1n] }, revision: 1n } });
+    const second = await handler.handle(stream, (state) => add(state.total), context);
+    expect(second).toMatchObject({ status: 'appended', events: [added(3)], folded: { state: { total: 6, revisions: [0n, 1n, 2n] }, revision: 2n } });
+    if (second.status !== 'appended') throw new Error('unreachable');
+    expect(second.folded.position).toBe(second.position);
+
+    const read = await handler.read(stream);
+    expect(read).toEqual(second.folded);
+    const stored = await streamEvents(fixture.store, stream.id);
+    expect(stored.map((event) => [event.revision, event.data.amount, event.metadata.correlationId, event.metadata.occurredAt])).toEqual([
+      [0n, 1, 'req-kernel', AT.toISOString()],
+      [1n, 2, 'req-kernel', AT.toISOString()],
+      [2n, 3, 'req-kernel', AT.toISOString()],
+    ]);
+  });
+
+  it('writes nothing and reads nothing more for a command already done on a fold it just read', async () => {
+    const handler = handlerOn();
+    const stream = newStream();
+    await handler.handle(stream, add(1), context);
+    const foldedBefore = handler.counters.eventsFolded;
+    const done = await handler.handle(stream, { type: 'Remove', amount: 5 }, context);
+    expect(done).toMatchObject({ status: 'unchanged', folded: { state: { total: 1 }, revision: 0n } });
+    expect(handler.counters.eventsFolded - foldedBefore).toBe(1);
+    expect(handler.counters.appends).toBe(1);
+  });
+
+  it('does not retry a refused command and writes nothing of it', async () => {
+    const handler = handlerOn({ retry: { maxAttempts: 5, backoffMs: () => 0 } });
+    const stream = newStream();
+    await expect(handler.handle(stream, add(1, -1), context)).rejects.toBeInstanceOf(ValidationFailed);
+    expect(handler.counters.decisions).toBe(1);
+    expect(await streamEvents(fixture.store, stream.id)).toEqual([]);
+  });
+
+  it('folds a stream in pages, and fails loudly on one longer than its pages allow', async () => {
+    const stream = newStream();
+    await handlerOn().handle(stream, add(1, 1, 1, 1, 1, 1, 1), context);
+    expect((await handlerOn({ paging: { pageSize: 3, maxPages: 3 } }).read(stream)).state.total).toBe(7);
+    // 7 events need a third page; 6 would too (a full page asks for the next).
+    await expect(handlerOn({ paging: { pageSize: 3, maxPages: 2 } }).read(stream)).rejects.toBeInstanceOf(InvariantViolated);
+  });
+
+  describe('when another writer moves the stream between the fold and the append', () => {
+    it('refolds the tail and decides again on it, pausing as the policy says, until an attempt wins', async () => {
+      const stream = newStream();
+      const watch = watchingHook();
+      const pauses: number[] = [];
+      const handler = handlerOn<number>({ codec: racedCodec(fixture.store, 2), hook: watch.hook, retry: { maxAttempts: 3, backoffMs: (refusals) => (pauses.push(refusals), 1) } });
+
+      const handled = await handler.handle(stream, (state) => add(state.total + 10), context);
+      // Decided on the empty stream, then on 1, then on 2: each decision saw the stream as the last refusal left it.
+      expect(handled).toMatchObject({ status: 'appended', events: [added(12)], folded: { state: { total: 14, revisions: [0n, 1n, 2n] }, revision: 2n, link: 3 } });
+      expect(watch.seen).toEqual([
+        { streamId: stream.id, revisions: [0n] },
+        { streamId: stream.id, revisions: [1n] },
+        { streamId: stream.id, revisions: [2n] },
+      ]);
+      expect(pauses).toEqual([1, 2]);
+      expect(handler.counters).toMatchObject({ decisions: 3, conflicts: 2, appends: 1 });
+      expect((await streamEvents(fixture.store, stream.id)).map((event) => [event.data.amount, event.metadata.correlationId, event.metadata.hookedAt])).toEqual([
+        [1, 'rival', undefined],
+        [1, 'rival', undefined],
+        [12, 'req-kernel', 2],
+      ]);
+      expect(await handlerOn<number>({ hook: watch.hook }).read(stream)).toEqual(handled.folded);
+    });
+
+    it('gives up after maxAttempts appends with the stream as re-read, having written nothing', async () => {
+      const stream = newStream();
+      const pauses: number[] = [];
+      const handler = handlerOn({ codec: racedCodec(fixture.store, 10), retry: { maxAttempts: 4, backoffMs: (refusals) => (pauses.push(refusals), 0) } });
+      const handled = await handler.handle(stream, add(50), context);
+      expect(handled).toMatchObject({ status: 'conflict', folded: { state: { total: 4 }, revision: 3n } });
+      expect(pauses).toEqual([1, 2, 3]);
+      expect(handler.counters).toMatchObject({ decisions: 4, conflicts: 4, appends: 0 });
+      expect((await streamEvents(fixture.store, stream.id)).map((event) => event.metadata.correlationId)).toEqual(['rival', 'rival', 'rival', 'rival']);
+    });
+
+    it('with no retry, answers at once with the winner read onto the fold the caller held', async () => {
+      const stream = newStream();
+      const handler = handlerOn();
+      const held = await handler.handle(stream, add(1), context);
+      await rivalAppend(fixture.store, stream.id, 10);
+      const handled = await handler.handle(stream, add(5), context, { from: { folded: held.folded, current: false } });
+      expect(handled).toMatchObject({ status: 'conflict', folded: { state: { total: 11, revisions: [0n, 1n] }, revision: 1n } });
+      expect(handler.counters.conflicts).toBe(1);
+      expect((await streamEvents(fixture.store, stream.id)).map((event) => event.data.amount)).toEqual([1, 10]);
+    });
+  });
+
+  describe('a start the caller holds', () => {
+    it('is confirmed against the stream before a decision that writes nothing is answered, and decided again when it moved', async () => {
+      const stream = newStream();
+      const handler = handlerOn();
+      const held = await handler.handle(stream, add(1), context);
+      await rivalAppend(fixture.store, stream.id, 5);
+      // On the held fold (1) the removal writes nothing; the stream (6) allows it.
+      const handled = await handler.handle(stream, { type: 'Remove', amount: 3 }, context, { from: { folded: held.folded, current: false } });
+      expect(handled).toMatchObject({ status: 'appended', events: [{ type: 'Removed', data: { amount: 3 } }], folded: { state: { total: 3 }, revision: 2n } });
+      expect(handler.counters.conflicts).toBe(0);
+    });
+
+    it('is trusted when current, and only the appends it makes are checked by the store', async () => {
+      const stream = newStream();
+      const handler = handlerOn();
+      const held = await handler.handle(stream, add(1), context);
+      const foldedBefore = handler.counters.eventsFolded;
+      const handled = await handler.handle(stream, { type: 'Remove', amount: 3 }, context, { from: { folded: held.folded, current: true } });
+      expect(handled.status).toBe('unchanged');
+      expect(handler.counters.eventsFolded).toBe(foldedBefore);
+      const appended = await handler.handle(stream, add(2), context, { from: { folded: held.folded, current: true } });
+      expect(appended).toMatchObject({ status: 'appended', folded: { state: { total: 3, revisions: [0n, 1n] }, revision: 1n } });
+    });
+  });
+
+  it('lets the append hook see each event with its stream id and revision, and stores what it returns', async () => {
+    const stream = newStream();
+    const watch = watchingHook();
+    const handler = handlerOn<number>({ hook: watch.hook });
+    await handler.handle(stream, add(1, 1), context);
+    await handler.handle(stream, add(1, 1, 1), context);
+    expect(watch.seen).toEqual([
+      { streamId: stream.id, revisions: [0n, 1n] },
+      { streamId: stream.id, revisions: [2n, 3n, 4n] },
+    ]);
+    expect((await streamEvents(fixture.store, stream.id)).map((event) => [event.revision, event.metadata.hookedAt])).toEqual([0, 1, 2, 3, 4].map((n) => [BigInt(n), n]));
+    // The link carried through appends is the one a fold from the start computes.
+    const appended = await handler.handle(stream, add(1), context);
+    expect(appended.folded.link).toBe(6);
+    expect((await handler.read(stream)).link).toBe(6);
+  });
+
+  it('encodes through the codec (asynchronously) with the envelope of each event, and decodes what it stored', async () => {
+    const envelopes: EventEnvelope[] = [];
+    /** Seals the body as a base64 string, as a codec that encrypts personal fields would make it unreadable without the codec. */
+    const sealing: EventCodec<TallyEvent> = {
+      async encode(event, envelope) {
+        envelopes.push(envelope);
+        await new Promise((resolveLater) => setImmediate(resolveLater));
+        const plain = toAppend(event, envelope.id, envelope.context, envelope.occurredAt);
+        return { ...plain, data: { sealed: Buffer.from(JSON.stringify(event.data)).toString('base64') } } satisfies EventToAppend;
+      },
+      async decode(recorded) {
+        const data = JSON.parse(Buffer.from(String(recorded.data.sealed), 'base64').toString('utf8')) as JsonObject;
+        return { type: recorded.type, data } as TallyEvent;
+      },
+    };
+    const stream = newStream();
+    const handler = handlerOn({ codec: sealing });
+    await handler.handle(stream, add(4, 5), context);
+    expect(envelopes.map(({ streamId, revision, context: { correlationId }, occurredAt }) => ({ streamId, revision, correlationId, occurredAt }))).toEqual([
+      { streamId: stream.id, revision: 0n, correlationId: 'req-kernel', occurredAt: AT },
+      { streamId: stream.id, revision: 1n, correlationId: 'req-kernel', occurredAt: AT },
+    ]);
+    const stored = await streamEvents(fixture.store, stream.id);
+    expect(stored.map((event) => event.id)).toEqual(envelopes.map((envelope) => envelope.id));
+    expect(stored.every((event) => event.data.amount === undefined && typeof event.data.sealed === 'string')).toBe(true);
+    expect((await handler.read(stream)).state).toEqual({ total: 9, revisions: [0n, 1n] });
+  });
+
+  it('fails loudly when an append ends at a revision other than the one it expected', async () => {
+    const original = fixture.store;
+    const misreporting: EventStore = Object.create(original, {
+      append: { value: async (...args: Parameters<EventStore['append']>) => ({ ...(await original.append(...args)), nextExpectedRevision: 7n }) },
+    });
+    await expect(handlerOn({ store: misreporting }).handle(newStream(), add(1), context)).rejects.toBeInstanceOf(InvariantViolated);
+  });
+
+  it('answers the empty stream with the initial state', async () => {
+    expect(await handlerOn().read(newStream())).toEqual({ state: tally.initialState, revision: NO_STREAM, position: null, link: undefined });
+  });
+});

@@ -1,0 +1,303 @@
+import type { Clock } from '../common/clock.js';
+import { InvariantViolated } from '../common/errors.js';
+import { occurredAt, type CommandContext } from '../common/event.js';
+import type { IdGenerator } from '../common/ids.js';
+import { MAX_READ_COUNT, WrongExpectedRevisionError, type EventStore, type EventToAppend, type ExpectedRevision, type RecordedEvent } from '../event-store/event-store.port.js';
+import { identityCodec, type EventCodec } from './codec.js';
+import type { Decider, DomainEvent, EventMeta } from './decider.js';
+import { assertRetryPolicy, boundedBackoffMs, type RetryPolicy } from './retry.js';
+
+/** One stream and the rules it is folded and decided by (built per stream when the initial state depends on it). */
+export interface Stream<State, Command, E extends DomainEvent> {
+  readonly id: string;
+  readonly decider: Decider<State, Command, E>;
+}
+
+/** The revision of a stream that does not exist yet. */
+export const NO_STREAM = -1n;
+
+/**
+ * A stream folded up to `revision` (NO_STREAM: nothing yet). `position` is the global position of
+ * the newest event folded, null when unknown (nothing folded, or a start handed in by the caller);
+ * `link` is what the append hook carries from event to event.
+ */
+export interface Folded<State, Link = undefined> {
+  readonly state: State;
+  readonly revision: bigint;
+  readonly position: bigint | null;
+  readonly link: Link;
+}
+
+/** An event about to be appended, in its stored form, with where it will land. */
+export interface AppendingEvent {
+  readonly streamId: string;
+  readonly revision: bigint;
+  readonly event: EventToAppend;
+}
+
+/**
+ * Follows the stored form of a stream's events (not the decoded domain events): while folding, the
+ * link after each recorded event; before an append, the events as they will be stored (they may be
+ * rewritten, e.g. to carry a hash of their predecessor) and the link after them. A refused append
+ * is decided and hooked again on the refolded stream.
+ */
+export interface AppendHook<Link> {
+  readonly initial: Link;
+  afterRecorded(link: Link, recorded: RecordedEvent): Link;
+  beforeAppend(link: Link, events: readonly AppendingEvent[]): { readonly events: readonly EventToAppend[]; readonly link: Link };
+}
+
+const NO_HOOK: AppendHook<undefined> = {
+  initial: undefined,
+  afterRecorded: () => undefined,
+  beforeAppend: (_link, events) => ({ events: events.map(({ event }) => event), link: undefined }),
+};
+
+/** Reads of one fold: `pageSize` events per read, at most `maxPages` reads (a longer stream is a bug). */
+export interface Paging {
+  readonly pageSize: number;
+  readonly maxPages: number;
+}
+
+/** Counters since start, for metrics and tests. */
+export interface HandlerCounters {
+  decisions: number;
+  appends: number;
+  conflicts: number;
+  eventsFolded: number;
+}
+
+export interface HandlerOptions<E extends DomainEvent, Link> {
+  readonly store: EventStore;
+  readonly clock: Clock;
+  readonly ids: IdGenerator;
+  readonly retry: RetryPolicy;
+  readonly paging: Paging;
+  /** Defaults to the identity codec. */
+  readonly codec?: EventCodec<E>;
+  /** Without a hook, `Link` is undefined. */
+  readonly hook?: AppendHook<Link>;
+  readonly counters?: HandlerCounters;
+}
+
+/** An event a decision wants appended, with the context of the command that caused it. */
+export interface DecidedEvent<E> {
+  readonly event: E;
+  readonly context: CommandContext;
+}
+
+/** What a decision function returns: the events to append (possibly none), the state after them, and an answer of its own. */
+export interface Decision<State, E, Result> {
+  readonly events: readonly DecidedEvent<E>[];
+  readonly state: State;
+  readonly result: Result;
+}
+
+/**
+ * Where a command starts: a fold the caller already holds (a cache, a snapshot caught up, the
+ * state it just wrote). `current`: read from the stream just now. A start that is not current is
+ * confirmed against the stream before a decision that writes nothing is answered; a decision that
+ * writes is guarded by the expected revision anyway.
+ */
+export interface Start<State, Link> {
+  readonly folded: Folded<State, Link>;
+  readonly current: boolean;
+}
+
+export type Handled<State, E, Link, Result> =
+  | { readonly status: 'appended'; readonly folded: Folded<State, Link>; readonly events: readonly E[]; readonly position: bigint; readonly result: Result }
+  | { readonly status: 'unchanged'; readonly folded: Folded<State, Link>; readonly result: Result }
+  /** Every attempt lost to another writer: `folded` is the stream as re-read after the last. */
+  | { readonly status: 'conflict'; readonly folded: Folded<State, Link> };
+
+/** `evolve`'s meta of a stored event; the time is parsed only for the deciders that read it. */
+class RecordedMeta implements EventMeta {
+  constructor(private readonly recorded: RecordedEvent) {}
+  get revision(): bigint {
+    return this.recorded.revision;
+  }
+  get occurredAt(): Date {
+    return occurredAt(this.recorded);
+  }
+}
+
+function isPromise<T>(value: T | Promise<T>): value is Promise<T> {
+  return typeof (value as { then?: unknown } | null)?.then === 'function';
+}
+
+function expectedRevision(folded: Folded<unknown, unknown>): ExpectedRevision {
+  return folded.revision === NO_STREAM ? 'no_stream' : folded.revision;
+}
+
+const sleep = (ms: number) => (ms > 0 ? new Promise<void>((resolveSleep) => setTimeout(resolveSleep, ms)) : Promise.resolve());
+
+/**
+ * Folds one recorded event onto `folded`, asserting it is the next event of this stream. Pure: the
+ * fold of every stream runs through here.
+ */
+export function foldRecorded<State, Command, E extends DomainEvent, Link>(
+  stream: Stream<State, Command, E>,
+  hook: AppendHook<Link>,
+  folded: Folded<State, Link>,
+  recorded: RecordedEvent,
+  event: E,
+): Folded<State, Link> {
+  if (recorded.streamId !== stream.id) throw new InvariantViolated(`an event of ${recorded.streamId} was read from ${stream.id}`);
+  if (recorded.revision !== folded.revision + 1n) {
+    throw new InvariantViolated(`${stream.id} skipped from revision ${folded.revision} to ${recorded.revision}`);
+  }
+  return {
+    state: stream.decider.evolve(folded.state, event, new RecordedMeta(recorded)),
+    revision: recorded.revision,
+    position: recorded.position,
+    link: hook.afterRecorded(folded.link, recorded),
+  };
+}
+
+/**
+ * The one command-handling loop of every event-sourced stream: fold the stream (from its start or
+ * from a fold the caller holds), decide, encode, append with the expected revision, and when
+ * another writer moved the stream first, refold its tail and decide again as the retry policy
+ * allows.
+ */
+export class EventSourcedHandler<State, Command, E extends DomainEvent, Link = undefined> {
+  private readonly store: EventStore;
+  private readonly codec: EventCodec<E>;
+  private readonly hook: AppendHook<Link>;
+  readonly counters: HandlerCounters;
+
+  constructor(private readonly options: HandlerOptions<E, Link>) {
+    assertRetryPolicy(options.retry);
+    const { pageSize, maxPages } = options.paging;
+    if (!Number.isInteger(pageSize) || pageSize < 1 || pageSize > MAX_READ_COUNT) throw new RangeError(`pageSize must be an integer from 1 to ${MAX_READ_COUNT}`);
+    if (!Number.isSafeInteger(maxPages) || maxPages < 1) throw new RangeError('maxPages must be a positive integer');
+    this.store = options.store;
+    this.codec = options.codec ?? identityCodec<E>();
+    // Link is undefined exactly when no hook is given (HandlerOptions says so; the type system cannot).
+    this.hook = options.hook ?? (NO_HOOK as unknown as AppendHook<Link>);
+    this.counters = options.counters ?? { decisions: 0, appends: 0, conflicts: 0, eventsFolded: 0 };
+  }
+
+  /** The fold of a stream with no events. */
+  initial(stream: Stream<State, Command, E>): Folded<State, Link> {
+    return { state: stream.decider.initialState, revision: NO_STREAM, position: null, link: this.hook.initial };
+  }
+
+  /** `from` (the empty stream by default) caught up with every event after it, in pages. */
+  async read(stream: Stream<State, Command, E>, from: Folded<State, Link> = this.initial(stream)): Promise<Folded<State, Link>> {
+    const { pageSize, maxPages } = this.options.paging;
+    let folded = from;
+    for (let page = 0; page < maxPages; page++) {
+      const recorded = await this.store.readStream(stream.id, { direction: 'forwards', fromRevision: folded.revision + 1n, maxCount: pageSize });
+      for (const event of recorded) {
+        const decoded = this.codec.decode(event);
+        folded = foldRecorded(stream, this.hook, folded, event, isPromise(decoded) ? await decoded : decoded);
+      }
+      this.counters.eventsFolded += recorded.length;
+      if (recorded.length < pageSize) return folded;
+    }
+    throw new InvariantViolated(`${stream.id} has more than ${maxPages * pageSize} events after revision ${from.revision}`);
+  }
+
+  /** Runs one command (or one built from the current state) through the stream's decider. */
+  handle(
+    stream: Stream<State, Command, E>,
+    command: Command | ((state: State) => Command),
+    context: CommandContext,
+    options: { readonly from?: Start<State, Link> } = {},
+  ): Promise<Handled<State, E, Link, void>> {
+    const { decider } = stream;
+    return this.run(
+      stream,
+      (folded, now) => {
+        const concrete = typeof command === 'function' ? (command as (state: State) => Command)(folded.state) : command;
+        const events = decider.decide(concrete, folded.state);
+        let state = folded.state;
+        events.forEach((event, index) => {
+          state = decider.evolve(state, event, { revision: folded.revision + 1n + BigInt(index), occurredAt: now });
+        });
+        return { events: events.map((event) => ({ event, context })), state, result: undefined };
+      },
+      options,
+    );
+  }
+
+  /**
+   * The loop itself, for callers that decide more than one command at a time (the wallet's
+   * batches): `decide` gets the fold and the time, and is called again on the refolded stream
+   * after each refused append. Errors it throws end the command unretried.
+   */
+  async run<Result>(
+    stream: Stream<State, Command, E>,
+    decide: (folded: Folded<State, Link>, now: Date) => Decision<State, E, Result>,
+    options: { readonly from?: Start<State, Link> } = {},
+  ): Promise<Handled<State, E, Link, Result>> {
+    let folded = options.from?.folded ?? (await this.read(stream));
+    let current = options.from?.current ?? true;
+    // Bounded: `refusals` by the retry policy, the confirmation of a stale start to once.
+    for (let refusals = 0; ; ) {
+      const now = this.options.clock.now();
+      this.counters.decisions++;
+      const decision = decide(folded, now);
+      if (decision.events.length === 0) {
+        if (!current) {
+          const latest = await this.read(stream, folded);
+          current = true;
+          if (latest.revision !== folded.revision) {
+            folded = latest;
+            continue;
+          }
+        }
+        return { status: 'unchanged', folded, result: decision.result };
+      }
+
+      const { events, link } = await this.encode(stream, folded, decision.events, now);
+      let appended;
+      try {
+        appended = await this.store.append(stream.id, events, { expectedRevision: expectedRevision(folded) });
+      } catch (error) {
+        if (!(error instanceof WrongExpectedRevisionError)) throw error;
+        this.counters.conflicts++;
+        refusals++;
+        if (refusals >= this.options.retry.maxAttempts) return { status: 'conflict', folded: await this.read(stream, folded) };
+        await sleep(boundedBackoffMs(this.options.retry, refusals));
+        folded = await this.read(stream, folded);
+        current = true;
+        continue;
+      }
+      this.counters.appends++;
+      const end = folded.revision + BigInt(events.length);
+      if (appended.nextExpectedRevision !== end) {
+        throw new InvariantViolated(`an append of ${events.length} events to ${stream.id} at revision ${folded.revision} ended at ${appended.nextExpectedRevision}, not ${end}`);
+      }
+      return {
+        status: 'appended',
+        folded: { state: decision.state, revision: end, position: appended.position, link },
+        events: decision.events.map(({ event }) => event),
+        position: appended.position,
+        result: decision.result,
+      };
+    }
+  }
+
+  /** The decided events in their stored form: encoded by the codec, then seen (and possibly rewritten) by the append hook. */
+  private async encode(
+    stream: Stream<State, Command, E>,
+    folded: Folded<State, Link>,
+    decided: readonly DecidedEvent<E>[],
+    now: Date,
+  ): Promise<{ readonly events: readonly EventToAppend[]; readonly link: Link }> {
+    const revisionOf = (index: number) => folded.revision + 1n + BigInt(index);
+    const encoding = decided.map(({ event, context }, index) =>
+      this.codec.encode(event, { id: this.options.ids.eventId(), streamId: stream.id, revision: revisionOf(index), context, occurredAt: now }),
+    );
+    // A batch of a synchronous codec's events is not sent through a promise each.
+    const encoded = encoding.some(isPromise) ? await Promise.all(encoding) : (encoding as EventToAppend[]);
+    const hooked = this.hook.beforeAppend(
+      folded.link,
+      encoded.map((event, index) => ({ streamId: stream.id, revision: revisionOf(index), event })),
+    );
+    if (hooked.events.length !== encoded.length) throw new InvariantViolated(`the append hook of ${stream.id} turned ${encoded.length} events into ${hooked.events.length}`);
+    return hooked;
+  }
+}
