@@ -1,6 +1,6 @@
 import { Inject, Injectable } from '@nestjs/common';
 import type pg from 'pg';
-import { PG_POOL } from '../src/core.module.js';
+import { PG_POOL } from '../src/database/pool.js';
 
 const POLL_MS = 5;
 

@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { Command, CommanderError, Option } from 'commander';
 import type { INestApplicationContext } from '@nestjs/common';
-import type { Runtime } from '../core.module.js';
+import type { Runtime } from '../config/runtime.js';
 import { ConfigError } from '../config/config.js';
 import { AppError, ValidationFailed, type FieldError } from '../common/errors.js';
 import type { CommandContext } from '../common/event.js';

@@ -1,7 +1,7 @@
 import { Inject, Injectable, Optional, type OnApplicationBootstrap } from '@nestjs/common';
 import { HttpAdapterHost } from '@nestjs/core';
 import type { Server } from 'node:http';
-import { RUNTIME, type Runtime } from '../core.module.js';
+import { RUNTIME, type Runtime } from '../config/runtime.js';
 import type { CommandContext } from '../common/event.js';
 import { EVENT_STORE, type EventStore } from '../event-store/event-store.port.js';
 import { SCOPES } from '../scopes/scopes.js';

@@ -3,7 +3,7 @@ import { CommandHandler, type ICommandHandler } from '@nestjs/cqrs';
 import type pg from 'pg';
 import { NotFound } from '../common/errors.js';
 import { IdGenerator } from '../common/ids.js';
-import { PG_POOL } from '../core.module.js';
+import { PG_POOL } from '../database/pool.js';
 import { EVENT_STORE, type EventStore } from '../event-store/event-store.port.js';
 import { generateApiKey } from './api-key.js';
 import { IssueApiKey, RevokeApiKey } from './organization.commands.js';

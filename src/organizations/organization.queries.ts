@@ -3,7 +3,7 @@ import { Query, QueryHandler, type IQueryHandler } from '@nestjs/cqrs';
 import type pg from 'pg';
 import { NotFound } from '../common/errors.js';
 import { isoWithOffset } from '../common/time.js';
-import { PG_POOL } from '../core.module.js';
+import { PG_POOL } from '../database/pool.js';
 import { SCOPES } from '../scopes/scopes.js';
 import type { OrganizationStatus } from './organization.decider.js';
 import { MAX_KEYS_PER_ORGANIZATION } from './organization.decider.js';

@@ -1,7 +1,7 @@
 import { Inject, Logger } from '@nestjs/common';
 import { CommandHandler, type ICommandHandler } from '@nestjs/cqrs';
 import type { AppConfig } from '../config/config.js';
-import { CONFIG } from '../core.module.js';
+import { CONFIG } from '../config/runtime.js';
 import { IdGenerator } from '../common/ids.js';
 import { ProjectionWaiter } from '../../projections/projection-waiter.js';
 import { WALLET_PROJECTIONS } from '../wallets/wallets.controller.js';

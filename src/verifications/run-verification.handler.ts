@@ -6,7 +6,7 @@ import { Forbidden, InsufficientBalance, ProviderFailed, ServiceUnavailable, Val
 import type { CommandContext } from '../common/event.js';
 import { IdGenerator } from '../common/ids.js';
 import type { AppConfig } from '../config/config.js';
-import { CONFIG } from '../core.module.js';
+import { CONFIG } from '../config/runtime.js';
 import type { JsonObject } from '../event-store/event-store.port.js';
 import { chargedKoboTotal, verificationProviderDurationSeconds, verificationsTotal } from '../metrics/metrics.js';
 import { Portraits, PORTRAIT_ID_FIELD } from '../portraits/portraits.service.js';

@@ -6,7 +6,7 @@ import { ApiKeyGuard, authenticatedKey, type KeyedRequest } from '../auth/api-ke
 import { ok, type SuccessEnvelope } from '../common/envelope.js';
 import type { Environment } from '../common/environment.js';
 import { isoWithOffset } from '../common/time.js';
-import { PG_POOL } from '../core.module.js';
+import { PG_POOL } from '../database/pool.js';
 import { paging } from '../organizations/organization.dto.js';
 import { ErrorEnvelopeDto } from '../verifications/verification.dto.js';
 import type { WalletBalance } from './wallet-ledger.port.js';

@@ -10,7 +10,7 @@ import { isEnvironment, type Environment } from '../common/environment.js';
 import { ValidationFailed, type FieldError } from '../common/errors.js';
 import { commandContext } from '../common/request-context.js';
 import { validateBody } from '../common/validation.js';
-import { PG_POOL } from '../core.module.js';
+import { PG_POOL } from '../database/pool.js';
 import { EVENT_STORE, type EventStore } from '../event-store/event-store.port.js';
 import { assertOrganizationExists } from './organization-exists.js';
 import { MAX_FUNDING_KOBO } from './wallet.decider.js';
