@@ -8,8 +8,9 @@ import { createEventStore } from './event-store/create-event-store.js';
 import { EVENT_STORE, type EventStore } from './event-store/event-store.port.js';
 import { Clock, SystemClock } from './common/clock.js';
 import { IdGenerator, RandomIdGenerator } from './common/ids.js';
+import { ProjectionWaiter } from './read-models/projection-waiter.js';
 
-/** The shared I/O of every feature: config, PostgreSQL pool, TypeORM data source, event store. */
+/** The shared I/O of every feature: config, PostgreSQL pool, TypeORM data source, event store, the read models' waiter. */
 @Global()
 @Module({})
 export class CoreModule implements OnApplicationShutdown {
@@ -27,6 +28,7 @@ export class CoreModule implements OnApplicationShutdown {
         { provide: Clock, useClass: SystemClock },
         { provide: IdGenerator, useClass: RandomIdGenerator },
         { provide: CONFIG, useValue: runtime.config },
+        ProjectionWaiter,
         {
           provide: PG_POOL,
           useFactory: () => {
@@ -46,7 +48,7 @@ export class CoreModule implements OnApplicationShutdown {
           useFactory: (pool: pg.Pool) => createEventStore(runtime, pool),
         },
       ],
-      exports: [RUNTIME, CONFIG, PG_POOL, DataSource, EVENT_STORE, Clock, IdGenerator],
+      exports: [RUNTIME, CONFIG, PG_POOL, DataSource, EVENT_STORE, Clock, IdGenerator, ProjectionWaiter],
     };
   }
 

@@ -4,7 +4,7 @@ import { asDomainEvent } from '../../src/common/event.js';
 import type { Environment } from '../../src/common/environment.js';
 import { CATEGORIES, streams } from '../../src/common/streams.js';
 import type { RecordedEvent } from '../../src/event-store/event-store.port.js';
-import { occurredAt } from '../../src/organizations/occurred-at.js';
+import { occurredAt } from '../../src/common/occurred-at.js';
 import type { WalletEvent } from '../../src/wallets/wallet.events.js';
 import type { Projection, ProjectionContext } from '../projection.js';
 

@@ -1,5 +1,5 @@
 import type pg from 'pg';
-import { ProjectionWaiter } from '../../projections/projection-waiter.js';
+import { ProjectionWaiter } from '../read-models/projection-waiter.js';
 import { streams } from '../common/streams.js';
 import type { EventStore } from '../event-store/event-store.port.js';
 import type { WalletId } from '../wallets/wallet-ledger.port.js';

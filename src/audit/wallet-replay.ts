@@ -1,7 +1,7 @@
 import type { Environment } from '../common/environment.js';
 import { streams } from '../common/streams.js';
 import type { EventStore, JsonObject, RecordedEvent } from '../event-store/event-store.port.js';
-import { occurredAt } from '../organizations/occurred-at.js';
+import { occurredAt } from '../common/occurred-at.js';
 import { checkLink, GENESIS_LINK, linkAfter, storedLink, type ChainBreak } from '../wallets/wallet-chain.js';
 import type { WalletId } from '../wallets/wallet-ledger.port.js';
 

@@ -6,11 +6,10 @@ import { asDomainEvent, toAppend, type CommandContext } from '../common/event.js
 import { IdGenerator } from '../common/ids.js';
 import { streams } from '../common/streams.js';
 import { EVENT_STORE, WrongExpectedRevisionError, type EventStore } from '../event-store/event-store.port.js';
-import { ProjectionWaiter } from '../../projections/projection-waiter.js';
+import { PROJECTION_WAIT_MS, ProjectionWaiter } from '../read-models/projection-waiter.js';
 import { decide, evolve, initialState, type OrganizationCommand, type OrganizationState } from './organization.decider.js';
 import type { OrganizationEvent } from './organization.events.js';
-import { occurredAt } from './occurred-at.js';
-import { PROJECTION_WAIT_MS } from './organization.commands.js';
+import { occurredAt } from '../common/occurred-at.js';
 
 /** Attempts of one command against concurrent writers of the same organization before a 409. */
 const MAX_ATTEMPTS = 10;

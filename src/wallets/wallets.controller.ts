@@ -2,7 +2,7 @@ import { Body, Controller, Get, Inject, Param, Post, Req, Res, UseGuards } from 
 import { IsInt, IsString, Matches, Max, Min } from 'class-validator';
 import type { FastifyReply } from 'fastify';
 import type pg from 'pg';
-import { ProjectionWaiter } from '../../projections/projection-waiter.js';
+import { PROJECTION_WAIT_MS, ProjectionWaiter } from '../read-models/projection-waiter.js';
 import { readWalletBalance } from '../../projections/wallets/wallets.projection.js';
 import { AdminGuard, operatorActor, type AdminRequest } from '../admin/admin.guard.js';
 import { ok, type SuccessEnvelope } from '../common/envelope.js';
@@ -18,7 +18,6 @@ import { type WalletBalance, WalletLedger } from './wallet-ledger.port.js';
 
 /** Read-your-writes after a funding: the admin and integrator balance reads come from these. */
 export const WALLET_PROJECTIONS = ['wallets', 'wallet-ledger'] as const;
-const PROJECTION_WAIT_MS = 2_000;
 
 export class FundWalletDto {
   @IsInt({ message: 'amountKobo must be an integer number of kobo' })
