@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { promisify } from 'node:util';
 import pg from 'pg';
-import { hashApiKey } from '../organizations/api-key.js';
+import { hashApiKey } from '../auth/api-key.js';
 import { createTestDatabase, type TestDatabase } from '../../test/support/database.js';
 import { allEvents, createTestEventStore, eventsContaining, streamEvents, type TestEventStore } from '../../test/support/event-store.js';
 

@@ -9,7 +9,7 @@ import type { AppConfig } from '../config/config.js';
 import { CONFIG } from '../config/runtime.js';
 import { PG_POOL } from '../database/pool.js';
 import { bindRequestLog } from '../logging/request-log.js';
-import { hashApiKey } from '../organizations/api-key.js';
+import { hashApiKey } from './api-key.js';
 import { RequestRateLimiter } from '../rate-limits/request-rate-limiter.js';
 import { AuthenticatedKeyCache } from './key-cache.js';
 

@@ -5,7 +5,7 @@ import { NotFound } from '../common/errors.js';
 import { IdGenerator } from '../common/ids.js';
 import { PG_POOL } from '../database/pool.js';
 import { EVENT_STORE, type EventStore } from '../event-store/event-store.port.js';
-import { generateApiKey } from './api-key.js';
+import { generateApiKey } from '../auth/api-key.js';
 import { IssueApiKey, RevokeApiKey } from './organization.commands.js';
 import { KEY_ID, OrganizationStore } from './organization.store.js';
 import { apiKeyView, type ApiKeyView, type IssuedApiKeyView } from './organization.views.js';

@@ -1,6 +1,6 @@
 import { Body, Controller, Delete, Get, HttpCode, Inject, Param, Post, Put, Query, Req, UseGuards } from '@nestjs/common';
 import { CommandBus, QueryBus } from '@nestjs/cqrs';
-import { AdminGuard, operatorActor, type AdminRequest } from '../admin/admin.guard.js';
+import { AdminGuard, operatorActor, type AdminRequest } from '../common/admin.guard.js';
 import { ok, type SuccessEnvelope } from '../common/envelope.js';
 import { commandContext } from '../common/request-context.js';
 import { validateBody } from '../common/validation.js';

@@ -1,6 +1,6 @@
 import { Controller, Get, Inject, Param, Query, UseGuards } from '@nestjs/common';
 import { ApiBearerAuth, ApiOperation, ApiParam, ApiQuery, ApiResponse, ApiTags } from '@nestjs/swagger';
-import { AdminGuard } from '../admin/admin.guard.js';
+import { AdminGuard } from '../common/admin.guard.js';
 import { entryJson } from '../audit/audit-format.js';
 import { WalletReplay } from '../audit/wallet-replay.js';
 import { ok, type SuccessEnvelope } from '../common/envelope.js';

@@ -4,7 +4,7 @@ import type { FastifyReply } from 'fastify';
 import type pg from 'pg';
 import { PROJECTION_WAIT_MS, ProjectionWaiter } from '../read-models/projection-waiter.js';
 import { readWalletBalance } from '../../projections/wallets/wallets.projection.js';
-import { AdminGuard, operatorActor, type AdminRequest } from '../admin/admin.guard.js';
+import { AdminGuard, operatorActor, type AdminRequest } from '../common/admin.guard.js';
 import { ok, type SuccessEnvelope } from '../common/envelope.js';
 import { isEnvironment, type Environment } from '../common/environment.js';
 import { ValidationFailed, type FieldError } from '../common/errors.js';

@@ -2,8 +2,8 @@ import { type CanActivate, type ExecutionContext, Inject, Injectable } from '@ne
 import { createHash, timingSafeEqual } from 'node:crypto';
 import type { FastifyRequest } from 'fastify';
 import { RUNTIME, type Runtime } from '../config/runtime.js';
-import { Forbidden, NotFound, Unauthenticated } from '../common/errors.js';
-import type { Actor } from '../common/event.js';
+import { Forbidden, NotFound, Unauthenticated } from './errors.js';
+import type { Actor } from './event.js';
 
 export type AdminRole = 'admin' | 'auditor';
 
