@@ -4,6 +4,7 @@ import { CqrsModule } from '@nestjs/cqrs';
 import { ErrorFilter } from './common/error.filter.js';
 import type { Runtime } from './config/runtime.js';
 import { CoreModule } from './core.module.js';
+import { AuditModule } from './audit/audit.module.js';
 import { AuthModule } from './auth/auth.module.js';
 import { HealthModule } from './health/health.module.js';
 import { RateLimitsModule } from './rate-limits/rate-limits.module.js';
@@ -26,6 +27,7 @@ export class AppModule {
         ProjectionsModule,
         OrganizationsModule,
         WalletsModule,
+        AuditModule,
         VerificationsModule,
       ],
       providers: [{ provide: APP_FILTER, useClass: ErrorFilter }],

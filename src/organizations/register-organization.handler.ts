@@ -4,7 +4,7 @@ import type { AppConfig } from '../config/config.js';
 import { CONFIG } from '../config/runtime.js';
 import { IdGenerator } from '../common/ids.js';
 import { PROJECTION_WAIT_MS, ProjectionWaiter } from '../read-models/projection-waiter.js';
-import { WALLET_PROJECTIONS } from '../wallets/wallets.controller.js';
+import { WALLET_PROJECTIONS } from '../wallets/wallet.read-model.js';
 import { RegisterOrganization } from './organization.commands.js';
 import { OrganizationStore } from './organization.store.js';
 import { SandboxCreditSweep } from './sandbox-credit.js';
