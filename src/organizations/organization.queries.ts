@@ -5,7 +5,7 @@ import { NotFound } from '../common/errors.js';
 import { isoWithOffset } from '../common/time.js';
 import { PG_POOL } from '../database/pool.js';
 import { SCOPES } from '../scopes/scopes.js';
-import type { OrganizationStatus } from './organization.decider.js';
+import type { OrganizationStatus } from '../common/organization-status.js';
 import { MAX_KEYS_PER_ORGANIZATION } from './organization.decider.js';
 import { ORGANIZATION_ID } from './organization.store.js';
 import { providersView, type ApiKeyView, type OrganizationView } from './organization.views.js';
