@@ -45,9 +45,16 @@ export function readImportGraph(root: string, dirs: readonly string[]): Arrow[] 
   return arrows;
 }
 
-/** The cycles of a directed graph: each strongly connected component with more than one node (or a self-arrow), as one path around it. */
-export function findCycles(edges: ReadonlyMap<string, ReadonlySet<string>>): string[][] {
-  // Tarjan's algorithm, iterative only in spirit: the graph has a few hundred nodes, so recursion is fine.
+/** A cycle found: every node of one strongly connected component, and a shortest path around it. */
+export interface Cycle {
+  readonly members: readonly string[];
+  /** Starts and ends on the same node: `[a, b, a]`. */
+  readonly path: readonly string[];
+}
+
+/** The cycles of a directed graph: one per strongly connected component with more than one node (or a self-arrow). */
+export function findCycles(edges: ReadonlyMap<string, ReadonlySet<string>>): Cycle[] {
+  // Tarjan's algorithm; recursion is fine on a graph of a few hundred nodes.
   let counter = 0;
   const index = new Map<string, number>();
   const low = new Map<string, number>();
@@ -76,51 +83,39 @@ export function findCycles(edges: ReadonlyMap<string, ReadonlySet<string>>): str
         onStack.delete(member);
         component.push(member);
       } while (member !== node);
-      if (component.length > 1 || edges.get(node)?.has(node)) components.push(component);
+      if (component.length > 1 || edges.get(node)?.has(node)) components.push(component.sort());
     }
   };
   for (const node of [...edges.keys()].sort()) if (!index.has(node)) visit(node);
-  return components.map((component) => cycleThrough(component, edges));
+  return components.sort((a, b) => a[0]!.localeCompare(b[0]!)).map((members) => ({ members, path: shortestCycle(members, edges) }));
 }
 
-/** One closed walk through every node of a strongly connected component, so the report shows real arrows. */
-function cycleThrough(component: readonly string[], edges: ReadonlyMap<string, ReadonlySet<string>>): string[] {
-  const members = new Set(component);
-  const start = [...component].sort()[0]!;
-  const path = [start];
-  const seen = new Set([start]);
-  // Walks to unseen members by shortest paths until all are visited, then back to the start.
-  let current = start;
-  while (seen.size < members.size || current !== start || path.length === 1) {
-    const goal = seen.size < members.size ? (node: string) => !seen.has(node) : (node: string) => node === start;
-    const step = shortestPath(current, goal, members, edges);
-    for (const node of step) {
-      path.push(node);
-      seen.add(node);
-    }
-    current = path[path.length - 1]!;
-    if (current === start) break;
-  }
-  return path;
-}
-
-function shortestPath(from: string, goal: (node: string) => boolean, members: ReadonlySet<string>, edges: ReadonlyMap<string, ReadonlySet<string>>): string[] {
-  const previous = new Map<string, string>();
-  const queue = [from];
-  for (let head = 0; head < queue.length; head++) {
-    const node = queue[head]!;
-    for (const next of [...(edges.get(node) ?? [])].sort()) {
-      if (!members.has(next) || previous.has(next)) continue;
-      previous.set(next, node);
-      if (goal(next)) {
-        const path = [next];
-        for (let back = node; back !== from; back = previous.get(back)!) path.unshift(back);
-        return path;
+/** The shortest closed path through any member (the first in sort order among equals), by breadth-first search from each. */
+function shortestCycle(members: readonly string[], edges: ReadonlyMap<string, ReadonlySet<string>>): string[] {
+  const inside = new Set(members);
+  let best: string[] | undefined;
+  for (const start of members) {
+    const previous = new Map<string, string>();
+    const queue = [start];
+    search: for (let head = 0; head < queue.length; head++) {
+      const node = queue[head]!;
+      for (const next of [...(edges.get(node) ?? [])].sort()) {
+        if (!inside.has(next)) continue;
+        if (next === start) {
+          const path = [start];
+          for (let back = node; back !== start; back = previous.get(back)!) path.splice(1, 0, back);
+          path.push(start);
+          if (best === undefined || path.length < best.length) best = path;
+          break search;
+        }
+        if (previous.has(next)) continue;
+        previous.set(next, node);
+        queue.push(next);
       }
-      queue.push(next);
     }
   }
-  throw new Error(`no path from ${from} inside its own strongly connected component`);
+  if (best === undefined) throw new Error(`no cycle through ${members.join(', ')}`);
+  return best;
 }
 
 export function adjacency(arrows: Iterable<Arrow>): Map<string, Set<string>> {
