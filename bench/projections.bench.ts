@@ -23,7 +23,7 @@ import { performance } from 'node:perf_hooks';
 import pg from 'pg';
 import { createApp } from '../src/app.factory.js';
 import { loadConfig } from '../src/config/config.js';
-import { hashApiKey } from '../src/organizations/api-key.js';
+import { hashApiKey } from '../src/auth/api-key.js';
 import { PROJECTIONS } from '../projections/index.js';
 import { rebuildProjection } from '../projections/rebuild/rebuild.js';
 import { ProjectionRunner } from '../projections/runner/projection-runner.js';

@@ -9,7 +9,7 @@ import 'reflect-metadata';
 import { Command, InvalidArgumentError } from 'commander';
 import type pg from 'pg';
 import { ConfigError, loadConfig } from '../src/config/config.js';
-import type { Runtime } from '../src/core.module.js';
+import type { Runtime } from '../src/config/runtime.js';
 import { runMigrations } from '../src/database/data-source.js';
 import { createPool } from '../src/database/pool.js';
 import { resolveDatabase, type ResolvedDatabase } from '../src/database/resolve-database.js';

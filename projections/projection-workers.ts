@@ -1,6 +1,7 @@
 import { Inject, Injectable, Logger, type BeforeApplicationShutdown, type OnApplicationBootstrap } from '@nestjs/common';
 import type pg from 'pg';
-import { PG_POOL, RUNTIME, type Runtime } from '../src/core.module.js';
+import { PG_POOL } from '../src/database/pool.js';
+import { RUNTIME, type Runtime } from '../src/config/runtime.js';
 import { EVENT_STORE, type EventStore } from '../src/event-store/event-store.port.js';
 import { PROJECTIONS } from './index.js';
 import { WorkerPool } from './runner/worker-pool.js';

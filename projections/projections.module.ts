@@ -1,9 +1,7 @@
-import { Global, Module } from '@nestjs/common';
-import { ProjectionWaiter } from './projection-waiter.js';
+import { Module } from '@nestjs/common';
 import { ProjectionWorkers } from './projection-workers.js';
 import { ProjectionLagMetrics } from './status/projection-lag.metrics.js';
 import { ProjectionsController } from './status/projections.controller.js';
 
-@Global()
-@Module({ controllers: [ProjectionsController], providers: [ProjectionWaiter, ProjectionWorkers, ProjectionLagMetrics], exports: [ProjectionWaiter] })
+@Module({ controllers: [ProjectionsController], providers: [ProjectionWorkers, ProjectionLagMetrics] })
 export class ProjectionsModule {}

@@ -6,7 +6,7 @@ import type { IncomingMessage } from 'node:http';
 import type { Logger } from 'pino';
 import { AppModule } from './app.module.js';
 import type { AppConfig } from './config/config.js';
-import type { Runtime } from './core.module.js';
+import type { Runtime } from './config/runtime.js';
 import { registerSecurityHeaders } from './common/security-headers.js';
 import { clientErrorHandler, frameworkErrorHandler, MAX_HEADER_BYTES, registerInputLimits } from './common/input-limits.js';
 import { runMigrations } from './database/data-source.js';

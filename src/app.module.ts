@@ -2,7 +2,10 @@ import { type DynamicModule, Module } from '@nestjs/common';
 import { APP_FILTER } from '@nestjs/core';
 import { CqrsModule } from '@nestjs/cqrs';
 import { ErrorFilter } from './common/error.filter.js';
-import { CoreModule, type Runtime } from './core.module.js';
+import type { Runtime } from './config/runtime.js';
+import { CoreModule } from './core.module.js';
+import { AuditModule } from './audit/audit.module.js';
+import { AuthModule } from './auth/auth.module.js';
 import { HealthModule } from './health/health.module.js';
 import { RateLimitsModule } from './rate-limits/rate-limits.module.js';
 import { OrganizationsModule } from './organizations/organizations.module.js';
@@ -18,11 +21,13 @@ export class AppModule {
       imports: [
         CoreModule.forRoot(runtime),
         CqrsModule.forRoot(),
+        AuthModule,
         HealthModule,
         RateLimitsModule,
         ProjectionsModule,
         OrganizationsModule,
         WalletsModule,
+        AuditModule,
         VerificationsModule,
       ],
       providers: [{ provide: APP_FILTER, useClass: ErrorFilter }],

@@ -1,30 +1,16 @@
-import { AuthenticatedKeyCache } from './auth/key-cache.js';
 import { type DynamicModule, Global, Inject, Module, type OnApplicationShutdown } from '@nestjs/common';
 import type pg from 'pg';
 import { DataSource } from 'typeorm';
-import type { AppConfig } from './config/config.js';
+import { CONFIG, RUNTIME, type Runtime } from './config/runtime.js';
 import { createDataSource } from './database/data-source.js';
-import { createPool } from './database/pool.js';
+import { createPool, PG_POOL } from './database/pool.js';
 import { createEventStore } from './event-store/create-event-store.js';
 import { EVENT_STORE, type EventStore } from './event-store/event-store.port.js';
 import { Clock, SystemClock } from './common/clock.js';
 import { IdGenerator, RandomIdGenerator } from './common/ids.js';
+import { ProjectionWaiter } from './read-models/projection-waiter.js';
 
-export const CONFIG = Symbol('AppConfig');
-export const PG_POOL = Symbol('PgPool');
-
-/** What the process resolved before Nest starts: the config and the database actually used. */
-export interface Runtime {
-  readonly config: AppConfig;
-  readonly databaseUrl: string;
-  /** True when running on the embedded PostgreSQL default (first-run conveniences apply). */
-  readonly embedded: boolean;
-  /** The admin API's token: ADMIN_TOKEN, or the embedded default's generated one; undefined disables the admin API. */
-  readonly adminToken: string | undefined;
-}
-export const RUNTIME = Symbol('Runtime');
-
-/** The shared I/O of every feature: config, PostgreSQL pool, TypeORM data source, event store. */
+/** The shared I/O of every feature: config, PostgreSQL pool, TypeORM data source, event store, the read models' waiter. */
 @Global()
 @Module({})
 export class CoreModule implements OnApplicationShutdown {
@@ -42,7 +28,7 @@ export class CoreModule implements OnApplicationShutdown {
         { provide: Clock, useClass: SystemClock },
         { provide: IdGenerator, useClass: RandomIdGenerator },
         { provide: CONFIG, useValue: runtime.config },
-        AuthenticatedKeyCache,
+        ProjectionWaiter,
         {
           provide: PG_POOL,
           useFactory: () => {
@@ -62,7 +48,7 @@ export class CoreModule implements OnApplicationShutdown {
           useFactory: (pool: pg.Pool) => createEventStore(runtime, pool),
         },
       ],
-      exports: [RUNTIME, CONFIG, PG_POOL, DataSource, EVENT_STORE, Clock, IdGenerator, AuthenticatedKeyCache],
+      exports: [RUNTIME, CONFIG, PG_POOL, DataSource, EVENT_STORE, Clock, IdGenerator, ProjectionWaiter],
     };
   }
 

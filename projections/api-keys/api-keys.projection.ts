@@ -3,7 +3,7 @@ import { asDomainEvent } from '../../src/common/event.js';
 import { CATEGORIES } from '../../src/common/streams.js';
 import type { OrganizationEvent } from '../../src/organizations/organization.events.js';
 import type { Projection, ProjectionContext } from '../projection.js';
-import { occurredAt } from '../../src/organizations/occurred-at.js';
+import { occurredAt } from '../../src/common/event.js';
 
 /**
  * The `api_keys` read model the key guard authenticates against (by `key_hash`). Revocation takes

@@ -1,6 +1,6 @@
 import type { RecordedEvent } from '../../src/event-store/event-store.port.js';
 import { asDomainEvent } from '../../src/common/event.js';
-import { occurredAt } from '../../src/organizations/occurred-at.js';
+import { occurredAt } from '../../src/common/event.js';
 import { CATEGORIES } from '../../src/common/streams.js';
 import type { OrganizationEvent } from '../../src/organizations/organization.events.js';
 import type { Projection, ProjectionContext } from '../projection.js';

@@ -1,7 +1,7 @@
 import { Inject, Injectable, type OnApplicationShutdown, type OnModuleInit } from '@nestjs/common';
 import type pg from 'pg';
 import client from 'prom-client';
-import { PG_POOL } from '../../src/core.module.js';
+import { PG_POOL } from '../../src/database/pool.js';
 import { EVENT_STORE, type EventStore } from '../../src/event-store/event-store.port.js';
 import { PROJECTIONS } from '../index.js';
 import { readProjectionStatus, type ProjectionStatus } from './projection-status.js';

@@ -1,8 +1,8 @@
 import { Controller, Get, Inject, UseGuards } from '@nestjs/common';
 import type pg from 'pg';
-import { AdminGuard } from '../../src/admin/admin.guard.js';
+import { AdminGuard } from '../../src/common/admin.guard.js';
 import { ok } from '../../src/common/envelope.js';
-import { PG_POOL } from '../../src/core.module.js';
+import { PG_POOL } from '../../src/database/pool.js';
 import { EVENT_STORE, type EventStore } from '../../src/event-store/event-store.port.js';
 import { PROJECTIONS } from '../index.js';
 import { readProjectionStatus } from './projection-status.js';

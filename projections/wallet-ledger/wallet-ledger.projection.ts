@@ -2,15 +2,14 @@ import { asDomainEvent } from '../../src/common/event.js';
 import type { Environment } from '../../src/common/environment.js';
 import { CATEGORIES, streams } from '../../src/common/streams.js';
 import type { RecordedEvent } from '../../src/event-store/event-store.port.js';
-import { occurredAt } from '../../src/organizations/occurred-at.js';
+import { occurredAt } from '../../src/common/event.js';
 import type { WalletEvent } from '../../src/wallets/wallet.events.js';
+import { WALLET_LEDGER_PROJECTION, WALLET_LEDGER_TABLE, type WalletEntryType } from '../../src/wallets/wallet.read-model.js';
 import type { Projection, ProjectionContext } from '../projection.js';
 import { WalletProjectionError } from '../wallets/wallets.projection.js';
 
-type EntryType = 'funding' | 'reservation' | 'debit' | 'release';
-
 interface Entry {
-  readonly entryType: EntryType;
+  readonly entryType: WalletEntryType;
   readonly reference: string;
   /** The reservation's own; a debit or release takes it from the reservation it closes (see `closesReservation`). */
   readonly scope: string | null;
@@ -57,16 +56,16 @@ const RESERVED_SCOPE = (ledger: string) =>
  * replayed event finds its row already there and writes nothing.
  */
 export const walletLedgerProjection: Projection = {
-  name: 'wallet-ledger',
+  name: WALLET_LEDGER_PROJECTION,
   categories: [CATEGORIES.wallet],
-  tables: ['wallet_ledger'],
+  tables: [WALLET_LEDGER_TABLE],
   async handle(recorded: RecordedEvent, context: ProjectionContext): Promise<void> {
     const event = asDomainEvent<WalletEvent>(recorded);
     const { organizationId, environment } = event.data;
     if (recorded.streamId !== streams.wallet(organizationId, environment as Environment)) {
       throw new WalletProjectionError(`${recorded.type} at position ${recorded.position} names another wallet than its stream`);
     }
-    const ledger = context.table('wallet_ledger');
+    const ledger = context.table(WALLET_LEDGER_TABLE);
     const position = recorded.position.toString();
     const existing = await context.query(`select 1 from ${ledger} where organization_id = $1 and environment = $2 and event_position = $3`, [organizationId, environment, position]);
     if (existing.length > 0) return;
@@ -110,7 +109,7 @@ const walletKey = (organizationId: string, environment: string) => `${organizati
  * that last line exactly as `handle` runs them on from the previous row.
  */
 async function handleLedgerBatch(events: readonly RecordedEvent[], context: ProjectionContext): Promise<void> {
-  const ledger = context.table('wallet_ledger');
+  const ledger = context.table(WALLET_LEDGER_TABLE);
   const decoded = events.map((recorded) => {
     const event = asDomainEvent<WalletEvent>(recorded);
     const { organizationId, environment } = event.data;

@@ -1,7 +1,8 @@
 import { describe, expect, it } from '@jest/globals';
 import type { RecordedEvent } from '../../src/event-store/event-store.port.js';
 import { applyEvents, recorded, rowsOf, type GivenEvent, useProjectionDatabase, applyBatch as applyBatchThroughHarness } from '../../test/support/projection-harness.js';
-import { readWalletBalance, WalletProjectionError, walletsProjection } from './wallets.projection.js';
+import { readWalletBalance } from '../../src/wallets/wallet.read-model.js';
+import { WalletProjectionError, walletsProjection } from './wallets.projection.js';
 
 const org = 'org_01JD3Q9ZK8W6V2C4X7N5B0M1TR';
 const stream = `wallet-${org}.test`;

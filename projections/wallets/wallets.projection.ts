@@ -1,11 +1,10 @@
-import type pg from 'pg';
-import { prepared } from '../../src/database/prepared.js';
 import { asDomainEvent } from '../../src/common/event.js';
 import type { Environment } from '../../src/common/environment.js';
 import { CATEGORIES, streams } from '../../src/common/streams.js';
 import type { RecordedEvent } from '../../src/event-store/event-store.port.js';
-import { occurredAt } from '../../src/organizations/occurred-at.js';
+import { occurredAt } from '../../src/common/event.js';
 import type { WalletEvent } from '../../src/wallets/wallet.events.js';
+import { WALLET_RESERVATIONS_TABLE, WALLETS_PROJECTION, WALLETS_TABLE } from '../../src/wallets/wallet.read-model.js';
 import type { Projection, ProjectionContext } from '../projection.js';
 
 /** A wallet event that does not fit the rows: the log or this code is wrong, and the projection must stop here. */
@@ -26,14 +25,14 @@ function assertOwnStream(recorded: RecordedEvent, event: WalletEvent): void {
  * and stops the projection. The totals are sums, so nothing short of that makes a replay safe.
  */
 export const walletsProjection: Projection = {
-  name: 'wallets',
+  name: WALLETS_PROJECTION,
   categories: [CATEGORIES.wallet],
-  tables: ['wallets', 'wallet_reservations'],
+  tables: [WALLETS_TABLE, WALLET_RESERVATIONS_TABLE],
   async handle(recorded: RecordedEvent, context: ProjectionContext): Promise<void> {
     const event = asDomainEvent<WalletEvent>(recorded);
     assertOwnStream(recorded, event);
-    const wallets = context.table('wallets');
-    const reservations = context.table('wallet_reservations');
+    const wallets = context.table(WALLETS_TABLE);
+    const reservations = context.table(WALLET_RESERVATIONS_TABLE);
     const { organizationId, environment, amountKobo } = event.data;
     const at = occurredAt(recorded);
 
@@ -85,7 +84,6 @@ export const walletsProjection: Projection = {
   handleBatch: handleWalletBatch,
 };
 
-
 interface WalletState {
   readonly organizationId: string;
   readonly environment: string;
@@ -115,8 +113,8 @@ const walletKey = (organizationId: string, environment: string) => `${organizati
  * event by event and stops at the culprit).
  */
 async function handleWalletBatch(events: readonly RecordedEvent[], context: ProjectionContext): Promise<void> {
-  const wallets = context.table('wallets');
-  const reservations = context.table('wallet_reservations');
+  const wallets = context.table(WALLETS_TABLE);
+  const reservations = context.table(WALLET_RESERVATIONS_TABLE);
   const decoded = events.map((recorded) => {
     const event = asDomainEvent<WalletEvent>(recorded);
     assertOwnStream(recorded, event);
@@ -260,20 +258,4 @@ async function handleWalletBatch(events: readonly RecordedEvent[], context: Proj
 async function closeReservation(context: ProjectionContext, table: string, recorded: RecordedEvent, reference: string, organizationId: string, environment: string): Promise<void> {
   const closed = await context.query(`delete from ${table} where reference = $1 and organization_id = $2 and environment = $3 returning reference`, [reference, organizationId, environment]);
   if (closed.length !== 1) throw new WalletProjectionError(`${recorded.type} at position ${recorded.position} closes a reservation that is not open`);
-}
-
-export interface WalletBalanceRow {
-  readonly balanceKobo: number;
-  readonly reservedKobo: number;
-  readonly availableKobo: number;
-}
-
-/** The read side of `wallets`: zeros for a wallet with no event yet. */
-export async function readWalletBalance(pool: pg.Pool, organizationId: string, environment: Environment): Promise<WalletBalanceRow> {
-  const { rows } = await pool.query<{ balance_kobo: string; reserved_kobo: string }>(
-    prepared('select balance_kobo, reserved_kobo from wallets where organization_id = $1 and environment = $2', [organizationId, environment]),
-  );
-  const balanceKobo = Number(rows[0]?.balance_kobo ?? 0);
-  const reservedKobo = Number(rows[0]?.reserved_kobo ?? 0);
-  return { balanceKobo, reservedKobo, availableKobo: balanceKobo - reservedKobo };
 }

@@ -5,7 +5,8 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { promisify } from 'node:util';
 import pg from 'pg';
-import { hashApiKey } from '../organizations/api-key.js';
+import { hashApiKey } from '../auth/api-key.js';
+import { MAX_FUNDING_KOBO } from '../wallets/wallet.decider.js';
 import { createTestDatabase, type TestDatabase } from '../../test/support/database.js';
 import { allEvents, createTestEventStore, eventsContaining, streamEvents, type TestEventStore } from '../../test/support/event-store.js';
 
@@ -120,6 +121,11 @@ describe('admin CLI', () => {
     const invalid = await cli('wallet', 'fund', id, '--env', 'live', '--amount', '-3', '--reference', 'has spaces');
     expect(invalid.code).toBe(1);
     expect(invalid.stderr).toMatch(/amount: [\s\S]*reference: /);
+    // The wallet's own bound: an amount the wallet would refuse is refused here, before anything is written.
+    const tooMuch = await cli('wallet', 'fund', id, '--env', 'live', '--amount', String(MAX_FUNDING_KOBO + 1), '--reference', 'too-much');
+    expect(tooMuch.code).toBe(1);
+    expect(tooMuch.stderr).toContain(`amount: amount must be an integer number of kobo from 1 to ${MAX_FUNDING_KOBO}`);
+    expect(await eventTypes(`wallet-${id}.live`)).toEqual(['WalletFunded']);
     expect((await cli('wallet', 'fund', 'org_01JD3Q9ZK8W6V2C4X7N5B0M1TR', '--env', 'test', '--amount', '1', '--reference', 'r')).stderr).toContain('error: not_found:');
   });
 

@@ -8,7 +8,7 @@ import pg from 'pg';
 import { startTestApp, type TestApp } from '../../test/support/app.js';
 import { streamEvents, testEventStoreKind, testEventStoreEnv } from '../../test/support/event-store.js';
 import { createOrganization, issueKey } from '../../test/support/fixtures.js';
-import { ProjectionWaiter } from '../../projections/projection-waiter.js';
+import { ProjectionWaiter } from '../read-models/projection-waiter.js';
 import { EVENT_STORE, type EventStore } from '../event-store/event-store.port.js';
 import { WalletLedger } from '../wallets/wallet-ledger.port.js';
 import { CSV_COLUMNS } from './audit-format.js';

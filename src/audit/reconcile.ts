@@ -1,8 +1,9 @@
 import type pg from 'pg';
-import { ProjectionWaiter } from '../../projections/projection-waiter.js';
 import { streams } from '../common/streams.js';
 import type { EventStore } from '../event-store/event-store.port.js';
+import { ProjectionWaiter } from '../read-models/projection-waiter.js';
 import type { WalletId } from '../wallets/wallet-ledger.port.js';
+import { WALLET_PROJECTIONS } from '../wallets/wallet.read-model.js';
 import { type AuditEntry, type OpenReservation, type ReplayOptions, type ReplaySummary, WalletReplay } from './wallet-replay.js';
 
 /**
@@ -23,13 +24,12 @@ import { type AuditEntry, type OpenReservation, type ReplayOptions, type ReplayS
  * batch, and the comparisons are SQL joins there.
  */
 
-export const RECONCILED_PROJECTIONS = ['wallets', 'wallet-ledger', 'verifications'] as const;
 /**
- * The projections that apply every wallet event, and so must reach the wallet's newest position.
+ * The wallet projections apply every wallet event, and so must reach the wallet's newest position.
  * The verifications projection applies verification events only: its checkpoint need not ever
  * pass a wallet event, so its lag is judged per verification instead (see step 6).
  */
-const WALLET_PROJECTIONS = ['wallets', 'wallet-ledger'] as const;
+export const RECONCILED_PROJECTIONS = [...WALLET_PROJECTIONS, 'verifications'] as const;
 /** Differences listed per check; the count covers them all. */
 const MAX_LISTED = 100;
 const INSERT_BATCH = 1_000;

@@ -1,9 +1,10 @@
 import type { Environment } from '../common/environment.js';
 import { streams } from '../common/streams.js';
 import type { EventStore, JsonObject, RecordedEvent } from '../event-store/event-store.port.js';
-import { occurredAt } from '../organizations/occurred-at.js';
+import { occurredAt } from '../common/event.js';
 import { checkLink, GENESIS_LINK, linkAfter, storedLink, type ChainBreak } from '../wallets/wallet-chain.js';
 import type { WalletId } from '../wallets/wallet-ledger.port.js';
+import type { WalletEntryType } from '../wallets/wallet.read-model.js';
 
 /**
  * The auditor's replay of one wallet stream, straight from the event log: every entry with the
@@ -12,7 +13,7 @@ import type { WalletId } from '../wallets/wallet-ledger.port.js';
  * the checks in flight), so memory does not grow with the wallet's history.
  */
 
-export type EntryType = 'funding' | 'reservation' | 'debit' | 'release';
+export type EntryType = WalletEntryType;
 const ENTRY_TYPES: Readonly<Record<string, EntryType>> = {
   WalletFunded: 'funding',
   WalletFundsReserved: 'reservation',

@@ -5,10 +5,12 @@ import { Clock } from '../common/clock.js';
 import { isEnvironment, type Environment } from '../common/environment.js';
 import { Forbidden, RateLimited, Unauthenticated } from '../common/errors.js';
 import type { Actor } from '../common/event.js';
+import type { OrganizationStatus } from '../common/organization-status.js';
 import type { AppConfig } from '../config/config.js';
-import { CONFIG, PG_POOL } from '../core.module.js';
+import { CONFIG } from '../config/runtime.js';
+import { PG_POOL } from '../database/pool.js';
 import { bindRequestLog } from '../logging/request-log.js';
-import { hashApiKey } from '../organizations/api-key.js';
+import { hashApiKey } from './api-key.js';
 import { RequestRateLimiter } from '../rate-limits/request-rate-limiter.js';
 import { AuthenticatedKeyCache } from './key-cache.js';
 
@@ -20,8 +22,6 @@ const KEY_FORMAT = /^service_(test|live)_[A-Za-z0-9_-]{16,}$/;
 const USAGE_WRITE_INTERVAL_MS = 60_000;
 /** Bound on the in-memory map of last usage writes. */
 const MAX_TRACKED_KEYS = 10_000;
-
-export type OrganizationStatus = 'pending' | 'approved' | 'suspended';
 
 /** Who is calling, as the guard attaches it to the request. */
 export interface AuthenticatedKey {

@@ -20,44 +20,51 @@ const HTTP_CODES: Record<number, string> = {
   503: 'service_unavailable',
 };
 
-/** Maps every error to the envelope of DESIGN.md. Anything unmapped is a bug: 500, logged without the request body. */
+const logger = new Logger('ErrorFilter');
+
+/**
+ * Answers `exception` in the error envelope: the one mapping of errors to HTTP, used by the
+ * exception filter on Nest's routes and directly by routes registered on Fastify itself. Anything
+ * unmapped is a bug: 500, logged without the request body.
+ */
+export function sendError(reply: FastifyReply, exception: unknown): FastifyReply {
+  const [status, body] = toEnvelope(exception);
+  if (status >= 500 && status !== 502 && status !== 503) {
+    logger.error(exception instanceof Error ? exception.stack ?? exception.message : 'non-error thrown');
+  }
+  return reply.status(status).header('content-type', 'application/json; charset=utf-8').send(body);
+}
+
 @Catch()
 export class ErrorFilter implements ExceptionFilter {
-  private readonly logger = new Logger('ErrorFilter');
-
   catch(exception: unknown, host: ArgumentsHost): void {
-    const reply = host.switchToHttp().getResponse<FastifyReply>();
-    const [status, body] = this.toEnvelope(exception);
-    if (status >= 500 && status !== 502 && status !== 503) {
-      this.logger.error(exception instanceof Error ? exception.stack ?? exception.message : 'non-error thrown');
-    }
-    void reply.status(status).header('content-type', 'application/json; charset=utf-8').send(body);
+    void sendError(host.switchToHttp().getResponse<FastifyReply>(), exception);
   }
+}
 
-  private toEnvelope(exception: unknown): [number, ErrorEnvelope] {
-    // A 500 is a bug (InvariantViolated): its message names internals, so the client gets the generic answer and the log the rest.
-    if (exception instanceof AppError && exception.httpStatus >= 500 && exception.httpStatus !== 502 && exception.httpStatus !== 503) {
-      return [exception.httpStatus, { status: false, error: { code: 'internal_error', message: 'An unexpected error occurred', details: {} } }];
-    }
-    if (exception instanceof AppError) {
-      return [exception.httpStatus, { status: false, error: { code: exception.code, message: exception.message, details: exception.details } }];
-    }
-    if (exception instanceof EventStoreUnavailableError || isConnectionError(exception)) {
-      return [503, { status: false, error: { code: 'service_unavailable', message: 'A backing store is unavailable; try again shortly', details: {} } }];
-    }
-    if (exception instanceof HttpException) {
-      const status = exception.getStatus();
-      const code = HTTP_CODES[status] ?? (status >= 500 ? 'internal_error' : 'bad_request');
-      const response = exception.getResponse();
-      const message = typeof response === 'string' ? response : String((response as { message?: unknown }).message ?? exception.message);
-      return [status, { status: false, error: { code, message, details: {} } }];
-    }
-    // Fastify's own errors (malformed JSON, body too large, bad content type) carry a statusCode.
-    const statusCode = (exception as { statusCode?: unknown } | null)?.statusCode;
-    if (typeof statusCode === 'number' && statusCode >= 400 && statusCode < 500) {
-      const message = statusCode === 400 ? 'The request body is not valid JSON' : (exception as Error).message;
-      return [statusCode, { status: false, error: { code: HTTP_CODES[statusCode] ?? 'bad_request', message, details: {} } }];
-    }
-    return [500, { status: false, error: { code: 'internal_error', message: 'An unexpected error occurred', details: {} } }];
+function toEnvelope(exception: unknown): [number, ErrorEnvelope] {
+  // A 500 is a bug (InvariantViolated): its message names internals, so the client gets the generic answer and the log the rest.
+  if (exception instanceof AppError && exception.httpStatus >= 500 && exception.httpStatus !== 502 && exception.httpStatus !== 503) {
+    return [exception.httpStatus, { status: false, error: { code: 'internal_error', message: 'An unexpected error occurred', details: {} } }];
   }
+  if (exception instanceof AppError) {
+    return [exception.httpStatus, { status: false, error: { code: exception.code, message: exception.message, details: exception.details } }];
+  }
+  if (exception instanceof EventStoreUnavailableError || isConnectionError(exception)) {
+    return [503, { status: false, error: { code: 'service_unavailable', message: 'A backing store is unavailable; try again shortly', details: {} } }];
+  }
+  if (exception instanceof HttpException) {
+    const status = exception.getStatus();
+    const code = HTTP_CODES[status] ?? (status >= 500 ? 'internal_error' : 'bad_request');
+    const response = exception.getResponse();
+    const message = typeof response === 'string' ? response : String((response as { message?: unknown }).message ?? exception.message);
+    return [status, { status: false, error: { code, message, details: {} } }];
+  }
+  // Fastify's own errors (malformed JSON, body too large, bad content type) carry a statusCode.
+  const statusCode = (exception as { statusCode?: unknown } | null)?.statusCode;
+  if (typeof statusCode === 'number' && statusCode >= 400 && statusCode < 500) {
+    const message = statusCode === 400 ? 'The request body is not valid JSON' : (exception as Error).message;
+    return [statusCode, { status: false, error: { code: HTTP_CODES[statusCode] ?? 'bad_request', message, details: {} } }];
+  }
+  return [500, { status: false, error: { code: 'internal_error', message: 'An unexpected error occurred', details: {} } }];
 }

@@ -1,5 +1,5 @@
 import { resolve } from 'node:path';
-import { isScope, SCOPES, type Scope } from '../scopes/scopes.js';
+import { isScope, MAX_PRICE_KOBO, SCOPES, type Scope } from '../scopes/scopes.js';
 
 /** Default price per check in kobo (₦1 = 100 kobo), overridable by SCOPE_PRICES and per organization. */
 export const DEFAULT_SCOPE_PRICES_KOBO: Readonly<Record<Scope, number>> = {
@@ -175,8 +175,8 @@ function scopePrices(env: Env, name: string): Readonly<Record<Scope, number>> {
   for (const pair of raw.split(',')) {
     const [scope, value] = pair.split('=').map((part) => part.trim());
     if (!isScope(scope)) throw new ConfigError(name, `has an unknown scope "${scope}"`);
-    if (value === undefined || !/^\d+$/.test(value) || Number(value) > 100_000_000) {
-      throw new ConfigError(name, `needs a price in kobo from 0 to 100000000 for ${scope}`);
+    if (value === undefined || !/^\d+$/.test(value) || Number(value) > MAX_PRICE_KOBO) {
+      throw new ConfigError(name, `needs a price in kobo from 0 to ${MAX_PRICE_KOBO} for ${scope}`);
     }
     prices[scope] = Number(value);
   }

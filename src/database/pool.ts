@@ -2,6 +2,9 @@ import pg from 'pg';
 import { parse } from 'pg-connection-string';
 import { keepPoolClientErrorsHandled } from './connection-errors.js';
 
+/** Injection token of the process's `pg.Pool`. */
+export const PG_POOL = Symbol('PgPool');
+
 /**
  * Every statement this service prepares (`prepared`, the list's named statements, the append
  * functions' PL/pgSQL) finds its rows through an index whatever its parameters, so one generic plan

@@ -1,5 +1,5 @@
 import type pg from 'pg';
-import type { Runtime } from '../core.module.js';
+import type { Runtime } from '../config/runtime.js';
 import { EsdbEventStore } from './esdb-event-store.js';
 import type { EventStore } from './event-store.port.js';
 import { InstrumentedEventStore } from './instrumented-event-store.js';

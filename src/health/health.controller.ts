@@ -1,7 +1,8 @@
 import { Controller, Get, HttpCode, Inject, Res } from '@nestjs/common';
 import type { FastifyReply } from 'fastify';
 import pg from 'pg';
-import { CONFIG, PG_POOL } from '../core.module.js';
+import { CONFIG } from '../config/runtime.js';
+import { PG_POOL } from '../database/pool.js';
 import type { AppConfig } from '../config/config.js';
 import { ok } from '../common/envelope.js';
 import { EVENT_STORE, type EventStore } from '../event-store/event-store.port.js';

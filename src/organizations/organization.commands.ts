@@ -3,14 +3,12 @@ import type { Environment } from '../common/environment.js';
 import type { IssuedApiKeyView, ApiKeyView, OrganizationView } from './organization.views.js';
 import { Command } from '@nestjs/cqrs';
 
-/**
- * How long a command waits for the organizations and api-keys projections to apply its events
- * before answering, so the next request on any instance sees the change. 0 skips the wait (the
- * CLI and the first run, whose answers come from the stream itself).
- */
-export const PROJECTION_WAIT_MS = 2_000;
-
 interface Options {
+  /**
+   * How long the command waits for the organizations and api-keys projections to apply its events
+   * before answering, so the next request on any instance sees the change: PROJECTION_WAIT_MS unless
+   * given. 0 skips the wait (the CLI and the first run, whose answers come from the stream itself).
+   */
   readonly projectionWaitMs?: number;
 }
 

@@ -2,16 +2,14 @@ import { Conflict, InvariantViolated, NotFound, ValidationFailed, type FieldErro
 import { MAX_REQUESTS_PER_MINUTE } from '../config/config.js';
 import type { Environment } from '../common/environment.js';
 import type { Decider, EventMeta } from '../event-sourcing/decider.js';
+import type { OrganizationStatus } from '../common/organization-status.js';
 import { isProviderName, PROVIDER_NAMES, PROVIDER_SCOPES, serves, type ProviderName } from '../providers/capabilities.js';
-import { isScope, SCOPES, type Scope } from '../scopes/scopes.js';
+import { isScope, MAX_PRICE_KOBO, SCOPES, type Scope } from '../scopes/scopes.js';
 import type { OrganizationEvent } from './organization.events.js';
 
 export const SCHEMA_VERSION = 1;
-export const MAX_PRICE_KOBO = 100_000_000;
 /** Most keys one organization may hold (revoked ones included): a bound on the stream and on the key list. */
 export const MAX_KEYS_PER_ORGANIZATION = 200;
-
-export type OrganizationStatus = 'pending' | 'approved' | 'suspended';
 
 export interface ApiKeyState {
   readonly id: string;

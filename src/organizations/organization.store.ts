@@ -8,10 +8,9 @@ import { streams } from '../common/streams.js';
 import { EVENT_STORE, type EventStore } from '../event-store/event-store.port.js';
 import { EventSourcedHandler, NO_STREAM, type Stream } from '../event-sourcing/event-sourced-handler.js';
 import { linearJitter } from '../event-sourcing/retry.js';
-import { ProjectionWaiter } from '../../projections/projection-waiter.js';
+import { PROJECTION_WAIT_MS, ProjectionWaiter } from '../read-models/projection-waiter.js';
 import { initialState, organizationDecider, type OrganizationCommand, type OrganizationState } from './organization.decider.js';
 import type { OrganizationEvent } from './organization.events.js';
-import { PROJECTION_WAIT_MS } from './organization.commands.js';
 
 /** Attempts of one command against concurrent writers of the same organization before a 409, and the jittered pause per attempt so far. */
 const RETRY = linearJitter(10, 5);

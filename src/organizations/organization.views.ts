@@ -1,6 +1,7 @@
 import { InvariantViolated } from '../common/errors.js';
 import { isoWithOffset } from '../common/time.js';
-import type { ApiKeyState, OrganizationState, OrganizationStatus } from './organization.decider.js';
+import type { OrganizationStatus } from '../common/organization-status.js';
+import type { ApiKeyState, OrganizationState } from './organization.decider.js';
 
 /** The organization as the admin API shows it. */
 export interface OrganizationView {

@@ -1,7 +1,8 @@
 import { Body, Controller, Delete, Get, HttpCode, Inject, Param, Post, Put, Query, Req, UseGuards } from '@nestjs/common';
 import { CommandBus, QueryBus } from '@nestjs/cqrs';
-import { AdminGuard, operatorActor, type AdminRequest } from '../admin/admin.guard.js';
+import { AdminGuard, operatorActor, type AdminRequest } from '../common/admin.guard.js';
 import { ok, type SuccessEnvelope } from '../common/envelope.js';
+import { paging } from '../common/paging.js';
 import { commandContext } from '../common/request-context.js';
 import { validateBody } from '../common/validation.js';
 import {
@@ -16,7 +17,7 @@ import {
   SetScopePrices,
   SuspendOrganization,
 } from './organization.commands.js';
-import { IssueApiKeyDto, paging, pricesBody, providerBody, rateLimitBody, RegisterOrganizationDto, SetScopesDto, SuspendOrganizationDto } from './organization.dto.js';
+import { IssueApiKeyDto, pricesBody, providerBody, rateLimitBody, RegisterOrganizationDto, SetScopesDto, SuspendOrganizationDto } from './organization.dto.js';
 import { GetOrganization, ListApiKeys, ListOrganizations } from './organization.queries.js';
 import type { ApiKeyView, IssuedApiKeyView, OrganizationView } from './organization.views.js';
 

@@ -2,7 +2,7 @@ import { WalletsModule } from '../wallets/wallets.module.js';
 import { SandboxCreditSweep } from './sandbox-credit.js';
 import { Module } from '@nestjs/common';
 import { CqrsModule } from '@nestjs/cqrs';
-import { FirstRun } from '../admin/first-run.js';
+import { FirstRun } from './first-run.js';
 import { IssueApiKeyHandler, RevokeApiKeyHandler } from './api-key.handlers.js';
 import {
   ApproveOrganizationHandler,

@@ -1,11 +1,11 @@
 import { Inject, Logger } from '@nestjs/common';
 import { CommandHandler, type ICommandHandler } from '@nestjs/cqrs';
 import type { AppConfig } from '../config/config.js';
-import { CONFIG } from '../core.module.js';
+import { CONFIG } from '../config/runtime.js';
 import { IdGenerator } from '../common/ids.js';
-import { ProjectionWaiter } from '../../projections/projection-waiter.js';
-import { WALLET_PROJECTIONS } from '../wallets/wallets.controller.js';
-import { PROJECTION_WAIT_MS, RegisterOrganization } from './organization.commands.js';
+import { PROJECTION_WAIT_MS, ProjectionWaiter } from '../read-models/projection-waiter.js';
+import { WALLET_PROJECTIONS } from '../wallets/wallet.read-model.js';
+import { RegisterOrganization } from './organization.commands.js';
 import { OrganizationStore } from './organization.store.js';
 import { SandboxCreditSweep } from './sandbox-credit.js';
 import { organizationView, type OrganizationView } from './organization.views.js';

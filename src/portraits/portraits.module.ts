@@ -1,6 +1,6 @@
 import { Inject, Module, type OnApplicationShutdown } from '@nestjs/common';
 import type { AppConfig } from '../config/config.js';
-import { CONFIG } from '../core.module.js';
+import { CONFIG } from '../config/runtime.js';
 import { FilePortraitStore, PortraitStore } from './portrait.store.js';
 import { PortraitsController } from './portraits.controller.js';
 import { Portraits } from './portraits.service.js';

@@ -1,6 +1,6 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { Clock } from '../common/clock.js';
-import { CONFIG } from '../core.module.js';
+import { CONFIG } from '../config/runtime.js';
 import type { AppConfig } from '../config/config.js';
 import type { JsonObject } from '../event-store/event-store.port.js';
 import { signPortraitLink } from './portrait-links.js';

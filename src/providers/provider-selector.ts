@@ -4,7 +4,7 @@ import type { AuthenticatedKey } from '../auth/api-key.guard.js';
 import { Clock } from '../common/clock.js';
 import { Forbidden, ServiceUnavailable } from '../common/errors.js';
 import type { AppConfig } from '../config/config.js';
-import { CONFIG, RUNTIME, type Runtime } from '../core.module.js';
+import { CONFIG, RUNTIME, type Runtime } from '../config/runtime.js';
 import type { Scope } from '../scopes/scopes.js';
 import { isUpstreamName, PROVIDER_SCOPES, serves, type UpstreamName } from './capabilities.js';
 import { CredentialsCipher, type Credentials } from './credentials.js';

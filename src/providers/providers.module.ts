@@ -1,6 +1,6 @@
 import { Module } from '@nestjs/common';
 import type { AppConfig } from '../config/config.js';
-import { CONFIG } from '../core.module.js';
+import { CONFIG } from '../config/runtime.js';
 import { CredentialsCipher } from './credentials.js';
 import { ProviderSelector } from './provider-selector.js';
 import { UpstreamPolicies } from './resilience.js';

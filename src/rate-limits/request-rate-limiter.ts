@@ -3,7 +3,8 @@ import { Redis } from 'ioredis';
 import type pg from 'pg';
 import { RateLimiterMemory, RateLimiterPostgres, RateLimiterRedis, RateLimiterRes, type RateLimiterAbstract } from 'rate-limiter-flexible';
 import { MAX_REQUESTS_PER_MINUTE, type AppConfig } from '../config/config.js';
-import { CONFIG, PG_POOL } from '../core.module.js';
+import { CONFIG } from '../config/runtime.js';
+import { PG_POOL } from '../database/pool.js';
 
 /** One fixed window per key: a minute from its first request. */
 const WINDOW_SECONDS = 60;

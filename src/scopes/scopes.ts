@@ -2,6 +2,9 @@
 export const SCOPES = ['nin', 'pnv', 'vnin', 'bvn', 'pvc', 'passport', 'bank_account', 'premium_bank_account', 'phone', 'face_match'] as const;
 export type Scope = (typeof SCOPES)[number];
 
+/** The highest price of one check of any scope, in kobo (₦1,000,000): configured defaults and organizations' overrides alike. */
+export const MAX_PRICE_KOBO = 100_000_000;
+
 export const SCOPE_CATEGORY = 'kyc';
 export const COUNTRY_CODE = 'NG';
 

@@ -1,4 +1,4 @@
-import { Inject, Injectable, Logger, type BeforeApplicationShutdown } from '@nestjs/common';
+import { Inject, Logger } from '@nestjs/common';
 import { CommandHandler, type ICommandHandler } from '@nestjs/cqrs';
 import type { AuthenticatedKey } from '../auth/api-key.guard.js';
 import { Clock } from '../common/clock.js';
@@ -6,7 +6,7 @@ import { Forbidden, InsufficientBalance, InvariantViolated, ProviderFailed, Serv
 import type { CommandContext } from '../common/event.js';
 import { IdGenerator } from '../common/ids.js';
 import type { AppConfig } from '../config/config.js';
-import { CONFIG } from '../core.module.js';
+import { CONFIG } from '../config/runtime.js';
 import type { JsonObject } from '../event-store/event-store.port.js';
 import { chargedKoboTotal, verificationProviderDurationSeconds, verificationsTotal } from '../metrics/metrics.js';
 import { Portraits, PORTRAIT_ID_FIELD } from '../portraits/portraits.service.js';
@@ -14,45 +14,16 @@ import { ProviderSelector } from '../providers/provider-selector.js';
 import type { ProviderOutcome, VerificationProvider } from '../providers/provider.port.js';
 import { COUNTRY_CODE, SCOPE_CATEGORY, type Scope } from '../scopes/scopes.js';
 import { WalletLedger, type WalletId } from '../wallets/wallet-ledger.port.js';
+import { InFlightChecks } from './in-flight-checks.js';
+import { priceOf } from './scope-price.js';
+import { assertScopeAllowed } from './scope-access.js';
 import { RunVerification } from './verification.commands.js';
 import type { VerificationState } from './verification.decider.js';
 import { parseScope, validateInputs } from './verification-inputs.js';
 import { VerificationStreams } from './verification.stream.js';
 import { verificationView, type VerificationView } from './verification.views.js';
 
-/** How long shutdown waits for checks in flight, beyond the provider timeout. */
-const SHUTDOWN_GRACE_MS = 5_000;
-
 export const PROVIDER_FAILED_MESSAGE = 'The provider could not complete the check; the wallet was not charged';
-
-/** Checks in flight in this process, so shutdown lets them finish (bounded) before the stores close. */
-@Injectable()
-export class InFlightChecks implements BeforeApplicationShutdown {
-  private count = 0;
-  private waiters: (() => void)[] = [];
-
-  constructor(@Inject(CONFIG) private readonly config: AppConfig) {}
-
-  async track<T>(work: () => Promise<T>): Promise<T> {
-    this.count += 1;
-    try {
-      return await work();
-    } finally {
-      this.count -= 1;
-      if (this.count === 0) for (const wake of this.waiters.splice(0)) wake();
-    }
-  }
-
-  get size(): number {
-    return this.count;
-  }
-
-  async beforeApplicationShutdown(): Promise<void> {
-    if (this.count === 0) return;
-    const limitMs = this.config.verifications.providerTimeoutMs + SHUTDOWN_GRACE_MS;
-    await Promise.race([new Promise<void>((wake) => this.waiters.push(wake)), new Promise<void>((wake) => setTimeout(wake, limitMs).unref())]);
-  }
-}
 
 /**
  * The run flow of DESIGN.md: request, reserve, call the provider, finish, capture or release.
@@ -228,17 +199,4 @@ export class RunVerificationHandler implements ICommandHandler<RunVerification, 
       this.logger.warn('A failed check is left to the recovery process');
     }
   }
-}
-
-export function assertScopeAllowed(key: AuthenticatedKey, scope: Scope): void {
-  if (!key.organization.activeScopes.includes(scope)) throw new Forbidden('scope_not_active', `The scope ${scope} is not active for this organization`);
-  if (key.keyScopes !== null && !key.keyScopes.includes(scope)) throw new Forbidden('scope_not_allowed', `This API key is not allowed to run ${scope}`);
-}
-
-/** The organization's override, else the configured price. */
-export function priceOf(key: AuthenticatedKey, scope: Scope, config: AppConfig): number {
-  const override = key.organization.prices[scope];
-  const price = typeof override === 'number' || typeof override === 'string' ? Number(override) : config.verifications.pricesKobo[scope];
-  if (!Number.isSafeInteger(price) || price < 0) throw new ServiceUnavailable('The price of this scope is misconfigured');
-  return price;
 }

@@ -1,4 +1,5 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
+import { PagingMetaDto } from '../common/api.dto.js';
 
 /** OpenAPI schemas only: the handlers validate with verification-inputs.ts, these describe the same shapes. */
 
@@ -41,13 +42,6 @@ export class VerificationSummaryDto {
   @ApiProperty({ example: '2026-11-22T07:15:00.123+00:00' }) createdAt!: string;
 }
 
-export class PagingMetaDto {
-  @ApiProperty() total!: number;
-  @ApiProperty() page!: number;
-  @ApiProperty() pageSize!: number;
-  @ApiProperty() totalPages!: number;
-}
-
 export class VerificationEnvelopeDto {
   @ApiProperty({ example: true }) status!: boolean;
   @ApiProperty({ type: VerificationDto }) data!: VerificationDto;
@@ -57,22 +51,6 @@ export class VerificationListEnvelopeDto {
   @ApiProperty({ example: true }) status!: boolean;
   @ApiProperty({ type: [VerificationSummaryDto] }) data!: VerificationSummaryDto[];
   @ApiProperty({ type: PagingMetaDto }) meta!: PagingMetaDto;
-}
-
-export class ErrorBodyDto {
-  @ApiProperty({ example: 'insufficient_balance' }) code!: string;
-  @ApiProperty() message!: string;
-  @ApiProperty({
-    type: 'object',
-    additionalProperties: true,
-    description: '402: {reference, priceKobo, balanceKobo}; 502: {reference}; 422: {fields: [{field, message}]}',
-  })
-  details!: Record<string, unknown>;
-}
-
-export class ErrorEnvelopeDto {
-  @ApiProperty({ example: false }) status!: boolean;
-  @ApiProperty({ type: ErrorBodyDto }) error!: ErrorBodyDto;
 }
 
 /** The union of every scope's inputs; each scope takes only its own (see the description). */

@@ -4,7 +4,7 @@ import type pg from 'pg';
 import type { AuthenticatedKey } from '../auth/api-key.guard.js';
 import { NotFound, ValidationFailed, type FieldError } from '../common/errors.js';
 import { prepared } from '../database/prepared.js';
-import { PG_POOL } from '../core.module.js';
+import { PG_POOL } from '../database/pool.js';
 import { Portraits } from '../portraits/portraits.service.js';
 import { isScope, SCOPES } from '../scopes/scopes.js';
 import { GetVerification, ListVerifications, type VerificationPage } from './verification.commands.js';

@@ -2,11 +2,12 @@ import { Body, Controller, Get, HttpCode, Inject, Param, Post, Query, Req, UseGu
 import { CommandBus, QueryBus } from '@nestjs/cqrs';
 import { ApiBody, ApiExtraModels, ApiHeader, ApiOperation, ApiParam, ApiQuery, ApiResponse, ApiSecurity, ApiTags } from '@nestjs/swagger';
 import { ApiKeyGuard, authenticatedKey, keyActor, type KeyedRequest } from '../auth/api-key.guard.js';
+import { ErrorEnvelopeDto } from '../common/api.dto.js';
 import { ok, type SuccessEnvelope } from '../common/envelope.js';
 import { commandContext } from '../common/request-context.js';
 import { SCOPES } from '../scopes/scopes.js';
 import { GetVerification, ListVerifications, RunVerification } from './verification.commands.js';
-import { ErrorEnvelopeDto, VerificationEnvelopeDto, VerificationInputsDto, VerificationListEnvelopeDto } from './verification.dto.js';
+import { VerificationEnvelopeDto, VerificationInputsDto, VerificationListEnvelopeDto } from './verification.dto.js';
 import type { VerificationSummary, VerificationView } from './verification.views.js';
 
 function linkBase(request: KeyedRequest): string {

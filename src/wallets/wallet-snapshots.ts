@@ -1,7 +1,7 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { Map as ImmutableMap } from 'immutable';
 import type pg from 'pg';
-import { PG_POOL } from '../core.module.js';
+import { PG_POOL } from '../database/pool.js';
 import { prepared } from '../database/prepared.js';
 import type { JsonObject, JsonValue } from '../event-store/event-store.port.js';
 import { availableKobo, isKoboAmount, isWalletReference, type WalletState } from './wallet.decider.js';

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import type { LoggerService } from '@nestjs/common';
 import pg from 'pg';
-import { hashApiKey } from '../../src/organizations/api-key.js';
+import { hashApiKey } from '../../src/auth/api-key.js';
 import { startTestApp, type TestApp } from '../support/app.js';
 import { allEvents, eventsContaining, streamEvents } from '../support/event-store.js';
 import { createOrganization, issueKey } from '../support/fixtures.js';

@@ -3,7 +3,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { freePort, startEmbeddedPostgres, type EmbeddedPostgresHandle } from '../../src/database/embedded-postgres.js';
-import { ProjectionWaiter } from '../../projections/projection-waiter.js';
+import { ProjectionWaiter } from '../../src/read-models/projection-waiter.js';
 import { VerificationRecovery } from '../../src/verifications/recovery.js';
 import { startTestApp, type TestApp, type TestResponse } from '../support/app.js';
 import { allEvents } from '../support/event-store.js';

@@ -57,7 +57,7 @@ describe('Wallets: admin funding and balances', () => {
     await app.admin('POST', `${wallet('test', organization)}/fundings`, { amountKobo: 100, reference: 'a' });
     await app.admin('POST', `${wallet('test', organization)}/fundings`, { amountKobo: 100, reference: 'a' });
     await app.admin('POST', `${wallet('test', organization)}/fundings`, { amountKobo: 40, reference: 'b' });
-    const pool = app.app.get<symbol, import('pg').Pool>((await import('../../src/core.module.js')).PG_POOL);
+    const pool = app.app.get<symbol, import('pg').Pool>((await import('../../src/database/pool.js')).PG_POOL);
     const { rows } = await pool.query('select entry_type, reference, balance_kobo from wallet_ledger where organization_id = $1 order by event_position', [organization]);
     expect(rows).toEqual([
       { entry_type: 'funding', reference: 'sandbox-credit', balance_kobo: String(SANDBOX_CREDIT_KOBO) },

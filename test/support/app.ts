@@ -7,7 +7,7 @@ import type { DestinationStream } from 'pino';
 import { createApp } from '../../src/app.factory.js';
 import { createLogger } from '../../src/logging/logger.js';
 import { loadConfig } from '../../src/config/config.js';
-import type { Runtime } from '../../src/core.module.js';
+import type { Runtime } from '../../src/config/runtime.js';
 import { EVENT_STORE, type EventStore } from '../../src/event-store/event-store.port.js';
 import { createTestDatabase, type TestDatabase } from './database.js';
 import { testEventStoreEnv, testEventStoreKind, type TestEventStoreKind } from './event-store.js';

@@ -1,15 +1,15 @@
-import { ReadModels1732250000001 } from '../../../projections/migrations/1732250000001-read-models.js';
-import { WalletRevision1732250000002 } from '../../../projections/migrations/1732250000002-wallet-revision.js';
-import { VerificationCounts1732250000003 } from '../../../projections/migrations/1732250000003-verification-counts.js';
-import { SandboxCreditIndex1732250000004 } from '../../../projections/migrations/1732250000004-sandbox-credit-index.js';
-import { RateLimits1732250000005 } from '../../../projections/migrations/1732250000005-rate-limits.js';
-import { AdvanceCheckpoint1732250000007 } from '../../../projections/migrations/1732250000007-advance-checkpoint.js';
 import { EventLog1732250000000 } from './1732250000000-event-log.js';
+import { ReadModels1732250000001 } from './1732250000001-read-models.js';
+import { WalletRevision1732250000002 } from './1732250000002-wallet-revision.js';
+import { VerificationCounts1732250000003 } from './1732250000003-verification-counts.js';
+import { SandboxCreditIndex1732250000004 } from './1732250000004-sandbox-credit-index.js';
+import { RateLimits1732250000005 } from './1732250000005-rate-limits.js';
 import { AppendEventBatch1732250000006 } from './1732250000006-append-event-batch.js';
+import { AdvanceCheckpoint1732250000007 } from './1732250000007-advance-checkpoint.js';
 import { AppendJson1732250000008 } from './1732250000008-append-json.js';
 import { WalletSnapshots1732250000009 } from './1732250000009-wallet-snapshots.js';
 
-/** Every migration, in order. Features add theirs here. */
+/** Every migration, in order: the event log's and the read models', all in this folder. Features add theirs here. */
 export const MIGRATIONS = [
   EventLog1732250000000,
   ReadModels1732250000001,

@@ -1,9 +1,9 @@
 import { type CanActivate, type ExecutionContext, Inject, Injectable } from '@nestjs/common';
 import { createHash, timingSafeEqual } from 'node:crypto';
 import type { FastifyRequest } from 'fastify';
-import { RUNTIME, type Runtime } from '../core.module.js';
-import { Forbidden, NotFound, Unauthenticated } from '../common/errors.js';
-import type { Actor } from '../common/event.js';
+import { RUNTIME, type Runtime } from '../config/runtime.js';
+import { Forbidden, NotFound, Unauthenticated } from './errors.js';
+import type { Actor } from './event.js';
 
 export type AdminRole = 'admin' | 'auditor';
 

@@ -1,16 +1,16 @@
 import { Inject, Injectable, Optional, type OnApplicationBootstrap } from '@nestjs/common';
 import { HttpAdapterHost } from '@nestjs/core';
 import type { Server } from 'node:http';
-import { RUNTIME, type Runtime } from '../core.module.js';
+import { RUNTIME, type Runtime } from '../config/runtime.js';
 import type { CommandContext } from '../common/event.js';
 import { EVENT_STORE, type EventStore } from '../event-store/event-store.port.js';
 import { READY_MADE_PEOPLE, sandboxPerson } from '../providers/sandbox.world.js';
 import { SCOPES } from '../scopes/scopes.js';
-import { IssueApiKeyHandler } from '../organizations/api-key.handlers.js';
-import { ApproveOrganization, IssueApiKey, RegisterOrganization, SetActiveScopes } from '../organizations/organization.commands.js';
-import { ApproveOrganizationHandler, SetActiveScopesHandler } from '../organizations/organization-lifecycle.handlers.js';
-import { RegisterOrganizationHandler } from '../organizations/register-organization.handler.js';
-import { OrganizationStore } from '../organizations/organization.store.js';
+import { IssueApiKeyHandler } from './api-key.handlers.js';
+import { ApproveOrganization, IssueApiKey, RegisterOrganization, SetActiveScopes } from './organization.commands.js';
+import { ApproveOrganizationHandler, SetActiveScopesHandler } from './organization-lifecycle.handlers.js';
+import { RegisterOrganizationHandler } from './register-organization.handler.js';
+import { OrganizationStore } from './organization.store.js';
 
 export const DEMO_ORGANIZATION_NAME = 'Demo organization';
 const FIRST_RUN: CommandContext = { correlationId: 'first-run', actor: { type: 'system', id: 'first-run' } };

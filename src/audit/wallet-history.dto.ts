@@ -1,9 +1,8 @@
 import { ApiProperty } from '@nestjs/swagger';
-import { PagingMetaDto } from '../verifications/verification.dto.js';
+import { PagingMetaDto } from '../common/api.dto.js';
+import { WALLET_ENTRY_TYPES } from '../wallets/wallet.read-model.js';
 
-/** OpenAPI schemas of the wallet history (admin) and transactions (integrators) routes. */
-
-const ENTRY_TYPES = ['funding', 'reservation', 'debit', 'release'];
+/** OpenAPI schemas of the auditor's wallet history route. */
 
 class FiguresDto {
   @ApiProperty() fundedKobo!: number;
@@ -18,7 +17,7 @@ export class HistoryEntryDto {
   @ApiProperty({ example: '1234000001', description: 'global position in the event log (a string: it may exceed 2^53)' }) position!: string;
   @ApiProperty({ format: 'uuid' }) eventId!: string;
   @ApiProperty({ example: '2026-03-03T13:00:00.000+00:00' }) occurredAt!: string;
-  @ApiProperty({ enum: ENTRY_TYPES }) entryType!: string;
+  @ApiProperty({ enum: WALLET_ENTRY_TYPES }) entryType!: string;
   @ApiProperty({ description: 'the funding reference of a funding, the verification reference otherwise' }) reference!: string;
   @ApiProperty({ type: String, nullable: true, description: 'the scope of the check (reservations, debits and releases)' }) scope!: string | null;
   @ApiProperty({ description: 'always positive; entryType says which way it moved' }) amountKobo!: number;
@@ -74,21 +73,4 @@ export class HistoryEnvelopeDto {
   @ApiProperty({ example: true }) status!: boolean;
   @ApiProperty({ type: [HistoryEntryDto] }) data!: HistoryEntryDto[];
   @ApiProperty({ type: HistoryMetaDto }) meta!: HistoryMetaDto;
-}
-
-export class TransactionDto {
-  @ApiProperty({ enum: ENTRY_TYPES, description: 'funding credits the balance; reservation holds the price of a check; debit charges it; release returns it' }) type!: string;
-  @ApiProperty({ description: 'the funding reference, or the verification reference' }) reference!: string;
-  @ApiProperty({ type: String, nullable: true }) scope!: string | null;
-  @ApiProperty() amountKobo!: number;
-  @ApiProperty({ description: 'after this transaction' }) balanceKobo!: number;
-  @ApiProperty() reservedKobo!: number;
-  @ApiProperty() availableKobo!: number;
-  @ApiProperty({ example: '2026-03-03T13:00:00.000+00:00' }) createdAt!: string;
-}
-
-export class TransactionListEnvelopeDto {
-  @ApiProperty({ example: true }) status!: boolean;
-  @ApiProperty({ type: [TransactionDto] }) data!: TransactionDto[];
-  @ApiProperty({ type: PagingMetaDto }) meta!: PagingMetaDto;
 }

@@ -1,8 +1,10 @@
 import { Inject, Injectable } from '@nestjs/common';
 import type pg from 'pg';
-import { PG_POOL } from '../src/core.module.js';
+import { PG_POOL } from '../database/pool.js';
 
 const POLL_MS = 5;
+/** How long an HTTP answer waits for the read models to show its own write, unless told otherwise. */
+export const PROJECTION_WAIT_MS = 2_000;
 
 /**
  * Read-your-writes across processes: after appending at `position`, a handler waits until the
@@ -13,7 +15,7 @@ export class ProjectionWaiter {
   constructor(@Inject(PG_POOL) private readonly pool: pg.Pool) {}
 
   /** True when every named projection reached `position` within `timeoutMs`. */
-  async waitFor(names: readonly string[], position: bigint, timeoutMs = 2_000): Promise<boolean> {
+  async waitFor(names: readonly string[], position: bigint, timeoutMs = PROJECTION_WAIT_MS): Promise<boolean> {
     const deadline = Date.now() + timeoutMs;
     for (;;) {
       const { rows } = await this.pool.query<{ behind: string }>(

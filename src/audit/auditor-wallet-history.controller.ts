@@ -1,16 +1,16 @@
 import { Controller, Get, Inject, Param, Query, UseGuards } from '@nestjs/common';
 import { ApiBearerAuth, ApiOperation, ApiParam, ApiQuery, ApiResponse, ApiTags } from '@nestjs/swagger';
-import { AdminGuard } from '../admin/admin.guard.js';
-import { entryJson } from '../audit/audit-format.js';
-import { WalletReplay } from '../audit/wallet-replay.js';
+import { AdminGuard } from '../common/admin.guard.js';
+import { ErrorEnvelopeDto } from '../common/api.dto.js';
 import { ok, type SuccessEnvelope } from '../common/envelope.js';
 import { isEnvironment, type Environment } from '../common/environment.js';
 import { ValidationFailed, type FieldError } from '../common/errors.js';
+import { paging } from '../common/paging.js';
 import { isoWithOffset, parseIsoInstant } from '../common/time.js';
 import { EVENT_STORE, type EventStore } from '../event-store/event-store.port.js';
-import { assertOrganizationExists } from './organization-exists.js';
-import { paging } from '../organizations/organization.dto.js';
-import { ErrorEnvelopeDto } from '../verifications/verification.dto.js';
+import { assertOrganizationExists } from '../wallets/organization-exists.js';
+import { entryJson } from './audit-format.js';
+import { WalletReplay } from './wallet-replay.js';
 import { HistoryEnvelopeDto } from './wallet-history.dto.js';
 
 

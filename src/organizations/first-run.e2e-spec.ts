@@ -1,6 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it } from '@jest/globals';
 import pg from 'pg';
-import { hashApiKey } from '../organizations/api-key.js';
+import { hashApiKey } from '../auth/api-key.js';
 import { READY_MADE_PEOPLE, sandboxPerson } from '../providers/sandbox.world.js';
 import { startTestApp, type TestApp } from '../../test/support/app.js';
 import { streamEvents } from '../../test/support/event-store.js';

@@ -2,23 +2,20 @@ import { Body, Controller, Get, Inject, Param, Post, Req, Res, UseGuards } from 
 import { IsInt, IsString, Matches, Max, Min } from 'class-validator';
 import type { FastifyReply } from 'fastify';
 import type pg from 'pg';
-import { ProjectionWaiter } from '../../projections/projection-waiter.js';
-import { readWalletBalance } from '../../projections/wallets/wallets.projection.js';
-import { AdminGuard, operatorActor, type AdminRequest } from '../admin/admin.guard.js';
+import { AdminGuard, operatorActor, type AdminRequest } from '../common/admin.guard.js';
 import { ok, type SuccessEnvelope } from '../common/envelope.js';
 import { isEnvironment, type Environment } from '../common/environment.js';
 import { ValidationFailed, type FieldError } from '../common/errors.js';
 import { commandContext } from '../common/request-context.js';
 import { validateBody } from '../common/validation.js';
-import { PG_POOL } from '../core.module.js';
+import { PG_POOL } from '../database/pool.js';
 import { EVENT_STORE, type EventStore } from '../event-store/event-store.port.js';
+import { PROJECTION_WAIT_MS, ProjectionWaiter } from '../read-models/projection-waiter.js';
+import { FUNDING_REFERENCE } from './funding-reference.js';
 import { assertOrganizationExists } from './organization-exists.js';
 import { MAX_FUNDING_KOBO } from './wallet.decider.js';
 import { type WalletBalance, WalletLedger } from './wallet-ledger.port.js';
-
-/** Read-your-writes after a funding: the admin and integrator balance reads come from these. */
-export const WALLET_PROJECTIONS = ['wallets', 'wallet-ledger'] as const;
-const PROJECTION_WAIT_MS = 2_000;
+import { readWalletBalance, WALLET_PROJECTIONS } from './wallet.read-model.js';
 
 export class FundWalletDto {
   @IsInt({ message: 'amountKobo must be an integer number of kobo' })
@@ -27,7 +24,7 @@ export class FundWalletDto {
   amountKobo!: number;
 
   @IsString()
-  @Matches(/^[A-Za-z0-9._:-]{1,100}$/, { message: 'reference must be 1 to 100 characters of A-Z, a-z, 0-9, ".", "_", ":" or "-"' })
+  @Matches(FUNDING_REFERENCE, { message: 'reference must be 1 to 100 characters of A-Z, a-z, 0-9, ".", "_", ":" or "-"' })
   reference!: string;
 }
 

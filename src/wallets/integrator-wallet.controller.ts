@@ -1,41 +1,18 @@
 import { Controller, Get, Inject, Query, Req, UseGuards } from '@nestjs/common';
 import { ApiHeader, ApiOperation, ApiQuery, ApiResponse, ApiSecurity, ApiTags } from '@nestjs/swagger';
 import type pg from 'pg';
-import { readWalletBalance } from '../../projections/wallets/wallets.projection.js';
 import { ApiKeyGuard, authenticatedKey, type KeyedRequest } from '../auth/api-key.guard.js';
+import { ErrorEnvelopeDto } from '../common/api.dto.js';
 import { ok, type SuccessEnvelope } from '../common/envelope.js';
 import type { Environment } from '../common/environment.js';
-import { isoWithOffset } from '../common/time.js';
-import { PG_POOL } from '../core.module.js';
-import { paging } from '../organizations/organization.dto.js';
-import { ErrorEnvelopeDto } from '../verifications/verification.dto.js';
+import { paging } from '../common/paging.js';
+import { PG_POOL } from '../database/pool.js';
 import type { WalletBalance } from './wallet-ledger.port.js';
-import { TransactionListEnvelopeDto } from './wallet-history.dto.js';
+import { readWalletBalance, readWalletTransactions, type TransactionView } from './wallet.read-model.js';
+import { TransactionListEnvelopeDto } from './wallet-transactions.dto.js';
 
 export interface IntegratorWalletView extends WalletBalance {
   readonly environment: Environment;
-}
-
-export interface TransactionView {
-  readonly type: string;
-  readonly reference: string;
-  readonly scope: string | null;
-  readonly amountKobo: number;
-  readonly balanceKobo: number;
-  readonly reservedKobo: number;
-  readonly availableKobo: number;
-  readonly createdAt: string;
-}
-
-interface LedgerRow {
-  entry_type: string;
-  reference: string;
-  scope: string | null;
-  amount_kobo: string;
-  balance_kobo: string;
-  reserved_kobo: string;
-  available_kobo: string;
-  occurred_at: Date;
 }
 
 /** The integrator's own wallet, for the key's environment, from the `wallets` and `wallet_ledger` read models. */
@@ -63,25 +40,7 @@ export class WalletController {
   async transactions(@Req() request: KeyedRequest, @Query() query: Record<string, unknown>): Promise<SuccessEnvelope<TransactionView[]>> {
     const key = authenticatedKey(request);
     const { page, pageSize } = paging(query ?? {});
-    const wallet = [key.organizationId, key.environment];
-    // One row per wallet event, on the ledger's primary key: an index-only count and an ordered index scan.
-    const counted = await this.pool.query<{ total: string }>('select count(*) as total from wallet_ledger where organization_id = $1 and environment = $2', wallet);
-    const total = Number(counted.rows[0].total);
-    const { rows } = await this.pool.query<LedgerRow>(
-      `select entry_type, reference, scope, amount_kobo, balance_kobo, reserved_kobo, available_kobo, occurred_at from wallet_ledger
-        where organization_id = $1 and environment = $2 order by event_position desc limit $3 offset $4`,
-      [...wallet, pageSize, (page - 1) * pageSize],
-    );
-    const data = rows.map((row) => ({
-      type: row.entry_type,
-      reference: row.reference,
-      scope: row.scope,
-      amountKobo: Number(row.amount_kobo),
-      balanceKobo: Number(row.balance_kobo),
-      reservedKobo: Number(row.reserved_kobo),
-      availableKobo: Number(row.available_kobo),
-      createdAt: isoWithOffset(row.occurred_at),
-    }));
-    return ok(data, { total, page, pageSize, totalPages: Math.ceil(total / pageSize) });
+    const { total, transactions } = await readWalletTransactions(this.pool, key.organizationId, key.environment, page, pageSize);
+    return ok(transactions, { total, page, pageSize, totalPages: Math.ceil(total / pageSize) });
   }
 }

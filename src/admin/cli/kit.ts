@@ -1,0 +1,75 @@
+import type { INestApplicationContext } from '@nestjs/common';
+import type { CommandContext } from '../../common/event.js';
+import { isEnvironment, type Environment } from '../../common/environment.js';
+import { ValidationFailed } from '../../common/errors.js';
+
+/** Everything heavy, loaded only once the arguments parsed, so a usage error answers at once. */
+export async function loadKit() {
+  await import('reflect-metadata');
+  const [core, cqrs, app, config, migrations, database, validation, paging, wallets, walletRules, fundingReference, commands, dto, queries, store, logging, nestLogger, pinoModule] =
+    await Promise.all([
+      import('@nestjs/core'),
+      import('@nestjs/cqrs'),
+      import('../../app.module.js'),
+      import('../../config/config.js'),
+      import('../../database/data-source.js'),
+      import('../../database/resolve-database.js'),
+      import('../../common/validation.js'),
+      import('../../common/paging.js'),
+      import('../../wallets/wallet-ledger.port.js'),
+      import('../../wallets/wallet.decider.js'),
+      import('../../wallets/funding-reference.js'),
+      import('../../organizations/organization.commands.js'),
+      import('../../organizations/organization.dto.js'),
+      import('../../organizations/organization.queries.js'),
+      import('../../organizations/organization.store.js'),
+      import('../../logging/logger.js'),
+      import('../../logging/nest-logger.js'),
+      import('pino'),
+    ]);
+  return {
+    ...core,
+    ...cqrs,
+    ...app,
+    ...config,
+    ...migrations,
+    ...database,
+    ...validation,
+    ...paging,
+    ...wallets,
+    MAX_FUNDING_KOBO: walletRules.MAX_FUNDING_KOBO,
+    ...fundingReference,
+    ...commands,
+    ...dto,
+    ...queries,
+    ...store,
+    ...logging,
+    ...nestLogger,
+    pino: pinoModule.pino,
+  };
+}
+export type Kit = Awaited<ReturnType<typeof loadKit>>;
+
+export interface Output {
+  readonly data: unknown;
+  readonly meta?: Record<string, unknown>;
+  /** Printed after the data in human mode only. */
+  readonly note?: string;
+}
+
+/** What a command does once the arguments parsed and the application context started. */
+export type Job = (app: INestApplicationContext, kit: Kit) => Promise<Output>;
+/** How a command's action hands its job to the entry point. */
+export type SetJob = (job: Job) => void;
+
+/** Wrong arguments: exit code 2, like commander's own usage errors. */
+export class UsageError extends Error {}
+
+export const CLI_CONTEXT: CommandContext = { correlationId: `cli-${process.pid}-${Date.now()}`, actor: { type: 'operator', id: 'cli' } };
+/** Answers come from the stream itself; the read models catch up in the projection workers wherever they run. */
+export const NO_WAIT = { projectionWaitMs: 0 };
+
+export function environmentOf(value: string): Environment {
+  if (!isEnvironment(value)) throw new ValidationFailed([{ field: 'env', message: 'env must be "test" or "live"' }]);
+  return value;
+}

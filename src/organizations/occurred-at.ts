@@ -1,1 +1,0 @@
-export { occurredAt } from '../common/event.js';
