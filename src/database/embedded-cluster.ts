@@ -5,7 +5,6 @@ import { userInfo } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import pg from 'pg';
-import { ServiceUnavailable } from '../common/errors.js';
 import { freePort, portIsFree, startEmbeddedPostgres } from './embedded-postgres.js';
 
 const run = promisify(execFile);
@@ -17,6 +16,11 @@ const POLL_MS = 100;
 /** How long the connections of a process that just ended are given to leave the server. */
 const CLIENTS_SETTLE_MS = 2_000;
 const START_ATTEMPTS = 3;
+
+/** The embedded cluster cannot be used; the message names the cause and the fix. Outside HTTP: the CLIs and the start of the service print it. */
+export class EmbeddedClusterError extends Error {
+  override readonly name = 'EmbeddedClusterError';
+}
 
 /**
  * The embedded cluster as the processes sharing a DATA_DIR see it. The server that runs on
@@ -140,7 +144,7 @@ export async function stopCluster(clusterDir: string): Promise<void> {
     // It may have stopped by itself meanwhile.
     if ((await readRunningCluster(clusterDir)) === undefined) return;
     const stderr = (error as { stderr?: string }).stderr?.trim();
-    throw new ServiceUnavailable(`could not stop the embedded PostgreSQL on ${clusterDir}: ${stderr || (error as Error).message}`);
+    throw new EmbeddedClusterError(`could not stop the embedded PostgreSQL on ${clusterDir}: ${stderr || (error as Error).message}`);
   }
 }
 
@@ -181,7 +185,7 @@ export async function openEmbeddedCluster(options: EmbeddedClusterOptions): Prom
         const cluster = { ...running, port: running.port };
         const password = await readPassword(options.dataDir);
         if (password === undefined) {
-          throw new ServiceUnavailable(
+          throw new EmbeddedClusterError(
             `a PostgreSQL (pid ${cluster.pid}, port ${cluster.port}) runs on ${clusterDir}, but its password file ${join(options.dataDir, 'pg.json')} is missing: ` +
               'stop that server, or set DATABASE_URL to a server you can reach',
           );
@@ -195,7 +199,7 @@ export async function openEmbeddedCluster(options: EmbeddedClusterOptions): Prom
         return joined(options, clusterDir, cluster.pid, url);
       }
       if (Date.now() > settleDeadline) {
-        throw new ServiceUnavailable(
+        throw new EmbeddedClusterError(
           `the embedded PostgreSQL on ${clusterDir} (pid ${running.pid}) is still ${running.status || 'starting'} after ${SETTLE_TIMEOUT_MS / 1_000} s: ` +
             `wait for it, or stop that process (kill ${running.pid}) and run this again`,
         );
@@ -233,7 +237,7 @@ export async function openEmbeddedCluster(options: EmbeddedClusterOptions): Prom
     }
   }
   const cause = lastStartError instanceof Error ? lastStartError.message : String(lastStartError);
-  throw new ServiceUnavailable(
+  throw new EmbeddedClusterError(
     `the embedded PostgreSQL under ${options.dataDir} could not start: ${cause}. ` +
       `Fix that cause, or set DATABASE_URL to another server`,
   );
@@ -242,7 +246,7 @@ export async function openEmbeddedCluster(options: EmbeddedClusterOptions): Prom
 async function choosePort(options: EmbeddedClusterOptions, clusterDir: string, log: (line: string) => void): Promise<number> {
   if (options.port !== undefined) {
     if (await portIsFree(options.port)) return options.port;
-    throw new ServiceUnavailable(
+    throw new EmbeddedClusterError(
       `EMBEDDED_PG_PORT ${options.port} is in use by another program, and no embedded PostgreSQL runs on ${clusterDir}: ` +
         'set EMBEDDED_PG_PORT to a free port, or leave it unset to let the embedded PostgreSQL choose one',
     );
@@ -260,7 +264,7 @@ async function reachable(url: string, cluster: RunningCluster & { port: number }
     await client.connect();
     return url;
   } catch (error) {
-    throw new ServiceUnavailable(
+    throw new EmbeddedClusterError(
       `could not connect to the embedded PostgreSQL on ${clusterDir} (pid ${cluster.pid}, port ${cluster.port}): ${(error as Error).message}. ` +
         `If no PostgreSQL runs as pid ${cluster.pid}, remove ${join(clusterDir, 'postmaster.pid')}; otherwise stop it and run this again`,
     );
