@@ -48,7 +48,13 @@ export default {
     {
       ...integration,
       displayName: { name: 'integration-esdb', color: 'magenta' },
-      testPathIgnorePatterns: ['/node_modules/', '<rootDir>/test/event-store/postgres\\.int-spec\\.ts$'],
+      // The embedded cluster's sharing and the build script do not depend on the event store: run once, above.
+      testPathIgnorePatterns: [
+        '/node_modules/',
+        '<rootDir>/test/event-store/postgres\\.int-spec\\.ts$',
+        '<rootDir>/test/e2e/embedded-cluster\\.e2e-spec\\.ts$',
+        '<rootDir>/test/scripts/',
+      ],
       setupFiles: ['<rootDir>/test/support/esdb-project.setup.ts'],
     },
   ],

