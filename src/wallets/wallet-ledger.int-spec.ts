@@ -256,7 +256,7 @@ describe(`Wallet ledger on the ${testEventStoreKind()} event store`, () => {
       const key = streams.wallet(wallet.organizationId, wallet.environment);
       const truth = { balanceKobo: 1_000, reservedKobo: 12, availableKobo: 988 };
       // A snapshot of another history under the same stream id: its hash is not the one the stream carries at its revision.
-      const forged = { version: 1, fundedKobo: 9_999_999, debitedKobo: 0, reservedKobo: 0, reservations: [], fundingReferences: ['f'] };
+      const forged = { version: 2, fundedKobo: 9_999_999, debitedKobo: 0, reservedKobo: 0, reservations: [], fundingReferences: [['f', 9_999_999]] };
       await a.pool.query('update wallet_snapshots set state = $2, link = $3 where stream_id = $1', [key, JSON.stringify(forged), 'a'.repeat(64)]);
       const cold = snapshotted(b);
       expect(await cold.balance(wallet)).toEqual(truth);
