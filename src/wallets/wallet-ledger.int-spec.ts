@@ -107,13 +107,19 @@ describe(`Wallet ledger on the ${testEventStoreKind()} event store`, () => {
     }
   });
 
-  it('writes nothing for a repeated funding, capture or release', async () => {
+  it('writes nothing for a repeated funding, capture or release, and refuses a funding reference reused for another amount', async () => {
     const wallet = newWallet();
     const first = await a.ledger.fund(wallet, { fundingReference: 'bank-001', amountKobo: 50_000 }, context);
     expect(first).toMatchObject({ funded: true, balance: { balanceKobo: 50_000, reservedKobo: 0, availableKobo: 50_000 } });
-    const again = await b.ledger.fund(wallet, { fundingReference: 'bank-001', amountKobo: 70_000 }, context);
+    const again = await b.ledger.fund(wallet, { fundingReference: 'bank-001', amountKobo: 50_000 }, context);
     expect(again).toMatchObject({ funded: false, balance: { balanceKobo: 50_000, reservedKobo: 0, availableKobo: 50_000 } });
     expect(again.position).toBe(first.position);
+    // The same reference for another amount is a conflict, on the instance that did not write the funding too.
+    await expect(b.ledger.fund(wallet, { fundingReference: 'bank-001', amountKobo: 70_000 }, context)).rejects.toMatchObject({
+      code: 'funding_reference_conflict',
+      details: { reference: 'bank-001', existingAmountKobo: 50_000, requestedAmountKobo: 70_000 },
+    });
+    expect(await a.ledger.balance(wallet)).toEqual({ balanceKobo: 50_000, reservedKobo: 0, availableKobo: 50_000 });
 
     expect(await a.ledger.reserve(wallet, { reference: 'vrf_1', amountKobo: 5_000, scope: 'bvn' }, context)).toEqual({ reserved: true });
     expect(await b.ledger.reserve(wallet, { reference: 'vrf_1', amountKobo: 5_000, scope: 'bvn' }, context)).toEqual({ reserved: true });
