@@ -257,6 +257,21 @@ describe(`Wallet ledger on the ${testEventStoreKind()} event store`, () => {
       expect(await unsnapshotted.balance(wallet)).toEqual({ balanceKobo: 999, reservedKobo: 34, availableKobo: 965 });
     });
 
+    it('does not read a version 1 snapshot (funding references without amounts): folds the stream and replaces it at the same revision', async () => {
+      const wallet = await walletOf(9);
+      const key = streams.wallet(wallet.organizationId, wallet.environment);
+      expect(await snapshotRow(wallet)).toMatchObject({ revision: '9' });
+      const old = { version: 1, fundedKobo: 1_000, debitedKobo: 0, reservedKobo: 0, reservations: [], fundingReferences: ['f'] };
+      await a.pool.query('update wallet_snapshots set state = $2 where stream_id = $1', [key, JSON.stringify(old)]);
+      const cold = snapshotted(b);
+      expect(await cold.balance(wallet)).toEqual({ balanceKobo: 1_000, reservedKobo: 9, availableKobo: 991 });
+      expect(cold.stats.eventsFolded).toBe(10);
+      await cold.snapshotsWritten();
+      const { rows } = await a.pool.query("select revision, state->'version' as version, state->'fundingReferences' as funding from wallet_snapshots where stream_id = $1", [key]);
+      expect(rows).toEqual([{ revision: '9', version: 2, funding: [['f', 1_000]] }]);
+      await expect(snapshotted(a).fund(wallet, { fundingReference: 'f', amountKobo: 2_000 }, context)).rejects.toMatchObject({ code: 'funding_reference_conflict' });
+    });
+
     it('ignores and drops a snapshot that does not match its stream, and folds the whole stream instead', async () => {
       const wallet = await walletOf(12);
       const key = streams.wallet(wallet.organizationId, wallet.environment);
