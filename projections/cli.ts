@@ -8,6 +8,7 @@
 import 'reflect-metadata';
 import { Command, InvalidArgumentError } from 'commander';
 import type pg from 'pg';
+import { AppError } from '../src/common/errors.js';
 import { ConfigError, loadConfig } from '../src/config/config.js';
 import type { Runtime } from '../src/config/runtime.js';
 import { runMigrations } from '../src/database/data-source.js';
@@ -87,6 +88,13 @@ async function run(): Promise<void> {
     process.on('SIGTERM', () => stop('SIGTERM'));
     process.on('SIGINT', () => stop('SIGINT'));
   });
+}
+
+/** A failure as one line for a person, like the other CLIs: `error: <what>: <message> (exit <code>)`. */
+function errorLine(error: unknown, code: number, verbose: boolean): string {
+  const what = error instanceof ConfigError ? 'config' : error instanceof InvalidArgumentError ? 'usage' : error instanceof AppError ? error.code : 'failed';
+  const message = (error instanceof Error ? error.message : String(error)).split('\n')[0];
+  return `error: ${what}: ${message === '' ? (error as Error).name : message} (exit ${code}${what === 'failed' && !verbose ? '; --verbose for the stack trace' : ''})`;
 }
 
 function formatTable(statuses: readonly ProjectionStatus[]): string {
@@ -192,6 +200,7 @@ async function rebuild(names: string[], options: { all?: boolean; verify?: boole
 const program = new Command()
   .name('projections')
   .description('Projection workers: run them, watch them, rebuild read models without downtime.')
+  .option('--verbose', 'on an error, print its stack trace too')
   .showHelpAfterError();
 program.command('run').description('run every projection (standby until it holds the projection lock)').action(run);
 program.command('status').description('position, head, lag, events/s and state of each projection').option('--json', 'machine-readable output').action(status);
@@ -212,9 +221,10 @@ program.parseAsync(process.argv).then(
     else process.exit(process.exitCode ?? 0);
   },
   (error: unknown) => {
-    if (error instanceof ConfigError || error instanceof InvalidArgumentError) err(error.message);
-    else logger.error({ err: error }, 'failed');
     const code = error instanceof ConfigError ? 78 : 1;
+    const verbose = program.opts<{ verbose?: boolean }>().verbose === true;
+    err(errorLine(error, code, verbose));
+    if (verbose && error instanceof Error && error.stack !== undefined) err(error.stack);
     void flushLogger(logger).finally(() => process.exit(code));
   },
 );

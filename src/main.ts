@@ -4,6 +4,7 @@ import { resolveDatabase } from './database/resolve-database.js';
 import { embeddedAdminToken } from './admin/admin-token.js';
 import { installGracefulShutdown } from './lifecycle/graceful-shutdown.js';
 import { createLogger, flushLogger } from './logging/logger.js';
+import { join } from 'node:path';
 import type { Logger } from 'pino';
 
 async function main(): Promise<Logger> {
@@ -36,9 +37,12 @@ async function start(config: ReturnType<typeof loadConfig>, logger: Logger): Pro
   if (adminToken === undefined && database.embedded) {
     const generated = await embeddedAdminToken(config.dataDir);
     adminToken = generated.token;
-    if (generated.created) {
+    if (generated.created && process.stdout.isTTY === true) {
       // For the person at the terminal, once; deliberately not a log line (logs are shipped elsewhere).
       process.stdout.write(`\nAdmin API token (generated on first run, kept in ${config.dataDir}/admin-token):\n  ${adminToken}\n\n`);
+    } else if (generated.created) {
+      // Not a terminal: the output is a log, and a log never holds the token.
+      logger.info({ adminTokenFile: join(config.dataDir, 'admin-token') }, `Generated the admin API token on first run; it is not logged: read it from ${join(config.dataDir, 'admin-token')}`);
     }
   } else if (adminToken === undefined) {
     logger.warn('ADMIN_TOKEN is not set: the admin API answers 404');

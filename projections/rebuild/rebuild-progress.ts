@@ -26,8 +26,11 @@ export class RebuildProgressBars {
   update(progress: RebuildProgress): void {
     let entry = this.bars.get(progress.projection);
     const total = progress.eventsTotal ?? Math.max(progress.eventsDone, 1);
+    // The name goes with every update: off a terminal, cli-progress never starts the bar (and drops
+    // the payload given to create), yet still draws it once when stopped.
+    const name = progress.projection.padEnd(16);
     if (entry === undefined) {
-      const bar = this.multibar.create(total, 0, { name: progress.projection.padEnd(16), rate: '0', left: '?', phase: progress.phase });
+      const bar = this.multibar.create(total, 0, { name, rate: '0', left: '?', phase: progress.phase });
       entry = { bar, samples: [] };
       this.bars.set(progress.projection, entry);
     }
@@ -40,7 +43,7 @@ export class RebuildProgressBars {
     const remaining = Math.max(0, total - progress.eventsDone);
     const left = rate > 0 ? formatSeconds(remaining / rate) : '?';
     entry.bar.setTotal(Math.max(total, progress.eventsDone));
-    entry.bar.update(progress.eventsDone, { rate: Math.round(rate).toLocaleString('en-US'), left, phase: progress.phase });
+    entry.bar.update(progress.eventsDone, { name, rate: Math.round(rate).toLocaleString('en-US'), left, phase: progress.phase });
   }
 
   stop(): void {

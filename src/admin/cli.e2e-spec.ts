@@ -76,7 +76,18 @@ describe('admin CLI', () => {
     expect(again.stdout).toContain(`id: ${id}`);
     expect(again.stdout).toContain('status: approved');
     expect((await json('org', 'scopes', id, 'nin', 'bvn')).activeScopes).toEqual(['nin', 'bvn']);
-    expect((await json('org', 'prices', id, 'nin=5000')).prices).toEqual({ nin: 5_000 });
+    // One list syntax: commas, as the help shows, and spaces too.
+    expect((await json('org', 'scopes', id, 'nin,bvn,phone')).activeScopes).toEqual(['nin', 'bvn', 'phone']);
+    expect((await json('org', 'scopes', id, 'nin,bvn')).activeScopes).toEqual(['nin', 'bvn']);
+    const priced = await json('org', 'prices', id, 'nin=5000');
+    expect(priced.prices).toEqual({ nin: 5_000 });
+    expect(priced.effectivePrices).toMatchObject({ nin: { priceKobo: 5_000, source: 'override' }, bvn: { priceKobo: 10_000, source: 'default' } });
+    // A person sees every scope's price, the default ones named as such, and the rate limit's default.
+    const shown = await cli('org', 'prices', id, 'nin=5000');
+    expect(shown.stdout).toContain('prices:\n  nin: ₦50.00 (5,000 kobo), override\n  pnv: ₦100.00 (10,000 kobo), default\n');
+    expect(shown.stdout).toContain('  passport: ₦150.00 (15,000 kobo), default\n');
+    expect(shown.stdout).toContain('rateLimitPerMinute: 600, default (RATE_LIMIT_PER_MINUTE)');
+    expect(shown.stdout).not.toContain('(none)');
     expect((await json('org', 'rate-limit', id, '120')).rateLimitPerMinute).toBe(120);
     expect((await json('org', 'rate-limit', id, 'default')).rateLimitPerMinute).toBeNull();
     expect(await json('org', 'suspend', id, '--reason', 'review')).toMatchObject({ status: 'suspended', suspensionReason: 'review' });
@@ -96,6 +107,7 @@ describe('admin CLI', () => {
     const issued = await json('key', 'issue', id, '--env', 'live', '--name', 'ci', '--scopes', 'nin,bvn');
     expect(issued.key).toMatch(/^service_live_/);
     expect(issued.scopes).toEqual(['nin', 'bvn']);
+    expect((await json('key', 'issue', id, '--env', 'live', '--scopes', 'nin', 'bvn')).scopes).toEqual(['nin', 'bvn']);
     const log = await allEvents(events.store);
     expect(log.filter((event) => event.data.keyHash === hashApiKey(issued.key))).toHaveLength(1);
     expect(eventsContaining(log, issued.key)).toEqual([]);
@@ -109,6 +121,10 @@ describe('admin CLI', () => {
     expect(human.code).toBe(0);
     expect(human.stdout).toMatch(/key: service_test_[A-Za-z0-9_-]{43}/);
     expect(human.stdout).toContain('shown this once only');
+    expect(human.stdout).toContain('scopes: all (every scope active for the organization)\n');
+    expect(human.stdout).not.toMatch(/scopes: -/);
+    // `key list` reads the api_keys read model, which no projection worker fills here; a revoke answers from the stream.
+    expect((await cli('key', 'revoke', issued.id)).stdout).toContain('scopes: nin, bvn\n');
   });
 
   it('funds a wallet once per funding reference, through the wallet ledger', async () => {
@@ -118,6 +134,18 @@ describe('admin CLI', () => {
     const repeated = await json('wallet', 'fund', id, '--env', 'live', '--amount', '500000', '--reference', 'bank-transfer-1');
     expect(repeated).toMatchObject({ funded: false, balanceKobo: 500_000 });
     expect(await eventTypes(`wallet-${id}.live`)).toEqual(['WalletFunded']);
+    const conflict = await cli('wallet', 'fund', id, '--env', 'live', '--amount', '700000', '--reference', 'bank-transfer-1');
+    expect(conflict).toEqual({
+      code: 1,
+      stdout: '',
+      stderr:
+        'error: funding_reference_conflict: This funding reference already credited the wallet with another amount\n  reference: bank-transfer-1\n  existingAmountKobo: 500000\n  requestedAmountKobo: 700000\n',
+    });
+    expect(await eventTypes(`wallet-${id}.live`)).toEqual(['WalletFunded']);
+    expect(await json('wallet', 'balance', id, '--env', 'live')).toEqual({ organizationId: id, environment: 'live', balanceKobo: 500_000, reservedKobo: 0, availableKobo: 500_000 });
+    const balance = await cli('wallet', 'balance', id, '--env', 'live');
+    expect(balance.stdout).toBe(`organizationId: ${id}\nenvironment: live\nbalance: ₦5,000.00 (500,000 kobo)\nreserved: ₦0.00 (0 kobo)\navailable: ₦5,000.00 (500,000 kobo)\n`);
+    expect((await cli('wallet', 'balance', id)).code).toBe(2);
     const invalid = await cli('wallet', 'fund', id, '--env', 'live', '--amount', '-3', '--reference', 'has spaces');
     expect(invalid.code).toBe(1);
     expect(invalid.stderr).toMatch(/amount: [\s\S]*reference: /);

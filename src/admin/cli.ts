@@ -54,7 +54,7 @@ async function main(argv: readonly string[]): Promise<number> {
     if (json) {
       process.stdout.write(`${JSON.stringify(output.data, null, 2)}\n`);
     } else {
-      process.stdout.write(`${human(output.data)}\n`);
+      process.stdout.write(`${human(output.human ?? output.data)}\n`);
       if (output.meta !== undefined) process.stdout.write(`\n${human(output.meta)}\n`);
       if (output.note !== undefined) process.stdout.write(`\n${output.note}\n`);
     }

@@ -114,7 +114,11 @@ describe('audit:wallet', () => {
     expect(after.code).toBe(0);
     const { summary, reconcile, entries } = after.document;
     expect(reconcile.differenceCount).toBe(0);
-    expect(summary.chain).toMatchObject({ verified: true, unhashedEvents: 0, hashedFromRevision: '0', breaks: 0 });
+    expect(summary.chain).toMatchObject({ verified: true, unhashedEvents: 0, hashedFromRevision: 0, breaks: 0 });
+    // Revisions and positions are JSON numbers where they fit in 2^53.
+    expect(entries.map((entry: { revision: unknown }) => entry.revision)).toEqual(entries.map((_: unknown, i: number) => i));
+    expect(typeof entries[0].position).toBe('number');
+    expect(summary.lastRevision).toBe(entries.length - 1);
     expect(summary.chain.hashedEvents).toBe(entries.length);
 
     const charged = responses.filter((response) => response.status === 201).length;
@@ -148,7 +152,11 @@ describe('audit:wallet', () => {
     expect(asOf.stdout).toContain('INV-0001');
     expect(asOf.stdout).not.toContain('INV-0002');
     expect(asOf.stdout).toMatch(/1 events replayed \(revisions 0 to 0\)/);
-    expect(asOf.stdout).toMatch(/balance as of .*: balance 1,000 kobo \(₦10\.00\), reserved 0, available 1,000/);
+    expect(asOf.stdout).toMatch(/balance as of .*: balance ₦10\.00 \(1,000 kobo\), reserved ₦0\.00 \(0 kobo\), available ₦10\.00 \(1,000 kobo\)/);
+    // Every column the docs list, amounts in naira with separators.
+    const [header, , row] = asOf.stdout.split('\n');
+    expect(header.split(/ {2,}/)).toEqual(['occurred at', 'type', 'reference', 'scope', 'amount ₦', 'balance ₦', 'reserved ₦', 'available ₦', 'actor', 'rev', 'position', 'chain', 'hash']);
+    expect(row).toMatch(/ funding +INV-0001 +10\.00 +10\.00 +0\.00 +10\.00 +operator:admin +0 +\d+ +hashed +[0-9a-f]{12}…$/);
     expect(asOf.stdout).toContain('hash chain: verified, 1 hashed events');
 
     const fromThen = await auditJson('--org', organizationId, '--env', 'test', '--from', between);
@@ -174,7 +182,8 @@ describe('audit:wallet', () => {
       expect(row.hash).toMatch(/^[0-9a-f]{64}$/);
     }
     expect(rows.at(-1)).toMatchObject({ balance_kobo: String(PRICE_KOBO), available_kobo: String(PRICE_KOBO) });
-    expect(result.stderr).toMatch(/debit +2 entries +20,000 kobo/);
+    expect(result.stderr).toMatch(/debit +2 entries +₦200\.00 +\(20,000 kobo\)/);
+    for (const row of rows) expect(row.reserved_naira).toBe((Number(row.reserved_kobo) / 100).toFixed(2));
   });
 
   it('lists every difference between the log and the read models, and exits 1', async () => {

@@ -1,5 +1,6 @@
 import { describe, expect, it } from '@jest/globals';
-import { CsvWriter, csvField, JsonWriter, naira } from './audit-format.js';
+import { groupedNaira } from '../common/money.js';
+import { CsvWriter, csvField, JsonWriter, jsonInteger, naira, TableWriter } from './audit-format.js';
 import type { AuditEntry, ReplaySummary } from './wallet-replay.js';
 
 const entry: AuditEntry = {
@@ -25,6 +26,49 @@ describe('audit output', () => {
     expect([naira(0), naira(5), naira(123_456), naira(-250), naira(9_007_199_254_740_991)]).toEqual(['0.00', '0.05', '1234.56', '-2.50', '90071992547409.91']);
   });
 
+  it('groups naira in thousands for people', () => {
+    expect([groupedNaira(0), groupedNaira(99), groupedNaira(123_456), groupedNaira(123_456_789), groupedNaira(-100_000_000), groupedNaira(9_007_199_254_740_991)]).toEqual([
+      '0.00',
+      '0.99',
+      '1,234.56',
+      '1,234,567.89',
+      '-1,000,000.00',
+      '90,071,992,547,409.91',
+    ]);
+  });
+
+  it('gives revisions and positions in JSON as numbers up to 2^53 - 1, as strings beyond', () => {
+    expect([jsonInteger(0n), jsonInteger(9_007_199_254_740_991n), jsonInteger(9_007_199_254_740_992n), jsonInteger('12'), jsonInteger('18446744073709551615')]).toEqual([
+      0,
+      9_007_199_254_740_991,
+      '9007199254740992',
+      12,
+      '18446744073709551615',
+    ]);
+  });
+
+  it('writes a table row with every column, amounts in naira with thousands separators', () => {
+    const writer = new TableWriter();
+    const [titles] = writer.begin().split('\n');
+    expect(titles.split(/ {2,}/)).toEqual(['occurred at', 'type', 'reference', 'scope', 'amount ₦', 'balance ₦', 'reserved ₦', 'available ₦', 'actor', 'rev', 'position', 'chain', 'hash']);
+    const row = writer.entry({ ...entry, scope: 'nin', amountKobo: 123_456_789, balanceKobo: 200_000_000, reservedKobo: 1_500, availableKobo: 199_998_500 });
+    expect(row.trimEnd().split(/ {2,}/).map((cell) => cell.trim())).toEqual([
+      '2026-03-03T13:00:00.000+00:00',
+      'funding',
+      'INV,"2026"',
+      'nin',
+      '1,234,567.89',
+      '2,000,000.00',
+      '15.00',
+      '1,999,985.00',
+      'operator:admin',
+      '3',
+      '12000000001',
+      'hashed',
+      'aaaaaaaaaaaa…',
+    ]);
+  });
+
   it('quotes CSV fields as RFC 4180 asks and defuses formulas', () => {
     expect(csvField('plain')).toBe('plain');
     expect(csvField('a,b')).toBe('"a,b"');
@@ -40,18 +84,29 @@ describe('audit output', () => {
     const header = writer.begin();
     const row = writer.entry(entry);
     expect(header.endsWith('\r\n')).toBe(true);
-    expect(row).toBe(`3,12000000001,${entry.eventId},2026-03-03T13:00:00.000+00:00,funding,"INV,""2026""",,123456,5,0,5,1234.56,0.05,0.05,operator:admin,hashed,${'a'.repeat(64)}\r\n`);
-    expect(header.split(',').length).toBe(17);
+    expect(row).toBe(`3,12000000001,${entry.eventId},2026-03-03T13:00:00.000+00:00,funding,"INV,""2026""",,123456,5,0,5,1234.56,0.05,0.00,0.05,operator:admin,hashed,${'a'.repeat(64)}\r\n`);
+    expect(header).toBe(
+      'revision,position,event_id,occurred_at,entry_type,reference,scope,amount_kobo,balance_kobo,reserved_kobo,available_kobo,amount_naira,balance_naira,reserved_naira,available_naira,actor,chain,hash\r\n',
+    );
   });
 
   it('writes one JSON document entry by entry', () => {
     const writer = new JsonWriter();
-    const summary = { organizationId: 'org_1', environment: 'live', totals: {}, chain: {} } as unknown as ReplaySummary;
+    const summary = {
+      organizationId: 'org_1',
+      environment: 'live',
+      lastRevision: '3',
+      lastPosition: '18446744073709551615',
+      totals: {},
+      chain: { hashedFromRevision: '0', firstBreak: { revision: '2', position: '40', eventId: 'e', kind: 'link_broken', message: 'm' } },
+      ledgerProblems: [],
+    } as unknown as ReplaySummary;
     const text = writer.begin() + writer.entry(entry) + writer.entry(entry) + writer.end(summary);
     const parsed = JSON.parse(text);
     expect(parsed.entries).toHaveLength(2);
-    expect(parsed.entries[0]).toMatchObject({ revision: '3', position: '12000000001', amountKobo: 123456, reference: 'INV,"2026"' });
-    expect(parsed.summary.organizationId).toBe('org_1');
+    expect(parsed.entries[0]).toMatchObject({ revision: 3, position: 12_000_000_001, amountKobo: 123456, reference: 'INV,"2026"' });
+    expect(parsed.summary).toMatchObject({ organizationId: 'org_1', lastRevision: 3, lastPosition: '18446744073709551615', ledgerProblems: [] });
+    expect(parsed.summary.chain).toMatchObject({ hashedFromRevision: 0, firstBreak: { revision: 2, position: 40 } });
     expect(JSON.parse(new JsonWriter().begin() + new JsonWriter().end(summary)).entries).toEqual([]);
   });
 });

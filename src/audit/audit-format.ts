@@ -1,5 +1,6 @@
+import { groupedNaira, naira } from '../common/money.js';
 import { isoWithOffset } from '../common/time.js';
-import type { AuditEntry, Figures, ReplaySummary } from './wallet-replay.js';
+import type { AuditEntry, Figures, LogProblem, ReplaySummary } from './wallet-replay.js';
 
 /**
  * The three outputs of the audit command, written entry by entry (nothing is held back but the
@@ -15,12 +16,7 @@ export interface AuditWriter {
   end(summary: ReplaySummary): string;
 }
 
-/** 123456 kobo → "1234.56"; exact for every safe integer. */
-export function naira(kobo: number): string {
-  const sign = kobo < 0 ? '-' : '';
-  const abs = Math.abs(kobo);
-  return `${sign}${Math.floor(abs / 100)}.${String(abs % 100).padStart(2, '0')}`;
-}
+export { naira } from '../common/money.js';
 
 /**
  * One RFC 4180 field. Text that a spreadsheet would run as a formula (a leading = + - @, tab or
@@ -49,6 +45,7 @@ export const CSV_COLUMNS = [
   'available_kobo',
   'amount_naira',
   'balance_naira',
+  'reserved_naira',
   'available_naira',
   'actor',
   'chain',
@@ -59,6 +56,20 @@ function csvRow(fields: readonly string[]): string {
   return fields.join(',') + CRLF;
 }
 
+/**
+ * A revision or position in the command's JSON: a number where it is a safe integer (below 2^53,
+ * which every real log stays under), a decimal string only where a number would lose digits.
+ */
+export function jsonInteger(value: bigint | string): number | string {
+  const asNumber = Number(value);
+  return Number.isSafeInteger(asNumber) ? asNumber : value.toString();
+}
+
+function problemJson(problem: LogProblem): Record<string, unknown> {
+  return { ...problem, revision: jsonInteger(problem.revision), position: jsonInteger(problem.position) };
+}
+
+/** An entry of the admin API's history: revision and position as strings, as that API documents. */
 export function entryJson(entry: AuditEntry): Record<string, unknown> {
   return {
     revision: entry.revision.toString(),
@@ -78,22 +89,32 @@ export function entryJson(entry: AuditEntry): Record<string, unknown> {
   };
 }
 
+/** An entry of the command's JSON: revision and position as numbers where they fit (jsonInteger). */
+export function auditEntryJson(entry: AuditEntry): Record<string, unknown> {
+  return { ...entryJson(entry), revision: jsonInteger(entry.revision), position: jsonInteger(entry.position) };
+}
+
 export function summaryJson(summary: ReplaySummary): Record<string, unknown> {
+  const { chain } = summary;
   return {
     organizationId: summary.organizationId,
     environment: summary.environment,
     from: summary.from === undefined ? null : isoWithOffset(summary.from),
     asOf: summary.to === undefined ? null : isoWithOffset(summary.to),
     eventsReplayed: summary.eventsReplayed,
-    lastRevision: summary.lastRevision,
-    lastPosition: summary.lastPosition,
+    lastRevision: summary.lastRevision === null ? null : jsonInteger(summary.lastRevision),
+    lastPosition: summary.lastPosition === null ? null : jsonInteger(summary.lastPosition),
     opening: summary.opening,
     closing: summary.closing,
     totals: summary.totals,
     entriesShown: summary.entriesShown,
     openReservations: summary.openReservations,
-    chain: summary.chain,
-    ledgerProblems: summary.ledgerProblems,
+    chain: {
+      ...chain,
+      hashedFromRevision: chain.hashedFromRevision === null ? null : jsonInteger(chain.hashedFromRevision),
+      firstBreak: chain.firstBreak === null ? null : problemJson(chain.firstBreak),
+    },
+    ledgerProblems: summary.ledgerProblems.map(problemJson),
     ledgerProblemCount: summary.ledgerProblemCount,
   };
 }
@@ -118,6 +139,7 @@ export class CsvWriter implements AuditWriter {
       String(entry.availableKobo),
       naira(entry.amountKobo),
       naira(entry.balanceKobo),
+      naira(entry.reservedKobo),
       naira(entry.availableKobo),
       csvField(entry.actor, { text: true }),
       entry.chain,
@@ -142,7 +164,7 @@ export class JsonWriter implements AuditWriter {
   entry(entry: AuditEntry): string {
     const separator = this.first ? '\n' : ',\n';
     this.first = false;
-    return separator + JSON.stringify(entryJson(entry));
+    return separator + JSON.stringify(auditEntryJson(entry));
   }
 
   end(summary: ReplaySummary): string {
@@ -155,12 +177,15 @@ const TABLE_COLUMNS: ReadonlyArray<{ title: string; width: number; right?: boole
   { title: 'type', width: 11 },
   { title: 'reference', width: 30 },
   { title: 'scope', width: 20 },
-  { title: 'amount', width: 14, right: true },
-  { title: 'balance', width: 16, right: true },
-  { title: 'available', width: 16, right: true },
+  { title: 'amount ₦', width: 18, right: true },
+  { title: 'balance ₦', width: 20, right: true },
+  { title: 'reserved ₦', width: 18, right: true },
+  { title: 'available ₦', width: 20, right: true },
+  { title: 'actor', width: 40 },
   { title: 'rev', width: 7, right: true },
   { title: 'position', width: 20, right: true },
   { title: 'chain', width: 8 },
+  { title: 'hash', width: 13 },
 ];
 
 function cell(value: string, width: number, right = false): string {
@@ -175,10 +200,14 @@ function tableRow(values: readonly string[]): string {
 const kobo = (value: number) => value.toLocaleString('en-US');
 
 function figuresLine(label: string, value: Figures): string {
-  return `${label} balance ${kobo(value.balanceKobo)} kobo (₦${naira(value.balanceKobo)}), reserved ${kobo(value.reservedKobo)}, available ${kobo(value.availableKobo)}\n`;
+  const both = (amountKobo: number) => `₦${groupedNaira(amountKobo)} (${kobo(amountKobo)} kobo)`;
+  return `${label} balance ${both(value.balanceKobo)}, reserved ${both(value.reservedKobo)}, available ${both(value.availableKobo)}\n`;
 }
 
-/** Human-readable lines for a terminal: amounts in kobo; the summary ends the output. */
+/**
+ * Human-readable lines for a terminal: amounts in naira with thousands separators (CSV and JSON
+ * carry kobo); the hash is cut to its first 12 hex digits, enough to compare by eye. The summary ends the output.
+ */
 export class TableWriter implements AuditWriter {
   begin(): string {
     return tableRow(TABLE_COLUMNS.map((column) => column.title)) + tableRow(TABLE_COLUMNS.map((column) => '-'.repeat(column.width)));
@@ -190,12 +219,15 @@ export class TableWriter implements AuditWriter {
       entry.entryType,
       entry.reference,
       entry.scope ?? '',
-      kobo(entry.amountKobo),
-      kobo(entry.balanceKobo),
-      kobo(entry.availableKobo),
+      groupedNaira(entry.amountKobo),
+      groupedNaira(entry.balanceKobo),
+      groupedNaira(entry.reservedKobo),
+      groupedNaira(entry.availableKobo),
+      entry.actor,
       entry.revision.toString(),
       entry.position.toString(),
       entry.chain,
+      entry.hash === null ? '' : `${entry.hash.slice(0, 12)}…`,
     ]);
   }
 
@@ -209,7 +241,7 @@ export function summaryText(summary: ReplaySummary): string {
   const lines: string[] = [];
   lines.push(`wallet ${summary.streamId}: ${summary.eventsReplayed} events replayed${summary.lastRevision === null ? '' : ` (revisions 0 to ${summary.lastRevision})`}, ${summary.entriesShown} shown`);
   if (summary.from !== undefined) lines.push(figuresLine(`opening at ${isoWithOffset(summary.from)}:`, summary.opening).trimEnd());
-  for (const [type, total] of Object.entries(summary.totals)) lines.push(`  ${type.padEnd(12)}${String(total.count).padStart(8)} entries  ${kobo(total.amountKobo).padStart(18)} kobo`);
+  for (const [type, total] of Object.entries(summary.totals)) lines.push(`  ${type.padEnd(12)}${String(total.count).padStart(8)} entries  ${`₦${groupedNaira(total.amountKobo)}`.padStart(20)}  (${kobo(total.amountKobo)} kobo)`);
   lines.push(figuresLine(summary.to === undefined ? 'balance now:' : `balance as of ${isoWithOffset(summary.to)}:`, summary.closing).trimEnd());
   lines.push(`open reservations: ${summary.openReservations}`);
   const { chain } = summary;

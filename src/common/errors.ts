@@ -84,6 +84,11 @@ export class VerificationNotRequested extends Conflict {
   override readonly code = 'verification_not_requested';
 }
 
+/** A funding reference already credited the wallet with another amount: `details` holds both amounts. */
+export class FundingReferenceConflict extends Conflict {
+  override readonly code = 'funding_reference_conflict';
+}
+
 /**
  * Something that must never happen did: a stream that breaks its own rules (a revision gap, a
  * wallet overdrawn by its history, a second terminal event), or code that reached a case it

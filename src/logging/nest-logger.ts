@@ -9,6 +9,12 @@ function looksLikeStack(value: unknown): value is string {
 }
 
 /**
+ * Nest's start-up chatter: a line per module loaded and per route mapped (about fifty), useful when
+ * wiring is in doubt, noise otherwise. Logged at debug rather than info.
+ */
+const START_UP_CONTEXTS: ReadonlySet<string> = new Set(['InstanceLoader', 'RoutesResolver', 'RouterExplorer', 'NestFactory', 'NestApplication']);
+
+/**
  * Nest's `Logger` (framework lines and `new Logger('Context')` in the code) over the process's pino
  * logger. The context is the last extra argument, as Nest passes it; the request's fields come
  * from the logger's mixin (request-log.ts).
@@ -25,7 +31,8 @@ export class PinoNestLogger implements LoggerService {
   }
 
   log(message: unknown, ...extra: unknown[]): void {
-    this.write('info', message, extra);
+    const context = extra.at(-1);
+    this.write(typeof context === 'string' && START_UP_CONTEXTS.has(context) ? 'debug' : 'info', message, extra);
   }
 
   warn(message: unknown, ...extra: unknown[]): void {

@@ -10,6 +10,10 @@ describe('first run', () => {
   const originalWrite = process.stdout.write.bind(process.stdout);
   let app: TestApp | undefined;
 
+  const originalIsTTY = Object.getOwnPropertyDescriptor(process.stdout, 'isTTY');
+  /** The banner is for a person at a terminal; off one, a log line without the key (test/e2e/start-up-output.e2e-spec.ts). */
+  const onTerminal = () => Object.defineProperty(process.stdout, 'isTTY', { value: true, configurable: true });
+
   beforeEach(() => {
     written = [];
     process.stdout.write = ((chunk: unknown, ...rest: unknown[]) => {
@@ -19,13 +23,16 @@ describe('first run', () => {
   });
   afterEach(async () => {
     process.stdout.write = originalWrite;
+    if (originalIsTTY === undefined) delete (process.stdout as { isTTY?: boolean }).isTTY;
+    else Object.defineProperty(process.stdout, 'isTTY', originalIsTTY);
     await app?.close();
     app = undefined;
   });
 
   const READY_MADE_NIN = sandboxPerson(READY_MADE_PEOPLE[0]).nin;
 
-  it('on the embedded default with an empty log: a demo organization and a test key printed once with a curl that answers 201', async () => {
+  it('on the embedded default with an empty log: a demo organization and a test key printed once on the terminal with a curl that answers 201', async () => {
+    onTerminal();
     app = await startTestApp({ embedded: true });
     for (let waitedMs = 0; !written.join('').includes('curl') && waitedMs < 10_000; waitedMs += 20) await new Promise((resolveWait) => setTimeout(resolveWait, 20));
     const output = written.join('');

@@ -1,4 +1,4 @@
-import { Inject, Injectable, Optional, type OnApplicationBootstrap } from '@nestjs/common';
+import { Inject, Injectable, Logger, Optional, type OnApplicationBootstrap } from '@nestjs/common';
 import { HttpAdapterHost } from '@nestjs/core';
 import type { Server } from 'node:http';
 import { RUNTIME, type Runtime } from '../config/runtime.js';
@@ -22,9 +22,15 @@ const PROJECTIONS_WAIT_MS = 10_000;
  * On the embedded default with an empty event log, a newcomer gets a demo organization (approved,
  * every scope active, sandbox credit) and a test key printed once with a ready-to-paste curl.
  * Never outside the embedded default: a real installation starts empty.
+ *
+ * The key and the curl are printed for a person at a terminal only, outside the JSON log. When
+ * stdout is not a terminal (a log collector, a file) one log line says what was created, without
+ * the key, and how to issue another.
  */
 @Injectable()
 export class FirstRun implements OnApplicationBootstrap {
+  private readonly logger = new Logger('FirstRun');
+
   constructor(
     @Inject(RUNTIME) private readonly runtime: Runtime,
     @Inject(EVENT_STORE) private readonly store: EventStore,
@@ -51,6 +57,14 @@ export class FirstRun implements OnApplicationBootstrap {
     // The key works once the api-keys projection has it: print it then, so the curl answers 201 at once.
     const print = async (port: number) => {
       await this.organizations.waitForProjections(written, PROJECTIONS_WAIT_MS);
+      if (process.stdout.isTTY !== true) {
+        this.logger.log(
+          `First run: created "${DEMO_ORGANIZATION_NAME}" (${organization.id}), approved, every scope active, with sandbox credit, and its test API key ${key.id}. ` +
+            'The key is shown only on a terminal and cannot be shown again (the service keeps a hash): ' +
+            `issue another with "npm run admin -- key issue ${organization.id} --env test". Sandbox identities: docs/sandbox.md`,
+        );
+        return;
+      }
       process.stdout.write(
         [
           '',

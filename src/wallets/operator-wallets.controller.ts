@@ -48,7 +48,7 @@ export class WalletsController {
     @Inject(ProjectionWaiter) private readonly waiter: ProjectionWaiter,
   ) {}
 
-  /** 201 when this reference credits the wallet, 200 with the unchanged wallet when it already did. */
+  /** 201 when this reference credits the wallet, 200 with the unchanged wallet when it already credited this amount, 409 when it credited another. */
   @Post('fundings')
   async fund(
     @Req() request: AdminRequest,

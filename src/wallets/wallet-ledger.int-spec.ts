@@ -107,13 +107,19 @@ describe(`Wallet ledger on the ${testEventStoreKind()} event store`, () => {
     }
   });
 
-  it('writes nothing for a repeated funding, capture or release', async () => {
+  it('writes nothing for a repeated funding, capture or release, and refuses a funding reference reused for another amount', async () => {
     const wallet = newWallet();
     const first = await a.ledger.fund(wallet, { fundingReference: 'bank-001', amountKobo: 50_000 }, context);
     expect(first).toMatchObject({ funded: true, balance: { balanceKobo: 50_000, reservedKobo: 0, availableKobo: 50_000 } });
-    const again = await b.ledger.fund(wallet, { fundingReference: 'bank-001', amountKobo: 70_000 }, context);
+    const again = await b.ledger.fund(wallet, { fundingReference: 'bank-001', amountKobo: 50_000 }, context);
     expect(again).toMatchObject({ funded: false, balance: { balanceKobo: 50_000, reservedKobo: 0, availableKobo: 50_000 } });
     expect(again.position).toBe(first.position);
+    // The same reference for another amount is a conflict, on the instance that did not write the funding too.
+    await expect(b.ledger.fund(wallet, { fundingReference: 'bank-001', amountKobo: 70_000 }, context)).rejects.toMatchObject({
+      code: 'funding_reference_conflict',
+      details: { reference: 'bank-001', existingAmountKobo: 50_000, requestedAmountKobo: 70_000 },
+    });
+    expect(await a.ledger.balance(wallet)).toEqual({ balanceKobo: 50_000, reservedKobo: 0, availableKobo: 50_000 });
 
     expect(await a.ledger.reserve(wallet, { reference: 'vrf_1', amountKobo: 5_000, scope: 'bvn' }, context)).toEqual({ reserved: true });
     expect(await b.ledger.reserve(wallet, { reference: 'vrf_1', amountKobo: 5_000, scope: 'bvn' }, context)).toEqual({ reserved: true });
@@ -251,12 +257,27 @@ describe(`Wallet ledger on the ${testEventStoreKind()} event store`, () => {
       expect(await unsnapshotted.balance(wallet)).toEqual({ balanceKobo: 999, reservedKobo: 34, availableKobo: 965 });
     });
 
+    it('does not read a version 1 snapshot (funding references without amounts): folds the stream and replaces it at the same revision', async () => {
+      const wallet = await walletOf(9);
+      const key = streams.wallet(wallet.organizationId, wallet.environment);
+      expect(await snapshotRow(wallet)).toMatchObject({ revision: '9' });
+      const old = { version: 1, fundedKobo: 1_000, debitedKobo: 0, reservedKobo: 0, reservations: [], fundingReferences: ['f'] };
+      await a.pool.query('update wallet_snapshots set state = $2 where stream_id = $1', [key, JSON.stringify(old)]);
+      const cold = snapshotted(b);
+      expect(await cold.balance(wallet)).toEqual({ balanceKobo: 1_000, reservedKobo: 9, availableKobo: 991 });
+      expect(cold.stats.eventsFolded).toBe(10);
+      await cold.snapshotsWritten();
+      const { rows } = await a.pool.query("select revision, state->'version' as version, state->'fundingReferences' as funding from wallet_snapshots where stream_id = $1", [key]);
+      expect(rows).toEqual([{ revision: '9', version: 2, funding: [['f', 1_000]] }]);
+      await expect(snapshotted(a).fund(wallet, { fundingReference: 'f', amountKobo: 2_000 }, context)).rejects.toMatchObject({ code: 'funding_reference_conflict' });
+    });
+
     it('ignores and drops a snapshot that does not match its stream, and folds the whole stream instead', async () => {
       const wallet = await walletOf(12);
       const key = streams.wallet(wallet.organizationId, wallet.environment);
       const truth = { balanceKobo: 1_000, reservedKobo: 12, availableKobo: 988 };
       // A snapshot of another history under the same stream id: its hash is not the one the stream carries at its revision.
-      const forged = { version: 1, fundedKobo: 9_999_999, debitedKobo: 0, reservedKobo: 0, reservations: [], fundingReferences: ['f'] };
+      const forged = { version: 2, fundedKobo: 9_999_999, debitedKobo: 0, reservedKobo: 0, reservations: [], fundingReferences: [['f', 9_999_999]] };
       await a.pool.query('update wallet_snapshots set state = $2, link = $3 where stream_id = $1', [key, JSON.stringify(forged), 'a'.repeat(64)]);
       const cold = snapshotted(b);
       expect(await cold.balance(wallet)).toEqual(truth);

@@ -28,7 +28,7 @@ export abstract class WalletLedger {
   abstract capture(wallet: WalletId, reference: string, context: CommandContext): Promise<void>;
   /** Releases an open reservation (not charged). No-op when it is not open. */
   abstract release(wallet: WalletId, reference: string, reason: string, context: CommandContext): Promise<void>;
-  /** Credits the wallet once per funding reference; `funded: false` when the reference was already used. */
+  /** Credits the wallet once per funding reference; `funded: false` when the reference already credited this amount; FundingReferenceConflict when it credited another. */
   abstract fund(
     wallet: WalletId,
     funding: { fundingReference: string; amountKobo: number },

@@ -7,7 +7,11 @@ import type { JsonObject, JsonValue } from '../event-store/event-store.port.js';
 import { availableKobo, isKoboAmount, isWalletReference, type WalletState } from './wallet.decider.js';
 import type { WalletId } from './wallet-ledger.port.js';
 
-const SNAPSHOT_VERSION = 1;
+/**
+ * Version 2 stores each funding reference with its amount (version 1 had the references alone). A
+ * snapshot of another version is not read: the stream is folded from the start and snapshotted afresh.
+ */
+const SNAPSHOT_VERSION = 2;
 const HEX_SHA256 = /^[0-9a-f]{64}$/;
 
 /**
@@ -28,7 +32,7 @@ export interface WalletSnapshot {
 export abstract class WalletSnapshots {
   /** The wallet's snapshot, or undefined when it has none (or one this code cannot read). */
   abstract load(streamId: string, wallet: WalletId): Promise<WalletSnapshot | undefined>;
-  /** Keeps `snapshot` unless the wallet has one of a later revision. */
+  /** Keeps `snapshot` unless the wallet has one of a later revision in the same format. */
   abstract save(snapshot: WalletSnapshot): Promise<void>;
   /** Drops the wallet's snapshot if it is still the one with `link` (found not to match its stream). */
   abstract discard(streamId: string, link: string): Promise<void>;
@@ -42,7 +46,7 @@ export function stateToJson(state: WalletState): JsonObject {
     debitedKobo: state.debitedKobo,
     reservedKobo: state.reservedKobo,
     reservations: [...state.reservations].map(([reference, amountKobo]) => [reference, amountKobo]),
-    fundingReferences: [...state.fundingReferences],
+    fundingReferences: [...state.fundingReferences].map(([reference, amountKobo]) => [reference, amountKobo]),
   };
 }
 
@@ -62,7 +66,11 @@ export function stateFromJson(json: JsonValue, wallet: WalletId): WalletState | 
     open.set(entry[0], entry[1]);
     openKobo += entry[1];
   }
-  if (!fundingReferences.every(isWalletReference)) return undefined;
+  const credited = new Map<string, number>();
+  for (const entry of fundingReferences) {
+    if (!Array.isArray(entry) || entry.length !== 2 || !isWalletReference(entry[0]) || !isKoboAmount(entry[1]) || credited.has(entry[0])) return undefined;
+    credited.set(entry[0], entry[1]);
+  }
   const state: WalletState = {
     organizationId: wallet.organizationId,
     environment: wallet.environment,
@@ -70,7 +78,7 @@ export function stateFromJson(json: JsonValue, wallet: WalletId): WalletState | 
     debitedKobo,
     reservedKobo,
     reservations: ImmutableMap(open),
-    fundingReferences: new Set(fundingReferences as string[]),
+    fundingReferences: ImmutableMap(credited),
   };
   return openKobo === reservedKobo && Number.isSafeInteger(availableKobo(state)) && availableKobo(state) >= 0 ? state : undefined;
 }
@@ -97,7 +105,7 @@ export class PostgresWalletSnapshots extends WalletSnapshots {
       prepared(
         `insert into wallet_snapshots (stream_id, revision, link, state) values ($1, $2, $3, $4)
          on conflict (stream_id) do update set revision = excluded.revision, link = excluded.link, state = excluded.state, saved_at = now()
-         where wallet_snapshots.revision < excluded.revision`,
+         where wallet_snapshots.revision < excluded.revision or wallet_snapshots.state->'version' is distinct from excluded.state->'version'`,
         [snapshot.streamId, snapshot.revision.toString(), snapshot.link, JSON.stringify(stateToJson(snapshot.state))],
       ),
     );

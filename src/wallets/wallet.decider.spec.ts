@@ -1,5 +1,5 @@
 import { describe, expect, it } from '@jest/globals';
-import { InsufficientBalance, InvariantViolated, ValidationFailed } from '../common/errors.js';
+import { FundingReferenceConflict, InsufficientBalance, InvariantViolated, ValidationFailed } from '../common/errors.js';
 import { givenFor } from '../event-sourcing/decider.testing.js';
 import { availableKobo, balanceKobo, evolve, initialWalletState, MAX_FUNDING_KOBO, walletDecider, type WalletCommand } from './wallet.decider.js';
 import type { WalletEvent } from './wallet.events.js';
@@ -83,7 +83,16 @@ describe('Wallet decider', () => {
       expect(balanceKobo(state)).toBe(60_000);
     });
 
-    it('writes nothing for a funding reference already credited', () => given([funded(10_000, 'bank-transfer-1')]).when(fund('bank-transfer-1', 99_000)).thenNothing());
+    it('writes nothing for a funding reference already credited with the same amount', () =>
+      given([funded(10_000, 'bank-transfer-1')]).when(fund('bank-transfer-1', 10_000)).thenNothing());
+
+    it('refuses a funding reference already credited with another amount, naming both amounts', () =>
+      given([funded(10_000, 'bank-transfer-1')])
+        .when(fund('bank-transfer-1', 99_000))
+        .thenThrows(FundingReferenceConflict, (error) => {
+          expect(error.code).toBe('funding_reference_conflict');
+          expect(error.details).toEqual({ reference: 'bank-transfer-1', existingAmountKobo: 10_000, requestedAmountKobo: 99_000 });
+        }));
 
     it('refuses zero, negative, fractional and oversized amounts', () => {
       for (const amountKobo of [0, -5, 10.5, MAX_FUNDING_KOBO + 1]) given([]).when(fund('f', amountKobo)).thenThrows(ValidationFailed);

@@ -1,6 +1,6 @@
 import { Map as ImmutableMap } from 'immutable';
 import type { Environment } from '../common/environment.js';
-import { InsufficientBalance, InvariantViolated, ValidationFailed } from '../common/errors.js';
+import { FundingReferenceConflict, InsufficientBalance, InvariantViolated, ValidationFailed } from '../common/errors.js';
 import type { Decider } from '../event-sourcing/decider.js';
 import type { WalletDebited, WalletEvent, WalletFunded, WalletFundsReserved, WalletReservationReleased } from './wallet.events.js';
 
@@ -30,7 +30,8 @@ export interface WalletState {
   readonly debitedKobo: number;
   readonly reservedKobo: number;
   readonly reservations: ImmutableMap<string, number>;
-  readonly fundingReferences: ReadonlySet<string>;
+  /** Each funding reference credited, with its amount: a reuse for another amount is a conflict, not a repeat. */
+  readonly fundingReferences: ImmutableMap<string, number>;
 }
 
 export type WalletCommand =
@@ -40,7 +41,7 @@ export type WalletCommand =
   | { readonly type: 'FundWallet'; readonly fundingReference: string; readonly amountKobo: number };
 
 export function initialWalletState(organizationId: string, environment: Environment): WalletState {
-  return { organizationId, environment, fundedKobo: 0, debitedKobo: 0, reservedKobo: 0, reservations: ImmutableMap<string, number>(), fundingReferences: new Set() };
+  return { organizationId, environment, fundedKobo: 0, debitedKobo: 0, reservedKobo: 0, reservations: ImmutableMap<string, number>(), fundingReferences: ImmutableMap<string, number>() };
 }
 
 /** The rules of one wallet's stream, whose initial state names the wallet. */
@@ -89,7 +90,7 @@ export function evolve(state: WalletState, event: WalletEvent): WalletState {
       return assertBalanced({
         ...state,
         fundedKobo: state.fundedKobo + event.data.amountKobo,
-        fundingReferences: new Set(state.fundingReferences).add(event.data.fundingReference),
+        fundingReferences: state.fundingReferences.set(event.data.fundingReference, event.data.amountKobo),
       });
     }
     case 'WalletFundsReserved': {
@@ -127,9 +128,10 @@ function assertReference(reference: string, field: string): void {
 
 /**
  * What a command does to the wallet: the events to append, possibly none when it was already done
- * (a repeated funding reference, a capture or release of a reservation that is not open, a repeated
+ * (a repeated funding reference for the same amount, a capture or release of a reservation that is not open, a repeated
  * reserve of an open reservation). A reservation above the available balance throws
- * InsufficientBalance with the available balance as `balanceKobo`.
+ * InsufficientBalance with the available balance as `balanceKobo`; a funding reference reused for
+ * another amount throws FundingReferenceConflict with both amounts.
  */
 export function decide(command: WalletCommand, state: WalletState): WalletEvent[] {
   const wallet = { organizationId: state.organizationId, environment: state.environment };
@@ -174,7 +176,15 @@ export function decide(command: WalletCommand, state: WalletState): WalletEvent[
       if (!Number.isSafeInteger(command.amountKobo) || command.amountKobo < 1 || command.amountKobo > MAX_FUNDING_KOBO) {
         throw new ValidationFailed([{ field: 'amountKobo', message: `must be an integer from 1 to ${MAX_FUNDING_KOBO}` }]);
       }
-      if (state.fundingReferences.has(command.fundingReference)) return [];
+      const creditedKobo = state.fundingReferences.get(command.fundingReference);
+      if (creditedKobo !== undefined) {
+        if (creditedKobo === command.amountKobo) return [];
+        throw new FundingReferenceConflict('This funding reference already credited the wallet with another amount', {
+          reference: command.fundingReference,
+          existingAmountKobo: creditedKobo,
+          requestedAmountKobo: command.amountKobo,
+        });
+      }
       const event: WalletFunded = {
         type: 'WalletFunded',
         data: { ...wallet, fundingReference: command.fundingReference, amountKobo: command.amountKobo, schemaVersion: SCHEMA_VERSION },

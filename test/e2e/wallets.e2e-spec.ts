@@ -34,7 +34,7 @@ describe('Wallets: admin funding and balances', () => {
     expect(live.body.data).toEqual({ organizationId, environment: 'live', balanceKobo: 0, reservedKobo: 0, availableKobo: 0 });
   });
 
-  it('funds once per reference: 201 with the wallet, then 200 with it unchanged', async () => {
+  it('funds once per reference: 201 with the wallet, then 200 with it unchanged, and 409 for the reference with another amount', async () => {
     const first = await app.admin('POST', `${wallet('live')}/fundings`, { amountKobo: 5_000_000, reference: 'bank:TRX-2026.11-0001' });
     expect(first.status).toBe(201);
     expect(first.body).toEqual({ status: true, data: { organizationId, environment: 'live', balanceKobo: 5_000_000, reservedKobo: 0, availableKobo: 5_000_000 } });
@@ -42,6 +42,13 @@ describe('Wallets: admin funding and balances', () => {
     const again = await app.admin('POST', `${wallet('live')}/fundings`, { amountKobo: 5_000_000, reference: 'bank:TRX-2026.11-0001' });
     expect(again.status).toBe(200);
     expect(again.body.data).toEqual(first.body.data);
+
+    const reused = await app.admin('POST', `${wallet('live')}/fundings`, { amountKobo: 7_000_000, reference: 'bank:TRX-2026.11-0001' });
+    expect(reused.status).toBe(409);
+    expect(reused.body.error).toMatchObject({
+      code: 'funding_reference_conflict',
+      details: { reference: 'bank:TRX-2026.11-0001', existingAmountKobo: 5_000_000, requestedAmountKobo: 7_000_000 },
+    });
 
     // The read model has caught up by the time the funding answered.
     expect((await app.admin('GET', wallet('live'))).body.data).toEqual(first.body.data);

@@ -6,7 +6,7 @@ import { ValidationFailed } from '../../common/errors.js';
 /** Everything heavy, loaded only once the arguments parsed, so a usage error answers at once. */
 export async function loadKit() {
   await import('reflect-metadata');
-  const [core, cqrs, app, config, migrations, database, validation, paging, wallets, walletRules, fundingReference, commands, dto, queries, store, logging, nestLogger, pinoModule] =
+  const [core, cqrs, app, config, migrations, database, validation, paging, wallets, walletRules, fundingReference, commands, dto, queries, store, logging, nestLogger, pinoModule, runtime] =
     await Promise.all([
       import('@nestjs/core'),
       import('@nestjs/cqrs'),
@@ -26,6 +26,7 @@ export async function loadKit() {
       import('../../logging/logger.js'),
       import('../../logging/nest-logger.js'),
       import('pino'),
+      import('../../config/runtime.js'),
     ]);
   return {
     ...core,
@@ -46,12 +47,15 @@ export async function loadKit() {
     ...logging,
     ...nestLogger,
     pino: pinoModule.pino,
+    CONFIG: runtime.CONFIG,
   };
 }
 export type Kit = Awaited<ReturnType<typeof loadKit>>;
 
 export interface Output {
   readonly data: unknown;
+  /** What human mode prints instead of `data`, when the raw answer reads badly (a null that means "all"). */
+  readonly human?: unknown;
   readonly meta?: Record<string, unknown>;
   /** Printed after the data in human mode only. */
   readonly note?: string;
@@ -68,6 +72,14 @@ export class UsageError extends Error {}
 export const CLI_CONTEXT: CommandContext = { correlationId: `cli-${process.pid}-${Date.now()}`, actor: { type: 'operator', id: 'cli' } };
 /** Answers come from the stream itself; the read models catch up in the projection workers wherever they run. */
 export const NO_WAIT = { projectionWaitMs: 0 };
+
+/**
+ * A list argument, written `nin,bvn` or `nin bvn` alike (the help shows the comma form): every
+ * argument is split at commas and blanks, and empty parts are dropped.
+ */
+export function listArgument(values: string | readonly string[]): string[] {
+  return (typeof values === 'string' ? [values] : values).flatMap((value) => value.split(/[\s,]+/)).filter((part) => part !== '');
+}
 
 export function environmentOf(value: string): Environment {
   if (!isEnvironment(value)) throw new ValidationFailed([{ field: 'env', message: 'env must be "test" or "live"' }]);

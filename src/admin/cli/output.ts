@@ -1,5 +1,50 @@
 import { AppError, ValidationFailed } from '../../common/errors.js';
+import { groupedNaira } from '../../common/money.js';
+import type { AppConfig } from '../../config/config.js';
 import { ConfigError } from '../../config/config.js';
+import type { ApiKeyView, OrganizationView } from '../../organizations/organization.views.js';
+import { SCOPES } from '../../scopes/scopes.js';
+
+/** 150000 → "₦1,500.00 (150,000 kobo)". */
+export function nairaAndKobo(kobo: number): string {
+  return `₦${groupedNaira(kobo)} (${kobo.toLocaleString('en-US')} kobo)`;
+}
+
+/** A key as a person reads it: `scopes: all` rather than a bare null. */
+export function keysForPeople<T extends Pick<ApiKeyView, 'scopes'>>(key: T): Omit<T, 'scopes'> & { scopes: string | readonly string[] } {
+  return { ...key, scopes: key.scopes === null ? 'all (every scope active for the organization)' : key.scopes };
+}
+
+/**
+ * Each scope's effective price, the organization's override or the configured default, named as
+ * such; the JSON output carries it as `effectivePrices` beside the API's `prices` (the overrides alone).
+ */
+export function effectivePrices(organization: Pick<OrganizationView, 'prices'>, config: AppConfig): Record<string, { priceKobo: number; source: 'override' | 'default' }> {
+  const prices: Record<string, { priceKobo: number; source: 'override' | 'default' }> = {};
+  for (const scope of SCOPES) {
+    const override = organization.prices[scope];
+    prices[scope] = override === undefined ? { priceKobo: config.verifications.pricesKobo[scope], source: 'default' } : { priceKobo: override, source: 'override' };
+  }
+  return prices;
+}
+
+/** An organization as a person reads it: every price with where it comes from, the rate limit's default named. */
+export function organizationForPeople(organization: OrganizationView, config: AppConfig): Record<string, unknown> {
+  const prices: Record<string, string> = {};
+  for (const [scope, price] of Object.entries(effectivePrices(organization, config))) prices[scope] = `${nairaAndKobo(price.priceKobo)}, ${price.source}`;
+  return {
+    ...organization,
+    activeScopes: organization.activeScopes.length === 0 ? '(none: every check is refused)' : organization.activeScopes,
+    prices,
+    rateLimitPerMinute: organization.rateLimitPerMinute ?? `${config.rateLimits.perMinute}, default (RATE_LIMIT_PER_MINUTE)`,
+    providers: Object.keys(organization.providers).length === 0 ? '(none configured: test keys use the sandbox)' : organization.providers,
+  };
+}
+
+/** The JSON form of an organization: the API's view and each scope's effective price. */
+export function organizationJson(organization: OrganizationView, config: AppConfig): Record<string, unknown> {
+  return { ...organization, effectivePrices: effectivePrices(organization, config) };
+}
 
 /** The human form of an answer: `name: value` lines, nested objects indented. */
 export function human(value: unknown, indent = ''): string {
@@ -25,6 +70,7 @@ export function fail(error: unknown): number {
   if (error instanceof AppError) {
     process.stderr.write(`error: ${error.code}: ${error.message}\n`);
     if (error instanceof ValidationFailed) for (const field of error.fields) process.stderr.write(`  ${field.field}: ${field.message}\n`);
+    else for (const [name, value] of Object.entries(error.details)) process.stderr.write(`  ${name}: ${typeof value === 'object' ? JSON.stringify(value) : String(value)}\n`);
     return 1;
   }
   if (error instanceof ConfigError) {

@@ -9,7 +9,7 @@ import { addWalletCommands } from './wallet.commands.js';
 export function buildProgram(setJob: SetJob): Command {
   const program = new Command('admin')
     .description('Operate the verification ledger: organizations, scopes, prices, keys and wallets.')
-    .option('--json', 'print the result as JSON')
+    .option('--json', 'print the result as JSON (amounts in kobo), for scripts')
     .exitOverride()
     .showHelpAfterError()
     .configureOutput({ writeOut: (text) => process.stdout.write(text), writeErr: (text) => process.stderr.write(text) });
@@ -17,5 +17,25 @@ export function buildProgram(setJob: SetJob): Command {
   addProviderCommands(program, setJob);
   addKeyCommands(program, setJob);
   addWalletCommands(program, setJob);
+  program.addHelpText(
+    'after',
+    `
+Lists are comma-separated everywhere (nin,bvn); spaces between items are accepted too.
+Run "npm run admin -- <command> <subcommand> --help" for each command's options and examples.
+
+Examples:
+  $ npm run admin -- org create --name 'Acme Ltd' --email ops@acme.ng
+  $ npm run admin -- org approve org_01J…
+  $ npm run admin -- org scopes org_01J… nin,bvn
+  $ npm run admin -- key issue org_01J… --env live --scopes nin,bvn
+  $ npm run admin -- wallet fund org_01J… --env live --amount 500000 --reference bank:TRX-2026-0001
+  $ npm run admin -- wallet balance org_01J… --env live
+
+Who may run it: the CLI does not go through the admin API and asks for no token. It talks to the
+database (and event store) directly, with the service's own configuration (DATABASE_URL, EVENT_STORE,
+…, or the embedded PostgreSQL under DATA_DIR), and records its changes as the operator "cli".
+Whoever can read those credentials or DATA_DIR can run it: keep them to operators.
+Exit codes: 0 done, 1 refused or failed (the error code on stderr), 2 usage.`,
+  );
   return program;
 }

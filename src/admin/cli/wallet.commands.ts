@@ -1,16 +1,26 @@
 import { type Command, Option } from 'commander';
 import { ValidationFailed, type FieldError } from '../../common/errors.js';
+import type { WalletBalance } from '../../wallets/wallet-ledger.port.js';
 import { CLI_CONTEXT, environmentOf, type SetJob } from './kit.js';
+import { nairaAndKobo } from './output.js';
 
-/** `wallet fund`: the same bounds as the admin API and the wallet itself. */
+function balanceForPeople(balance: WalletBalance): Record<string, string> {
+  return { balance: nairaAndKobo(balance.balanceKobo), reserved: nairaAndKobo(balance.reservedKobo), available: nairaAndKobo(balance.availableKobo) };
+}
+
+/** `wallet fund` and `wallet balance`: the same bounds as the admin API and the wallet itself. */
 export function addWalletCommands(program: Command, setJob: SetJob): void {
-  const wallet = program.command('wallet').description('wallets');
+  const wallet = program.command('wallet').description('wallets, one per organization and environment: fund, balance');
   wallet
-    .command('fund <orgId>')
-    .description('credit a wallet once per funding reference (repeating a reference credits nothing more)')
-    .addOption(new Option('--env <env>', 'environment').choices(['test', 'live']).makeOptionMandatory())
-    .requiredOption('--amount <kobo>', 'integer kobo')
-    .requiredOption('--reference <reference>', 'funding reference, unique per wallet')
+    .command('fund')
+    .argument('<orgId>', 'the organization id (org_…)')
+    .description(
+      'credit a wallet once per funding reference: the same reference and amount again credits nothing more; the same reference with another amount is refused (funding_reference_conflict, exit 1)',
+    )
+    .addOption(new Option('--env <env>', 'the wallet: test (sandbox money) or live (required)').choices(['test', 'live']).makeOptionMandatory())
+    .requiredOption('--amount <kobo>', 'the amount in kobo, a whole number (₦1 = 100 kobo) (required)')
+    .requiredOption('--reference <reference>', 'the funding reference, e.g. the bank transfer id: 1 to 100 of A-Z a-z 0-9 . _ : - (required)')
+    .addHelpText('after', '\nExample (₦5,000):\n  $ npm run admin -- wallet fund org_01J… --env live --amount 500000 --reference bank:TRX-2026-0001')
     .action((orgId: string, options: { env: string; amount: string; reference: string }) =>
       setJob(async (app, k) => {
         const errors: FieldError[] = [];
@@ -22,11 +32,27 @@ export function addWalletCommands(program: Command, setJob: SetJob): void {
         await app.get(k.OrganizationStore).loadExisting(orgId);
         const ledger = app.get(k.WalletLedger, { strict: false });
         const environment = environmentOf(options.env);
-        const result = await ledger.fund({ organizationId: orgId, environment }, { fundingReference: options.reference, amountKobo: Number(options.amount) }, CLI_CONTEXT);
+        const amountKobo = Number(options.amount);
+        const result = await ledger.fund({ organizationId: orgId, environment }, { fundingReference: options.reference, amountKobo }, CLI_CONTEXT);
         return {
-          data: { organizationId: orgId, environment, fundingReference: options.reference, amountKobo: Number(options.amount), funded: result.funded, ...result.balance },
-          note: result.funded ? undefined : 'That funding reference was already used: nothing was credited.',
+          data: { organizationId: orgId, environment, fundingReference: options.reference, amountKobo, funded: result.funded, ...result.balance },
+          human: { organizationId: orgId, environment, fundingReference: options.reference, amount: nairaAndKobo(amountKobo), funded: result.funded, ...balanceForPeople(result.balance) },
+          note: result.funded ? undefined : 'That funding reference already credited this amount: nothing more was credited.',
         };
+      }),
+    );
+  wallet
+    .command('balance')
+    .argument('<orgId>', 'the organization id (org_…)')
+    .description("show a wallet's balance, reserved (held for checks in flight) and available amounts, from its event stream")
+    .addOption(new Option('--env <env>', 'the wallet: test or live (required)').choices(['test', 'live']).makeOptionMandatory())
+    .addHelpText('after', '\nExample:\n  $ npm run admin -- wallet balance org_01J… --env live')
+    .action((orgId: string, options: { env: string }) =>
+      setJob(async (app, k) => {
+        await app.get(k.OrganizationStore).loadExisting(orgId);
+        const environment = environmentOf(options.env);
+        const balance = await app.get(k.WalletLedger, { strict: false }).balance({ organizationId: orgId, environment });
+        return { data: { organizationId: orgId, environment, ...balance }, human: { organizationId: orgId, environment, ...balanceForPeople(balance) } };
       }),
     );
 }

@@ -1,0 +1,70 @@
+import { afterAll, expect, it } from '@jest/globals';
+import { type ChildProcess, spawn } from 'node:child_process';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { describeOnPostgresProjectOnly } from '../support/store-independent.js';
+
+// The global setup built dist/ from the current sources: this is the service as `npm start` runs it.
+const MAIN = resolve('dist/src/main.js');
+const START_UP_CONTEXTS = ['InstanceLoader', 'RoutesResolver', 'RouterExplorer'];
+
+function freeTcpPort(): Promise<number> {
+  return new Promise((resolvePort, reject) => {
+    const server = createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const address = server.address();
+      server.close(() => (typeof address === 'object' && address !== null ? resolvePort(address.port) : reject(new Error('no port'))));
+    });
+  });
+}
+
+const exited = (child: ChildProcess) =>
+  child.exitCode !== null || child.signalCode !== null ? Promise.resolve() : new Promise<void>((resolveExit) => child.once('exit', () => resolveExit()));
+
+let child: ChildProcess | undefined;
+let dataDir: string | undefined;
+
+afterAll(async () => {
+  if (child !== undefined && child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+  if (child !== undefined) await exited(child);
+  if (dataDir !== undefined) await rm(dataDir, { recursive: true, force: true });
+});
+
+describeOnPostgresProjectOnly('The first start on the embedded default, stdout not a terminal', 'it runs its own embedded PostgreSQL whatever the store under test', () => {
+  it('logs JSON only: no module or route lines at info, and no admin token or demo key, but where to find them', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'ledger-start-up-'));
+    dataDir = dir;
+    let stdout = '';
+    let stderr = '';
+    child = spawn(process.execPath, [MAIN], {
+      env: { PATH: process.env.PATH, DATA_DIR: dir, EMBEDDED_PG_PORT: String(await freeTcpPort()), PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'info' },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    child.stdout?.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
+    child.stderr?.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+    const started = Date.now();
+    while (!stdout.includes('First run:') && Date.now() - started < 90_000 && child.exitCode === null) await new Promise((wait) => setTimeout(wait, 100));
+    child.kill('SIGTERM');
+    await exited(child);
+    expect(stdout).toContain('First run:');
+
+    // Every line on stdout is a JSON log line: nothing printed beside the log stream.
+    const lines = stdout.trimEnd().split('\n').map((line) => JSON.parse(line) as { level: string; context?: string; msg: string });
+    expect(lines.filter((line) => line.context !== undefined && START_UP_CONTEXTS.includes(line.context))).toEqual([]);
+    expect(lines.length).toBeLessThan(20);
+
+    const adminToken = (await readFile(join(dir, 'admin-token'), 'utf8')).trim();
+    const everything = stdout + stderr;
+    expect(everything).not.toContain(adminToken);
+    expect(everything).not.toMatch(/service_test_[A-Za-z0-9_-]{20,}/);
+    expect(everything).not.toContain('X-Service-Key');
+    // Where to find them instead, once each.
+    expect(lines.filter((line) => line.msg.includes(`read it from ${join(dir, 'admin-token')}`))).toHaveLength(1);
+    const firstRun = lines.filter((line) => line.msg.startsWith('First run:'));
+    expect(firstRun).toHaveLength(1);
+    expect(firstRun[0].msg).toMatch(/cannot be shown again .* issue another with "npm run admin -- key issue org_[0-9A-Za-z]+ --env test"/);
+  });
+});
