@@ -1,7 +1,7 @@
 import { CommanderError } from 'commander';
 import type { INestApplicationContext } from '@nestjs/common';
 import type { Runtime } from '../config/runtime.js';
-import { type Job, loadKit, UsageError } from './cli/kit.js';
+import { type Job, loadKit, recordedPosition, UsageError } from './cli/kit.js';
 import { fail, human } from './cli/output.js';
 import { buildProgram } from './cli/program.js';
 
@@ -51,14 +51,18 @@ async function main(argv: readonly string[]): Promise<number> {
     app.useLogger(new kit.PinoNestLogger(logger));
     await app.init();
     const output = await job(app, kit);
+    const position = recordedPosition();
+    const settled = position === null ? undefined : await (await import('./cli/settle.js')).settle(app, position);
     if (json) {
       process.stdout.write(`${JSON.stringify(output.data, null, 2)}\n`);
+      if (settled !== undefined) process.stderr.write(`${settled.message}\n`);
     } else {
       process.stdout.write(`${human(output.human ?? output.data)}\n`);
       if (output.meta !== undefined) process.stdout.write(`\n${human(output.meta)}\n`);
       if (output.note !== undefined) process.stdout.write(`\n${output.note}\n`);
+      if (settled !== undefined) (settled.state === 'behind' ? process.stderr : process.stdout).write(`\n${settled.message}\n`);
     }
-    return 0;
+    return settled?.state === 'behind' ? 1 : 0;
   } catch (error) {
     return fail(error);
   } finally {

@@ -4,8 +4,8 @@ import { Injectable } from '@nestjs/common';
  * How long an instance trusts what it last read about a key and its organization. Revocation,
  * suspension and scope changes made through this instance clear the cache at once
  * (`OrganizationStore` calls `invalidate` once the read models have the change); made elsewhere
- * (another instance, the CLI) they take effect here within this TTL plus the read model's lag:
- * the documented bound is 1 s.
+ * (another instance, the CLI) they take effect here within this TTL of the read models applying
+ * them. The CLI waits it out before saying a change is in force everywhere (docs/operations.md).
  */
 export const KEY_CACHE_TTL_MS = 250;
 /** Bound on the entries kept; the whole cache is dropped when it is full (a TTL this short refills it cheaply). */

@@ -63,6 +63,16 @@ export class ServiceUnavailable extends AppError {
   readonly httpStatus = 503;
 }
 
+/**
+ * An operator's change written to the event log that the read models did not apply in time: it is
+ * recorded and takes effect once they do, but the service may act on the previous state until then.
+ * Repeating the command is safe (it changes nothing and waits again).
+ */
+export class ChangeNotInForce extends AppError {
+  readonly code = 'change_not_in_force';
+  readonly httpStatus = 503;
+}
+
 /** A command that clashes with the state it meets. Subclasses name the clash with a code of their own. */
 export class Conflict extends AppError {
   readonly code: string = 'conflict';

@@ -37,6 +37,8 @@ export class IssueApiKeyHandler implements ICommandHandler<IssueApiKey, IssuedAp
       },
       context,
       options,
+      // The key is shown this once: answering with it beats a 503 that loses it, and a new key takes nothing away.
+      'answer',
     );
     const issued = state.keys.get(keyId);
     if (issued === undefined) throw new InvariantViolated('an issued key is missing from its organization');

@@ -10,6 +10,11 @@ interface Options {
    * given. 0 skips the wait (the CLI and the first run, whose answers come from the stream itself).
    */
   readonly projectionWaitMs?: number;
+  /**
+   * Told the global position of the organization's last event once the command is written (or
+   * found already done), so that a caller that does not wait here (the CLI) can wait for it itself.
+   */
+  readonly recorded?: (position: bigint) => void;
 }
 
 export class RegisterOrganization extends Command<OrganizationView> {

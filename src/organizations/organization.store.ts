@@ -1,7 +1,7 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { AuthenticatedKeyCache } from '../auth/key-cache.js';
 import { Clock } from '../common/clock.js';
-import { Conflict, NotFound } from '../common/errors.js';
+import { ChangeNotInForce, Conflict, NotFound } from '../common/errors.js';
 import type { CommandContext } from '../common/event.js';
 import { IdGenerator } from '../common/ids.js';
 import { streams } from '../common/streams.js';
@@ -68,25 +68,39 @@ export class OrganizationStore {
     return loaded;
   }
 
-  /** Runs `command` (built from the current state when a function) and waits for the read models unless told not to. */
+  /**
+   * Runs `command` (built from the current state when a function) and waits for the read models
+   * unless told not to. When they do not apply the change within the wait, the answer is
+   * ChangeNotInForce: the change is recorded, but this instance's key guard would still act on the
+   * previous state. `whenBehind: 'answer'` answers anyway, for changes that take nothing away (a new key).
+   */
   async execute(
     organizationId: string,
     command: OrganizationCommand | ((state: OrganizationState) => OrganizationCommand),
     context: CommandContext,
-    options: { projectionWaitMs?: number } = {},
+    options: { projectionWaitMs?: number; recorded?: (position: bigint) => void } = {},
+    whenBehind: 'refuse' | 'answer' = 'refuse',
   ): Promise<Executed> {
     if (!ORGANIZATION_ID.test(organizationId)) throw new NotFound('No organization with that id');
     const handled = await this.handler.handle(stream(organizationId), command, context);
     if (handled.status === 'conflict') throw new Conflict('The organization is being changed concurrently; try again');
     const { state, revision } = handled.folded;
+    const position = handled.status === 'appended' ? handled.position : handled.folded.position;
+    if (position !== null) options.recorded?.(position);
     if (handled.status === 'unchanged') return { state, revision: nextExpected(revision), events: [], position: null };
-    await this.waitForProjections(handled.position, options.projectionWaitMs);
-    // This instance's key guard sees the change on the next request (others within the cache's TTL).
+    const applied = await this.waitForProjections(handled.position, options.projectionWaitMs);
+    // This instance's key guard sees the change on the next request; others within KEY_CACHE_TTL_MS.
     this.keyCache.invalidate();
+    if (!applied && whenBehind === 'refuse') {
+      throw new ChangeNotInForce('The change is recorded, but the read models have not applied it yet; it takes effect once they do (see the projections status)', {
+        position: handled.position.toString(),
+      });
+    }
     return { state, revision, events: handled.events, position: handled.position };
   }
 
-  async waitForProjections(position: bigint, waitMs: number = PROJECTION_WAIT_MS): Promise<void> {
-    if (waitMs > 0) await this.waiter.waitFor(ORGANIZATION_PROJECTIONS, position, waitMs);
+  /** True when the organizations and api-keys read models reached `position` within `waitMs`; a wait of 0 is not a wait and counts as reached. */
+  async waitForProjections(position: bigint, waitMs: number = PROJECTION_WAIT_MS): Promise<boolean> {
+    return waitMs <= 0 || this.waiter.waitFor(ORGANIZATION_PROJECTIONS, position, waitMs);
   }
 }

@@ -70,8 +70,23 @@ export type SetJob = (job: Job) => void;
 export class UsageError extends Error {}
 
 export const CLI_CONTEXT: CommandContext = { correlationId: `cli-${process.pid}-${Date.now()}`, actor: { type: 'operator', id: 'cli' } };
-/** Answers come from the stream itself; the read models catch up in the projection workers wherever they run. */
-export const NO_WAIT = { projectionWaitMs: 0 };
+let newestPosition: bigint | null = null;
+
+/** The newest organization-stream position this run's commands wrote or met; null when none. */
+export function recordedPosition(): bigint | null {
+  return newestPosition;
+}
+
+/**
+ * Answers come from the stream itself: the read models catch up in the projection workers wherever
+ * they run, and the entry point then waits for them to pass `recordedPosition()` (see settle.ts).
+ */
+export const NO_WAIT = {
+  projectionWaitMs: 0,
+  recorded: (position: bigint): void => {
+    if (newestPosition === null || position > newestPosition) newestPosition = position;
+  },
+};
 
 /**
  * A list argument, written `nin,bvn` or `nin bvn` alike (the help shows the comma form): every

@@ -1,0 +1,220 @@
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { type ChildProcess, execFile, spawn } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { promisify } from 'node:util';
+import pg from 'pg';
+import { freePort } from '../../src/database/embedded-postgres.js';
+import { startTestApp } from '../support/app.js';
+import { createTestDatabase, type TestDatabase } from '../support/database.js';
+import { createTestEventStore, streamEvents, type TestEventStore } from '../support/event-store.js';
+
+// The global setup built dist/ from the current sources: the service as `npm start` runs it, and the admin CLI.
+const MAIN = resolve('dist/src/main.js');
+const ADMIN_CLI = resolve('dist/src/admin/cli.js');
+const run = promisify(execFile);
+
+// Blessing Ebube Ibrahim, the first ready-made sandbox identity (docs/sandbox.md).
+const NIN_CHECK = { path: '/v1/nin', body: { nin: '21440414976' } };
+const BVN_CHECK = { path: '/v1/bvn', body: { bvn: '22126025250' } };
+
+let database: TestDatabase;
+let pool: pg.Pool;
+let testStore: TestEventStore;
+let dataDir: string;
+let service: ChildProcess | undefined;
+let output = '';
+let baseUrl = '';
+const adminToken = `admin_${randomBytes(24).toString('base64url')}`;
+
+const exited = (child: ChildProcess) =>
+  child.exitCode !== null || child.signalCode !== null ? Promise.resolve() : new Promise<void>((resolveExit) => child.once('exit', () => resolveExit()));
+
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+async function call(method: string, path: string, headers: Record<string, string>, body?: unknown): Promise<{ status: number; body: any }> {
+  const init = body === undefined ? { method, headers } : { method, headers: { 'content-type': 'application/json', ...headers }, body: JSON.stringify(body) };
+  const response = await fetch(`${baseUrl}${path}`, init);
+  return { status: response.status, body: await response.json() };
+}
+const admin = (method: string, path: string, body?: unknown) => call(method, path, { authorization: `Bearer ${adminToken}` }, body);
+const check = (key: string, what: { path: string; body: unknown }) => call('POST', what.path, { 'x-service-key': key }, what.body);
+
+async function cli(...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
+  try {
+    const { stdout, stderr } = await run(process.execPath, [ADMIN_CLI, ...args], {
+      env: { PATH: process.env.PATH, ...testStore.env, DATABASE_URL: database.url, DATA_DIR: dataDir },
+      timeout: 30_000,
+    });
+    return { code: 0, stdout, stderr };
+  } catch (error) {
+    const failed = error as { code?: number; stdout?: string; stderr?: string };
+    if (typeof failed.code !== 'number') throw error;
+    return { code: failed.code, stdout: failed.stdout ?? '', stderr: failed.stderr ?? '' };
+  }
+}
+
+/** The wallet stream's length: a check that is refused by the guard adds nothing to it, a charged one a reservation and a debit. */
+const walletEvents = async (organizationId: string) => (await streamEvents(testStore.store, `wallet-${organizationId}.test`)).length;
+
+async function startService(): Promise<void> {
+  const port = await freePort();
+  baseUrl = `http://127.0.0.1:${port}`;
+  const child = spawn(process.execPath, [MAIN], {
+    env: {
+      PATH: process.env.PATH,
+      ...testStore.env,
+      DATABASE_URL: database.url,
+      DATA_DIR: dataDir,
+      PORT: String(port),
+      HOST: '127.0.0.1',
+      ADMIN_TOKEN: adminToken,
+      RUN_PROJECTIONS: 'true',
+      SANDBOX_CREDIT_KOBO: '1000000',
+      LOG_LEVEL: 'warn',
+    },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  service = child;
+  const collect = (chunk: Buffer) => {
+    output = `${output}${chunk.toString()}`.slice(-50_000);
+  };
+  child.stdout?.on('data', collect);
+  child.stderr?.on('data', collect);
+  const deadline = Date.now() + 30_000;
+  for (;;) {
+    const ready = await fetch(`${baseUrl}/v1/health`).then((response) => response.status, () => 0);
+    if (ready === 200) return;
+    if (Date.now() > deadline || child.exitCode !== null) throw new Error(`the service did not start:\n${output.slice(-3_000)}`);
+    await new Promise((wake) => setTimeout(wake, 100));
+  }
+}
+
+/** A new approved organization with nin and bvn active and a test key, the key's authorisation cached by a charged check. */
+async function warmedKey(): Promise<{ organizationId: string; keyId: string; key: string }> {
+  const created = await admin('POST', '/admin/v1/organizations', { name: 'In Force Ltd', email: 'ops@in-force.example' });
+  expect(created.status).toBe(201);
+  const organizationId: string = created.body.data.id;
+  expect((await admin('POST', `/admin/v1/organizations/${organizationId}/approve`)).status).toBe(200);
+  expect((await admin('PUT', `/admin/v1/organizations/${organizationId}/scopes`, { scopes: ['nin', 'bvn', 'phone'] })).status).toBe(200);
+  const issued = await admin('POST', `/admin/v1/organizations/${organizationId}/keys`, { environment: 'test' });
+  expect(issued.status).toBe(201);
+  const key: string = issued.body.data.key;
+  const charged = await check(key, BVN_CHECK);
+  expect(charged.status).toBe(201);
+  expect(charged.body.data.charged).toBe(true);
+  return { organizationId, keyId: issued.body.data.id, key };
+}
+
+beforeAll(async () => {
+  database = await createTestDatabase();
+  pool = new pg.Pool({ connectionString: database.url, max: 2 });
+  testStore = await createTestEventStore(database, pool);
+  dataDir = await mkdtemp(join(tmpdir(), 'ledger-in-force-'));
+});
+
+afterAll(async () => {
+  if (service !== undefined && service.exitCode === null && service.signalCode === null) service.kill('SIGTERM');
+  if (service !== undefined) await exited(service);
+  await testStore?.close();
+  await pool?.end();
+  await database?.drop();
+  await rm(dataDir, { recursive: true, force: true });
+});
+
+describe('Operators\' changes are in force when the command returns', () => {
+  it('with no projection worker running, the CLI says the change is recorded and applies once one runs', async () => {
+    const created = await cli('--json', 'org', 'create', '--name', 'Before Start Ltd', '--email', 'ops@before.example');
+    expect(created.code).toBe(0);
+    const { id } = JSON.parse(created.stdout) as { id: string };
+    const scoped = await cli('org', 'scopes', id, 'nin');
+    expect(scoped.code).toBe(0);
+    expect(scoped.stdout).toContain('activeScopes');
+    expect(scoped.stdout).toMatch(/Recorded \(position \d+\)\. No projection worker is running/);
+    expect(scoped.stdout).not.toContain('In force');
+  });
+
+  describe('with the service running in another process', () => {
+    beforeAll(startService);
+
+    it('org scopes through the CLI: the next check of a scope taken away is refused and not charged', async () => {
+      const { organizationId, key } = await warmedKey();
+      const before = await walletEvents(organizationId);
+      const scoped = await cli('org', 'scopes', organizationId, 'nin', 'phone');
+      const refused = await check(key, BVN_CHECK);
+      expect(refused.status).toBe(403);
+      expect(refused.body.error.code).toBe('scope_not_active');
+      expect(scoped.code).toBe(0);
+      expect(scoped.stdout).toMatch(/In force on every instance of the service \(read models at position \d+; an instance trusts what it read about a key for at most \d+ ms, waited out here\)/);
+      expect(await walletEvents(organizationId)).toBe(before);
+      expect((await check(key, NIN_CHECK)).status).toBe(201);
+    });
+
+    it('org suspend through the CLI: the next check is refused as suspended and not charged; reinstate lets it through at once', async () => {
+      const { organizationId, key } = await warmedKey();
+      expect((await check(key, NIN_CHECK)).status).toBe(201);
+      const before = await walletEvents(organizationId);
+      const suspended = await cli('org', 'suspend', organizationId, '--reason', 'chargeback review');
+      const refused = await check(key, NIN_CHECK);
+      expect(refused.status).toBe(403);
+      expect(refused.body.error.code).toBe('organization_suspended');
+      expect(suspended.code).toBe(0);
+      expect(suspended.stdout).toContain('status: suspended');
+      expect(suspended.stdout).toContain('In force on every instance');
+      expect(await walletEvents(organizationId)).toBe(before);
+
+      const reinstated = await cli('--json', 'org', 'reinstate', organizationId);
+      expect(reinstated.code).toBe(0);
+      expect(JSON.parse(reinstated.stdout).status).toBe('approved');
+      // In JSON mode stdout is the answer alone; the settlement goes to stderr.
+      expect(reinstated.stderr).toContain('In force on every instance');
+      expect((await check(key, NIN_CHECK)).status).toBe(201);
+    });
+
+    it('key revoke through the CLI: the next check with the key is refused as unauthenticated and not charged', async () => {
+      const { organizationId, keyId, key } = await warmedKey();
+      const before = await walletEvents(organizationId);
+      const revoked = await cli('key', 'revoke', keyId);
+      const refused = await check(key, NIN_CHECK);
+      expect(refused.status).toBe(401);
+      expect(refused.body.error.code).toBe('unauthenticated');
+      expect(revoked.code).toBe(0);
+      expect(revoked.stdout).toContain('In force on every instance');
+      expect(await walletEvents(organizationId)).toBe(before);
+    });
+
+    it('through the admin API, the instance that took the change refuses the next check at once', async () => {
+      const { organizationId, keyId, key } = await warmedKey();
+      const before = await walletEvents(organizationId);
+      expect((await admin('PUT', `/admin/v1/organizations/${organizationId}/scopes`, { scopes: ['nin'] })).status).toBe(200);
+      expect((await check(key, BVN_CHECK)).status).toBe(403);
+      expect((await admin('POST', `/admin/v1/organizations/${organizationId}/suspend`, { reason: 'review' })).status).toBe(200);
+      expect((await check(key, NIN_CHECK)).body.error.code).toBe('organization_suspended');
+      expect((await admin('POST', `/admin/v1/organizations/${organizationId}/reinstate`)).status).toBe(200);
+      expect((await admin('DELETE', `/admin/v1/keys/${keyId}`)).status).toBe(200);
+      expect((await check(key, NIN_CHECK)).status).toBe(401);
+      expect(await walletEvents(organizationId)).toBe(before);
+    });
+  });
+
+  it('through the admin API with no projection worker, a change the read models do not apply in time answers 503 change_not_in_force, recorded', async () => {
+    const app = await startTestApp({ env: { RUN_PROJECTIONS: 'false' } });
+    try {
+      const created = await app.admin('POST', '/admin/v1/organizations', { name: 'Stalled Ltd', email: 'ops@stalled.example' });
+      expect(created.status).toBe(201);
+      const organizationId: string = created.body.data.id;
+      // A new key takes nothing away: it is answered (shown this once) even though it works only once applied.
+      const issued = await app.admin('POST', `/admin/v1/organizations/${organizationId}/keys`, { environment: 'test' });
+      expect(issued.status).toBe(201);
+      expect(issued.body.data.key).toMatch(/^service_test_/);
+      const suspended = await app.admin('POST', `/admin/v1/organizations/${organizationId}/suspend`, { reason: 'review' });
+      expect(suspended.status).toBe(503);
+      expect(suspended.body.error).toMatchObject({ code: 'change_not_in_force', details: { position: expect.stringMatching(/^\d+$/) } });
+      const types = (await streamEvents(app.eventStore, `organization-${organizationId}`)).map((event) => event.type);
+      expect(types).toContain('OrganizationSuspended');
+    } finally {
+      await app.close();
+    }
+  });
+});
