@@ -219,8 +219,11 @@ describe(`Wallet ledger on the ${testEventStoreKind()} event store`, () => {
       const wallet = newWallet();
       const writer = snapshotted(a);
       await writer.fund(wallet, { fundingReference: 'f', amountKobo: 1_000 }, context);
-      for (let i = 0; i < reservations; i++) await writer.reserve(wallet, { reference: `vrf_${i}`, amountKobo: 1, scope: 'nin' }, context);
-      await writer.snapshotsWritten();
+      for (let i = 0; i < reservations; i++) {
+        await writer.reserve(wallet, { reference: `vrf_${i}`, amountKobo: 1, scope: 'nin' }, context);
+        // Snapshots are written in the background; waiting for each keeps them at the revisions the tests name on a loaded machine too.
+        await writer.snapshotsWritten();
+      }
       expect(writer.stats.snapshotsSaved).toBeGreaterThan(0);
       return wallet;
     }
