@@ -1,20 +1,15 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { type ChildProcess, execFile, spawn } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
-import { promisify } from 'node:util';
+import { join } from 'node:path';
 import pg from 'pg';
 import { freePort } from '../../src/database/embedded-postgres.js';
 import { startTestApp } from '../support/app.js';
 import { createTestDatabase, type TestDatabase } from '../support/database.js';
 import { createTestEventStore, streamEvents, type TestEventStore } from '../support/event-store.js';
-
-// The global setup built dist/ from the current sources: the service as `npm start` runs it, and the admin CLI.
-const MAIN = resolve('dist/src/main.js');
-const ADMIN_CLI = resolve('dist/src/admin/cli.js');
-const run = promisify(execFile);
+import { DIST, exited, healthy, runNode, startNodeProcess } from '../support/processes.js';
 
 // Blessing Ebube Ibrahim, the first ready-made sandbox identity (docs/sandbox.md).
 const NIN_CHECK = { path: '/v1/nin', body: { nin: '21440414976' } };
@@ -25,12 +20,8 @@ let pool: pg.Pool;
 let testStore: TestEventStore;
 let dataDir: string;
 let service: ChildProcess | undefined;
-let output = '';
 let baseUrl = '';
 const adminToken = `admin_${randomBytes(24).toString('base64url')}`;
-
-const exited = (child: ChildProcess) =>
-  child.exitCode !== null || child.signalCode !== null ? Promise.resolve() : new Promise<void>((resolveExit) => child.once('exit', () => resolveExit()));
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 async function call(method: string, path: string, headers: Record<string, string>, body?: unknown): Promise<{ status: number; body: any }> {
@@ -41,18 +32,8 @@ async function call(method: string, path: string, headers: Record<string, string
 const admin = (method: string, path: string, body?: unknown) => call(method, path, { authorization: `Bearer ${adminToken}` }, body);
 const check = (key: string, what: { path: string; body: unknown }) => call('POST', what.path, { 'x-service-key': key }, what.body);
 
-async function cli(...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
-  try {
-    const { stdout, stderr } = await run(process.execPath, [ADMIN_CLI, ...args], {
-      env: { PATH: process.env.PATH, ...testStore.env, DATABASE_URL: database.url, DATA_DIR: dataDir },
-      timeout: 30_000,
-    });
-    return { code: 0, stdout, stderr };
-  } catch (error) {
-    const failed = error as { code?: number; stdout?: string; stderr?: string };
-    if (typeof failed.code !== 'number') throw error;
-    return { code: failed.code, stdout: failed.stdout ?? '', stderr: failed.stderr ?? '' };
-  }
+function cli(...args: string[]) {
+  return runNode(DIST.admin, args, { env: { PATH: process.env.PATH, ...testStore.env, DATABASE_URL: database.url, DATA_DIR: dataDir }, timeoutMs: 30_000 });
 }
 
 /** The wallet stream's length: a check that is refused by the guard adds nothing to it, a charged one a reservation and a debit. */
@@ -61,7 +42,7 @@ const walletEvents = async (organizationId: string) => (await streamEvents(testS
 async function startService(): Promise<void> {
   const port = await freePort();
   baseUrl = `http://127.0.0.1:${port}`;
-  const child = spawn(process.execPath, [MAIN], {
+  const started = await startNodeProcess(DIST.main, {
     env: {
       PATH: process.env.PATH,
       ...testStore.env,
@@ -74,21 +55,9 @@ async function startService(): Promise<void> {
       SANDBOX_CREDIT_KOBO: '1000000',
       LOG_LEVEL: 'warn',
     },
-    stdio: ['ignore', 'pipe', 'pipe'],
+    ready: healthy(baseUrl),
   });
-  service = child;
-  const collect = (chunk: Buffer) => {
-    output = `${output}${chunk.toString()}`.slice(-50_000);
-  };
-  child.stdout?.on('data', collect);
-  child.stderr?.on('data', collect);
-  const deadline = Date.now() + 30_000;
-  for (;;) {
-    const ready = await fetch(`${baseUrl}/v1/health`).then((response) => response.status, () => 0);
-    if (ready === 200) return;
-    if (Date.now() > deadline || child.exitCode !== null) throw new Error(`the service did not start:\n${output.slice(-3_000)}`);
-    await new Promise((wake) => setTimeout(wake, 100));
-  }
+  service = started.child;
 }
 
 /** A new approved organization with nin and bvn active and a test key, the key's authorisation cached by a charged check. */

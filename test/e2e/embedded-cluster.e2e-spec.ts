@@ -1,23 +1,14 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { type ChildProcess, execFile, spawn } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { chmod, mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { join } from 'node:path';
 import { processAlive } from '../../src/database/embedded-cluster.js';
 import { freePort } from '../../src/database/embedded-postgres.js';
+import { DIST, exited, type Run, runNode, startNodeProcess } from '../support/processes.js';
 
-// The global setup built dist/ from the current sources: the service and the CLIs as `npm start` and `npm run …` run them.
-const MAIN = resolve('dist/src/main.js');
-const ADMIN = resolve('dist/src/admin/cli.js');
-const AUDIT = resolve('dist/src/audit/audit-cli.js');
-const PROJECTIONS = resolve('dist/projections/cli.js');
-
-interface Result {
-  readonly code: number;
-  readonly stdout: string;
-  readonly stderr: string;
-}
+const { main: MAIN, admin: ADMIN, audit: AUDIT, projections: PROJECTIONS } = DIST;
 
 /**
  * The service and the CLIs as separate processes sharing one embedded cluster: every process runs
@@ -27,38 +18,21 @@ interface Result {
 let home: string;
 let clusterDir: string;
 let service: ChildProcess | undefined;
-let output = '';
-
-const exited = (child: ChildProcess) =>
-  child.exitCode !== null || child.signalCode !== null ? Promise.resolve() : new Promise<void>((resolveExit) => child.once('exit', () => resolveExit()));
+let output: () => string = () => '';
 
 async function startService(env: Record<string, string> = {}): Promise<void> {
-  output = '';
-  const child = spawn(process.execPath, [MAIN], {
+  const started = await startNodeProcess(MAIN, {
     cwd: home,
     env: { PATH: process.env.PATH, HOST: '127.0.0.1', PORT: String(await freePort()), ...env },
-    stdio: ['ignore', 'pipe', 'pipe'],
+    ready: (output) => output.includes('Listening on'),
+    timeoutMs: 60_000,
   });
-  service = child;
-  const collect = (chunk: Buffer) => {
-    output = `${output}${chunk.toString()}`.slice(-100_000);
-  };
-  child.stdout?.on('data', collect);
-  child.stderr?.on('data', collect);
-  const deadline = Date.now() + 60_000;
-  while (!output.includes('Listening on')) {
-    if (Date.now() > deadline || child.exitCode !== null) throw new Error(`the service did not start:\n${output.slice(-3_000)}`);
-    await new Promise((wake) => setTimeout(wake, 100));
-  }
+  service = started.child;
+  output = started.output;
 }
 
-function cli(script: string, args: readonly string[], env: Record<string, string> = {}): Promise<Result> {
-  return new Promise((resolveRun) => {
-    execFile(process.execPath, [script, ...args], { cwd: home, env: { PATH: process.env.PATH, ...env }, timeout: 60_000 }, (error, stdout, stderr) => {
-      const code = error === null ? 0 : typeof error.code === 'number' ? error.code : -1;
-      resolveRun({ code, stdout, stderr });
-    });
-  });
+function cli(script: string, args: readonly string[], env: Record<string, string> = {}) {
+  return runNode(script, args, { cwd: home, env: { PATH: process.env.PATH, ...env }, timeoutMs: 60_000 });
 }
 
 async function postmasterFile(): Promise<string[] | undefined> {
@@ -136,7 +110,7 @@ describe('The CLIs and the service on one embedded cluster', () => {
     expect(processAlive(orphan)).toBe(true);
 
     await startService();
-    expect(output).toContain(`the embedded PostgreSQL (pid ${orphan}) outlived the process that started it`);
+    expect(output()).toContain(`the embedded PostgreSQL (pid ${orphan}) outlived the process that started it`);
     expect(processAlive(orphan)).toBe(false);
     const restarted = Number((await postmasterFile())?.[0]);
     expect(await postgresOnDataDir()).toEqual([restarted]);
@@ -149,7 +123,7 @@ describe('The CLIs and the service on one embedded cluster', () => {
   });
 
   it('with the service stopped, each CLI starts the cluster itself and stops it when done', async () => {
-    const runs: [string, Result][] = [
+    const runs: [string, Run][] = [
       ['admin', await cli(ADMIN, ['org', 'list'])],
       ['audit', await cli(AUDIT, ['--org', organizationId, '--env', 'test'])],
       ['status', await cli(PROJECTIONS, ['status'])],

@@ -1,17 +1,16 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { type ChildProcess, spawn } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { join } from 'node:path';
 import pg from 'pg';
 import { freePort } from '../../src/database/embedded-postgres.js';
 import type { RecordedEvent } from '../../src/event-store/event-store.port.js';
 import { createTestDatabase, type TestDatabase } from '../support/database.js';
 import { allEvents, createTestEventStore, type TestEventStore } from '../support/event-store.js';
+import { DIST, exited, healthy, startNodeProcess } from '../support/processes.js';
 
-// The global setup built dist/ from the current sources: this is the service as `npm start` runs it.
-const MAIN = resolve('dist/src/main.js');
 const PROVIDER_TIMEOUT_MS = 1_500;
 const CLIENTS = 24;
 
@@ -32,10 +31,6 @@ let pool: pg.Pool;
 let testStore: TestEventStore;
 let dataDir: string;
 let child: ChildProcess | undefined;
-let output = '';
-
-const exited = (process: ChildProcess) =>
-  process.exitCode !== null || process.signalCode !== null ? Promise.resolve() : new Promise<void>((resolveExit) => process.once('exit', () => resolveExit()));
 
 async function call(baseUrl: string, method: string, path: string, headers: Record<string, string>, body?: unknown): Promise<Outcome> {
   const sentAtMs = Date.now();
@@ -74,7 +69,7 @@ describe('Graceful shutdown of the service process', () => {
     const port = await freePort();
     const baseUrl = `http://127.0.0.1:${port}`;
     const adminToken = `admin_${randomBytes(24).toString('base64url')}`;
-    child = spawn(process.execPath, [MAIN], {
+    const started = await startNodeProcess(DIST.main, {
       env: {
         PATH: process.env.PATH,
         ...testStore.env,
@@ -90,20 +85,11 @@ describe('Graceful shutdown of the service process', () => {
         DB_POOL_SIZE: '10',
         LOG_LEVEL: 'info',
       },
-      stdio: ['ignore', 'pipe', 'pipe'],
+      keepChars: 200_000,
+      ready: healthy(baseUrl),
     });
-    const service = child;
-    const collect = (chunk: Buffer) => {
-      output = `${output}${chunk.toString()}`.slice(-200_000);
-    };
-    service.stdout?.on('data', collect);
-    service.stderr?.on('data', collect);
-
-    const deadline = Date.now() + 30_000;
-    while ((await call(baseUrl, 'GET', '/v1/health', {})).status !== 200) {
-      if (Date.now() > deadline || service.exitCode !== null) throw new Error(`the service did not start:\n${output.slice(-3_000)}`);
-      await new Promise((wake) => setTimeout(wake, 100));
-    }
+    const service = started.child;
+    child = service;
     const admin = { authorization: `Bearer ${adminToken}` };
     const org = await call(baseUrl, 'POST', '/admin/v1/organizations', admin, { name: 'Shutdown Ltd', email: 'ops@shutdown.example' });
     expect(org.status).toBe(201);
@@ -145,7 +131,7 @@ describe('Graceful shutdown of the service process', () => {
     await exited(service);
 
     expect({ code: service.exitCode, signal: service.signalCode }).toEqual({ code: 0, signal: null });
-    expect(output).toMatch(/"msg":"stopped"/);
+    expect(started.output()).toMatch(/"msg":"stopped"/);
 
     const answered = outcomes.filter((outcome) => outcome.status !== undefined);
     // Every response that started arrived whole, in the envelope.

@@ -1,28 +1,13 @@
 import { afterAll, expect, it } from '@jest/globals';
 import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { join } from 'node:path';
+import { freePort } from '../../src/database/embedded-postgres.js';
+import { DIST, exited } from '../support/processes.js';
 import { describeOnPostgresProjectOnly } from '../support/store-independent.js';
 
-// The global setup built dist/ from the current sources: this is the service as `npm start` runs it.
-const MAIN = resolve('dist/src/main.js');
 const START_UP_CONTEXTS = ['InstanceLoader', 'RoutesResolver', 'RouterExplorer'];
-
-function freeTcpPort(): Promise<number> {
-  return new Promise((resolvePort, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      server.close(() => (typeof address === 'object' && address !== null ? resolvePort(address.port) : reject(new Error('no port'))));
-    });
-  });
-}
-
-const exited = (child: ChildProcess) =>
-  child.exitCode !== null || child.signalCode !== null ? Promise.resolve() : new Promise<void>((resolveExit) => child.once('exit', () => resolveExit()));
 
 let child: ChildProcess | undefined;
 let dataDir: string | undefined;
@@ -39,8 +24,8 @@ describeOnPostgresProjectOnly('The first start on the embedded default, stdout n
     dataDir = dir;
     let stdout = '';
     let stderr = '';
-    child = spawn(process.execPath, [MAIN], {
-      env: { PATH: process.env.PATH, DATA_DIR: dir, EMBEDDED_PG_PORT: String(await freeTcpPort()), PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'info' },
+    child = spawn(process.execPath, [DIST.main], {
+      env: { PATH: process.env.PATH, DATA_DIR: dir, EMBEDDED_PG_PORT: String(await freePort()), PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'info' },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     child.stdout?.on('data', (chunk: Buffer) => (stdout += chunk.toString()));

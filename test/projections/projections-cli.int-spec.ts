@@ -2,15 +2,16 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { execFile } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { join } from 'node:path';
 import { promisify } from 'node:util';
 import pg from 'pg';
 import { createTestDatabase, type TestDatabase } from '../support/database.js';
 import { createTestEventStore, type TestEventStore } from '../support/event-store.js';
+import { DIST } from '../support/processes.js';
 
 const run = promisify(execFile);
 // The global setup built dist/ from the current sources.
-const CLI = resolve('dist/projections/cli.js');
+const CLI = DIST.projections;
 
 interface CliResult {
   readonly code: number;

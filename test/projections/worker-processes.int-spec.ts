@@ -12,9 +12,10 @@ import { writeSampleLog } from '../../projections/runner/sample-log.testing.js';
 import { readActiveWorkers, readProjectionStatus } from '../../projections/status/projection-status.js';
 import { createTestDatabase, type TestDatabase } from '../support/database.js';
 import { createTestEventStore, type TestEventStore } from '../support/event-store.js';
+import { DIST, exited } from '../support/processes.js';
 
 // The global setup built dist/ from the current sources.
-const CLI = resolve('dist/projections/cli.js');
+const CLI = DIST.projections;
 
 let database: TestDatabase;
 let pool: pg.Pool;
@@ -37,9 +38,6 @@ function startWorker(): ChildProcess {
   workers.push(child);
   return child;
 }
-
-const exited = (child: ChildProcess) =>
-  child.exitCode !== null || child.signalCode !== null ? Promise.resolve() : new Promise<void>((resolveExit) => child.once('exit', () => resolveExit()));
 
 beforeAll(async () => {
   database = await createTestDatabase();
