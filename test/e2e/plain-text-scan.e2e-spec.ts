@@ -162,6 +162,27 @@ describe('No personal data in plain text at rest', () => {
     expect(controlFound).toBe(true);
   });
 
+  it('wallet events carry no personal data: every field is an id, a reference, an amount, a scope or a reason code', async () => {
+    const SHAPES: Readonly<Record<string, (value: unknown) => boolean>> = {
+      organizationId: (value) => typeof value === 'string' && /^org_[0-9A-Za-z]+$/.test(value),
+      environment: (value) => value === 'test' || value === 'live',
+      reference: (value) => typeof value === 'string' && /^vrf_[0-9A-HJKMNP-TV-Z]{26}$/.test(value),
+      fundingReference: (value) => typeof value === 'string' && /^[A-Za-z0-9_:.-]{1,100}$/.test(value),
+      amountKobo: (value) => Number.isSafeInteger(value),
+      scope: (value) => (SCOPES as readonly unknown[]).includes(value),
+      reason: (value) => typeof value === 'string' && /^[a-z_]{1,64}$/.test(value),
+      schemaVersion: (value) => Number.isSafeInteger(value),
+    };
+    const wallet = (await allEvents(app.eventStore)).filter((event) => event.streamId.startsWith('wallet-'));
+    expect(new Set(wallet.map((event) => event.type))).toEqual(new Set(['WalletFunded', 'WalletFundsReserved', 'WalletDebited']));
+    const misfits = wallet.flatMap((event) =>
+      Object.entries(event.data)
+        .filter(([field, value]) => SHAPES[field] === undefined || !SHAPES[field](value))
+        .map(([field]) => `${event.type}.${field}`),
+    );
+    expect(misfits).toEqual([]);
+  });
+
   it('no file of the portrait store holds a portrait byte sequence', async () => {
     const files = await filesUnder(app.runtime.config.portraits.directory);
     expect(files.length).toBeGreaterThan(0);
