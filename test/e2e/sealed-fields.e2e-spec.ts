@@ -74,11 +74,13 @@ describe('Sealed personal fields that cannot be opened', () => {
     expect(again.body.data.personalDataErasedAt).toBeNull();
   });
 
-  it('a destroyed data key reads as erased at the time it was destroyed, every non-personal field kept, in the read model and in the stream', async () => {
+  it('a destroyed data key reads as erased at the time it was destroyed, every non-personal field kept, in the read model and in the stream, and its portrait is gone', async () => {
     const run = await app.request('POST', '/v1/nin', { body: { nin: NIN }, headers: headers() });
     expect(run.status).toBe(201);
     const reference = run.body.data.reference as string;
     await eventually(reference, (body) => body.data.status === 'found');
+    const portraitUrl = run.body.data.result.portraitUrl as string;
+    expect((await fetch(portraitUrl)).status).toBe(200);
 
     const client = new pg.Client({ connectionString: app.database.url });
     await client.connect();
@@ -94,6 +96,8 @@ describe('Sealed personal fields that cannot be opened', () => {
     const { request: _request, result: _result, personalDataErasedAt: _erasedAt, ...facts } = run.body.data;
     expect(erased.body.data).toEqual({ ...facts, request: {}, result: {}, personalDataErasedAt: '2026-03-04T05:06:07.089+00:00' });
     expect(Object.keys(erased.body.data).sort()).toEqual(Object.keys(run.body.data).sort());
+    // The portrait was sealed under the same key: its (still validly signed) link now finds nothing.
+    expect((await fetch(portraitUrl)).status).toBe(404);
 
     // Folded from the stream (what a read racing the projection and the recovery process see): the same.
     const folded = await app.app.get(VerificationStreams).load(reference);
