@@ -3,7 +3,7 @@ import { Clock } from '../common/clock.js';
 import { InvariantViolated } from '../common/errors.js';
 import { asDomainEvent, toAppend } from '../common/event.js';
 import { isoWithOffset } from '../common/time.js';
-import { DataKeys } from '../data-protection/data-keys.js';
+import { DataKeys, type DataKeyState } from '../data-protection/data-keys.js';
 import { isSealed, open, seal, SealOpenFailed, type SealBinding } from '../data-protection/sealing.js';
 import type { JsonObject, RecordedEvent } from '../event-store/event-store.port.js';
 import type { EventCodec, EventEnvelope } from '../event-sourcing/codec.js';
@@ -47,9 +47,9 @@ export class PersonalFields {
   }
 
   /** Opens one stored field: unsealed values (fields written before sealing, or an empty result) pass as they are. */
-  async open(reference: string, eventType: keyof typeof PERSONAL_FIELDS, stored: JsonObject): Promise<{ value: JsonObject; erasedAt: string | null }> {
+  async open(reference: string, eventType: keyof typeof PERSONAL_FIELDS, stored: JsonObject, known?: DataKeyState): Promise<{ value: JsonObject; erasedAt: string | null }> {
     if (!isSealed(stored)) return { value: stored, erasedAt: null };
-    const key = await this.keys.get(reference);
+    const key = known ?? (await this.keys.get(reference));
     if (key.status === 'destroyed') return { value: {}, erasedAt: isoWithOffset(key.destroyedAt) };
     if (key.status === 'missing') return this.incident(reference, eventType, 'its data key is missing');
     try {
@@ -62,7 +62,10 @@ export class PersonalFields {
 
   /** A verification's request and result as read from the read model: both readable, or both `{}` and the verification erased. */
   async openBoth(reference: string, request: JsonObject, result: JsonObject): Promise<OpenedFields> {
-    const [openedRequest, openedResult] = await Promise.all([this.open(reference, 'VerificationRequested', request), this.open(reference, 'VerificationCompleted', result)]);
+    // One key lookup for both fields (a cache miss is a query).
+    const key = isSealed(request) || isSealed(result) ? await this.keys.get(reference) : undefined;
+    const openedRequest = await this.open(reference, 'VerificationRequested', request, key);
+    const openedResult = await this.open(reference, 'VerificationCompleted', result, key);
     const erasedAt = openedRequest.erasedAt ?? openedResult.erasedAt;
     if (erasedAt !== null) return { request: {}, result: {}, personalDataErasedAt: erasedAt };
     return { request: openedRequest.value, result: openedResult.value, personalDataErasedAt: null };
