@@ -85,7 +85,7 @@ async function main(): Promise<void> {
     status(`written in ${writeSeconds.toFixed(1)} s`);
     await pool.query('vacuum analyze events');
 
-    const env = { DATABASE_URL: url, EVENT_STORE: 'postgres', DATA_DIR: join(tmpdir(), `ledger-bench-audit-${process.pid}`), LOG_LEVEL: 'error' };
+    const env = { DATABASE_URL: url, DATA_ENCRYPTION_KEY: randomBytes(32).toString('base64'), EVENT_STORE: 'postgres', DATA_DIR: join(tmpdir(), `ledger-bench-audit-${process.pid}`), LOG_LEVEL: 'error' };
     const rows: string[] = [];
     for (const environment of ['test', 'live'] as const) {
       const run = await runAudit(['--org', organizationId, '--env', environment, '--format', 'csv'], env);

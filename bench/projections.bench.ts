@@ -139,7 +139,7 @@ async function main(): Promise<void> {
     await pool.query('vacuum analyze verifications');
     status(`seeded in ${((performance.now() - started) / 1000).toFixed(1)} s`);
 
-    const config = loadConfig({ PORT: '0', HOST: '127.0.0.1', DATABASE_URL: url, DATA_DIR: join(tmpdir(), `ledger-bench-${process.pid}`), RUN_PROJECTIONS: 'false', LOG_LEVEL: 'error', RATE_LIMIT_PER_MINUTE: '1000000' });
+    const config = loadConfig({ PORT: '0', HOST: '127.0.0.1', DATABASE_URL: url, DATA_ENCRYPTION_KEY: randomBytes(32).toString('base64'), DATA_DIR: join(tmpdir(), `ledger-bench-${process.pid}`), RUN_PROJECTIONS: 'false', LOG_LEVEL: 'error', RATE_LIMIT_PER_MINUTE: '1000000' });
     const app = await createApp({ config, databaseUrl: url, embedded: false, adminToken: undefined });
     await app.listen(0, '127.0.0.1');
     cleanups.push(() => app.close());

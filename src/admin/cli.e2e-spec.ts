@@ -9,6 +9,7 @@ import { hashApiKey } from '../auth/api-key.js';
 import { MAX_FUNDING_KOBO } from '../wallets/wallet.decider.js';
 import { createTestDatabase, type TestDatabase } from '../../test/support/database.js';
 import { allEvents, createTestEventStore, eventsContaining, streamEvents, type TestEventStore } from '../../test/support/event-store.js';
+import { TEST_DATA_ENCRYPTION_KEY } from '../../test/support/data-protection.js';
 
 const run = promisify(execFile);
 const ROOT = resolve('.');
@@ -48,7 +49,7 @@ describe('admin CLI', () => {
     try {
       const { stdout, stderr } = await run(process.execPath, [join(buildDir, 'dist/src/admin/cli.js'), ...args], {
         cwd: buildDir,
-        env: { PATH: process.env.PATH, ...events.env, DATABASE_URL: database.url, DATA_DIR: join(buildDir, '.data'), SANDBOX_CREDIT_KOBO: '100000' },
+        env: { PATH: process.env.PATH, ...events.env, DATABASE_URL: database.url, DATA_ENCRYPTION_KEY: TEST_DATA_ENCRYPTION_KEY, DATA_DIR: join(buildDir, '.data'), SANDBOX_CREDIT_KOBO: '100000' },
         timeout: 30_000,
       });
       return { code: 0, stdout, stderr };

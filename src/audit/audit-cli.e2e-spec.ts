@@ -12,6 +12,7 @@ import { ProjectionWaiter } from '../read-models/projection-waiter.js';
 import { EVENT_STORE, type EventStore } from '../event-store/event-store.port.js';
 import { WalletLedger } from '../wallets/wallet-ledger.port.js';
 import { CSV_COLUMNS } from './audit-format.js';
+import { TEST_DATA_ENCRYPTION_KEY } from '../../test/support/data-protection.js';
 
 const run = promisify(execFile);
 const ROOT = resolve('.');
@@ -39,7 +40,7 @@ describe('audit:wallet', () => {
     buildDir = await mkdtemp(join(tmpdir(), 'ledger-audit-'));
     for (const entry of ['src', 'projections', 'bench', '.swcrc', 'package.json', 'node_modules']) await symlink(join(ROOT, entry), join(buildDir, entry));
     await run(process.execPath, [join(ROOT, 'scripts/build.mjs')], { cwd: buildDir });
-    cliEnv = { PATH: process.env.PATH, ...(await testEventStoreEnv(app.database)), DATABASE_URL: app.database.url, DATA_DIR: join(buildDir, '.data') };
+    cliEnv = { PATH: process.env.PATH, ...(await testEventStoreEnv(app.database)), DATABASE_URL: app.database.url, DATA_ENCRYPTION_KEY: TEST_DATA_ENCRYPTION_KEY, DATA_DIR: join(buildDir, '.data') };
   });
   afterAll(async () => {
     await pool?.end();

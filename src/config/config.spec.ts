@@ -17,9 +17,17 @@ describe('loadConfig', () => {
     [{ DATABASE_URL: 'mysql://x' }, 'DATABASE_URL'],
     [{ DATABASE_URL: 'not a url' }, 'DATABASE_URL'],
     [{ DB_POOL_SIZE: '0' }, 'DB_POOL_SIZE'],
+    [{ DATABASE_URL: 'postgres://db.example.com/ledger' }, 'DATA_ENCRYPTION_KEY'],
+    [{ DATA_ENCRYPTION_KEY: 'short' }, 'DATA_ENCRYPTION_KEY'],
   ])('rejects %j naming %s', (env, variable) => {
     expect(() => loadConfig(env)).toThrow(ConfigError);
     expect(() => loadConfig(env)).toThrow(variable);
+  });
+
+  it('takes the master key beside an external database, and leaves it to be generated on the embedded default', () => {
+    const key = Buffer.alloc(32, 1).toString('base64');
+    expect(loadConfig({ DATABASE_URL: 'postgres://db.example.com/ledger', DATA_ENCRYPTION_KEY: key }).dataProtection.masterKey).toBe(key);
+    expect(loadConfig({}).dataProtection.masterKey).toBeUndefined();
   });
 
   it('never echoes a bad URL, which may hold a password', () => {

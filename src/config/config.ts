@@ -68,6 +68,10 @@ export interface AppConfig {
     /** Base of the signed portrait links; defaults to http://localhost:PORT. */
     readonly publicBaseUrl: string | undefined;
   };
+  readonly dataProtection: {
+    /** DATA_ENCRYPTION_KEY: the master key (32 bytes, base64) that wraps every organization's keys. Absent on the embedded default only: generated under dataDir. */
+    readonly masterKey: string | undefined;
+  };
   /** Run the projection workers inside the API process: `auto` does so on the embedded default only. */
   readonly runProjections: 'auto' | 'true' | 'false';
   /** HTTP upstreams (Dojah, Prembly) behind live keys. */
@@ -234,6 +238,18 @@ function origins(env: Env, name: string): readonly string[] {
     });
 }
 
+/**
+ * DATA_ENCRYPTION_KEY: required beside DATABASE_URL, where a key generated on one machine's disk
+ * would be lost with it (and every verification's personal data with the key).
+ */
+function dataEncryptionKey(env: Env): string | undefined {
+  const value = key32(env, 'DATA_ENCRYPTION_KEY');
+  if (value === undefined && text(env, 'DATABASE_URL') !== undefined) {
+    throw new ConfigError('DATA_ENCRYPTION_KEY', 'is required when DATABASE_URL is set: the master key of the personal data (32 bytes, base64; see docs/data-protection.md)');
+  }
+  return value;
+}
+
 /** Reads and validates the environment once. Throws a ConfigError naming the first bad variable. */
 export function loadConfig(env: Env = process.env): AppConfig {
   const kind = oneOf(env, 'EVENT_STORE', ['postgres', 'esdb'] as const, 'postgres');
@@ -278,6 +294,7 @@ export function loadConfig(env: Env = process.env): AppConfig {
       urlTtlSeconds: integer(env, 'PORTRAIT_URL_TTL_SECONDS', 900, 10, 86_400),
       publicBaseUrl: url(env, 'PUBLIC_BASE_URL', ['http:', 'https:']),
     },
+    dataProtection: { masterKey: dataEncryptionKey(env) },
     runProjections: oneOf(env, 'RUN_PROJECTIONS', ['auto', 'true', 'false'] as const, 'auto'),
     providers: {
       credentialsKey: key32(env, 'PROVIDER_CREDENTIALS_KEY'),

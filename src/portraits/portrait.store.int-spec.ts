@@ -31,6 +31,24 @@ describe('The encrypted portrait store (filesystem)', () => {
     expect((await again.get(id))?.bytes).toEqual(image);
   });
 
+  it("seals a verification's portrait under its data key: readable with it, erased (null) without it, refused under another verification's", async () => {
+    const store = await FilePortraitStore.open(loadConfig({ DATA_DIR: await mkdtemp(join(tmpdir(), 'portraits-sealed-')) }));
+    const image = sandboxPortrait('sealed');
+    const dataKey = randomBytes(32);
+    const reference = 'vrf_01JD3Q9ZK8W6V2C4X7N5B0M1TR';
+    const id = await store.put('org_A', 'image/png', image, { reference, key: dataKey });
+    const keys = new Map([[reference, dataKey]]);
+    const keyOf = async (asked: string) => keys.get(asked) ?? null;
+    expect(await store.get(id, keyOf)).toEqual({ organizationId: 'org_A', contentType: 'image/png', bytes: image });
+    expect(await store.owner(id)).toBe('org_A');
+    // Another verification's key: the record is bound to its own.
+    await expect(store.get(id, async () => randomBytes(32))).rejects.toThrow();
+    keys.delete(reference);
+    expect(await store.get(id, keyOf)).toBeNull();
+    await expect(store.get(id)).rejects.toThrow(/without one/);
+    await store.close();
+  });
+
   it('refuses a record edited to claim another owner', async () => {
     const config = loadConfig({ DATA_DIR: dataDir });
     const store = await FilePortraitStore.open(config);

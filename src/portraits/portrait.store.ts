@@ -9,6 +9,15 @@ export type PortraitContentType = 'image/png' | 'image/jpeg';
 /** Portraits above this are refused before storage. */
 export const MAX_PORTRAIT_BYTES = 2 * 1024 * 1024;
 
+/** The verification a portrait belongs to and its data key: the portrait is sealed under that key. */
+export interface PortraitSealing {
+  readonly reference: string;
+  readonly key: Buffer;
+}
+
+/** The data key of a verification, or null when it was destroyed (the portrait is then erased). */
+export type PortraitKeyOf = (reference: string) => Promise<Buffer | null>;
+
 export interface StoredPortrait {
   readonly organizationId: string;
   readonly contentType: PortraitContentType;
@@ -19,15 +28,19 @@ export interface StoredPortrait {
 export abstract class PortraitStore {
   /** The secret that signs portrait links. */
   abstract readonly linkSecret: Buffer;
-  abstract put(organizationId: string, contentType: PortraitContentType, bytes: Buffer): Promise<string>;
+  /** With `sealing`, under the verification's data key; without, under the store's own key (portraits stored before data keys). */
+  abstract put(organizationId: string, contentType: PortraitContentType, bytes: Buffer, sealing?: PortraitSealing): Promise<string>;
   /** The owner is readable without decrypting, so a link's signature can be checked first. */
   abstract owner(portraitId: string): Promise<string | null>;
-  abstract get(portraitId: string): Promise<StoredPortrait | null>;
+  /** Null when unknown, or when its verification's data key is gone (`keyOf` answers null: erased). */
+  abstract get(portraitId: string, keyOf?: PortraitKeyOf): Promise<StoredPortrait | null>;
   /** Lets go of open files once the writes in flight are done. */
   abstract close(): Promise<void>;
 }
 
 const MAGIC = Buffer.from('PRT1');
+/** A record sealed under its verification's data key: the reference follows the organization. */
+const MAGIC_SEALED = Buffer.from('PRT2');
 const TYPES: readonly PortraitContentType[] = ['image/png', 'image/jpeg'];
 
 /** A segment is retired for a new one past this size (unless told otherwise, for tests). */
@@ -43,10 +56,14 @@ interface Segment {
 
 /**
  * Portraits in append-only segment files, AES-256-GCM, one record per portrait:
- * `PRT1 | type(1) | orgLen(1) | orgId | iv(12) | tag(16) | ciphertext`. The organization id, the
- * content type and the portrait id (which names the segment, offset and length of its record) are
- * authenticated as associated data, so a record copied or edited to claim another owner, or read
- * under another id, fails to decrypt.
+ * `PRT2 | type(1) | orgLen(1) | orgId | refLen(1) | reference | iv(12) | tag(16) | ciphertext`,
+ * sealed under the data key of the verification `reference` (src/data-protection), so destroying
+ * that key erases the portrait with the rest of the verification's personal data. Records of
+ * earlier versions, `PRT1 | type | orgLen | orgId | iv | tag | ciphertext`, were sealed under the
+ * store's own key and are still read with it. The organization id, the content type, the
+ * reference and the portrait id (which names the segment, offset and length of its record) are
+ * authenticated as associated data, so a record copied or edited to claim another owner or
+ * verification, or read under another id, fails to decrypt.
  *
  * Why segments and not a file per portrait: creating a file costs the kernel far more than
  * appending to an open one (about 0.6 ms of system CPU against 0.02 ms on the reference machine,
@@ -75,20 +92,24 @@ export class FilePortraitStore extends PortraitStore {
     return new FilePortraitStore(config.portraits.directory, key, options.segmentMaxBytes ?? SEGMENT_MAX_BYTES);
   }
 
-  async put(organizationId: string, contentType: PortraitContentType, bytes: Buffer): Promise<string> {
+  async put(organizationId: string, contentType: PortraitContentType, bytes: Buffer, sealing?: PortraitSealing): Promise<string> {
     if (bytes.length === 0 || bytes.length > MAX_PORTRAIT_BYTES) throw new RangeError(`a portrait must be 1 to ${MAX_PORTRAIT_BYTES} bytes`);
     const organization = Buffer.from(organizationId, 'utf8');
     if (organization.length === 0 || organization.length > 255) throw new RangeError('invalid organization id');
+    const reference = sealing === undefined ? undefined : Buffer.from(sealing.reference, 'utf8');
+    if (reference !== undefined && (reference.length === 0 || reference.length > 255)) throw new RangeError('invalid reference');
+    if (sealing !== undefined && sealing.key.length !== 32) throw new RangeError('a data key is 32 bytes');
     // GCM's ciphertext is as long as the plaintext, so the record's length is known before encrypting.
-    const length = MAGIC.length + 2 + organization.length + 12 + 16 + bytes.length;
+    const referencePart = reference === undefined ? Buffer.alloc(0) : Buffer.concat([Buffer.from([reference.length]), reference]);
+    const length = MAGIC.length + 2 + organization.length + referencePart.length + 12 + 16 + bytes.length;
     return this.append(length, (segmentId, offset) => {
       const id = `prt_${segmentId}_${offset.toString(16)}_${length.toString(16)}`;
       const iv = randomBytes(12);
-      const cipher = createCipheriv('aes-256-gcm', this.key, iv);
-      cipher.setAAD(aad(id, organizationId, contentType));
+      const cipher = createCipheriv('aes-256-gcm', sealing?.key ?? this.key, iv);
+      cipher.setAAD(aad(id, organizationId, contentType, sealing?.reference));
       const ciphertext = Buffer.concat([cipher.update(bytes), cipher.final()]);
       const header = Buffer.from([TYPES.indexOf(contentType), organization.length]);
-      return { id, record: Buffer.concat([MAGIC, header, organization, iv, cipher.getAuthTag(), ciphertext]) };
+      return { id, record: Buffer.concat([reference === undefined ? MAGIC : MAGIC_SEALED, header, organization, referencePart, iv, cipher.getAuthTag(), ciphertext]) };
     });
   }
 
@@ -139,12 +160,19 @@ export class FilePortraitStore extends PortraitStore {
     return file === null ? null : parse(file).organizationId;
   }
 
-  async get(portraitId: string): Promise<StoredPortrait | null> {
+  async get(portraitId: string, keyOf?: PortraitKeyOf): Promise<StoredPortrait | null> {
     const file = await this.read(portraitId);
     if (file === null) return null;
-    const { contentType, organizationId, iv, tag, ciphertext } = parse(file);
-    const decipher = createDecipheriv('aes-256-gcm', this.key, iv);
-    decipher.setAAD(aad(portraitId, organizationId, contentType));
+    const { contentType, organizationId, reference, iv, tag, ciphertext } = parse(file);
+    let key = this.key;
+    if (reference !== undefined) {
+      if (keyOf === undefined) throw new Error('invariant: a portrait sealed under a data key was read without one');
+      const dataKey = await keyOf(reference);
+      if (dataKey === null) return null;
+      key = dataKey;
+    }
+    const decipher = createDecipheriv('aes-256-gcm', key, iv);
+    decipher.setAAD(aad(portraitId, organizationId, contentType, reference));
     decipher.setAuthTag(tag);
     return { organizationId, contentType, bytes: Buffer.concat([decipher.update(ciphertext), decipher.final()]) };
   }
@@ -171,21 +199,28 @@ export class FilePortraitStore extends PortraitStore {
   }
 }
 
-function aad(portraitId: string, organizationId: string, contentType: PortraitContentType): Buffer {
-  return Buffer.from(`${portraitId}\n${organizationId}\n${contentType}`, 'utf8');
+function aad(portraitId: string, organizationId: string, contentType: PortraitContentType, reference?: string): Buffer {
+  return Buffer.from(`${portraitId}\n${organizationId}\n${contentType}${reference === undefined ? '' : `\n${reference}`}`, 'utf8');
 }
 
-function parse(file: Buffer): { contentType: PortraitContentType; organizationId: string; iv: Buffer; tag: Buffer; ciphertext: Buffer } {
-  if (file.length < MAGIC.length + 2 || !file.subarray(0, 4).equals(MAGIC)) throw new Error('invariant: not a portrait file');
+function parse(file: Buffer): { contentType: PortraitContentType; organizationId: string; reference: string | undefined; iv: Buffer; tag: Buffer; ciphertext: Buffer } {
+  const sealed = file.length >= 4 && file.subarray(0, 4).equals(MAGIC_SEALED);
+  if (file.length < MAGIC.length + 2 || !(sealed || file.subarray(0, 4).equals(MAGIC))) throw new Error('invariant: not a portrait file');
   const contentType = TYPES[file[4]];
   const organizationLength = file[5];
   if (contentType === undefined) throw new Error('invariant: unknown portrait content type');
   let offset = 6;
   const organizationId = file.subarray(offset, offset + organizationLength).toString('utf8');
   offset += organizationLength;
+  let reference: string | undefined;
+  if (sealed) {
+    const referenceLength = file[offset];
+    reference = file.subarray(offset + 1, offset + 1 + referenceLength).toString('utf8');
+    offset += 1 + referenceLength;
+  }
   const iv = file.subarray(offset, offset + 12);
   const tag = file.subarray(offset + 12, offset + 28);
-  return { contentType, organizationId, iv, tag, ciphertext: file.subarray(offset + 28) };
+  return { contentType, organizationId, reference, iv, tag, ciphertext: file.subarray(offset + 28) };
 }
 
 /** PORTRAIT_ENCRYPTION_KEY (or another 32-byte key, named by `variable`): 32 bytes as 64 hex characters or as base64. */

@@ -5,6 +5,7 @@ import { Clock } from '../common/clock.js';
 import { Forbidden, NotFound } from '../common/errors.js';
 import { checkLinkShape, checkLinkSignature } from './portrait-links.js';
 import { PortraitStore } from './portrait.store.js';
+import { Portraits } from './portraits.service.js';
 
 /**
  * Serves a portrait to whoever holds a valid signed link (the link is the credential, so it works
@@ -16,6 +17,7 @@ export class PortraitsController {
   constructor(
     @Inject(PortraitStore) private readonly store: PortraitStore,
     @Inject(Clock) private readonly clock: Clock,
+    @Inject(Portraits) private readonly portraits: Portraits,
   ) {}
 
   @Get(':id')
@@ -27,7 +29,7 @@ export class PortraitsController {
   @ApiProduces('image/png', 'image/jpeg')
   @ApiResponse({ status: 200, description: 'The image bytes' })
   @ApiResponse({ status: 403, description: 'portrait_link_expired or portrait_link_invalid' })
-  @ApiResponse({ status: 404, description: 'No such portrait' })
+  @ApiResponse({ status: 404, description: "No such portrait, or its verification's personal data was erased" })
   async download(@Param('id') id: string, @Query('expires') expires: unknown, @Query('signature') signature: unknown, @Res() reply: FastifyReply): Promise<void> {
     const shape = checkLinkShape(id, expires, signature, this.clock.now());
     if (shape === 'expired') throw new Forbidden('portrait_link_expired', 'This portrait link has expired; read the verification again for a fresh one');
@@ -37,7 +39,7 @@ export class PortraitsController {
     if (checkLinkSignature(this.store.linkSecret, id, owner, expires as string, signature as string) !== 'valid') {
       throw new Forbidden('portrait_link_invalid', 'This portrait link is not valid');
     }
-    const portrait = await this.store.get(id);
+    const portrait = await this.portraits.get(id);
     if (portrait === null) throw new NotFound('No such portrait');
     await reply.status(200).header('content-type', portrait.contentType).header('cache-control', 'private, no-store').send(portrait.bytes);
   }

@@ -2,9 +2,10 @@ import { Inject, Injectable } from '@nestjs/common';
 import { Clock } from '../common/clock.js';
 import { CONFIG } from '../config/runtime.js';
 import type { AppConfig } from '../config/config.js';
+import { DataKeys } from '../data-protection/data-keys.js';
 import type { JsonObject } from '../event-store/event-store.port.js';
 import { signPortraitLink } from './portrait-links.js';
-import { PortraitStore, type PortraitContentType } from './portrait.store.js';
+import { PortraitStore, type PortraitContentType, type StoredPortrait } from './portrait.store.js';
 
 /** The result field that holds a stored portrait's id in events and read models. */
 export const PORTRAIT_ID_FIELD = 'portraitId';
@@ -28,13 +29,27 @@ export class Portraits {
     @Inject(PortraitStore) private readonly files: PortraitStore,
     @Inject(CONFIG) private readonly config: AppConfig,
     @Inject(Clock) private readonly clock: Clock,
+    @Inject(DataKeys) private readonly keys: DataKeys,
   ) {}
 
-  /** Returns the portrait id, or null when the bytes are not a PNG or JPEG (then nothing is stored). */
-  async store(organizationId: string, bytes: Buffer): Promise<string | null> {
+  /**
+   * Stores the portrait of verification `reference`, sealed under its data key. Returns the
+   * portrait id, or null when the bytes are not a PNG or JPEG (then nothing is stored).
+   */
+  async store(organizationId: string, reference: string, bytes: Buffer): Promise<string | null> {
     const contentType = sniffImage(bytes);
     if (contentType === null) return null;
-    return this.files.put(organizationId, contentType, bytes);
+    const key = await this.keys.get(reference);
+    if (key.status !== 'open') throw new Error(`invariant: no usable data key for the portrait of ${reference}`);
+    return this.files.put(organizationId, contentType, bytes, { reference, key: key.key });
+  }
+
+  /** The portrait's bytes; null when unknown or erased (its verification's data key destroyed). */
+  async get(portraitId: string): Promise<StoredPortrait | null> {
+    return this.files.get(portraitId, async (reference) => {
+      const key = await this.keys.get(reference);
+      return key.status === 'open' ? key.key : null;
+    });
   }
 
   /** `base`: the configured public URL, else the caller's own scheme and host. */

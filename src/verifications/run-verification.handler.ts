@@ -152,7 +152,7 @@ export class RunVerificationHandler implements ICommandHandler<RunVerification, 
         if (outcome.portrait !== undefined) {
           let portraitId: string | null;
           try {
-            portraitId = await this.portraits.store(organizationId, outcome.portrait);
+            portraitId = await this.portraits.store(organizationId, reference, outcome.portrait);
           } catch {
             this.logger.error('Could not store a portrait; the check is failed and not charged');
             return this.streams.finish(reference, state, { type: 'FailVerification', reasonCode: 'portrait_storage_failed', errorMessage: 'The result could not be stored; the wallet was not charged', at }, context);

@@ -82,7 +82,13 @@ describe('The view', () => {
       priceKobo: 10_000,
       charged: false,
       createdAt: '2026-11-22T08:00:00.000+00:00',
+      personalDataErasedAt: null,
     });
+  });
+  it('shows an erased verification (its sealed fields could not be opened) with request and result {}, every other fact kept', () => {
+    const completed = { type: 'VerificationCompleted' as const, data: { reference: requestedData.reference, outcome: 'found' as const, result: {}, completedAt: at.toISOString(), personalDataErasedAt: '2026-12-01T00:00:00.000+00:00', schemaVersion: 1 } };
+    const view = verificationView(given([requested, completed]).state);
+    expect(view).toMatchObject({ status: 'found', charged: true, request: {}, result: {}, priceKobo: 10_000, personalDataErasedAt: '2026-12-01T00:00:00.000+00:00' });
   });
   it('charges not_found', () =>
     expect(verificationView(given([requested]).when({ type: 'CompleteVerification', outcome: 'not_found', result: {}, at }).thenState())).toMatchObject({

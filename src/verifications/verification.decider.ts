@@ -23,6 +23,8 @@ export type VerificationState =
       /** Found and not_found are charged; failed (and pending) are not. */
       readonly charged: boolean;
       readonly finishedAt: string | null;
+      /** When the personal data became unreadable (its key destroyed), as the codec found it; null while readable. */
+      readonly personalDataErasedAt: string | null;
     };
 
 export type VerificationCommand =
@@ -40,10 +42,17 @@ export function evolve(state: VerificationState, event: VerificationEvent): Veri
   switch (event.type) {
     case 'VerificationRequested':
       if (state.status !== 'none') throw new InvariantViolated(`${event.data.reference} requested twice`);
-      return { status: 'pending', requested: event.data, result: {}, errorMessage: null, reasonCode: null, charged: false, finishedAt: null };
+      return { status: 'pending', requested: event.data, result: {}, errorMessage: null, reasonCode: null, charged: false, finishedAt: null, personalDataErasedAt: event.data.personalDataErasedAt ?? null };
     case 'VerificationCompleted':
       if (state.status !== 'pending') throw new InvariantViolated(`${event.data.reference} finished twice or before its request`);
-      return { ...state, status: event.data.outcome, result: event.data.result, charged: true, finishedAt: event.data.completedAt };
+      return {
+        ...state,
+        status: event.data.outcome,
+        result: event.data.result,
+        charged: true,
+        finishedAt: event.data.completedAt,
+        personalDataErasedAt: state.personalDataErasedAt ?? event.data.personalDataErasedAt ?? null,
+      };
     case 'VerificationFailed':
       if (state.status !== 'pending') throw new InvariantViolated(`${event.data.reference} finished twice or before its request`);
       return { ...state, status: 'failed', errorMessage: event.data.errorMessage, reasonCode: event.data.reasonCode, finishedAt: event.data.failedAt };

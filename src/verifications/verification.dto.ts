@@ -31,6 +31,13 @@ export class VerificationDto {
   charged!: boolean;
   @ApiProperty({ example: '2026-11-22T07:15:00.123+00:00' })
   createdAt!: string;
+  @ApiProperty({
+    type: String,
+    nullable: true,
+    example: null,
+    description: 'When the personal data of this verification (request and result) was erased; null while it is readable. Once erased, request and result are {}.',
+  })
+  personalDataErasedAt!: string | null;
 }
 
 export class VerificationSummaryDto {

@@ -16,14 +16,17 @@ export type VerificationRequested = Event<
     scope: string;
     category: string;
     countryCode: string;
-    /** The inputs as submitted (personal data: never logged). */
+    /** The inputs as submitted (personal data: never logged; stored sealed, see verification.codec.ts). */
     request: JsonObject;
     priceKobo: number;
     /** ISO 8601 UTC: when the check ran (the spec's createdAt). */
     requestedAt: string;
+    /** Set by the codec on read when the sealed fields could not be opened (erased); never stored. */
+    personalDataErasedAt?: string;
   }
 >;
-export type VerificationCompleted = Event<'VerificationCompleted', { reference: string; outcome: 'found' | 'not_found'; result: JsonObject; completedAt: string }>;
+/** `result` is personal data, stored sealed; `personalDataErasedAt` as on the request. */
+export type VerificationCompleted = Event<'VerificationCompleted', { reference: string; outcome: 'found' | 'not_found'; result: JsonObject; completedAt: string; personalDataErasedAt?: string }>;
 export type VerificationFailed = Event<'VerificationFailed', { reference: string; reasonCode: string; errorMessage: string; failedAt: string }>;
 /** Refused before any provider call: the wallet's available balance was below the price. */
 export type VerificationRejected = Event<'VerificationRejected', { reference: string; reasonCode: 'insufficient_balance'; errorMessage: string; priceKobo: number; balanceKobo: number; rejectedAt: string }>;

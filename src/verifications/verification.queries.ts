@@ -8,6 +8,7 @@ import { PG_POOL } from '../database/pool.js';
 import { Portraits } from '../portraits/portraits.service.js';
 import { isScope, SCOPES } from '../scopes/scopes.js';
 import { GetVerification, ListVerifications, type VerificationPage } from './verification.commands.js';
+import { PersonalFields } from './verification.codec.js';
 import { VerificationStreams } from './verification.stream.js';
 import { summaryFromRow, verificationView, viewFromRow, type VerificationRow, type VerificationView } from './verification.views.js';
 
@@ -28,6 +29,7 @@ export class GetVerificationHandler implements IQueryHandler<GetVerification, Ve
     @Inject(PG_POOL) private readonly pool: pg.Pool,
     @Inject(VerificationStreams) private readonly streams: VerificationStreams,
     @Inject(Portraits) private readonly portraits: Portraits,
+    @Inject(PersonalFields) private readonly fields: PersonalFields,
   ) {}
 
   async execute({ key, reference, linkBase }: GetVerification): Promise<VerificationView> {
@@ -37,7 +39,7 @@ export class GetVerificationHandler implements IQueryHandler<GetVerification, Ve
     );
     let view: VerificationView;
     if (rows[0] !== undefined && rows[0].status !== 'pending') {
-      view = viewFromRow(rows[0]);
+      view = viewFromRow(rows[0], await this.fields.openBoth(reference, rows[0].request, rows[0].result));
     } else {
       const state = await this.streams.load(reference);
       if (state.status === 'none' || state.requested.organizationId !== key.organizationId || state.requested.environment !== key.environment) {

@@ -4,11 +4,14 @@ import { InvariantViolated, VerificationAlreadyExists } from '../common/errors.j
 import type { CommandContext } from '../common/event.js';
 import { IdGenerator } from '../common/ids.js';
 import { streams } from '../common/streams.js';
-import { EVENT_STORE, type EventStore } from '../event-store/event-store.port.js';
+import { DataKeys } from '../data-protection/data-keys.js';
+import { tokensOf } from '../data-protection/blind-index.js';
+import { EVENT_STORE, type EventStore, type JsonObject } from '../event-store/event-store.port.js';
 import { EventSourcedHandler, type Stream } from '../event-sourcing/event-sourced-handler.js';
 import { NO_RETRY } from '../event-sourcing/retry.js';
 import { verificationDecider, type VerificationCommand, type VerificationState } from './verification.decider.js';
 import type { VerificationEvent } from './verification.events.js';
+import { PersonalFields, VerificationCodec } from './verification.codec.js';
 
 /** A verification stream holds two events; one page of ten is more than any correct one needs. */
 const PAGING = { pageSize: 10, maxPages: 1 };
@@ -35,8 +38,14 @@ function stream(reference: string): Stream<VerificationState, VerificationComman
 export class VerificationStreams {
   private readonly handler: EventSourcedHandler<VerificationState, VerificationCommand, VerificationEvent>;
 
-  constructor(@Inject(EVENT_STORE) store: EventStore, @Inject(Clock) clock: Clock, @Inject(IdGenerator) ids: IdGenerator) {
-    this.handler = new EventSourcedHandler({ store, clock, ids, retry: NO_RETRY, paging: PAGING });
+  constructor(
+    @Inject(EVENT_STORE) store: EventStore,
+    @Inject(Clock) clock: Clock,
+    @Inject(IdGenerator) ids: IdGenerator,
+    @Inject(DataKeys) private readonly keys: DataKeys,
+    @Inject(PersonalFields) fields: PersonalFields,
+  ) {
+    this.handler = new EventSourcedHandler({ store, clock, ids, retry: NO_RETRY, paging: PAGING, codec: new VerificationCodec(fields) });
   }
 
   async load(reference: string): Promise<VerificationState> {
@@ -45,7 +54,10 @@ export class VerificationStreams {
 
   /** Revision 0: the request. The stream must not exist yet (references are never reused), so nothing is read first. */
   async request(command: Extract<VerificationCommand, { type: 'RequestVerification' }>, context: CommandContext): Promise<Decided> {
-    const requested = stream(command.data.reference);
+    const { reference, organizationId, environment, request } = command.data;
+    // The data key (and the request's blind-index tokens) are stored before anything is sealed under it.
+    await this.keys.create(organizationId, environment, reference, (indexKey) => tokensOf(indexKey, request));
+    const requested = stream(reference);
     const handled = await this.handler.handle(requested, command, context, { from: { folded: this.handler.initial(requested), current: false } });
     if (handled.status !== 'appended') throw new VerificationAlreadyExists('This reference is already in use');
     return { state: handled.folded.state, won: true, position: handled.position };
@@ -63,6 +75,15 @@ export class VerificationStreams {
       from: { folded: { state, revision: REQUEST_REVISION, position: null, link: undefined }, current: false },
     });
     if (handled.status !== 'appended') return { state: handled.folded.state, won: false, position: null };
+    if (command.type === 'CompleteVerification') await this.indexResult(state.requested, command.result);
     return { state: handled.folded.state, won: true, position: handled.position };
+  }
+
+  /** The identifiers a result revealed that the request did not carry, for the data-subject search. */
+  private async indexResult(requested: { reference: string; organizationId: string; environment: string; request: JsonObject }, result: JsonObject): Promise<void> {
+    await this.keys.index(requested.organizationId, requested.environment, requested.reference, (indexKey) => {
+      const known = new Set(tokensOf(indexKey, requested.request));
+      return tokensOf(indexKey, result).filter((token) => !known.has(token));
+    });
   }
 }

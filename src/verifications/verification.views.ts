@@ -19,6 +19,8 @@ export interface VerificationView {
   readonly priceKobo: number;
   readonly charged: boolean;
   readonly createdAt: string;
+  /** When the personal data (request, result) was erased; null while it is readable. */
+  readonly personalDataErasedAt: string | null;
 }
 
 export interface VerificationSummary {
@@ -33,18 +35,20 @@ export interface VerificationSummary {
 export function verificationView(state: VerificationState): VerificationView {
   if (state.status === 'none') throw new InvariantViolated('a view of a verification that was never requested');
   const requested = state.requested;
+  const erased = state.personalDataErasedAt !== null;
   return {
     reference: requested.reference,
     scope: requested.scope,
     category: requested.category,
     countryCode: requested.countryCode,
     status: state.status,
-    request: requested.request,
-    result: state.result,
+    request: erased ? {} : requested.request,
+    result: erased ? {} : state.result,
     errorMessage: state.errorMessage,
     priceKobo: requested.priceKobo,
     charged: state.status === 'found' || state.status === 'not_found',
     createdAt: isoWithOffset(new Date(requested.requestedAt)),
+    personalDataErasedAt: state.personalDataErasedAt,
   };
 }
 
@@ -66,19 +70,21 @@ export interface VerificationRow {
   created_at: Date;
 }
 
-export function viewFromRow(row: VerificationRow): VerificationView {
+/** A row as served: `opened` is its request and result opened (the row itself holds them sealed). */
+export function viewFromRow(row: VerificationRow, opened: { request: JsonObject; result: JsonObject; personalDataErasedAt: string | null }): VerificationView {
   return {
     reference: row.reference,
     scope: row.scope,
     category: row.category,
     countryCode: row.country_code,
     status: row.status,
-    request: row.request,
-    result: row.result,
+    request: opened.request,
+    result: opened.result,
     errorMessage: row.error_message,
     priceKobo: Number(row.price_kobo),
     charged: row.charged,
     createdAt: isoWithOffset(row.created_at),
+    personalDataErasedAt: opened.personalDataErasedAt,
   };
 }
 

@@ -8,6 +8,8 @@ import { ProvidersModule } from '../providers/providers.module.js';
 import { WalletsModule } from '../wallets/wallets.module.js';
 import { GetVerificationHandler, ListVerificationsHandler } from './verification.queries.js';
 import { VerificationStreams } from './verification.stream.js';
+import { PersonalFields } from './verification.codec.js';
+import { DataProtectionModule } from '../data-protection/data-protection.module.js';
 import { VerificationRecovery } from './recovery.js';
 import { InFlightChecks } from './in-flight-checks.js';
 import { RunVerificationHandler } from './run-verification.handler.js';
@@ -15,9 +17,9 @@ import { VerificationsController } from './verifications.controller.js';
 import { registerNoScopeRoute } from './no-scope.route.js';
 
 @Module({
-  imports: [CqrsModule, WalletsModule, PortraitsModule, ProvidersModule],
+  imports: [CqrsModule, DataProtectionModule, WalletsModule, PortraitsModule, ProvidersModule],
   controllers: [VerificationsController],
-  providers: [ApiKeyGuard, VerificationStreams, InFlightChecks, RunVerificationHandler, GetVerificationHandler, ListVerificationsHandler, VerificationRecovery],
+  providers: [ApiKeyGuard, PersonalFields, VerificationStreams, InFlightChecks, RunVerificationHandler, GetVerificationHandler, ListVerificationsHandler, VerificationRecovery],
   exports: [VerificationRecovery, VerificationStreams],
 })
 export class VerificationsModule implements OnModuleInit {

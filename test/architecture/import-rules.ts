@@ -29,6 +29,7 @@ import { adjacency, type Arrow, type Cycle, findCycles, isTestFile } from './imp
 export const FOUNDATION = [
   'src/common/',
   'src/config/',
+  'src/data-protection/',
   'src/database/',
   'src/event-sourcing/',
   'src/event-store/',

@@ -9,6 +9,7 @@ import { freePort } from '../../src/database/embedded-postgres.js';
 import { startTestApp } from '../support/app.js';
 import { createTestDatabase, type TestDatabase } from '../support/database.js';
 import { createTestEventStore, streamEvents, type TestEventStore } from '../support/event-store.js';
+import { TEST_DATA_ENCRYPTION_KEY } from '../support/data-protection.js';
 import { DIST, exited, healthy, runNode, startNodeProcess } from '../support/processes.js';
 
 // Blessing Ebube Ibrahim, the first ready-made sandbox identity (docs/sandbox.md).
@@ -33,7 +34,7 @@ const admin = (method: string, path: string, body?: unknown) => call(method, pat
 const check = (key: string, what: { path: string; body: unknown }) => call('POST', what.path, { 'x-service-key': key }, what.body);
 
 function cli(...args: string[]) {
-  return runNode(DIST.admin, args, { env: { PATH: process.env.PATH, ...testStore.env, DATABASE_URL: database.url, DATA_DIR: dataDir }, timeoutMs: 30_000 });
+  return runNode(DIST.admin, args, { env: { PATH: process.env.PATH, ...testStore.env, DATABASE_URL: database.url, DATA_ENCRYPTION_KEY: TEST_DATA_ENCRYPTION_KEY, DATA_DIR: dataDir }, timeoutMs: 30_000 });
 }
 
 /** The wallet stream's length: a check that is refused by the guard adds nothing to it, a charged one a reservation and a debit. */
@@ -47,6 +48,7 @@ async function startService(): Promise<void> {
       PATH: process.env.PATH,
       ...testStore.env,
       DATABASE_URL: database.url,
+      DATA_ENCRYPTION_KEY: TEST_DATA_ENCRYPTION_KEY,
       DATA_DIR: dataDir,
       PORT: String(port),
       HOST: '127.0.0.1',

@@ -9,6 +9,7 @@ import { freePort } from '../../src/database/embedded-postgres.js';
 import type { RecordedEvent } from '../../src/event-store/event-store.port.js';
 import { createTestDatabase, type TestDatabase } from '../support/database.js';
 import { allEvents, createTestEventStore, type TestEventStore } from '../support/event-store.js';
+import { TEST_DATA_ENCRYPTION_KEY } from '../support/data-protection.js';
 import { DIST, exited, healthy, startNodeProcess } from '../support/processes.js';
 
 const PROVIDER_TIMEOUT_MS = 1_500;
@@ -74,6 +75,7 @@ describe('Graceful shutdown of the service process', () => {
         PATH: process.env.PATH,
         ...testStore.env,
         DATABASE_URL: database.url,
+        DATA_ENCRYPTION_KEY: TEST_DATA_ENCRYPTION_KEY,
         DATA_DIR: dataDir,
         PORT: String(port),
         HOST: '127.0.0.1',

@@ -19,7 +19,7 @@ const VALID: Record<string, (digit: string) => Record<string, string>> = {
   phone: (d) => ({ phone: `+234803123456${d}` }),
   face_match: (d) => ({ image: sandboxPortrait('probe').toString('base64'), nin: `1234567890${d}` }),
 };
-const FULL_FIELDS = ['reference', 'scope', 'category', 'countryCode', 'status', 'request', 'result', 'errorMessage', 'priceKobo', 'charged', 'createdAt'].sort();
+const FULL_FIELDS = ['reference', 'scope', 'category', 'countryCode', 'status', 'request', 'result', 'errorMessage', 'priceKobo', 'charged', 'createdAt', 'personalDataErasedAt'].sort();
 const ISO_WITH_OFFSET = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}\+00:00$/;
 
 async function eventually<T>(read: () => Promise<T>, done: (value: T) => boolean, timeoutMs = 5_000): Promise<T> {

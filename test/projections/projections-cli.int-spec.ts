@@ -7,6 +7,7 @@ import { promisify } from 'node:util';
 import pg from 'pg';
 import { createTestDatabase, type TestDatabase } from '../support/database.js';
 import { createTestEventStore, type TestEventStore } from '../support/event-store.js';
+import { TEST_DATA_ENCRYPTION_KEY } from '../support/data-protection.js';
 import { DIST } from '../support/processes.js';
 
 const run = promisify(execFile);
@@ -49,7 +50,7 @@ describe('projections CLI', () => {
       return { code: failed.code, stdout: failed.stdout ?? '', stderr: failed.stderr ?? '' };
     }
   }
-  const unreachable = { DATABASE_URL: 'postgres://ledger:secret@127.0.0.1:1/ledger' };
+  const unreachable = { DATABASE_URL: 'postgres://ledger:secret@127.0.0.1:1/ledger', DATA_ENCRYPTION_KEY: TEST_DATA_ENCRYPTION_KEY };
 
   it('reports a failure as one readable line with the exit code, not a JSON log line with a stack trace', async () => {
     const failed = await cli(unreachable, 'status');
@@ -74,7 +75,7 @@ describe('projections CLI', () => {
   });
 
   it('draws the rebuild progress with the projection name, not a {name} placeholder', async () => {
-    const rebuilt = await cli({ ...events.env, DATABASE_URL: database.url }, 'rebuild', 'organizations', 'api-keys');
+    const rebuilt = await cli({ ...events.env, DATABASE_URL: database.url, DATA_ENCRYPTION_KEY: TEST_DATA_ENCRYPTION_KEY }, 'rebuild', 'organizations', 'api-keys');
     expect(rebuilt.code).toBe(0);
     expect(rebuilt.stdout).toMatch(/^organizations: swapped in; /m);
     expect(rebuilt.stderr).not.toContain('{name}');

@@ -12,6 +12,7 @@ import { writeSampleLog } from '../../projections/runner/sample-log.testing.js';
 import { readActiveWorkers, readProjectionStatus } from '../../projections/status/projection-status.js';
 import { createTestDatabase, type TestDatabase } from '../support/database.js';
 import { createTestEventStore, type TestEventStore } from '../support/event-store.js';
+import { TEST_DATA_ENCRYPTION_KEY } from '../support/data-protection.js';
 import { DIST, exited } from '../support/processes.js';
 
 // The global setup built dist/ from the current sources.
@@ -27,7 +28,7 @@ const output = new Map<number, string>();
 
 function startWorker(): ChildProcess {
   const child = spawn(process.execPath, [CLI, 'run'], {
-    env: { PATH: process.env.PATH, ...testStore.env, DATABASE_URL: database.url, DATA_DIR: dataDir, DB_POOL_SIZE: '6' },
+    env: { PATH: process.env.PATH, ...testStore.env, DATABASE_URL: database.url, DATA_ENCRYPTION_KEY: TEST_DATA_ENCRYPTION_KEY, DATA_DIR: dataDir, DB_POOL_SIZE: '6' },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   const pid = child.pid ?? 0;

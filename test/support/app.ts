@@ -11,6 +11,7 @@ import type { Runtime } from '../../src/config/runtime.js';
 import { EVENT_STORE, type EventStore } from '../../src/event-store/event-store.port.js';
 import { createTestDatabase, type TestDatabase } from './database.js';
 import { testEventStoreEnv, testEventStoreKind, type TestEventStoreKind } from './event-store.js';
+import { TEST_DATA_ENCRYPTION_KEY } from './data-protection.js';
 
 export interface TestApp {
   readonly app: NestFastifyApplication;
@@ -60,6 +61,7 @@ export async function startTestApp(options: StartTestAppOptions = {}): Promise<T
     HOST: '127.0.0.1',
     DATA_DIR: dataDir,
     DATABASE_URL: database.url,
+    DATA_ENCRYPTION_KEY: TEST_DATA_ENCRYPTION_KEY,
     ADMIN_TOKEN: adminToken,
     PROVIDER_TIMEOUT_MS: '300',
     RUN_PROJECTIONS: 'true',

@@ -37,6 +37,7 @@ describe('Given the admin command line', () => {
       'key revoke',
       'wallet fund',
       'wallet balance',
+      'keys rotate-master',
     ]);
   });
 

@@ -1,6 +1,7 @@
 import { Command } from 'commander';
 import type { SetJob } from './kit.js';
 import { addKeyCommands } from './key.commands.js';
+import { addMasterKeyCommands } from './master-key.commands.js';
 import { addOrgCommands } from './org.commands.js';
 import { addProviderCommands } from './provider.commands.js';
 import { addWalletCommands } from './wallet.commands.js';
@@ -17,6 +18,7 @@ export function buildProgram(setJob: SetJob): Command {
   addProviderCommands(program, setJob);
   addKeyCommands(program, setJob);
   addWalletCommands(program, setJob);
+  addMasterKeyCommands(program, setJob);
   program.addHelpText(
     'after',
     `

@@ -8,6 +8,7 @@ import { AppendEventBatch1732250000006 } from './1732250000006-append-event-batc
 import { AdvanceCheckpoint1732250000007 } from './1732250000007-advance-checkpoint.js';
 import { AppendJson1732250000008 } from './1732250000008-append-json.js';
 import { WalletSnapshots1732250000009 } from './1732250000009-wallet-snapshots.js';
+import { DataProtection1732250000010 } from './1732250000010-data-protection.js';
 
 /** Every migration, in order: the event log's and the read models', all in this folder. Features add theirs here. */
 export const MIGRATIONS = [
@@ -21,4 +22,5 @@ export const MIGRATIONS = [
   AdvanceCheckpoint1732250000007,
   AppendJson1732250000008,
   WalletSnapshots1732250000009,
+  DataProtection1732250000010,
 ];

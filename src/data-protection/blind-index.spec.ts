@@ -1,0 +1,36 @@
+import { describe, expect, it } from '@jest/globals';
+import { randomBytes } from 'node:crypto';
+import { blindToken, normalisePhone, tokensOf } from './blind-index.js';
+
+describe('The blind index of data subjects', () => {
+  it('gives one NIN unrelated tokens in two organizations', () => {
+    const [first, second] = [randomBytes(32), randomBytes(32)];
+    expect(blindToken(first, 'nin', '21440414976')).not.toBe(blindToken(second, 'nin', '21440414976'));
+    expect(blindToken(first, 'nin', '21440414976')).toBe(blindToken(first, 'nin', '21440414976'));
+  });
+
+  it('gives a phone number the same token in its three forms', () => {
+    const key = randomBytes(32);
+    const forms = ['08150292236', '+2348150292236', '2348150292236'];
+    expect(forms.map(normalisePhone)).toEqual(['08150292236', '08150292236', '08150292236']);
+    expect(new Set(forms.map((form) => blindToken(key, 'phone', form))).size).toBe(1);
+    expect(blindToken(key, 'phone', '08150292237')).not.toBe(blindToken(key, 'phone', '08150292236'));
+  });
+
+  it('keeps kinds apart: the same digits as a NIN and as a BVN are different subjects', () => {
+    const key = randomBytes(32);
+    expect(blindToken(key, 'nin', '22126025250')).not.toBe(blindToken(key, 'bvn', '22126025250'));
+  });
+
+  it('ignores case in letter-bearing numbers (vNIN, VIN, passport)', () => {
+    const key = randomBytes(32);
+    expect(blindToken(key, 'vnin', 'ys79377970479239')).toBe(blindToken(key, 'vnin', 'YS79377970479239'));
+  });
+
+  it('indexes the identifiers of inputs and results, never other fields, and never the identifier itself', () => {
+    const key = randomBytes(32);
+    const tokens = tokensOf(key, { nin: '21440414976', image: { sha256: 'x' } }, { firstName: 'Blessing', phoneNumber: '08150292236', nin: '21440414976' });
+    expect(tokens).toHaveLength(2);
+    expect(tokens.join()).not.toContain('21440414976');
+  });
+});

@@ -1,0 +1,59 @@
+import { createHmac } from 'node:crypto';
+
+/** The identifiers a data subject can be found by. */
+export const SUBJECT_KINDS = ['nin', 'bvn', 'phone', 'account_number', 'vnin', 'vin', 'passport_number'] as const;
+export type SubjectKind = (typeof SUBJECT_KINDS)[number];
+
+/** At most this many tokens are indexed per verification (inputs and result together). */
+export const MAX_TOKENS_PER_VERIFICATION = 16;
+
+/** Nigerian numbers in their local form: `080…`, `+234 80…` and `23480…` are one number. */
+export function normalisePhone(value: string): string {
+  const digits = value.replace(/[\s\-().]/g, '').replace(/^\+/, '');
+  if (/^234\d{10}$/.test(digits)) return `0${digits.slice(3)}`;
+  if (/^\d{10}$/.test(digits) && !digits.startsWith('0')) return `0${digits}`;
+  return digits;
+}
+
+export function normaliseIdentifier(kind: SubjectKind, value: string): string {
+  if (kind === 'phone') return normalisePhone(value);
+  return value.replace(/\s+/g, '').toUpperCase();
+}
+
+/** HMAC-SHA-256 of the normalised identifier under the organization's index key: unrelated across organizations. */
+export function blindToken(indexKey: Buffer, kind: SubjectKind, value: string): string {
+  return createHmac('sha256', indexKey).update(`${kind}\n${normaliseIdentifier(kind, value)}`, 'utf8').digest('base64url');
+}
+
+const FIELD_KINDS: Readonly<Record<string, SubjectKind>> = {
+  nin: 'nin',
+  bvn: 'bvn',
+  phone: 'phone',
+  phone_number: 'phone',
+  phoneNumber: 'phone',
+  phoneNumber1: 'phone',
+  phoneNumber2: 'phone',
+  account_number: 'account_number',
+  accountNumber: 'account_number',
+  vnin: 'vnin',
+  vin: 'vin',
+  passport_number: 'passport_number',
+  passportNumber: 'passport_number',
+};
+
+/** The identifiers among an object's top-level fields (inputs, or a result), by kind. */
+export function identifiersIn(values: Readonly<Record<string, unknown>>): { kind: SubjectKind; value: string }[] {
+  const found: { kind: SubjectKind; value: string }[] = [];
+  for (const [field, value] of Object.entries(values)) {
+    const kind = FIELD_KINDS[field];
+    if (kind !== undefined && typeof value === 'string' && value.trim() !== '') found.push({ kind, value });
+  }
+  return found;
+}
+
+/** The distinct tokens of the identifiers in `sources`, bounded. */
+export function tokensOf(indexKey: Buffer, ...sources: readonly Readonly<Record<string, unknown>>[]): string[] {
+  const tokens = new Set<string>();
+  for (const source of sources) for (const { kind, value } of identifiersIn(source)) tokens.add(blindToken(indexKey, kind, value));
+  return [...tokens].slice(0, MAX_TOKENS_PER_VERIFICATION);
+}

@@ -1,0 +1,92 @@
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { randomBytes } from 'node:crypto';
+import type pg from 'pg';
+import { createPool } from '../database/pool.js';
+import { createTestDatabase, type TestDatabase } from '../../test/support/database.js';
+import { blindToken, tokensOf } from './blind-index.js';
+import { DataKeys } from './data-keys.js';
+import { LocalKeyManagement } from './key-management.port.js';
+import { rotateMaster, UnknownMasterKey } from './rotate-master.js';
+import { open, seal } from './sealing.js';
+
+const reference = (n: number) => `vrf_TEST${String(n).padStart(22, '0')}`;
+
+describe('The key hierarchy in PostgreSQL', () => {
+  let database: TestDatabase;
+  let pool: pg.Pool;
+  const master = new LocalKeyManagement(randomBytes(32));
+
+  beforeAll(async () => {
+    database = await createTestDatabase();
+    pool = createPool(database.url, 4);
+  });
+
+  afterAll(async () => {
+    await pool?.end();
+    await database?.drop();
+  });
+
+  it('makes a data key per verification, stored only wrapped, and opens it again from a fresh process', async () => {
+    const keys = new DataKeys(pool, master);
+    const key = await keys.create('org_a', 'test', reference(1));
+    expect(key).toHaveLength(32);
+    const { rows } = await pool.query<{ wrapped_key: string }>('select wrapped_key from verification_keys where reference = $1', [reference(1)]);
+    expect(Buffer.from(rows[0].wrapped_key, 'base64').includes(key)).toBe(false);
+    const organization = await pool.query<{ wrapped_kek: string; master_key_id: string }>("select wrapped_kek, master_key_id from organization_keys where organization_id = 'org_a'");
+    expect(organization.rows[0].master_key_id).toBe(master.masterKeyId);
+    const fresh = new DataKeys(pool, master);
+    expect(await fresh.get(reference(1))).toEqual({ status: 'open', key });
+    expect(await fresh.get(reference(999))).toEqual({ status: 'missing' });
+  });
+
+  it('answers the stored key when asked twice for one reference', async () => {
+    const keys = new DataKeys(pool, master);
+    const first = await keys.create('org_a', 'test', reference(2));
+    const again = await new DataKeys(pool, master).create('org_a', 'test', reference(2));
+    expect(again).toEqual(first);
+  });
+
+  it('stores blind-index tokens with the key, never the identifier', async () => {
+    const keys = new DataKeys(pool, master);
+    await keys.create('org_b', 'live', reference(3), (indexKey) => tokensOf(indexKey, { phone: '+2348150292236' }));
+    const indexKey = await keys.indexKey('org_b');
+    const { rows } = await pool.query<{ token: string; environment: string }>('select token, environment from verification_subjects where reference = $1', [reference(3)]);
+    expect(rows).toEqual([{ token: blindToken(indexKey, 'phone', '08150292236'), environment: 'live' }]);
+    expect(JSON.stringify(rows)).not.toContain('8150292236');
+  });
+
+  it('reads a destroyed key as destroyed, with when (erasure), and a destroyed organization key likewise (offboarding)', async () => {
+    const keys = new DataKeys(pool, master);
+    await keys.create('org_c', 'test', reference(4));
+    await keys.create('org_d', 'test', reference(5));
+    await pool.query("update verification_keys set wrapped_key = null, destroyed_at = '2026-01-02T03:04:05Z' where reference = $1", [reference(4)]);
+    await pool.query("update organization_keys set wrapped_kek = null, wrapped_index_key = null, destroyed_at = '2026-02-03T04:05:06Z' where organization_id = 'org_d'");
+    const fresh = new DataKeys(pool, master);
+    expect(await fresh.get(reference(4))).toEqual({ status: 'destroyed', destroyedAt: new Date('2026-01-02T03:04:05Z') });
+    expect(await fresh.get(reference(5))).toEqual({ status: 'destroyed', destroyedAt: new Date('2026-02-03T04:05:06Z') });
+  });
+
+  it('rotates the master key: every organization key re-wrapped in one go, every data key still opens, a second run changes nothing', async () => {
+    const keys = new DataKeys(pool, master);
+    const binding = { reference: reference(6), eventType: 'VerificationRequested', field: 'request' };
+    const sealed = seal(await keys.create('org_e', 'test', reference(6)), { nin: '21440414976' }, binding);
+    const before = await pool.query<{ organization_id: string; wrapped_kek: string | null }>('select organization_id, wrapped_kek from organization_keys order by 1');
+    const next = new LocalKeyManagement(randomBytes(32));
+
+    const report = await rotateMaster(pool, master, next);
+    expect(report).toEqual({ rewrapped: before.rows.filter((row) => row.wrapped_kek !== null).length, alreadyRotated: 0, destroyed: 1 });
+    const after = await pool.query<{ organization_id: string; wrapped_kek: string | null; master_key_id: string }>('select organization_id, wrapped_kek, master_key_id from organization_keys order by 1');
+    expect(after.rows.every((row) => row.master_key_id === next.masterKeyId)).toBe(true);
+    expect(after.rows.filter((row) => row.wrapped_kek !== null).every((row, index) => row.wrapped_kek !== before.rows.filter((b) => b.wrapped_kek !== null)[index].wrapped_kek)).toBe(true);
+
+    const reopened = await new DataKeys(pool, next).get(reference(6));
+    expect(reopened.status).toBe('open');
+    expect(open((reopened as { key: Buffer }).key, sealed, binding)).toEqual({ nin: '21440414976' });
+    expect(await new DataKeys(pool, next).get(reference(1))).toMatchObject({ status: 'open' });
+    // The old master key no longer opens anything; a repeated (or resumed) run re-wraps nothing.
+    await expect(new DataKeys(pool, master).get(reference(6))).rejects.toThrow(/rotate-master/);
+    expect(await rotateMaster(pool, master, next)).toEqual({ rewrapped: 0, alreadyRotated: after.rows.length, destroyed: 0 });
+    // A third key that wrapped nothing cannot take over rows it does not know.
+    await expect(rotateMaster(pool, new LocalKeyManagement(randomBytes(32)), new LocalKeyManagement(randomBytes(32)))).rejects.toThrow(UnknownMasterKey);
+  });
+});

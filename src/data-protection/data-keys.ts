@@ -1,0 +1,190 @@
+import { randomBytes } from 'node:crypto';
+import type pg from 'pg';
+import { InvariantViolated } from '../common/errors.js';
+import type { KeyManagement } from './key-management.port.js';
+import { KeyCache } from './lru.js';
+import { KEY_BYTES, openBytes, sealBytes } from './sealing.js';
+
+/** A verification's data key as it stands: usable, destroyed (erased; when), or never made (a log from before sealing). */
+export type DataKeyState = { readonly status: 'open'; readonly key: Buffer } | { readonly status: 'destroyed'; readonly destroyedAt: Date } | { readonly status: 'missing' };
+
+export interface DataKeyCacheLimits {
+  /** Unwrapped keys held at once, per kind (organization keys, data keys). */
+  readonly maxEntries: number;
+  /** How long an unwrapped key stays in memory after it was unwrapped. */
+  readonly ttlMs: number;
+}
+
+export const DEFAULT_CACHE_LIMITS: DataKeyCacheLimits = { maxEntries: 10_000, ttlMs: 60_000 };
+
+interface OrganizationKeys {
+  readonly kek: Buffer;
+  readonly indexKey: Buffer;
+}
+
+interface OrganizationKeyRow {
+  organization_id: string;
+  master_key_id: string;
+  wrapped_kek: string | null;
+  wrapped_index_key: string | null;
+  destroyed_at: Date | null;
+}
+
+const kekContext = (organizationId: string) => `kek\n${organizationId}`;
+const indexContext = (organizationId: string) => `index\n${organizationId}`;
+const dataKeyAad = (organizationId: string, reference: string) => Buffer.from(`ivl-dek/1\n${organizationId}\n${reference}`, 'utf8');
+
+/** The organization's keys were destroyed (offboarding): nothing of it can be sealed or opened any more. */
+export class OrganizationKeysDestroyed extends Error {
+  constructor(readonly destroyedAt: Date) {
+    super("the organization's keys were destroyed");
+    this.name = 'OrganizationKeysDestroyed';
+  }
+}
+
+/**
+ * The key hierarchy, in PostgreSQL beside the read models (never in the event log, whichever
+ * store holds it): master key (KeyManagement) → one key-encryption key and one blind-index key per
+ * organization (`organization_keys`) → one data key per verification (`verification_keys`, wrapped
+ * by its organization's KEK). Destroying a row's wrapped key (setting it null with `destroyed_at`)
+ * makes everything sealed under it unreadable for good. Unwrapped keys live only in the bounded
+ * caches below.
+ */
+export class DataKeys {
+  private readonly organizations: KeyCache<string, Buffer>;
+  private readonly indexKeys: KeyCache<string, Buffer>;
+  private readonly dataKeys: KeyCache<string, Buffer>;
+
+  constructor(
+    private readonly pool: pg.Pool,
+    private readonly kms: KeyManagement,
+    limits: DataKeyCacheLimits = DEFAULT_CACHE_LIMITS,
+  ) {
+    this.organizations = new KeyCache(limits.maxEntries, limits.ttlMs);
+    this.indexKeys = new KeyCache(limits.maxEntries, limits.ttlMs);
+    this.dataKeys = new KeyCache(limits.maxEntries, limits.ttlMs);
+  }
+
+  /**
+   * Makes the data key of a new verification and stores it wrapped, with the blind-index tokens of
+   * its request (`tokens`), in one statement; answers the key. Called before the request event is
+   * appended, so no event is ever sealed under a key that was not stored first. A second call for
+   * one reference answers the key already stored.
+   */
+  async create(organizationId: string, environment: string, reference: string, tokensOf: (indexKey: Buffer) => readonly string[] = () => []): Promise<Buffer> {
+    const organization = await this.organizationKeys(organizationId);
+    const key = randomBytes(KEY_BYTES);
+    const wrapped = sealBytes(organization.kek, key, dataKeyAad(organizationId, reference)).toString('base64');
+    const { rows } = await this.pool.query<{ reference: string }>(
+      `with created as (
+         insert into verification_keys (reference, organization_id, wrapped_key) values ($1, $2, $3)
+         on conflict (reference) do nothing returning reference),
+       indexed as (
+         insert into verification_subjects (organization_id, environment, token, reference)
+         select $2, $4, token, $1 from unnest($5::text[]) as token
+         on conflict do nothing)
+       select reference from created`,
+      [reference, organizationId, wrapped, environment, tokensOf(organization.indexKey)],
+    );
+    if (rows.length === 0) {
+      const existing = await this.get(reference);
+      if (existing.status !== 'open') throw new InvariantViolated(`the data key of ${reference} exists but cannot be used`);
+      return existing.key;
+    }
+    this.dataKeys.set(reference, key);
+    return key;
+  }
+
+  /** The verification's data key, or why there is none. */
+  async get(reference: string): Promise<DataKeyState> {
+    const cached = this.dataKeys.get(reference);
+    if (cached !== undefined) return { status: 'open', key: cached };
+    const { rows } = await this.pool.query<{ organization_id: string; wrapped_key: string | null; destroyed_at: Date | null }>(
+      'select organization_id, wrapped_key, destroyed_at from verification_keys where reference = $1',
+      [reference],
+    );
+    const row = rows[0];
+    if (row === undefined) return { status: 'missing' };
+    if (row.wrapped_key === null) return { status: 'destroyed', destroyedAt: row.destroyed_at ?? new Date(0) };
+    let organization: OrganizationKeys;
+    try {
+      organization = await this.organizationKeys(row.organization_id, { create: false });
+    } catch (error) {
+      if (error instanceof OrganizationKeysDestroyed) return { status: 'destroyed', destroyedAt: error.destroyedAt };
+      throw error;
+    }
+    const key = openBytes(organization.kek, Buffer.from(row.wrapped_key, 'base64'), dataKeyAad(row.organization_id, reference));
+    this.dataKeys.set(reference, key);
+    return { status: 'open', key };
+  }
+
+  /** Adds blind-index tokens for a verification (e.g. the identifiers its result revealed). */
+  async index(organizationId: string, environment: string, reference: string, tokensOf: (indexKey: Buffer) => readonly string[]): Promise<void> {
+    const tokens = tokensOf((await this.organizationKeys(organizationId)).indexKey);
+    if (tokens.length === 0) return;
+    await this.pool.query(
+      `insert into verification_subjects (organization_id, environment, token, reference)
+       select $1, $2, token, $3 from unnest($4::text[]) as token on conflict do nothing`,
+      [organizationId, environment, reference, tokens],
+    );
+  }
+
+  /** The organization's blind-index key (created with its KEK when first needed). */
+  async indexKey(organizationId: string): Promise<Buffer> {
+    return (await this.organizationKeys(organizationId)).indexKey;
+  }
+
+  /** Forgets every unwrapped key this process holds (after a destruction elsewhere, or at shutdown). */
+  forget(reference?: string): void {
+    if (reference !== undefined) {
+      this.dataKeys.delete(reference);
+      return;
+    }
+    this.dataKeys.clear();
+    this.organizations.clear();
+    this.indexKeys.clear();
+  }
+
+  private async organizationKeys(organizationId: string, { create = true } = {}): Promise<OrganizationKeys> {
+    const kek = this.organizations.get(organizationId);
+    const indexKey = this.indexKeys.get(organizationId);
+    if (kek !== undefined && indexKey !== undefined) return { kek, indexKey };
+    let row = await this.organizationRow(organizationId);
+    if (row === undefined) {
+      if (!create) throw new InvariantViolated(`a data key of ${organizationId} exists without its organization key`);
+      const [wrappedKek, wrappedIndex] = await Promise.all([
+        this.kms.wrap(randomBytes(KEY_BYTES), kekContext(organizationId)),
+        this.kms.wrap(randomBytes(KEY_BYTES), indexContext(organizationId)),
+      ]);
+      // Two processes creating the same organization's keys at once: the first insert wins, both read it.
+      await this.pool.query(
+        `insert into organization_keys (organization_id, master_key_id, wrapped_kek, wrapped_index_key) values ($1, $2, $3, $4)
+         on conflict (organization_id) do nothing`,
+        [organizationId, this.kms.masterKeyId, wrappedKek, wrappedIndex],
+      );
+      row = await this.organizationRow(organizationId);
+      if (row === undefined) throw new InvariantViolated(`the keys of ${organizationId} were not stored`);
+    }
+    if (row.wrapped_kek === null || row.wrapped_index_key === null) throw new OrganizationKeysDestroyed(row.destroyed_at ?? new Date(0));
+    if (row.master_key_id !== this.kms.masterKeyId) {
+      throw new InvariantViolated(`the keys of ${organizationId} are wrapped under master key ${row.master_key_id}, not the configured ${this.kms.masterKeyId} (finish \`npm run admin -- keys rotate-master\`)`);
+    }
+    const keys = {
+      kek: await this.kms.unwrap(row.wrapped_kek, kekContext(organizationId)),
+      indexKey: await this.kms.unwrap(row.wrapped_index_key, indexContext(organizationId)),
+    };
+    this.organizations.set(organizationId, keys.kek);
+    this.indexKeys.set(organizationId, keys.indexKey);
+    return keys;
+  }
+
+  private async organizationRow(organizationId: string): Promise<OrganizationKeyRow | undefined> {
+    const { rows } = await this.pool.query<OrganizationKeyRow>(
+      'select organization_id, master_key_id, wrapped_kek, wrapped_index_key, destroyed_at from organization_keys where organization_id = $1',
+      [organizationId],
+    );
+    return rows[0];
+  }
+}
+
+export { kekContext, indexContext };
