@@ -6,7 +6,8 @@
  *   1. POST /v1/nin (sandbox found), after a 10 s warm-up at 300/s: paced at a steady 600
  *      requests/s (open loop, at most 100 connections) for BENCH_SECONDS (default 30), then 100
  *      connections in a closed loop for as long.
- *   2. GET /v1/verifications with 100,000 verifications in the organization (rows seeded straight
+ *   2. GET /v1/verifications/{reference} over the checks the POST phases wrote, closed loop;
+ *      GET /v1/verifications with 100,000 verifications in the organization (rows seeded straight
  *      into the read model, as the issue allows): 100 connections in a closed loop, then, for
  *      information, paced at 1,000 requests/s.
  *   3. The machine's floors: the list's closed loop again, against bare node:http servers
@@ -98,6 +99,19 @@ async function call(baseUrl: string, method: string, path: string, headers: Reco
     body: body === undefined ? undefined : JSON.stringify(body),
   });
   return { status: response.status, body: await response.json() };
+}
+
+/** Up to 2,000 references of the checks the POST phases wrote, as the read model has them. */
+async function writtenReferences(databaseUrl: string, organizationId: string): Promise<string[]> {
+  const db = new pg.Client({ connectionString: databaseUrl });
+  await db.connect();
+  try {
+    const { rows } = await db.query<{ reference: string }>('select reference from verifications where organization_id = $1 order by created_at desc limit 2000', [organizationId]);
+    if (rows.length === 0) throw new Error('the POST phases left no verification to read back');
+    return rows.map((row) => row.reference);
+  } finally {
+    await db.end();
+  }
 }
 
 function peakRssMb(pid: number): number {
@@ -221,6 +235,19 @@ async function main(): Promise<void> {
       closedLoop({ ...check, connections: CONNECTIONS, duration: SECONDS }),
     );
 
+    // A full verification by reference (the personal data opened for it), over the checks the POST
+    // phases wrote, each connection's requests going round them.
+    const references = postRuns ? await writtenReferences(databaseUrl, organizationId) : [];
+    const byReference = await phase('GET /v1/verifications/{reference}', postRuns, `GET /v1/verifications/{reference} over ${references.length} checks, ${CONNECTIONS} connections, ${SECONDS} s`, () => {
+      let next = 0;
+      return closedLoop({
+        url: baseUrl,
+        connections: CONNECTIONS,
+        duration: SECONDS,
+        requests: [{ method: 'GET', headers: { 'x-service-key': key }, setupRequest: (request) => ({ ...request, path: `/v1/verifications/${references[next++ % references.length]}` }) }],
+      });
+    });
+
     if (listRuns) {
       log(`seeding ${LIST_ROWS.toLocaleString()} verifications into the read model`);
       const db = new pg.Client({ connectionString: databaseUrl });
@@ -278,6 +305,7 @@ async function main(): Promise<void> {
     const rows = [
       [`${post.name}, closed loop`, post.requestsPerSecond.toFixed(0), post.p50Ms.toFixed(1), post.p99Ms.toFixed(1), String(post.non2xx + post.errors), '>= 600/s, 0 errors',
         post.requestsPerSecond >= 600 && post.non2xx + post.errors === 0 ? 'PASS' : 'MISS'],
+      [`${byReference.name}, closed loop`, byReference.requestsPerSecond.toFixed(0), byReference.p50Ms.toFixed(1), byReference.p99Ms.toFixed(1), String(byReference.non2xx + byReference.errors), '(for information)', ''],
       [postAtRate.name, postAtRate.requestsPerSecond.toFixed(0), postAtRate.p50Ms.toFixed(1), postAtRate.p99Ms.toFixed(1), String(postAtRate.non2xx + postAtRate.errors), '600/s sustained, p99 <= 50 ms, 0 errors',
         POST_RATE >= 600 && postAtRate.requestsPerSecond >= 590 && postAtRate.p99Ms <= 50 && postAtRate.non2xx + postAtRate.errors === 0 ? 'PASS' : 'MISS'],
       [`${list.name}, closed loop`, list.requestsPerSecond.toFixed(0), list.p50Ms.toFixed(1), list.p99Ms.toFixed(1), String(list.non2xx + list.errors), 'p99 <= 20 ms',
