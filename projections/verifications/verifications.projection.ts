@@ -186,7 +186,11 @@ export const verificationsProjection: Projection = {
     const remaining = [...terminals.values()].filter((terminal) => !(requested.has(terminal.reference) && inserted.has(terminal.reference)));
     if (remaining.length > 0) await finish(context, remaining);
     // After the rows exist: an erasure always follows its verification's request in the log.
-    const erasures = decoded.flatMap(({ event }) => (event.type === 'VerificationPersonalDataErased' ? [{ reference: event.data.reference, erased_at: event.data.erasedAt }] : []));
-    if (erasures.length > 0) await erase(context, erasures);
+    // The first erasure of a reference counts (an update joining two rows of one reference would take either).
+    const erasures = new Map<string, { reference: string; erased_at: string }>();
+    for (const { event } of decoded) {
+      if (event.type === 'VerificationPersonalDataErased' && !erasures.has(event.data.reference)) erasures.set(event.data.reference, { reference: event.data.reference, erased_at: event.data.erasedAt });
+    }
+    if (erasures.size > 0) await erase(context, [...erasures.values()]);
   },
 };
