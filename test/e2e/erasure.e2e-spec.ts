@@ -44,10 +44,12 @@ describe('Erasure of personal data', () => {
   let app: TestApp;
   let pool: pg.Pool;
   let buildDir: string;
+  const logged: string[] = [];
+  const logDestination = { write: (line: string) => void logged.push(line) };
 
   beforeAll(async () => {
     database = await createTestDatabase();
-    app = await startTestApp({ database, env: { AUDITOR_TOKEN } });
+    app = await startTestApp({ database, env: { AUDITOR_TOKEN, LOG_LEVEL: 'debug' }, logDestination });
     pool = new pg.Pool({ connectionString: database.url, max: 2 });
     buildDir = await mkdtemp(join(tmpdir(), 'ledger-erasure-'));
     for (const entry of ['src', 'projections', 'bench', '.swcrc', 'package.json', 'node_modules']) await symlink(join(ROOT, entry), join(buildDir, entry));
@@ -153,7 +155,7 @@ describe('Erasure of personal data', () => {
     for (const { original, erasedAt } of erased) await expectErased(who, original, erasedAt);
 
     await app.close();
-    app = await startTestApp({ database, env: { AUDITOR_TOKEN } });
+    app = await startTestApp({ database, env: { AUDITOR_TOKEN, LOG_LEVEL: 'debug' }, logDestination });
     for (const { original, erasedAt } of erased) {
       await expectErased(who, original, erasedAt);
       await expectListed(who, original);
@@ -339,11 +341,17 @@ describe('Erasure of personal data', () => {
     const rebuilt = await rebuildProjection(pool, app.eventStore, database.url, verificationsProjection, { verify: true, strict: true });
     expect(rebuilt.outcome).toBe('swapped');
     await app.close();
-    app = await startTestApp({ database, env: { AUDITOR_TOKEN } });
+    app = await startTestApp({ database, env: { AUDITOR_TOKEN, LOG_LEVEL: 'debug' }, logDestination });
     for (const original of originals) expect(await expectErased(who, original)).toBe(destroyedAt);
     expect((await get(other, kept.reference as string)).body.data.request).toEqual({ nin: NIN });
     const audited = await audit(who);
     expect(audited.code).toBe(0);
     expect(JSON.parse(audited.stdout).reconcile.differences).toEqual([]);
+  });
+
+  it('no identifier, name or date of birth reached the logs', () => {
+    const text = logged.join('');
+    expect(text.length).toBeGreaterThan(0);
+    for (const identifier of [NIN, '31440414986', '8061234565', '8061234575']) expect(text).not.toContain(identifier);
   });
 });
