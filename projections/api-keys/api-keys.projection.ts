@@ -50,6 +50,8 @@ export const apiKeysProjection: Projection = {
       case 'ScopePriceSet':
       case 'RateLimitSet':
       case 'ProviderConfigured':
+      case 'RetentionSet':
+      case 'PersonalDataDestroyed':
         return;
       default: {
         const _exhaustive: never = event;

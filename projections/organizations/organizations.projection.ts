@@ -71,6 +71,16 @@ export const organizationsProjection: Projection = {
           [event.data.organizationId, event.data.environment, event.data.provider, event.data.fallback, event.data.credentials ?? null, event.data.fallbackCredentials ?? null, at],
         );
         return;
+      case 'RetentionSet':
+        await context.query(`update ${table} set retention_days = $2, updated_at = $3 where id = $1`, [event.data.organizationId, event.data.retentionDays, at]);
+        return;
+      case 'PersonalDataDestroyed':
+        await context.query(`update ${table} set personal_data_destroyed_at = coalesce(personal_data_destroyed_at, $2), updated_at = $3 where id = $1`, [
+          event.data.organizationId,
+          event.data.destroyedAt,
+          at,
+        ]);
+        return;
       case 'ApiKeyIssued':
       case 'ApiKeyRevoked':
         // Keys have their own read model (api-keys).

@@ -41,6 +41,12 @@ const rejected = (reference: string): GivenEvent => ({
   data: { schemaVersion: 1, reference, reasonCode: 'insufficient_balance', errorMessage: 'balance too low', priceKobo: 10_000, balanceKobo: 5, rejectedAt: at(1) },
 });
 
+const erased = (reference: string, erasedAt = at(5)): GivenEvent => ({
+  streamId: `verification-${reference}`,
+  type: 'VerificationPersonalDataErased',
+  data: { schemaVersion: 1, reference, erasedAt },
+});
+
 describe('verifications projection', () => {
   const db = useProjectionDatabase(verificationsProjection);
 
@@ -137,5 +143,24 @@ describe('verifications projection', () => {
     await applyBatch(events);
     expect(await state()).toEqual(oneByOne);
     expect(oneByOne.rows.map((r) => `${r.reference}:${r.status}`)).toEqual(['vrf_a:found', 'vrf_b:failed', 'vrf_c:failed', 'vrf_d:pending', 'vrf_e:not_found', 'vrf_f:pending']);
+  });
+
+  it('an erasure marks the row erased and blanks its sealed columns, keeps every other column and count; replayed, or in one batch with its request, the same', async () => {
+    await apply([requested('vrf_a'), completed('vrf_a', 'found', { firstName: 'Ada' }), requested('vrf_b'), completed('vrf_b', 'found', { firstName: 'Bo' })]);
+    const before = await counts();
+    await apply([erased('vrf_a')]);
+    expect(await row('vrf_a')).toMatchObject({ status: 'found', charged: true, price_kobo: '10000', request: {}, result: {}, personal_data_erased_at: new Date(at(5)) });
+    expect(await row('vrf_b')).toMatchObject({ request: { nin: '12345678905' }, result: { firstName: 'Bo' }, personal_data_erased_at: null });
+    expect(await counts()).toEqual(before);
+    await apply([erased('vrf_a', at(9))]);
+    expect((await row('vrf_a')).personal_data_erased_at).toEqual(new Date(at(5)));
+    const once = await state();
+
+    await db.pool.query('truncate verifications, verification_counts');
+    const events = recorded([requested('vrf_a'), completed('vrf_a', 'found', { firstName: 'Ada' }), requested('vrf_b'), completed('vrf_b', 'found', { firstName: 'Bo' }), erased('vrf_a'), erased('vrf_a', at(9))]);
+    await applyBatch(events);
+    expect(await state()).toEqual(once);
+    await applyBatch(events);
+    expect(await state()).toEqual(once);
   });
 });

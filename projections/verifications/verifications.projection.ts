@@ -18,6 +18,7 @@ interface Terminal {
 function terminalOf(event: VerificationEvent): Terminal | undefined {
   switch (event.type) {
     case 'VerificationRequested':
+    case 'VerificationPersonalDataErased':
       return undefined;
     case 'VerificationCompleted':
       return { reference: event.data.reference, status: event.data.outcome, result: event.data.result, charged: true, error_message: null, completed_at: event.data.completedAt };
@@ -94,6 +95,20 @@ function finish(context: ProjectionContext, terminals: readonly Terminal[]): Pro
   );
 }
 
+/**
+ * Marks erased rows and blanks their sealed columns (unreadable anyway once the key is gone). Only
+ * a finished row can be erased; a replay keeps the first erasure's time.
+ */
+function erase(context: ProjectionContext, erasures: readonly { reference: string; erased_at: string }[]): Promise<unknown> {
+  const table = context.table('verifications');
+  return context.query(
+    `update ${table} v set personal_data_erased_at = coalesce(v.personal_data_erased_at, e.erased_at), request = '{}', result = '{}'
+     from jsonb_to_recordset($1::jsonb) as e(reference text, erased_at timestamptz)
+     where v.reference = e.reference`,
+    [JSON.stringify(erasures)],
+  );
+}
+
 /** The row of a request, pending, or already finished by `terminal`. */
 function requestRow(event: VerificationEvent & { type: 'VerificationRequested' }, terminal?: Terminal): Record<string, unknown> {
   const d = event.data;
@@ -132,6 +147,10 @@ export const verificationsProjection: Projection = {
       await insertRequested(context, [requestRow(event)]);
       return;
     }
+    if (event.type === 'VerificationPersonalDataErased') {
+      await erase(context, [{ reference: event.data.reference, erased_at: event.data.erasedAt }]);
+      return;
+    }
     const terminal = terminalOf(event);
     if (terminal !== undefined) await finish(context, [terminal]);
   },
@@ -166,5 +185,12 @@ export const verificationsProjection: Projection = {
     // A request already there (a replay) did not take its terminal event: apply it as an update.
     const remaining = [...terminals.values()].filter((terminal) => !(requested.has(terminal.reference) && inserted.has(terminal.reference)));
     if (remaining.length > 0) await finish(context, remaining);
+    // After the rows exist: an erasure always follows its verification's request in the log.
+    // The first erasure of a reference counts (an update joining two rows of one reference would take either).
+    const erasures = new Map<string, { reference: string; erased_at: string }>();
+    for (const { event } of decoded) {
+      if (event.type === 'VerificationPersonalDataErased' && !erasures.has(event.data.reference)) erasures.set(event.data.reference, { reference: event.data.reference, erased_at: event.data.erasedAt });
+    }
+    if (erasures.size > 0) await erase(context, [...erasures.values()]);
   },
 };

@@ -94,6 +94,11 @@ export class VerificationNotRequested extends Conflict {
   override readonly code = 'verification_not_requested';
 }
 
+/** Personal data of a verification still in flight cannot be erased yet: it is erased once finished. */
+export class VerificationPending extends Conflict {
+  override readonly code = 'verification_pending';
+}
+
 /** A funding reference already credited the wallet with another amount: `details` holds both amounts. */
 export class FundingReferenceConflict extends Conflict {
   override readonly code = 'funding_reference_conflict';

@@ -59,6 +59,9 @@ export interface AppConfig {
     /** A verification still open after this long is failed by the recovery process and its reservation released. */
     readonly recoveryDeadlineMs: number;
     readonly recoveryIntervalMs: number;
+    /** Personal data of a check is erased this many days after it ran, unless its organization sets its own period. */
+    readonly retentionDays: number;
+    readonly retentionSweepIntervalMs: number;
   };
   readonly portraits: {
     /** 32-byte key (hex or base64) for AES-256-GCM at rest. Absent: generated once under dataDir. */
@@ -121,6 +124,11 @@ function text(env: Env, name: string): string | undefined {
   const value = env[name];
   return value === undefined || value.trim() === '' ? undefined : value.trim();
 }
+
+/** Five years: see docs/data-protection.md (the record-keeping period Nigerian AML rules set for customer identification). */
+export const DEFAULT_RETENTION_DAYS = 1825;
+/** A bound on any retention period: twenty years. */
+export const MAX_RETENTION_DAYS = 7300;
 
 function integer(env: Env, name: string, fallback: number, min: number, max: number): number {
   const raw = text(env, name);
@@ -287,6 +295,8 @@ export function loadConfig(env: Env = process.env): AppConfig {
       providerTimeoutMs,
       recoveryDeadlineMs: integer(env, 'RECOVERY_DEADLINE_MS', 120_000, 1_000, 86_400_000),
       recoveryIntervalMs: integer(env, 'RECOVERY_INTERVAL_MS', 15_000, 100, 3_600_000),
+      retentionDays: integer(env, 'PERSONAL_DATA_RETENTION_DAYS', DEFAULT_RETENTION_DAYS, 1, MAX_RETENTION_DAYS),
+      retentionSweepIntervalMs: integer(env, 'RETENTION_SWEEP_INTERVAL_MS', 3_600_000, 1_000, 86_400_000),
     },
     portraits: {
       encryptionKey: secret(env, 'PORTRAIT_ENCRYPTION_KEY', 32),

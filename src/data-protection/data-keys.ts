@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import type pg from 'pg';
-import { InvariantViolated } from '../common/errors.js';
+import { Forbidden, InvariantViolated } from '../common/errors.js';
 import type { KeyManagement } from './key-management.port.js';
 import { KeyCache } from './lru.js';
 import { KEY_BYTES, openBytes, sealBytes } from './sealing.js';
@@ -72,7 +72,13 @@ export class DataKeys {
    * one reference answers the key already stored.
    */
   async create(organizationId: string, environment: string, reference: string, tokensOf: (indexKey: Buffer) => readonly string[] = () => []): Promise<Buffer> {
-    const organization = await this.organizationKeys(organizationId);
+    let organization: OrganizationKeys;
+    try {
+      organization = await this.organizationKeys(organizationId);
+    } catch (error) {
+      if (error instanceof OrganizationKeysDestroyed) throw new Forbidden('personal_data_destroyed', "This organization's personal data was destroyed (offboarded): it can run no more checks");
+      throw error;
+    }
     const key = randomBytes(KEY_BYTES);
     const wrapped = sealBytes(organization.kek, key, dataKeyAad(organizationId, reference)).toString('base64');
     const { rows } = await this.pool.query<{ reference: string }>(
@@ -132,6 +138,53 @@ export class DataKeys {
   /** The organization's blind-index key (created with its KEK when first needed). */
   async indexKey(organizationId: string): Promise<Buffer> {
     return (await this.organizationKeys(organizationId)).indexKey;
+  }
+
+  /**
+   * Erases one verification: its data key destroyed (`at` becomes its erasure time; a key already
+   * destroyed keeps its time; a verification with no key, from before sealing, gets a destroyed row)
+   * and its blind-index tokens removed, in one statement. Answers when the key was destroyed.
+   */
+  async destroy(organizationId: string, reference: string, at: Date): Promise<Date> {
+    const { rows } = await this.pool.query<{ destroyed_at: Date }>(
+      `with destroyed as (
+         insert into verification_keys (reference, organization_id, wrapped_key, destroyed_at) values ($1, $2, null, $3)
+         on conflict (reference) do update set wrapped_key = null, destroyed_at = coalesce(verification_keys.destroyed_at, excluded.destroyed_at)
+         returning destroyed_at),
+       unindexed as (delete from verification_subjects where reference = $1)
+       select destroyed_at from destroyed`,
+      [reference, organizationId, at],
+    );
+    this.dataKeys.delete(reference);
+    return rows[0]?.destroyed_at ?? at;
+  }
+
+  /**
+   * Offboarding: the organization's key-encryption and index keys destroyed (every data key wrapped
+   * by them becomes useless at once) and its blind index removed. Idempotent; answers when.
+   */
+  async destroyOrganization(organizationId: string, at: Date): Promise<Date> {
+    const { rows } = await this.pool.query<{ destroyed_at: Date }>(
+      `with destroyed as (
+         insert into organization_keys (organization_id, master_key_id, wrapped_kek, wrapped_index_key, destroyed_at) values ($1, $2, null, null, $3)
+         on conflict (organization_id) do update set wrapped_kek = null, wrapped_index_key = null, destroyed_at = coalesce(organization_keys.destroyed_at, excluded.destroyed_at)
+         returning destroyed_at),
+       unindexed as (delete from verification_subjects where organization_id = $1)
+       select destroyed_at from destroyed`,
+      [organizationId, this.kms.masterKeyId, at],
+    );
+    // Which data keys were wrapped by this KEK is not known in memory: forget them all.
+    this.forget();
+    return rows[0]?.destroyed_at ?? at;
+  }
+
+  /** References of an organization and environment whose identifiers include one of `tokens` (at most `limit`). */
+  async referencesOf(organizationId: string, environment: string, tokens: readonly string[], limit: number): Promise<string[]> {
+    const { rows } = await this.pool.query<{ reference: string }>(
+      `select distinct reference from verification_subjects where organization_id = $1 and environment = $2 and token = any($3::text[]) order by reference limit $4`,
+      [organizationId, environment, tokens, limit],
+    );
+    return rows.map((row) => row.reference);
   }
 
   /** Forgets every unwrapped key this process holds (after a destruction elsewhere, or at shutdown). */

@@ -1,6 +1,9 @@
 import { Inject } from '@nestjs/common';
 import { CommandHandler, type ICommandHandler } from '@nestjs/cqrs';
-import { ApproveOrganization, ReinstateOrganization, SetActiveScopes, SetRateLimit, SetScopePrices, SuspendOrganization } from './organization.commands.js';
+import { Clock } from '../common/clock.js';
+import { InvariantViolated } from '../common/errors.js';
+import { DataKeys } from '../data-protection/data-keys.js';
+import { ApproveOrganization, DestroyPersonalData, ReinstateOrganization, SetActiveScopes, SetRateLimit, SetRetention, SetScopePrices, SuspendOrganization } from './organization.commands.js';
 import { OrganizationStore } from './organization.store.js';
 import { organizationView, type OrganizationView } from './organization.views.js';
 
@@ -60,6 +63,37 @@ export class SetRateLimitHandler implements ICommandHandler<SetRateLimit, Organi
 
   async execute({ organizationId, requestsPerMinute, context, options }: SetRateLimit): Promise<OrganizationView> {
     const { state } = await this.organizations.execute(organizationId, { type: 'SetRateLimit', requestsPerMinute }, context, options);
+    return organizationView(state);
+  }
+}
+
+@CommandHandler(SetRetention)
+export class SetRetentionHandler implements ICommandHandler<SetRetention, OrganizationView> {
+  constructor(@Inject(OrganizationStore) private readonly organizations: OrganizationStore) {}
+
+  async execute({ organizationId, retentionDays, context, options }: SetRetention): Promise<OrganizationView> {
+    const { state } = await this.organizations.execute(organizationId, { type: 'SetRetention', retentionDays }, context, options);
+    return organizationView(state);
+  }
+}
+
+/**
+ * Offboarding: PersonalDataDestroyed recorded first (with the operator), then the keys destroyed
+ * at its time; a retry after a crash between the two finds the event and destroys the keys.
+ * The wallet, its history and the audit carry no personal data and stay whole.
+ */
+@CommandHandler(DestroyPersonalData)
+export class DestroyPersonalDataHandler implements ICommandHandler<DestroyPersonalData, OrganizationView> {
+  constructor(
+    @Inject(OrganizationStore) private readonly organizations: OrganizationStore,
+    @Inject(DataKeys) private readonly keys: DataKeys,
+    @Inject(Clock) private readonly clock: Clock,
+  ) {}
+
+  async execute({ organizationId, context, options }: DestroyPersonalData): Promise<OrganizationView> {
+    const { state } = await this.organizations.execute(organizationId, { type: 'DestroyPersonalData', at: this.clock.now() }, context, options, 'answer');
+    if (state.personalDataDestroyedAt === null) throw new InvariantViolated(`the offboarding of ${organizationId} left its keys standing`);
+    await this.keys.destroyOrganization(organizationId, state.personalDataDestroyedAt);
     return organizationView(state);
   }
 }

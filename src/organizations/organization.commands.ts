@@ -90,3 +90,17 @@ export class ConfigureProvider extends Command<OrganizationView> {
     super();
   }
 }
+
+/** `retentionDays: null` returns the organization to PERSONAL_DATA_RETENTION_DAYS. Validated by the decider. */
+export class SetRetention extends Command<OrganizationView> {
+  constructor(readonly organizationId: string, readonly retentionDays: unknown, readonly context: CommandContext, readonly options: Options = {}) {
+    super();
+  }
+}
+
+/** Offboarding: destroys the organization's keys; every verification of it then reads as erased. */
+export class DestroyPersonalData extends Command<OrganizationView> {
+  constructor(readonly organizationId: string, readonly context: CommandContext, readonly options: Options = {}) {
+    super();
+  }
+}

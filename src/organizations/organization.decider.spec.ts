@@ -122,6 +122,29 @@ describe('organization decider', () => {
     it('is not found for an organization that does not exist', () => given([]).when({ type: 'SetRateLimit', requestsPerMinute: 60 }).thenThrows(NotFound));
   });
 
+  describe('setting the retention period', () => {
+    const retentionSet = (retentionDays: number | null): OrganizationEvent => ({ type: 'RetentionSet', data: { schemaVersion: v, organizationId, retentionDays } });
+    it('records an override, and the state carries it; null returns to the default', () => {
+      given([registered()]).when({ type: 'SetRetention', retentionDays: 365 }).then([retentionSet(365)]);
+      expect(given([registered(), retentionSet(365)]).state.retentionDays).toBe(365);
+      given([registered(), retentionSet(365)]).when({ type: 'SetRetention', retentionDays: null }).then([retentionSet(null)]);
+      expect(given([registered(), retentionSet(365), retentionSet(null)]).state.retentionDays).toBeNull();
+    });
+    it('writes nothing when the period is already that', () => given([registered(), retentionSet(365)]).when({ type: 'SetRetention', retentionDays: 365 }).thenNothing());
+    it.each([0, -1, 1.5, 7301, '30', true])('refuses %p', (retentionDays) => given([registered()]).when({ type: 'SetRetention', retentionDays }).thenFieldErrors(['retentionDays']));
+    it('is not found for an organization that does not exist', () => given([]).when({ type: 'SetRetention', retentionDays: 30 }).thenThrows(NotFound));
+  });
+
+  describe('destroying its personal data (offboarding)', () => {
+    const destroyed: OrganizationEvent = { type: 'PersonalDataDestroyed', data: { schemaVersion: v, organizationId, destroyedAt: at.toISOString() } };
+    it('records the destruction once, with its time', () => {
+      given([registered()]).when({ type: 'DestroyPersonalData', at }).then([destroyed]);
+      expect(given([registered(), destroyed]).state.personalDataDestroyedAt).toEqual(at);
+      given([registered(), destroyed]).when({ type: 'DestroyPersonalData', at: new Date('2027-01-01T00:00:00Z') }).thenNothing();
+    });
+    it('is not found for an organization that does not exist', () => given([]).when({ type: 'DestroyPersonalData', at }).thenThrows(NotFound));
+  });
+
   describe('keys', () => {
     const issue = (scopes: string[] | null): OrganizationCommand => ({
       type: 'IssueApiKey',

@@ -1,5 +1,5 @@
 import { Conflict, InvariantViolated, NotFound, ValidationFailed, type FieldError } from '../common/errors.js';
-import { MAX_REQUESTS_PER_MINUTE } from '../config/config.js';
+import { MAX_REQUESTS_PER_MINUTE, MAX_RETENTION_DAYS } from '../config/config.js';
 import type { Environment } from '../common/environment.js';
 import type { Decider, EventMeta } from '../event-sourcing/decider.js';
 import type { OrganizationStatus } from '../common/organization-status.js';
@@ -45,6 +45,10 @@ export interface OrganizationState {
   /** The sandbox credit its test wallet is owed (0 when none was recorded). */
   readonly sandboxCreditKobo: number;
   readonly providers: Readonly<Partial<Record<Environment, ProviderSetting>>>;
+  /** Days personal data is kept; null: the configured default (PERSONAL_DATA_RETENTION_DAYS). */
+  readonly retentionDays: number | null;
+  /** When its keys were destroyed (offboarding); null while they stand. */
+  readonly personalDataDestroyedAt: Date | null;
 }
 
 export const initialState: OrganizationState = {
@@ -61,6 +65,8 @@ export const initialState: OrganizationState = {
   keys: new Map(),
   sandboxCreditKobo: 0,
   providers: {},
+  retentionDays: null,
+  personalDataDestroyedAt: null,
 };
 
 export type OrganizationCommand =
@@ -84,6 +90,10 @@ export type OrganizationCommand =
       last4: string;
     }
   | { type: 'RevokeApiKey'; keyId: string }
+  /** null returns the organization to the configured default. */
+  | { type: 'SetRetention'; retentionDays: unknown }
+  /** Offboarding; idempotent (the first destruction's time stands). */
+  | { type: 'DestroyPersonalData'; at: Date }
   /** Credentials arrive already encrypted: the decider never sees them in plain text. */
   | {
       type: 'ConfigureProvider';
@@ -171,6 +181,14 @@ function validRateLimit(requestsPerMinute: unknown): number | null {
     throw new ValidationFailed([{ field: 'requestsPerMinute', message: `must be an integer from 1 to ${MAX_REQUESTS_PER_MINUTE}, or null for the default` }]);
   }
   return requestsPerMinute;
+}
+
+function validRetention(retentionDays: unknown): number | null {
+  if (retentionDays === null) return null;
+  if (typeof retentionDays !== 'number' || !Number.isInteger(retentionDays) || retentionDays < 1 || retentionDays > MAX_RETENTION_DAYS) {
+    throw new ValidationFailed([{ field: 'retentionDays', message: `must be an integer from 1 to ${MAX_RETENTION_DAYS}, or null for the default` }]);
+  }
+  return retentionDays;
 }
 
 function requireExisting(state: OrganizationState): string {
@@ -273,6 +291,12 @@ export function decide(command: OrganizationCommand, state: OrganizationState): 
       if (key === undefined) throw new NotFound('No API key with that id');
       return key.revokedAt !== null ? [] : [{ type: 'ApiKeyRevoked', data: { schemaVersion: v, organizationId, keyId: command.keyId } }];
     }
+    case 'SetRetention': {
+      const retentionDays = validRetention(command.retentionDays);
+      return retentionDays === state.retentionDays ? [] : [{ type: 'RetentionSet', data: { schemaVersion: v, organizationId, retentionDays } }];
+    }
+    case 'DestroyPersonalData':
+      return state.personalDataDestroyedAt !== null ? [] : [{ type: 'PersonalDataDestroyed', data: { schemaVersion: v, organizationId, destroyedAt: command.at.toISOString() } }];
     default: {
       const _exhaustive: never = command;
       throw new InvariantViolated(`unhandled organization command ${(_exhaustive as { type: string }).type}`);
@@ -337,6 +361,10 @@ export function evolve(state: OrganizationState, event: OrganizationEvent, meta:
       keys.set(event.data.keyId, { ...key, revokedAt: meta.occurredAt });
       return { ...state, keys };
     }
+    case 'RetentionSet':
+      return { ...state, retentionDays: event.data.retentionDays };
+    case 'PersonalDataDestroyed':
+      return state.personalDataDestroyedAt !== null ? state : { ...state, personalDataDestroyedAt: new Date(event.data.destroyedAt) };
     default: {
       const _exhaustive: never = event;
       throw new InvariantViolated(`unhandled organization event ${(_exhaustive as { type: string }).type}`);

@@ -89,3 +89,10 @@ export function rateLimitBody(body: unknown): { requestsPerMinute: unknown } {
   }
   return { requestsPerMinute: body.requestsPerMinute };
 }
+
+export function retentionBody(body: unknown): { retentionDays: unknown } {
+  if (!isPlainObject(body) || !('retentionDays' in body) || Object.keys(body).length !== 1) {
+    throw new ValidationFailed([{ field: 'retentionDays', message: 'the body must be {"retentionDays": <integer> | null}' }]);
+  }
+  return { retentionDays: body.retentionDays };
+}

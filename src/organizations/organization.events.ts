@@ -47,6 +47,10 @@ export type ApiKeyIssued = Event<
   }
 >;
 export type ApiKeyRevoked = Event<'ApiKeyRevoked', { organizationId: string; keyId: string }>;
+/** Days the personal data of its checks is kept; `retentionDays: null` returns to PERSONAL_DATA_RETENTION_DAYS. */
+export type RetentionSet = Event<'RetentionSet', { organizationId: string; retentionDays: number | null }>;
+/** Offboarding: the organization's key-encryption and index keys destroyed; every verification of it reads as erased. */
+export type PersonalDataDestroyed = Event<'PersonalDataDestroyed', { organizationId: string; destroyedAt: string }>;
 
 export type OrganizationEvent =
   | OrganizationRegistered
@@ -59,7 +63,9 @@ export type OrganizationEvent =
   | RateLimitSet
   | ProviderConfigured
   | ApiKeyIssued
-  | ApiKeyRevoked;
+  | ApiKeyRevoked
+  | RetentionSet
+  | PersonalDataDestroyed;
 
 export const ORGANIZATION_EVENT_TYPES: readonly OrganizationEvent['type'][] = [
   'OrganizationRegistered',
@@ -73,4 +79,6 @@ export const ORGANIZATION_EVENT_TYPES: readonly OrganizationEvent['type'][] = [
   'ProviderConfigured',
   'ApiKeyIssued',
   'ApiKeyRevoked',
+  'RetentionSet',
+  'PersonalDataDestroyed',
 ];

@@ -46,10 +46,12 @@ interface OrganizationRow {
   rate_limit_per_minute: number | null;
   suspension_reason: string | null;
   providers: Record<string, unknown> | null;
+  retention_days: number | null;
+  personal_data_destroyed_at: Date | null;
   created_at: Date;
 }
 
-const ORGANIZATION_COLUMNS = 'id, name, email, status, approved, active_scopes, prices, rate_limit_per_minute, suspension_reason, providers, created_at';
+const ORGANIZATION_COLUMNS = 'id, name, email, status, approved, active_scopes, prices, rate_limit_per_minute, suspension_reason, providers, retention_days, personal_data_destroyed_at, created_at';
 
 function canonicalOrder(scopes: readonly string[]): string[] {
   return (SCOPES as readonly string[]).filter((scope) => scopes.includes(scope));
@@ -69,6 +71,8 @@ function toView(row: OrganizationRow): OrganizationView {
     rateLimitPerMinute: row.rate_limit_per_minute,
     suspensionReason: row.suspension_reason,
     providers: providersView(row.providers ?? {}),
+    retentionDays: row.retention_days,
+    personalDataDestroyedAt: row.personal_data_destroyed_at === null ? null : isoWithOffset(row.personal_data_destroyed_at),
     createdAt: isoWithOffset(row.created_at),
   };
 }

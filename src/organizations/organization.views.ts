@@ -18,6 +18,10 @@ export interface OrganizationView {
   readonly suspensionReason: string | null;
   /** The upstream per environment and its secondary; never the credentials. Empty until an operator configures one. */
   readonly providers: Readonly<Record<string, { readonly provider: string; readonly fallback: string | null }>>;
+  /** Days the personal data of its checks is kept; null: the configured default (PERSONAL_DATA_RETENTION_DAYS). */
+  readonly retentionDays: number | null;
+  /** When its personal data was destroyed (offboarding); null while it stands. */
+  readonly personalDataDestroyedAt: string | null;
   readonly createdAt: string;
 }
 
@@ -70,6 +74,8 @@ export function organizationView(state: OrganizationState): OrganizationView {
     rateLimitPerMinute: state.rateLimitPerMinute,
     suspensionReason: state.suspensionReason,
     providers: providersView(state.providers),
+    retentionDays: state.retentionDays,
+    personalDataDestroyedAt: state.personalDataDestroyedAt === null ? null : isoWithOffset(state.personalDataDestroyedAt),
     createdAt: isoWithOffset(state.createdAt),
   };
 }

@@ -1,6 +1,7 @@
 import { Body, Controller, Delete, Get, HttpCode, Inject, Param, Post, Put, Query, Req, UseGuards } from '@nestjs/common';
 import { CommandBus, QueryBus } from '@nestjs/cqrs';
 import { AdminGuard, operatorActor, type AdminRequest } from '../common/admin.guard.js';
+import { ValidationFailed } from '../common/errors.js';
 import { ok, type SuccessEnvelope } from '../common/envelope.js';
 import { paging } from '../common/paging.js';
 import { commandContext } from '../common/request-context.js';
@@ -14,10 +15,12 @@ import {
   RevokeApiKey,
   SetActiveScopes,
   SetRateLimit,
+  SetRetention,
+  DestroyPersonalData,
   SetScopePrices,
   SuspendOrganization,
 } from './organization.commands.js';
-import { IssueApiKeyDto, pricesBody, providerBody, rateLimitBody, RegisterOrganizationDto, SetScopesDto, SuspendOrganizationDto } from './organization.dto.js';
+import { IssueApiKeyDto, pricesBody, providerBody, rateLimitBody, retentionBody, RegisterOrganizationDto, SetScopesDto, SuspendOrganizationDto } from './organization.dto.js';
 import { GetOrganization, ListApiKeys, ListOrganizations } from './organization.queries.js';
 import type { ApiKeyView, IssuedApiKeyView, OrganizationView } from './organization.views.js';
 
@@ -89,6 +92,19 @@ export class OrganizationsController {
   @Put('organizations/:id/rate-limit')
   async rateLimit(@Req() request: AdminRequest, @Param('id') id: string, @Body() body: unknown): Promise<SuccessEnvelope<OrganizationView>> {
     return ok(await this.commands.execute(new SetRateLimit(id, rateLimitBody(body).requestsPerMinute, this.context(request))));
+  }
+
+  /** Days the personal data of its checks is kept before the retention sweep erases it; null returns to PERSONAL_DATA_RETENTION_DAYS. */
+  @Put('organizations/:id/retention')
+  async retention(@Req() request: AdminRequest, @Param('id') id: string, @Body() body: unknown): Promise<SuccessEnvelope<OrganizationView>> {
+    return ok(await this.commands.execute(new SetRetention(id, retentionBody(body).retentionDays, this.context(request))));
+  }
+
+  /** Offboarding: destroys the organization's keys, so every verification of it reads as erased. `confirm` must repeat the id. */
+  @Delete('organizations/:id/personal-data')
+  async destroyPersonalData(@Req() request: AdminRequest, @Param('id') id: string, @Query('confirm') confirm: unknown): Promise<SuccessEnvelope<OrganizationView>> {
+    if (confirm !== id) throw new ValidationFailed([{ field: 'confirm', message: 'must repeat the organization id: this destroys its personal data for good' }]);
+    return ok(await this.commands.execute(new DestroyPersonalData(id, this.context(request))));
   }
 
   @Post('organizations/:id/keys')

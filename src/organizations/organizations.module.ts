@@ -9,6 +9,8 @@ import {
   ReinstateOrganizationHandler,
   SetActiveScopesHandler,
   SetRateLimitHandler,
+  SetRetentionHandler,
+  DestroyPersonalDataHandler,
   SetScopePricesHandler,
   SuspendOrganizationHandler,
 } from './organization-lifecycle.handlers.js';
@@ -27,6 +29,8 @@ const COMMAND_HANDLERS = [
   SetActiveScopesHandler,
   SetScopePricesHandler,
   SetRateLimitHandler,
+  SetRetentionHandler,
+  DestroyPersonalDataHandler,
   IssueApiKeyHandler,
   RevokeApiKeyHandler,
   ConfigureProviderHandler,

@@ -31,6 +31,25 @@ describe('The encrypted portrait store (filesystem)', () => {
     expect((await again.get(id))?.bytes).toEqual(image);
   });
 
+  it('deletes a portrait: its record zeroed in place (the segment\'s other portraits stay readable), then unknown; deleting again is harmless', async () => {
+    const config = loadConfig({ DATA_DIR: await mkdtemp(join(tmpdir(), 'portraits-deleted-')) });
+    const store = await FilePortraitStore.open(config);
+    const key = randomBytes(32);
+    const keyOf = async () => key;
+    const [first, second] = [sandboxPortrait('first'), sandboxPortrait('second')];
+    const firstId = await store.put('org_A', 'image/png', first, { reference: 'vrf_01JD3Q9ZK8W6V2C4X7N5B0M1TR', key });
+    const secondId = await store.put('org_A', 'image/png', second, { reference: 'vrf_01JD3Q9ZK8W6V2C4X7N5B0M1TS', key });
+    await store.delete(firstId);
+    await store.delete(firstId);
+    expect(await store.get(firstId, keyOf)).toBeNull();
+    expect(await store.owner(firstId)).toBeNull();
+    expect((await store.get(secondId, keyOf))?.bytes).toEqual(second);
+    const [segment] = await readdir(config.portraits.directory);
+    const onDisk = await readFile(join(config.portraits.directory, segment));
+    const [, , offsetHex, lengthHex] = /^prt_([0-9a-f]{16})_([0-9a-f]+)_([0-9a-f]+)$/.exec(firstId) ?? [];
+    expect(onDisk.subarray(Number.parseInt(offsetHex, 16), Number.parseInt(offsetHex, 16) + Number.parseInt(lengthHex, 16)).every((byte) => byte === 0)).toBe(true);
+  });
+
   it("seals a verification's portrait under its data key: readable with it, erased (null) without it, refused under another verification's", async () => {
     const store = await FilePortraitStore.open(loadConfig({ DATA_DIR: await mkdtemp(join(tmpdir(), 'portraits-sealed-')) }));
     const image = sandboxPortrait('sealed');

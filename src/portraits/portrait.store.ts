@@ -1,6 +1,6 @@
 import { createCipheriv, createDecipheriv, createHash, randomBytes } from 'node:crypto';
 import { writeSync } from 'node:fs';
-import { chmod, type FileHandle, mkdir, open, readFile, writeFile } from 'node:fs/promises';
+import { chmod, type FileHandle, mkdir, open, readFile, unlink, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { ConfigError, type AppConfig } from '../config/config.js';
 import { PORTRAIT_ID } from './portrait-links.js';
@@ -34,6 +34,8 @@ export abstract class PortraitStore {
   abstract owner(portraitId: string): Promise<string | null>;
   /** Null when unknown, or when its verification's data key is gone (`keyOf` answers null: erased). */
   abstract get(portraitId: string, keyOf?: PortraitKeyOf): Promise<StoredPortrait | null>;
+  /** Overwrites the portrait's bytes (erasure); afterwards it reads as unknown. Idempotent. */
+  abstract delete(portraitId: string): Promise<void>;
   /** Lets go of open files once the writes in flight are done. */
   abstract close(): Promise<void>;
 }
@@ -41,6 +43,7 @@ export abstract class PortraitStore {
 const MAGIC = Buffer.from('PRT1');
 /** A record sealed under its verification's data key: the reference follows the organization. */
 const MAGIC_SEALED = Buffer.from('PRT2');
+const ERASED = Buffer.alloc(4);
 const TYPES: readonly PortraitContentType[] = ['image/png', 'image/jpeg'];
 
 /** A segment is retired for a new one past this size (unless told otherwise, for tests). */
@@ -155,6 +158,28 @@ export class FilePortraitStore extends PortraitStore {
     if (this.current !== undefined) await this.retire(this.current);
   }
 
+  /** A record in a segment is zeroed in place (the segment's other records and ids stay); a file of its own is removed. */
+  async delete(portraitId: string): Promise<void> {
+    if (!PORTRAIT_ID.test(portraitId)) return;
+    const inSegment = SEGMENT_ID.exec(portraitId);
+    try {
+      if (inSegment === null) {
+        await unlink(join(this.directory, `${portraitId}.bin`));
+        return;
+      }
+      const [, segmentId, offsetHex, lengthHex] = inSegment;
+      const handle = await open(join(this.directory, `${segmentId}.seg`), 'r+');
+      try {
+        await handle.write(Buffer.alloc(Number.parseInt(lengthHex, 16)), 0, Number.parseInt(lengthHex, 16), Number.parseInt(offsetHex, 16));
+        await handle.sync();
+      } finally {
+        await handle.close();
+      }
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
+    }
+  }
+
   async owner(portraitId: string): Promise<string | null> {
     const file = await this.read(portraitId);
     return file === null ? null : parse(file).organizationId;
@@ -188,7 +213,8 @@ export class FilePortraitStore extends PortraitStore {
       try {
         const record = Buffer.alloc(length);
         const { bytesRead } = await handle.read(record, 0, length, Number.parseInt(offsetHex, 16));
-        return bytesRead === length ? record : null;
+        // A zeroed record is an erased portrait.
+        return bytesRead === length && !record.subarray(0, 4).equals(ERASED) ? record : null;
       } finally {
         await handle.close();
       }

@@ -52,6 +52,12 @@ export class Portraits {
     });
   }
 
+  /** Deletes the portrait a result names, if any (erasure). */
+  async delete(result: JsonObject): Promise<void> {
+    const portraitId = result[PORTRAIT_ID_FIELD];
+    if (typeof portraitId === 'string') await this.files.delete(portraitId);
+  }
+
   /** `base`: the configured public URL, else the caller's own scheme and host. */
   present(result: JsonObject, organizationId: string, base: string): JsonObject {
     const portraitId = result[PORTRAIT_ID_FIELD];

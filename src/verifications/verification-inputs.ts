@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import { InvariantViolated, ValidationFailed, type FieldError } from '../common/errors.js';
 import type { JsonObject } from '../event-store/event-store.port.js';
 import { isScope, SCOPES, type Scope } from '../scopes/scopes.js';
+import { SUBJECT_KINDS, type SubjectKind } from '../data-protection/blind-index.js';
 
 /**
  * The inputs of each scope (the spec's table; face_match is ours: `image` plus `nin` or `bvn`).
@@ -149,4 +150,30 @@ function echo(scope: Scope, input: Readonly<Record<string, string>>): JsonObject
     request.image = { contentType: decoded.contentType, sizeBytes: decoded.bytes.length, sha256: createHash('sha256').update(decoded.bytes).digest('hex') };
   }
   return request;
+}
+
+const SUBJECT_RULES: Readonly<Record<SubjectKind, (value: string) => string | null>> = {
+  nin: NIN,
+  bvn: BVN,
+  phone: PHONE,
+  account_number: ACCOUNT,
+  vnin: VNIN,
+  vin: VIN,
+  passport_number: PASSPORT,
+};
+
+/** A data subject's identifier (`POST /v1/data-subjects/…`): exactly one of the identifiers, validated as for the checks. */
+export function validateSubject(given: unknown): { kind: SubjectKind; value: string } {
+  const body = given === undefined || given === null ? {} : given;
+  if (!isPlainObject(body)) throw new ValidationFailed([{ field: 'body', message: 'the body must be a JSON object with one identifier' }]);
+  const fields = Object.keys(body);
+  const unknown = fields.filter((field) => !(SUBJECT_KINDS as readonly string[]).includes(field)).slice(0, 20);
+  if (unknown.length > 0) throw new ValidationFailed(unknown.map((field) => ({ field: field.slice(0, 50), message: `is not an identifier (allowed: ${SUBJECT_KINDS.join(', ')})` })));
+  if (fields.length !== 1) throw new ValidationFailed([{ field: 'body', message: `give exactly one of ${SUBJECT_KINDS.join(', ')}` }]);
+  const kind = fields[0] as SubjectKind;
+  const value = body[kind];
+  if (typeof value !== 'string') throw new ValidationFailed([{ field: kind, message: 'must be a string' }]);
+  const problem = value.length > MAX_FIELD_LENGTH ? `must be at most ${MAX_FIELD_LENGTH} characters` : SUBJECT_RULES[kind](value);
+  if (problem !== null) throw new ValidationFailed([{ field: kind, message: problem }]);
+  return { kind, value };
 }

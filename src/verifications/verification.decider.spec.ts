@@ -1,5 +1,5 @@
 import { describe, expect, it } from '@jest/globals';
-import { InvariantViolated, VerificationAlreadyExists, VerificationAlreadyFinished, VerificationNotRequested } from '../common/errors.js';
+import { InvariantViolated, NotFound, VerificationAlreadyExists, VerificationAlreadyFinished, VerificationNotRequested, VerificationPending } from '../common/errors.js';
 import { givenFor } from '../event-sourcing/decider.testing.js';
 import { evolve, initialVerificationState, verificationDecider, type VerificationCommand } from './verification.decider.js';
 import type { VerificationEvent, VerificationRequested } from './verification.events.js';
@@ -96,4 +96,24 @@ describe('The view', () => {
       charged: true,
       result: {},
     }));
+});
+
+describe('Erasing a verification\'s personal data', () => {
+  const completed: VerificationEvent = { type: 'VerificationCompleted', data: { schemaVersion: 1, reference: requestedData.reference, outcome: 'found', result: { firstName: 'Ada' }, completedAt: at.toISOString() } };
+  const later = new Date('2026-12-01T00:00:00.000Z');
+  const erased: VerificationEvent = { type: 'VerificationPersonalDataErased', data: { schemaVersion: 1, reference: requestedData.reference, erasedAt: later.toISOString() } };
+
+  it('records the erasure of a finished verification, with no personal data; the view keeps every fact and shows request and result {}', () => {
+    given([requested, completed]).when({ type: 'ErasePersonalData', at: later }).then([erased]);
+    const view = verificationView(given([requested, completed, erased]).state);
+    expect(view).toMatchObject({ status: 'found', charged: true, priceKobo: 10_000, request: {}, result: {}, personalDataErasedAt: '2026-12-01T00:00:00.000+00:00' });
+  });
+  it('writes nothing the second time', () => given([requested, completed, erased]).when({ type: 'ErasePersonalData', at: new Date('2027-01-01T00:00:00.000Z') }).thenNothing());
+  it('dates the erasure by a key already destroyed (offboarding) when the codec found one', () => {
+    const openedErased: VerificationEvent = { ...requested, data: { ...requestedData, request: {}, personalDataErasedAt: '2026-11-25T00:00:00.000+00:00' } };
+    given([openedErased, completed]).when({ type: 'ErasePersonalData', at: later }).then([{ ...erased, data: { ...erased.data, erasedAt: '2026-11-25T00:00:00.000Z' } }]);
+  });
+  it('refuses a verification still running (409 verification_pending)', () => given([requested]).when({ type: 'ErasePersonalData', at: later }).thenThrows(VerificationPending));
+  it('is not found without a request', () => given([]).when({ type: 'ErasePersonalData', at: later }).thenThrows(NotFound));
+  it('an erasure before the verification finished is a broken stream', () => expect(() => evolve(given([requested]).state, erased)).toThrow(InvariantViolated));
 });

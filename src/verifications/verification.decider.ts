@@ -1,4 +1,4 @@
-import { InvariantViolated, VerificationAlreadyExists, VerificationAlreadyFinished, VerificationNotRequested } from '../common/errors.js';
+import { InvariantViolated, NotFound, VerificationAlreadyExists, VerificationAlreadyFinished, VerificationNotRequested, VerificationPending } from '../common/errors.js';
 import type { JsonObject } from '../event-store/event-store.port.js';
 import type { Decider } from '../event-sourcing/decider.js';
 import type { VerificationEvent, VerificationRequested } from './verification.events.js';
@@ -25,13 +25,17 @@ export type VerificationState =
       readonly finishedAt: string | null;
       /** When the personal data became unreadable (its key destroyed), as the codec found it; null while readable. */
       readonly personalDataErasedAt: string | null;
+      /** True once a VerificationPersonalDataErased is in the stream (an erasure is recorded once). */
+      readonly erasureRecorded: boolean;
     };
 
 export type VerificationCommand =
   | { readonly type: 'RequestVerification'; readonly data: Omit<Requested, 'schemaVersion'> }
   | { readonly type: 'CompleteVerification'; readonly outcome: 'found' | 'not_found'; readonly result: JsonObject; readonly at: Date }
   | { readonly type: 'FailVerification'; readonly reasonCode: string; readonly errorMessage: string; readonly at: Date }
-  | { readonly type: 'RejectVerification'; readonly priceKobo: number; readonly balanceKobo: number; readonly at: Date };
+  | { readonly type: 'RejectVerification'; readonly priceKobo: number; readonly balanceKobo: number; readonly at: Date }
+  /** Idempotent: a verification already erased decides nothing. */
+  | { readonly type: 'ErasePersonalData'; readonly at: Date };
 
 export const SCHEMA_VERSION = 1;
 export const INSUFFICIENT_BALANCE_MESSAGE = 'The wallet balance is below the price of this check; no check was run';
@@ -42,7 +46,7 @@ export function evolve(state: VerificationState, event: VerificationEvent): Veri
   switch (event.type) {
     case 'VerificationRequested':
       if (state.status !== 'none') throw new InvariantViolated(`${event.data.reference} requested twice`);
-      return { status: 'pending', requested: event.data, result: {}, errorMessage: null, reasonCode: null, charged: false, finishedAt: null, personalDataErasedAt: event.data.personalDataErasedAt ?? null };
+      return { status: 'pending', requested: event.data, result: {}, errorMessage: null, reasonCode: null, charged: false, finishedAt: null, personalDataErasedAt: event.data.personalDataErasedAt ?? null, erasureRecorded: false };
     case 'VerificationCompleted':
       if (state.status !== 'pending') throw new InvariantViolated(`${event.data.reference} finished twice or before its request`);
       return {
@@ -59,6 +63,9 @@ export function evolve(state: VerificationState, event: VerificationEvent): Veri
     case 'VerificationRejected':
       if (state.status !== 'pending') throw new InvariantViolated(`${event.data.reference} finished twice or before its request`);
       return { ...state, status: 'failed', errorMessage: event.data.errorMessage, reasonCode: event.data.reasonCode, finishedAt: event.data.rejectedAt };
+    case 'VerificationPersonalDataErased':
+      if (state.status === 'none' || state.status === 'pending') throw new InvariantViolated(`${event.data.reference} erased before it finished`);
+      return { ...state, personalDataErasedAt: event.data.erasedAt, erasureRecorded: true };
     default: {
       const _exhaustive: never = event;
       throw new InvariantViolated(`unknown verification event ${(_exhaustive as { type: string }).type}`);
@@ -70,6 +77,14 @@ export function decide(command: VerificationCommand, state: VerificationState): 
   if (command.type === 'RequestVerification') {
     if (state.status !== 'none') throw new VerificationAlreadyExists('This reference is already in use');
     return [{ type: 'VerificationRequested', data: { ...command.data, schemaVersion: SCHEMA_VERSION } }];
+  }
+  if (command.type === 'ErasePersonalData') {
+    if (state.status === 'none') throw new NotFound('No verification with this reference');
+    if (state.status === 'pending') throw new VerificationPending('This verification is still running; erase it once it has finished');
+    if (state.erasureRecorded) return [];
+    // A key already destroyed (offboarding) dates the erasure; the event records it once.
+    const erasedAt = state.personalDataErasedAt === null ? command.at.toISOString() : new Date(state.personalDataErasedAt).toISOString();
+    return [{ type: 'VerificationPersonalDataErased', data: { reference: state.requested.reference, erasedAt, schemaVersion: SCHEMA_VERSION } }];
   }
   if (state.status === 'none') throw new VerificationNotRequested('No verification was requested under this reference');
   if (state.status !== 'pending') throw new VerificationAlreadyFinished('This verification has already finished');

@@ -31,6 +31,19 @@ export type VerificationFailed = Event<'VerificationFailed', { reference: string
 /** Refused before any provider call: the wallet's available balance was below the price. */
 export type VerificationRejected = Event<'VerificationRejected', { reference: string; reasonCode: 'insufficient_balance'; errorMessage: string; priceKobo: number; balanceKobo: number; rejectedAt: string }>;
 
-export type VerificationEvent = VerificationRequested | VerificationCompleted | VerificationFailed | VerificationRejected;
+/**
+ * The verification's personal data was erased: its data key destroyed and its portrait deleted
+ * (by its organization, by data subject, or by the retention sweep; the actor is in the metadata).
+ * Carries no personal data. Appended after the terminal event, at most once.
+ */
+export type VerificationPersonalDataErased = Event<'VerificationPersonalDataErased', { reference: string; erasedAt: string }>;
 
-export const VERIFICATION_EVENT_TYPES: readonly VerificationEvent['type'][] = ['VerificationRequested', 'VerificationCompleted', 'VerificationFailed', 'VerificationRejected'];
+export type VerificationEvent = VerificationRequested | VerificationCompleted | VerificationFailed | VerificationRejected | VerificationPersonalDataErased;
+
+export const VERIFICATION_EVENT_TYPES: readonly VerificationEvent['type'][] = [
+  'VerificationRequested',
+  'VerificationCompleted',
+  'VerificationFailed',
+  'VerificationRejected',
+  'VerificationPersonalDataErased',
+];

@@ -3,6 +3,7 @@ import { QueryHandler, type IQueryHandler } from '@nestjs/cqrs';
 import type pg from 'pg';
 import type { AuthenticatedKey } from '../auth/api-key.guard.js';
 import { NotFound, ValidationFailed, type FieldError } from '../common/errors.js';
+import { isoWithOffset } from '../common/time.js';
 import { prepared } from '../database/prepared.js';
 import { PG_POOL } from '../database/pool.js';
 import { Portraits } from '../portraits/portraits.service.js';
@@ -38,8 +39,12 @@ export class GetVerificationHandler implements IQueryHandler<GetVerification, Ve
       prepared('select * from verifications where reference = $1 and organization_id = $2 and environment = $3', [reference, key.organizationId, key.environment]),
     );
     let view: VerificationView;
-    if (rows[0] !== undefined && rows[0].status !== 'pending') {
-      view = viewFromRow(rows[0], await this.fields.openBoth(reference, rows[0].request, rows[0].result));
+    const row = rows[0];
+    if (row !== undefined && row.personal_data_erased_at != null) {
+      // Erased: nothing to open (the projection blanked the sealed columns).
+      view = viewFromRow(row, { request: {}, result: {}, personalDataErasedAt: isoWithOffset(row.personal_data_erased_at) });
+    } else if (row !== undefined && row.status !== 'pending') {
+      view = viewFromRow(row, await this.fields.openBoth(reference, row.request, row.result));
     } else {
       const state = await this.streams.load(reference);
       if (state.status === 'none' || state.requested.organizationId !== key.organizationId || state.requested.environment !== key.environment) {

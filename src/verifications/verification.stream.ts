@@ -79,6 +79,14 @@ export class VerificationStreams {
     return { state: handled.folded.state, won: true, position: handled.position };
   }
 
+  /**
+   * Records the erasure of a finished verification (once: a second erasure writes nothing) and
+   * answers the stream's state afterwards, its `personalDataErasedAt` the erasure's time.
+   */
+  async erase(reference: string, at: Date, context: CommandContext): Promise<VerificationState> {
+    return (await this.handler.handle(stream(reference), { type: 'ErasePersonalData', at }, context)).folded.state;
+  }
+
   /** The identifiers a result revealed that the request did not carry, for the data-subject search. */
   private async indexResult(requested: { reference: string; organizationId: string; environment: string; request: JsonObject }, result: JsonObject): Promise<void> {
     await this.keys.index(requested.organizationId, requested.environment, requested.reference, (indexKey) => {

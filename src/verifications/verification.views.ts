@@ -48,7 +48,7 @@ export function verificationView(state: VerificationState): VerificationView {
     priceKobo: requested.priceKobo,
     charged: state.status === 'found' || state.status === 'not_found',
     createdAt: isoWithOffset(new Date(requested.requestedAt)),
-    personalDataErasedAt: state.personalDataErasedAt,
+    personalDataErasedAt: erased ? isoWithOffset(new Date(state.personalDataErasedAt)) : null,
   };
 }
 
@@ -68,6 +68,8 @@ export interface VerificationRow {
   price_kobo: string | number;
   charged: boolean;
   created_at: Date;
+  /** Set by the projection from VerificationPersonalDataErased (request and result are then `{}`). */
+  personal_data_erased_at?: Date | null;
 }
 
 /** A row as served: `opened` is its request and result opened (the row itself holds them sealed). */

@@ -14,13 +14,16 @@ import { VerificationRecovery } from './recovery.js';
 import { InFlightChecks } from './in-flight-checks.js';
 import { RunVerificationHandler } from './run-verification.handler.js';
 import { VerificationsController } from './verifications.controller.js';
+import { ErasureController } from './erasure.controller.js';
+import { PersonalDataErasure } from './erasure.js';
+import { RetentionSweep } from './retention.js';
 import { registerNoScopeRoute } from './no-scope.route.js';
 
 @Module({
   imports: [CqrsModule, DataProtectionModule, WalletsModule, PortraitsModule, ProvidersModule],
-  controllers: [VerificationsController],
-  providers: [ApiKeyGuard, PersonalFields, VerificationStreams, InFlightChecks, RunVerificationHandler, GetVerificationHandler, ListVerificationsHandler, VerificationRecovery],
-  exports: [VerificationRecovery, VerificationStreams],
+  controllers: [VerificationsController, ErasureController],
+  providers: [ApiKeyGuard, PersonalFields, VerificationStreams, InFlightChecks, RunVerificationHandler, GetVerificationHandler, ListVerificationsHandler, VerificationRecovery, PersonalDataErasure, RetentionSweep],
+  exports: [VerificationRecovery, VerificationStreams, PersonalDataErasure, RetentionSweep],
 })
 export class VerificationsModule implements OnModuleInit {
   constructor(

@@ -27,9 +27,9 @@ function organizationAnswer(app: INestApplicationContext, k: Kit, organization: 
 
 const example = (...lines: string[]) => `\n${lines.length === 1 ? 'Example' : 'Examples'}:\n${lines.map((line) => `  $ npm run admin -- ${line}`).join('\n')}`;
 
-/** `org …`: register, read, list, approve, suspend, reinstate; scopes, prices and rate limit. */
+/** `org …`: register, read, list, approve, suspend, reinstate; scopes, prices, rate limit and retention. */
 export function addOrgCommands(program: Command, setJob: SetJob): void {
-  const org = program.command('org').description('organizations: register, read, approve, suspend, reinstate; scopes, prices, rate limit');
+  const org = program.command('org').description('organizations: register, read, approve, suspend, reinstate; scopes, prices, rate limit, retention');
   org
     .command('create')
     .description('register an organization (pending, default scopes, sandbox credit on its test wallet)')
@@ -118,6 +118,19 @@ export function addOrgCommands(program: Command, setJob: SetJob): void {
         // Not a whole number: passed on as text, for the decider to refuse by name.
         const requestsPerMinute = value === 'default' ? null : /^\d{1,9}$/.test(value) ? Number(value) : value;
         return organizationAnswer(app, k, await app.get(k.CommandBus).execute(new k.SetRateLimit(id, requestsPerMinute, CLI_CONTEXT, NO_WAIT)));
+      }),
+    );
+  org
+    .command('retention')
+    .argument('<id>', 'the organization id (org_…)')
+    .argument('<days>', 'a whole number of days from 1, or "default"')
+    .description('set how many days the personal data of this organization\'s checks is kept before the retention sweep erases it; "default" returns to PERSONAL_DATA_RETENTION_DAYS')
+    .addHelpText('after', example('org retention org_01J… 365', 'org retention org_01J… default'))
+    .action((id: string, value: string) =>
+      setJob(async (app, k) => {
+        // Not a whole number: passed on as text, for the decider to refuse by name.
+        const retentionDays = value === 'default' ? null : /^\d{1,9}$/.test(value) ? Number(value) : value;
+        return organizationAnswer(app, k, await app.get(k.CommandBus).execute(new k.SetRetention(id, retentionDays, CLI_CONTEXT, NO_WAIT)));
       }),
     );
 }

@@ -37,6 +37,7 @@ export function organizationForPeople(organization: OrganizationView, config: Ap
     activeScopes: organization.activeScopes.length === 0 ? '(none: every check is refused)' : organization.activeScopes,
     prices,
     rateLimitPerMinute: organization.rateLimitPerMinute ?? `${config.rateLimits.perMinute}, default (RATE_LIMIT_PER_MINUTE)`,
+    retentionDays: organization.retentionDays ?? `${config.verifications.retentionDays}, default (PERSONAL_DATA_RETENTION_DAYS)`,
     providers: Object.keys(organization.providers).length === 0 ? '(none configured: test keys use the sandbox)' : organization.providers,
   };
 }

@@ -31,6 +31,7 @@ describe('Given the admin command line', () => {
       'org scopes',
       'org prices',
       'org rate-limit',
+      'org retention',
       'provider set',
       'key issue',
       'key list',
