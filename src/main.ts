@@ -4,6 +4,9 @@ import { resolveDatabase } from './database/resolve-database.js';
 import { embeddedAdminToken } from './admin/admin-token.js';
 import { installGracefulShutdown } from './lifecycle/graceful-shutdown.js';
 import { createLogger, flushLogger } from './logging/logger.js';
+import { warnOfPlainPersonalData } from './maintenance/plain-text-warning.js';
+import { PG_POOL } from './database/pool.js';
+import { EVENT_STORE } from './event-store/event-store.port.js';
 import { join } from 'node:path';
 import type { Logger } from 'pino';
 
@@ -56,6 +59,7 @@ async function start(config: ReturnType<typeof loadConfig>, logger: Logger): Pro
     { eventStore: config.eventStore.kind, docs: config.operations.docsEnabled, metrics: config.operations.metricsEnabled },
     `Listening on http://${config.host === '0.0.0.0' ? '127.0.0.1' : config.host}:${config.port}`,
   );
+  await warnOfPlainPersonalData({ kind: config.eventStore.kind, pool: app.get(PG_POOL), store: app.get(EVENT_STORE), logger });
 }
 
 main().catch((error: unknown) => {

@@ -9,6 +9,7 @@ import { AdvanceCheckpoint1732250000007 } from './1732250000007-advance-checkpoi
 import { AppendJson1732250000008 } from './1732250000008-append-json.js';
 import { WalletSnapshots1732250000009 } from './1732250000009-wallet-snapshots.js';
 import { DataProtection1732250000010 } from './1732250000010-data-protection.js';
+import { LegacyEventSealing1732250000012 } from './1732250000012-legacy-event-sealing.js';
 
 /** Every migration, in order: the event log's and the read models', all in this folder. Features add theirs here. */
 export const MIGRATIONS = [
@@ -23,4 +24,5 @@ export const MIGRATIONS = [
   AppendJson1732250000008,
   WalletSnapshots1732250000009,
   DataProtection1732250000010,
+  LegacyEventSealing1732250000012,
 ];
