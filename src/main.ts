@@ -54,12 +54,13 @@ async function start(config: ReturnType<typeof loadConfig>, logger: Logger): Pro
   const app = await createApp({ config, databaseUrl: database.url, embedded: database.embedded, adminToken }, { logger });
   installGracefulShutdown({ app, logger, timeoutMs: config.operations.shutdownTimeoutMs, afterClose: async () => embedded?.stop() });
 
+  // Before listening, so that the warning (if any) is logged before the line that says the service is up.
+  await warnOfPlainPersonalData({ kind: config.eventStore.kind, pool: app.get(PG_POOL), store: app.get(EVENT_STORE), logger });
   await app.listen(config.port, config.host);
   logger.info(
     { eventStore: config.eventStore.kind, docs: config.operations.docsEnabled, metrics: config.operations.metricsEnabled },
     `Listening on http://${config.host === '0.0.0.0' ? '127.0.0.1' : config.host}:${config.port}`,
   );
-  await warnOfPlainPersonalData({ kind: config.eventStore.kind, pool: app.get(PG_POOL), store: app.get(EVENT_STORE), logger });
 }
 
 main().catch((error: unknown) => {
