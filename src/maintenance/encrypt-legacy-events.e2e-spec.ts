@@ -5,6 +5,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import pg from 'pg';
+import { pino } from 'pino';
 import { IdGenerator } from '../common/ids.js';
 import { toAppend } from '../common/event.js';
 import { streams } from '../common/streams.js';
@@ -13,6 +14,8 @@ import { DataKeys } from '../data-protection/data-keys.js';
 import { isSealed, open } from '../data-protection/sealing.js';
 import type { JsonObject } from '../event-store/event-store.port.js';
 import { FilePortraitStore } from '../portraits/portrait.store.js';
+import { PG_POOL } from '../database/pool.js';
+import { warnOfPlainPersonalData } from './plain-text-warning.js';
 import type { VerificationEvent } from '../verifications/verification.events.js';
 import { startTestApp, type TestApp } from '../../test/support/app.js';
 import { TEST_DATA_ENCRYPTION_KEY } from '../../test/support/data-protection.js';
@@ -241,7 +244,7 @@ describeOnProject('postgres', 'npm run maintenance -- encrypt-legacy-events on t
 });
 
 describeOnProject('esdb', 'npm run maintenance -- encrypt-legacy-events on EventStoreDB', 'the PostgreSQL store is covered above', () => {
-  it('refuses, naming the procedure of docs/data-protection.md, and changes nothing', async () => {
+  it('refuses, naming the procedure of docs/data-protection.md; the start-up check warns once the oldest request is plain', async () => {
     const app = await startTestApp();
     try {
       const run = await runNode(MAINTENANCE, ['encrypt-legacy-events'], {
@@ -250,6 +253,19 @@ describeOnProject('esdb', 'npm run maintenance -- encrypt-legacy-events on Event
       expect(run.code).toBe(1);
       expect(run.stderr).toContain('docs/data-protection.md');
       expect(run.stderr).toContain('EventStoreDB');
+
+      // The start-up check samples the oldest request of $all: none, then a plain one.
+      const lines: string[] = [];
+      const logger = pino({ level: 'warn' }, { write: (line: string) => void lines.push(line) });
+      const check = () => warnOfPlainPersonalData({ kind: 'esdb', pool: app.app.get(PG_POOL), store: app.eventStore, logger });
+      expect(await check()).toBe(false);
+      const reference = app.app.get(IdGenerator).reference();
+      const requested = { schemaVersion: 1, reference, organizationId: 'org_legacy', environment: 'test', keyId: 'key_legacy', scope: 'nin', category: 'identity', countryCode: 'NG', request: { nin: NOT_FOUND_NIN }, priceKobo: 10_000, requestedAt: new Date().toISOString() };
+      await app.eventStore.append(streams.verification(reference), [{ id: app.app.get(IdGenerator).eventId(), type: 'VerificationRequested', data: requested, metadata: {} }], { expectedRevision: 'no_stream' });
+      expect(await check()).toBe(true);
+      expect(lines.join('')).toContain('docs/data-protection.md');
+      expect(lines.join('')).toContain('npm run maintenance -- encrypt-legacy-events');
+      expect(lines.join('')).not.toContain(NOT_FOUND_NIN);
     } finally {
       await app.close();
     }
