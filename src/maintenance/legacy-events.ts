@@ -17,7 +17,7 @@ export const ENCRYPT_LEGACY_EVENTS_COMMAND = 'npm run maintenance -- encrypt-leg
  * The verification events whose personal field is still plain: the predicate of the partial index
  * `events_unsealed_personal` (migration 1732250000012), written identically so the planner uses it.
  */
-const UNSEALED_PERSONAL_FIELD = `((type = 'VerificationRequested' and (data -> 'request' ->> 'sealed') is distinct from 'aes-256-gcm')
+export const UNSEALED_PERSONAL_FIELD = `((type = 'VerificationRequested' and (data -> 'request' ->> 'sealed') is distinct from 'aes-256-gcm')
    or (type = 'VerificationCompleted' and (data -> 'result' ->> 'sealed') is distinct from 'aes-256-gcm'))`;
 
 /** Session-wide lock id, so that two runs never seal the same rows at once (hashtext('encrypt-legacy-events')). */
