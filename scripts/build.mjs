@@ -22,7 +22,10 @@ async function scan(dir, found) {
     return;
   }
   // A folder's time changes when a file in it is added, removed or renamed.
-  found.newestMs = Math.max(found.newestMs, (await stat(dir)).mtimeMs);
+  // The stat first: \`Math.max(found.newestMs, await …)\` would read newestMs before the await and
+  // put back a stale maximum over what the other folders' scans found meanwhile.
+  const folderMs = (await stat(dir)).mtimeMs;
+  found.newestMs = Math.max(found.newestMs, folderMs);
   await Promise.all(
     entries.map(async (entry) => {
       const path = join(dir, entry.name);

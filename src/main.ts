@@ -4,6 +4,9 @@ import { resolveDatabase } from './database/resolve-database.js';
 import { embeddedAdminToken } from './admin/admin-token.js';
 import { installGracefulShutdown } from './lifecycle/graceful-shutdown.js';
 import { createLogger, flushLogger } from './logging/logger.js';
+import { warnOfPlainPersonalData } from './maintenance/plain-text-warning.js';
+import { PG_POOL } from './database/pool.js';
+import { EVENT_STORE } from './event-store/event-store.port.js';
 import { join } from 'node:path';
 import type { Logger } from 'pino';
 
@@ -51,6 +54,8 @@ async function start(config: ReturnType<typeof loadConfig>, logger: Logger): Pro
   const app = await createApp({ config, databaseUrl: database.url, embedded: database.embedded, adminToken }, { logger });
   installGracefulShutdown({ app, logger, timeoutMs: config.operations.shutdownTimeoutMs, afterClose: async () => embedded?.stop() });
 
+  // Before listening, so that the warning (if any) is logged before the line that says the service is up.
+  await warnOfPlainPersonalData({ kind: config.eventStore.kind, pool: app.get(PG_POOL), store: app.get(EVENT_STORE), logger });
   await app.listen(config.port, config.host);
   logger.info(
     { eventStore: config.eventStore.kind, docs: config.operations.docsEnabled, metrics: config.operations.metricsEnabled },

@@ -10,6 +10,7 @@ import { AppendJson1732250000008 } from './1732250000008-append-json.js';
 import { WalletSnapshots1732250000009 } from './1732250000009-wallet-snapshots.js';
 import { DataProtection1732250000010 } from './1732250000010-data-protection.js';
 import { Erasure1732250000012 } from './1732250000012-erasure.js';
+import { LegacyEventSealing1732250000013 } from './1732250000013-legacy-event-sealing.js';
 
 /** Every migration, in order: the event log's and the read models', all in this folder. Features add theirs here. */
 export const MIGRATIONS = [
@@ -25,4 +26,5 @@ export const MIGRATIONS = [
   WalletSnapshots1732250000009,
   DataProtection1732250000010,
   Erasure1732250000012,
+  LegacyEventSealing1732250000013,
 ];

@@ -1,0 +1,313 @@
+import { randomBytes } from 'node:crypto';
+import type pg from 'pg';
+import { InvariantViolated } from '../common/errors.js';
+import { streams } from '../common/streams.js';
+import { tokensOf } from '../data-protection/blind-index.js';
+import { OrganizationKeysDestroyed, type DataKeys } from '../data-protection/data-keys.js';
+import { isSealed, KEY_BYTES, seal } from '../data-protection/sealing.js';
+import type { EventStore, JsonObject } from '../event-store/event-store.port.js';
+import type { PortraitStore } from '../portraits/portrait.store.js';
+import { PORTRAIT_ID_FIELD } from '../portraits/portraits.service.js';
+import { PERSONAL_FIELDS } from '../verifications/verification.codec.js';
+
+/** The command that seals them, as operators type it (the start-up warning names it). */
+export const ENCRYPT_LEGACY_EVENTS_COMMAND = 'npm run maintenance -- encrypt-legacy-events';
+
+/**
+ * The verification events whose personal field is still plain: the predicate of the partial index
+ * `events_unsealed_personal` (migration 1732250000012), written identically so the planner uses it.
+ */
+export const UNSEALED_PERSONAL_FIELD = `((type = 'VerificationRequested' and (data -> 'request' ->> 'sealed') is distinct from 'aes-256-gcm')
+   or (type = 'VerificationCompleted' and (data -> 'result' ->> 'sealed') is distinct from 'aes-256-gcm'))`;
+
+/** Session-wide lock id, so that two runs never seal the same rows at once (hashtext('encrypt-legacy-events')). */
+const LOCK_SQL = "select pg_try_advisory_lock(hashtext('encrypt-legacy-events')) as locked";
+
+export const MAX_BATCH_EVENTS = 5_000;
+export const DEFAULT_BATCH_EVENTS = 500;
+/** Read-model rows fixed per statement by the final sweep. */
+const SWEEP_ROWS = 500;
+
+/** True while an event of the PostgreSQL log still holds a personal field in plain text (an index probe). */
+export async function postgresHasPlainPersonalData(pool: pg.Pool): Promise<boolean> {
+  const { rows } = await pool.query<{ found: boolean }>(`select exists (select 1 from events where ${UNSEALED_PERSONAL_FIELD}) as found`);
+  return rows[0].found;
+}
+
+/**
+ * EventStoreDB has no index to ask, so the check samples the oldest VerificationRequested of
+ * `$all`: the code before sealing wrote plain requests, the code since seals every one, so the log
+ * holds plain text exactly when its oldest request is plain (until the copy procedure of
+ * docs/data-protection.md has run and the old streams are scavenged).
+ */
+export async function esdbOldestRequestIsPlain(store: EventStore): Promise<boolean> {
+  const [oldest] = await store.readAll({ maxCount: 1, filter: { eventTypes: ['VerificationRequested'] } });
+  return oldest !== undefined && !isSealed((oldest.data as { request?: unknown }).request);
+}
+
+export interface SealingProgress {
+  readonly done: number;
+  readonly total: number;
+}
+
+export interface SealingSummary {
+  /** Events whose personal field was sealed by this run. */
+  readonly events: number;
+  /** Of those, sealed under a key that was then thrown away because their verification's keys had been destroyed (erased). */
+  readonly shredded: number;
+  readonly dataKeysCreated: number;
+  readonly portraitsResealed: number;
+  /** Read-model fields (request or result) that were plain and now hold their event's sealed one. */
+  readonly readModelRows: number;
+  /** True when stopped (a signal) before the end: run the command again to go on. */
+  readonly interrupted: boolean;
+}
+
+export interface SealingOptions {
+  readonly batchSize: number;
+  /** A pause after each committed batch, to leave room to the service on a busy database. */
+  readonly pauseMs: number;
+  readonly onProgress?: (progress: SealingProgress) => void;
+  /** Checked between batches: the batch under way commits first. */
+  readonly signal?: AbortSignal;
+}
+
+interface EventRow {
+  position: string;
+  stream_id: string;
+  type: keyof typeof PERSONAL_FIELDS;
+  data: JsonObject;
+}
+
+interface Sealed {
+  readonly position: string;
+  readonly field: string;
+  readonly sealed: JsonObject;
+}
+
+/** Where a verification's data key stands for this run: a usable key, or none left (its data is to be shredded). */
+type KeyFor = { readonly key: Buffer; readonly shred: boolean };
+
+const sleep = (ms: number) => new Promise<void>((wake) => setTimeout(wake, ms));
+
+/**
+ * Seals, in place, the personal fields of the verification events written in plain text before
+ * sealing, exactly as VerificationCodec would have sealed them (same envelope, same associated
+ * data): each field under its verification's data key, made (and indexed for the data-subject
+ * search) when it has none. Batches of `batchSize` events, each committed on its own with the
+ * read-model rows of its verifications, in position order; positions, ids, revisions, types,
+ * metadata and the other fields stay as they were (the log's trigger refuses anything else). A
+ * field already sealed is never touched, so a run killed at any point is resumed by running it
+ * again. A verification whose keys were destroyed (erased) before this ran has its plain fields
+ * sealed under a random key that is never stored: they become unreadable, as its erasure meant.
+ * Legacy portraits (PRT1, under the store's own key) are sealed again under the data key (PRT2)
+ * and the result names the new record.
+ */
+export class LegacyEventSealer {
+  private readonly keysFor = new Map<string, KeyFor>();
+  private dataKeysCreated = 0;
+  private portraitsResealed = 0;
+
+  constructor(
+    private readonly pool: pg.Pool,
+    private readonly keys: DataKeys,
+    private readonly portraits: PortraitStore | undefined,
+  ) {}
+
+  async run(options: SealingOptions): Promise<SealingSummary> {
+    if (!Number.isInteger(options.batchSize) || options.batchSize < 1 || options.batchSize > MAX_BATCH_EVENTS) {
+      throw new RangeError(`the batch size is 1 to ${MAX_BATCH_EVENTS} events`);
+    }
+    const lock = await this.pool.connect();
+    try {
+      const { rows } = await lock.query<{ locked: boolean }>(LOCK_SQL);
+      if (!rows[0].locked) throw new AnotherRunInProgress();
+      const { rows: counted } = await this.pool.query<{ total: string }>(`select count(*) as total from events where ${UNSEALED_PERSONAL_FIELD}`);
+      const total = Number(counted[0].total);
+      let done = 0;
+      let shredded = 0;
+      let after = '-1';
+      let interrupted = false;
+      let readModelRows = 0;
+      options.onProgress?.({ done, total });
+      for (;;) {
+        if (options.signal?.aborted === true) {
+          interrupted = true;
+          break;
+        }
+        const { rows: batch } = await this.pool.query<EventRow>(
+          `select position::text as position, stream_id, type, data from events where ${UNSEALED_PERSONAL_FIELD} and position > $1::bigint order by position limit $2`,
+          [after, options.batchSize],
+        );
+        if (batch.length === 0) break;
+        const sealed: Sealed[] = [];
+        for (const row of batch) {
+          const result = await this.sealRow(row);
+          sealed.push(result.sealed);
+          if (result.shredded) shredded += 1;
+        }
+        readModelRows += await this.commit(sealed);
+        after = batch[batch.length - 1].position;
+        done += batch.length;
+        // Keys of finished batches are not needed again (one verification's events are next to each other, mostly).
+        if (this.keysFor.size > MAX_BATCH_EVENTS) this.keysFor.clear();
+        options.onProgress?.({ done, total: Math.max(total, done) });
+        if (options.pauseMs > 0) await sleep(options.pauseMs);
+      }
+      if (!interrupted) readModelRows += await this.sweepReadModel();
+      return { events: done, shredded, dataKeysCreated: this.dataKeysCreated, portraitsResealed: this.portraitsResealed, readModelRows, interrupted };
+    } finally {
+      await lock.query("select pg_advisory_unlock(hashtext('encrypt-legacy-events'))").catch(() => undefined);
+      lock.release();
+    }
+  }
+
+  private async sealRow(row: EventRow): Promise<{ sealed: Sealed; shredded: boolean }> {
+    const field = PERSONAL_FIELDS[row.type];
+    if (field === undefined) throw new InvariantViolated(`event at ${row.position} is not a verification event with a personal field`);
+    const reference = row.data.reference;
+    if (typeof reference !== 'string' || row.stream_id !== streams.verification(reference)) {
+      throw new InvariantViolated(`event at ${row.position} names a reference that is not its stream's`);
+    }
+    let value = (row.data[field] ?? {}) as JsonObject;
+    const { key, shred } = await this.keyFor(row, reference);
+    if (!shred) {
+      if (row.type === 'VerificationCompleted') {
+        value = await this.resealPortrait(reference, key, value);
+        await this.indexResult(row, reference, value);
+      }
+    }
+    return { sealed: { position: row.position, field, sealed: seal(key, value, { reference, eventType: row.type, field }) as unknown as JsonObject }, shredded: shred };
+  }
+
+  /** The verification's data key; made when it has none (with the blind-index tokens of a plain request). */
+  private async keyFor(row: EventRow, reference: string): Promise<KeyFor> {
+    const known = this.keysFor.get(reference);
+    if (known !== undefined) return known;
+    const state = await this.keys.get(reference);
+    let keyFor: KeyFor;
+    if (state.status === 'open') keyFor = { key: state.key, shred: false };
+    else if (state.status === 'destroyed') keyFor = { key: randomBytes(KEY_BYTES), shred: true };
+    else {
+      const requested = row.type === 'VerificationRequested' ? row.data : await this.requestOf(row.stream_id);
+      const organizationId = String(requested.organizationId);
+      const environment = String(requested.environment);
+      const request = isSealed(requested.request) ? {} : ((requested.request ?? {}) as JsonObject);
+      try {
+        keyFor = { key: await this.keys.create(organizationId, environment, reference, (indexKey) => tokensOf(indexKey, request)), shred: false };
+        this.dataKeysCreated += 1;
+      } catch (error) {
+        if (!(error instanceof OrganizationKeysDestroyed)) throw error;
+        // Offboarded: its verifications read as erased; a destroyed key row says so without an incident on each read.
+        await this.pool.query(
+          `insert into verification_keys (reference, organization_id, wrapped_key, destroyed_at) values ($1, $2, null, $3) on conflict (reference) do nothing`,
+          [reference, organizationId, error.destroyedAt],
+        );
+        keyFor = { key: randomBytes(KEY_BYTES), shred: true };
+      }
+    }
+    this.keysFor.set(reference, keyFor);
+    return keyFor;
+  }
+
+  private async requestOf(streamId: string): Promise<JsonObject> {
+    const { rows } = await this.pool.query<{ data: JsonObject }>("select data from events where stream_id = $1 and revision = 0 and type = 'VerificationRequested'", [streamId]);
+    if (rows[0] === undefined) throw new InvariantViolated(`${streamId} has a terminal event without its request`);
+    return rows[0].data;
+  }
+
+  private async indexResult(row: EventRow, reference: string, result: JsonObject): Promise<void> {
+    const requested = await this.requestOf(row.stream_id);
+    await this.keys.index(String(requested.organizationId), String(requested.environment), reference, (indexKey) => tokensOf(indexKey, result));
+  }
+
+  /**
+   * A portrait stored under the store's own key (PRT1) is stored again under the data key (PRT2);
+   * the result then names the new record. A record already under the data key, or gone, is left.
+   */
+  private async resealPortrait(reference: string, key: Buffer, result: JsonObject): Promise<JsonObject> {
+    const portraitId = result[PORTRAIT_ID_FIELD];
+    if (this.portraits === undefined || typeof portraitId !== 'string') return result;
+    let underDataKey = false;
+    const stored = await this.portraits.get(portraitId, async () => {
+      underDataKey = true;
+      return null;
+    });
+    if (underDataKey || stored === null) return result;
+    const resealed = await this.portraits.put(stored.organizationId, stored.contentType, stored.bytes, { reference, key });
+    this.portraitsResealed += 1;
+    return { ...result, [PORTRAIT_ID_FIELD]: resealed };
+  }
+
+  /** One transaction: the batch's events, then the read-model rows of their verifications, copied from them. */
+  private async commit(sealed: readonly Sealed[]): Promise<number> {
+    const client = await this.pool.connect();
+    try {
+      await client.query('begin');
+      await client.query("set local ledger.seal_legacy_events = 'on'");
+      const rows = JSON.stringify(sealed);
+      await client.query(
+        `update events e set data = jsonb_set(e.data, array[f.field], f.sealed)
+         from jsonb_to_recordset($1::jsonb) as f(position bigint, field text, sealed jsonb)
+         where e.position = f.position and (e.data -> f.field ->> 'sealed') is distinct from 'aes-256-gcm'`,
+        [rows],
+      );
+      const positions = sealed.map((entry) => entry.position);
+      const requests = await client.query(
+        `update verifications v set request = e.data -> 'request'
+         from events e
+         where e.position = any($1::bigint[]) and e.type = 'VerificationRequested' and v.reference = e.data ->> 'reference'
+           and (v.request ->> 'sealed') is distinct from 'aes-256-gcm'`,
+        [positions],
+      );
+      const results = await client.query(
+        `update verifications v set result = e.data -> 'result'
+         from events e
+         where e.position = any($1::bigint[]) and e.type = 'VerificationCompleted' and v.reference = e.data ->> 'reference'
+           and v.status in ('found', 'not_found') and (v.result ->> 'sealed') is distinct from 'aes-256-gcm'`,
+        [positions],
+      );
+      await client.query('commit');
+      return (requests.rowCount ?? 0) + (results.rowCount ?? 0);
+    } catch (error) {
+      await client.query('rollback').catch(() => undefined);
+      throw error;
+    } finally {
+      client.release();
+    }
+  }
+
+  /**
+   * Read-model rows still plain once every event is sealed (a projection that wrote a plain event it
+   * had read before its batch committed) take their events' sealed fields; a bounded statement at a time.
+   */
+  private async sweepReadModel(): Promise<number> {
+    let fixed = 0;
+    for (const [field, eventType, extra] of [
+      ['request', 'VerificationRequested', ''],
+      ['result', 'VerificationCompleted', "and v.status in ('found', 'not_found')"],
+    ] as const) {
+      for (;;) {
+        const { rowCount } = await this.pool.query(
+          `with todo as (
+             select reference from verifications v where (v.${field} ->> 'sealed') is distinct from 'aes-256-gcm' ${extra}
+               and exists (select 1 from events e where e.stream_id = 'verification-' || v.reference and e.type = '${eventType}' and (e.data -> '${field}' ->> 'sealed') = 'aes-256-gcm')
+             limit ${SWEEP_ROWS})
+           update verifications v set ${field} = e.data -> '${field}'
+           from todo, events e
+           where v.reference = todo.reference and e.stream_id = 'verification-' || v.reference and e.type = '${eventType}'`,
+        );
+        fixed += rowCount ?? 0;
+        if ((rowCount ?? 0) < SWEEP_ROWS) break;
+      }
+    }
+    return fixed;
+  }
+}
+
+export class AnotherRunInProgress extends Error {
+  constructor() {
+    super('another encrypt-legacy-events is running on this database');
+    this.name = 'AnotherRunInProgress';
+  }
+}
