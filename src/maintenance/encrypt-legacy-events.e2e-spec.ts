@@ -58,6 +58,7 @@ describeOnProject('postgres', 'npm run maintenance -- encrypt-legacy-events on t
   let organizationId: string;
   const references = new Map<string, { request: JsonObject; result?: JsonObject; status: string }>();
   let portraitReference: string;
+  let legacyPortraitId: string;
   let erasedReference: string;
 
   beforeAll(async () => {
@@ -73,7 +74,7 @@ describeOnProject('postgres', 'npm run maintenance -- encrypt-legacy-events on t
 
     // A portrait as stored before data keys: PRT1, under the store's own key.
     const legacyPortraits = await FilePortraitStore.open(loadConfig({ DATA_DIR: dir, ...env }));
-    const legacyPortraitId = await legacyPortraits.put(organizationId, 'image/png', PORTRAIT_BYTES);
+    legacyPortraitId = await legacyPortraits.put(organizationId, 'image/png', PORTRAIT_BYTES);
     await legacyPortraits.close();
 
     const ids = app.app.get(IdGenerator);
@@ -224,7 +225,10 @@ describeOnProject('postgres', 'npm run maintenance -- encrypt-legacy-events on t
       underDataKey = true;
       return dataKey.key;
     });
+    // The record under the store's own key is gone once its batch committed.
+    const legacyRecord = await store.get(legacyPortraitId, async () => null);
     await store.close();
+    expect(legacyRecord).toBeNull();
     expect(underDataKey).toBe(true);
     expect(resealed?.bytes.equals(PORTRAIT_BYTES)).toBe(true);
 

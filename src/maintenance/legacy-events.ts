@@ -101,12 +101,15 @@ const sleep = (ms: number) => new Promise<void>((wake) => setTimeout(wake, ms));
  * again. A verification whose keys were destroyed (erased) before this ran has its plain fields
  * sealed under a random key that is never stored: they become unreadable, as its erasure meant.
  * Legacy portraits (PRT1, under the store's own key) are sealed again under the data key (PRT2)
- * and the result names the new record.
+ * and the result names the new record; the old record is deleted once its batch commits, and so
+ * is the legacy portrait of an erased verification.
  */
 export class LegacyEventSealer {
   private readonly keysFor = new Map<string, KeyFor>();
   private dataKeysCreated = 0;
   private portraitsResealed = 0;
+  /** Portraits the batch under way no longer names (re-sealed, or of an erased verification): deleted once it commits. */
+  private portraitsToDelete: string[] = [];
 
   constructor(
     private readonly pool: pg.Pool,
@@ -147,6 +150,9 @@ export class LegacyEventSealer {
           if (result.shredded) shredded += 1;
         }
         readModelRows += await this.commit(sealed);
+        // Only after the commit: until then the events still name these records.
+        for (const portraitId of this.portraitsToDelete) await this.portraits?.delete(portraitId);
+        this.portraitsToDelete = [];
         after = batch[batch.length - 1].position;
         done += batch.length;
         // Keys of finished batches are not needed again (one verification's events are next to each other, mostly).
@@ -171,8 +177,11 @@ export class LegacyEventSealer {
     }
     let value = (row.data[field] ?? {}) as JsonObject;
     const { key, shred } = await this.keyFor(row, reference);
-    if (!shred) {
-      if (row.type === 'VerificationCompleted') {
+    if (row.type === 'VerificationCompleted') {
+      if (shred) {
+        const portraitId = value[PORTRAIT_ID_FIELD];
+        if (typeof portraitId === 'string') this.portraitsToDelete.push(portraitId);
+      } else {
         value = await this.resealPortrait(reference, key, value);
         await this.indexResult(row, reference, value);
       }
@@ -236,6 +245,7 @@ export class LegacyEventSealer {
     if (underDataKey || stored === null) return result;
     const resealed = await this.portraits.put(stored.organizationId, stored.contentType, stored.bytes, { reference, key });
     this.portraitsResealed += 1;
+    this.portraitsToDelete.push(portraitId);
     return { ...result, [PORTRAIT_ID_FIELD]: resealed };
   }
 
