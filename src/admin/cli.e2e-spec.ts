@@ -1,63 +1,37 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { execFile } from 'node:child_process';
-import { mkdtemp, rm, symlink, writeFile } from 'node:fs/promises';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
-import { promisify } from 'node:util';
+import { join } from 'node:path';
 import pg from 'pg';
 import { hashApiKey } from '../auth/api-key.js';
 import { MAX_FUNDING_KOBO } from '../wallets/wallet.decider.js';
 import { createTestDatabase, type TestDatabase } from '../../test/support/database.js';
+import { DIST, runNode } from '../../test/support/processes.js';
 import { allEvents, createTestEventStore, eventsContaining, streamEvents, type TestEventStore } from '../../test/support/event-store.js';
 import { TEST_DATA_ENCRYPTION_KEY } from '../../test/support/data-protection.js';
 
-const run = promisify(execFile);
-const ROOT = resolve('.');
-
-interface CliResult {
-  readonly code: number;
-  readonly stdout: string;
-  readonly stderr: string;
-}
-
-/**
- * The built CLI against its own test database. It is built into a directory of its own, so that a
- * build running elsewhere at the same time cannot remove the files under it.
- */
+/** The built CLI (dist/, which a build never empties) against its own test database, in a working directory of its own. */
 describe('admin CLI', () => {
   let database: TestDatabase;
   let pool: pg.Pool;
   let events: TestEventStore;
-  let buildDir: string;
+  let workDir: string;
 
   beforeAll(async () => {
     database = await createTestDatabase();
     pool = new pg.Pool({ connectionString: database.url, max: 2 });
     events = await createTestEventStore(database, pool);
-    buildDir = await mkdtemp(join(tmpdir(), 'ledger-cli-'));
-    for (const entry of ['src', 'projections', 'bench', '.swcrc', 'package.json', 'node_modules']) await symlink(join(ROOT, entry), join(buildDir, entry));
-    await run(process.execPath, [join(ROOT, 'scripts/build.mjs')], { cwd: buildDir });
+    workDir = await mkdtemp(join(tmpdir(), 'ledger-cli-'));
   });
   afterAll(async () => {
     await events?.close();
     await pool?.end();
     await database?.drop();
-    if (buildDir !== undefined) await rm(buildDir, { recursive: true, force: true });
+    if (workDir !== undefined) await rm(workDir, { recursive: true, force: true });
   });
 
-  async function cli(...args: string[]): Promise<CliResult> {
-    try {
-      const { stdout, stderr } = await run(process.execPath, [join(buildDir, 'dist/src/admin/cli.js'), ...args], {
-        cwd: buildDir,
-        env: { PATH: process.env.PATH, ...events.env, DATABASE_URL: database.url, DATA_ENCRYPTION_KEY: TEST_DATA_ENCRYPTION_KEY, DATA_DIR: join(buildDir, '.data'), SANDBOX_CREDIT_KOBO: '100000' },
-        timeout: 30_000,
-      });
-      return { code: 0, stdout, stderr };
-    } catch (error) {
-      const failed = error as { code?: number; stdout?: string; stderr?: string };
-      if (typeof failed.code !== 'number') throw error;
-      return { code: failed.code, stdout: failed.stdout ?? '', stderr: failed.stderr ?? '' };
-    }
+  function cli(...args: string[]) {
+    return runNode(DIST.admin, args, { cwd: workDir, env: { PATH: process.env.PATH, ...events.env, DATABASE_URL: database.url, DATA_ENCRYPTION_KEY: TEST_DATA_ENCRYPTION_KEY, DATA_DIR: join(workDir, '.data'), SANDBOX_CREDIT_KOBO: '100000' }, timeoutMs: 30_000 });
   }
   const json = async (...args: string[]) => {
     const result = await cli('--json', ...args);
@@ -161,7 +135,7 @@ describe('admin CLI', () => {
   it('configures an upstream with credentials from a file: sealed in the event, never printed', async () => {
     const { id } = await json('org', 'create', '--name', 'Upstream Co', '--email', 'upstream@cli.test');
     const secret = 'sk_live_cli_secret_0123456789';
-    const file = join(buildDir, 'dojah.json');
+    const file = join(workDir, 'dojah.json');
     await writeFile(file, JSON.stringify({ appId: 'app-cli', secretKey: secret }), { mode: 0o600 });
     await json('org', 'scopes', id, 'nin', 'bvn');
     const configured = await cli('--json', 'provider', 'set', id, '--env', 'live', '--provider', 'dojah', '--credentials', `@${file}`);
