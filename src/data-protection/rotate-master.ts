@@ -1,6 +1,7 @@
 import type pg from 'pg';
 import { indexContext, kekContext } from './data-keys.js';
 import type { KeyManagement } from './key-management.port.js';
+import { inTransaction } from '../database/transaction.js';
 
 export interface RotationReport {
   readonly rewrapped: number;
@@ -24,9 +25,7 @@ export class UnknownMasterKey extends Error {
  * event and no data key changes: data keys are wrapped by the organization keys, not the master.
  */
 export async function rotateMaster(pool: pg.Pool, from: KeyManagement, to: KeyManagement): Promise<RotationReport> {
-  const client = await pool.connect();
-  try {
-    await client.query('begin');
+  return inTransaction(pool, async (client) => {
     const { rows } = await client.query<{ organization_id: string; master_key_id: string; wrapped_kek: string | null; wrapped_index_key: string | null }>(
       'select organization_id, master_key_id, wrapped_kek, wrapped_index_key from organization_keys order by organization_id for update',
     );
@@ -59,12 +58,6 @@ export async function rotateMaster(pool: pg.Pool, from: KeyManagement, to: KeyMa
       }
       rewrapped++;
     }
-    await client.query('commit');
     return { rewrapped, alreadyRotated, destroyed };
-  } catch (error) {
-    await client.query('rollback').catch(() => undefined);
-    throw error;
-  } finally {
-    client.release();
-  }
+  });
 }

@@ -6,6 +6,7 @@ import { PostgresEventStore } from '../event-store/postgres-event-store.js';
 import { UNSEALED_PERSONAL_FIELD } from './legacy-events.js';
 import { createTestDatabase, type TestDatabase } from '../../test/support/database.js';
 import { describeOnPostgresProjectOnly } from '../../test/support/store-independent.js';
+import { inTransaction } from '../database/transaction.js';
 
 /** The one update the PostgreSQL log allows (migration 1732250000012), and everything it still refuses. */
 describeOnPostgresProjectOnly('The event log under encrypt-legacy-events', 'the trigger is PostgreSQL\'s', () => {
@@ -29,18 +30,10 @@ describeOnPostgresProjectOnly('The event log under encrypt-legacy-events', 'the 
   });
 
   async function inMaintenance(sql: string, params: unknown[] = []): Promise<void> {
-    const client = await pool.connect();
-    try {
-      await client.query('begin');
+    await inTransaction(pool, async (client) => {
       await client.query("set local ledger.seal_legacy_events = 'on'");
       await client.query(sql, params);
-      await client.query('commit');
-    } catch (error) {
-      await client.query('rollback');
-      throw error;
-    } finally {
-      client.release();
-    }
+    });
   }
 
   const plainExists = async () => (await pool.query<{ found: boolean }>(`select exists (select 1 from events where type = 'VerificationRequested' and (data -> 'request' ->> 'sealed') is distinct from 'aes-256-gcm') as found`)).rows[0].found;

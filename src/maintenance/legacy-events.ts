@@ -9,6 +9,7 @@ import type { EventStore, JsonObject } from '../event-store/event-store.port.js'
 import type { PortraitStore } from '../portraits/portrait.store.js';
 import { PORTRAIT_ID_FIELD } from '../portraits/portraits.service.js';
 import { PERSONAL_FIELDS } from '../verifications/verification.codec.js';
+import { inTransaction } from '../database/transaction.js';
 
 /** The command that seals them, as operators type it (the start-up warning names it). */
 export const ENCRYPT_LEGACY_EVENTS_COMMAND = 'npm run maintenance -- encrypt-legacy-events';
@@ -251,9 +252,7 @@ export class LegacyEventSealer {
 
   /** One transaction: the batch's events, then the read-model rows of their verifications, copied from them. */
   private async commit(sealed: readonly Sealed[]): Promise<number> {
-    const client = await this.pool.connect();
-    try {
-      await client.query('begin');
+    return inTransaction(this.pool, async (client) => {
       await client.query("set local ledger.seal_legacy_events = 'on'");
       const rows = JSON.stringify(sealed);
       await client.query(
@@ -277,14 +276,8 @@ export class LegacyEventSealer {
            and v.status in ('found', 'not_found') and (v.result ->> 'sealed') is distinct from 'aes-256-gcm'`,
         [positions],
       );
-      await client.query('commit');
       return (requests.rowCount ?? 0) + (results.rowCount ?? 0);
-    } catch (error) {
-      await client.query('rollback').catch(() => undefined);
-      throw error;
-    } finally {
-      client.release();
-    }
+    });
   }
 
   /**
