@@ -20,7 +20,7 @@
 import autocannon from 'autocannon';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { cpus, tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -49,11 +49,18 @@ const skipped: Omit<Result, 'name'> = { requestsPerSecond: NaN, p50Ms: NaN, p99M
 
 const log = (line: string) => process.stderr.write(`[bench:api] ${line}\n`);
 
+/** The service's process and data directory, for the phases' CPU figures (set once it runs). */
+let measured: { pid: number; dataDir: string } | undefined;
+
 /** A phase that `runs`, announced by `announcement`, or, when it does not, its row of no figures. */
 async function phase(name: string, runs: boolean, announcement: string, measure: () => Promise<Omit<Result, 'name'>>): Promise<Result> {
   if (!runs) return { name, ...skipped };
   log(announcement);
-  return { ...(await measure()), name };
+  const before = measured === undefined ? undefined : cpuMs(measured.pid, measured.dataDir);
+  const result = await measure();
+  if (before === undefined || measured === undefined) return { ...result, name };
+  const after = cpuMs(measured.pid, measured.dataDir);
+  return { ...result, name, serviceCpuMs: (after.service - before.service) / result.total, postgresCpuMs: (after.postgres - before.postgres) / result.total };
 }
 
 /** A paced phase (see paced-load.ts), its per-second figures printed under BENCH_SERIES=1. */
@@ -69,6 +76,9 @@ async function paced(options: PacedLoadOptions): Promise<PacedLoadResult> {
 
 interface Result {
   name: string;
+  /** CPU ms per answered request, of the service and of PostgreSQL, during the phase. */
+  serviceCpuMs?: number;
+  postgresCpuMs?: number;
   requestsPerSecond: number;
   p50Ms: number;
   p99Ms: number;
@@ -112,6 +122,44 @@ async function writtenReferences(databaseUrl: string, organizationId: string): P
   } finally {
     await db.end();
   }
+}
+
+/** CPU time (ms) a process used, with that of its reaped children (fields 14-17 of /proc/PID/stat). */
+function cpuMsOf(pid: number, withChildren: boolean): number {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    const ticks = Number(fields[11]) + Number(fields[12]) + (withChildren ? Number(fields[13]) + Number(fields[14]) : 0);
+    return (ticks * 1000) / CLOCK_TICKS;
+  } catch {
+    return 0;
+  }
+}
+const CLOCK_TICKS = 100;
+
+/**
+ * CPU time (ms) used so far by the service and by its embedded PostgreSQL (the postmaster, its
+ * live backends and those it reaped). Divided by a phase's requests, it is what a request costs in
+ * CPU: a figure that holds on a shared, noisy machine where req/s moves with the neighbours' load.
+ */
+function cpuMs(servicePid: number, dataDir: string): { service: number; postgres: number } {
+  let postgres = 0;
+  try {
+    const postmaster = Number(readFileSync(join(dataDir, 'pg', 'postmaster.pid'), 'utf8').split('\n')[0]);
+    postgres = cpuMsOf(postmaster, true);
+    for (const entry of readdirSync('/proc')) {
+      if (!/^\d+$/.test(entry)) continue;
+      try {
+        const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
+        if (Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]) === postmaster) postgres += cpuMsOf(Number(entry), false);
+      } catch {
+        // Gone since the listing.
+      }
+    }
+  } catch {
+    postgres = NaN;
+  }
+  return { service: cpuMsOf(servicePid, false), postgres };
 }
 
 function peakRssMb(pid: number): number {
@@ -191,6 +239,7 @@ async function main(): Promise<void> {
   });
   try {
     await waitForReady(baseUrl, child);
+    measured = { pid: child.pid as number, dataDir };
     const admin = { authorization: `Bearer ${adminToken}` };
     const org = await call(baseUrl, 'POST', '/admin/v1/organizations', admin, { name: 'Bench Ltd', email: 'bench@example.com' });
     if (org.status !== 201) throw new Error(`creating the organization answered ${org.status}: ${JSON.stringify(org.body)}`);
@@ -317,6 +366,12 @@ async function main(): Promise<void> {
     process.stdout.write(`\nbench:api — ${cpus().length} cores, ${cpu}, Node ${process.version}, ${CONNECTIONS} connections, ${SECONDS} s each, peak RSS of the service ${rssMb.toFixed(0)} MiB\n\n`);
     process.stdout.write('| route | req/s | p50 ms | p99 ms | non-2xx + errors | target | result |\n|---|---|---|---|---|---|---|\n');
     for (const row of rows) process.stdout.write(`| ${(row[1] === 'NaN' ? [row[0], '-', '-', '-', '-', row[5], 'skipped'] : row).join(' | ')} |\n`);
+    // CPU per request: what a request costs the service and PostgreSQL, whatever else the machine runs.
+    const costed = [post, byReference, postAtRate, list].filter((result) => result.serviceCpuMs !== undefined && Number.isFinite(result.requestsPerSecond));
+    if (costed.length > 0) {
+      process.stdout.write('\n| route | service CPU ms/request | PostgreSQL CPU ms/request |\n|---|---|---|\n');
+      for (const result of costed) process.stdout.write(`| ${result.name} | ${result.serviceCpuMs?.toFixed(3)} | ${result.postgresCpuMs?.toFixed(3)} |\n`);
+    }
   } finally {
     child.kill('SIGTERM');
     await new Promise((r) => child.once('exit', r));

@@ -1,6 +1,7 @@
 import { describe, expect, it } from '@jest/globals';
 import { randomBytes } from 'node:crypto';
-import { blindToken, normalisePhone, tokensOf } from './blind-index.js';
+import { createHmac } from 'node:crypto';
+import { blindToken, newTokensOf, normalisePhone, tokensOf } from './blind-index.js';
 
 describe('The blind index of data subjects', () => {
   it('gives one NIN unrelated tokens in two organizations', () => {
@@ -32,5 +33,18 @@ describe('The blind index of data subjects', () => {
     const tokens = tokensOf(key, { nin: '21440414976', image: { sha256: 'x' } }, { firstName: 'Blessing', phoneNumber: '08150292236', nin: '21440414976' });
     expect(tokens).toHaveLength(2);
     expect(tokens.join()).not.toContain('21440414976');
+  });
+
+  it("is HMAC-SHA-256 of the kind and the normalised identifier, under the organization's index key", () => {
+    const key = randomBytes(32);
+    expect(blindToken(key, 'phone', '+2348150292236')).toBe(createHmac('sha256', key).update('phone\n08150292236').digest('base64url'));
+  });
+
+  it("gives a result's new identifiers only, leaving out those its request already carried in any form", () => {
+    const key = randomBytes(32);
+    const request = { nin: '21440414976', phone: '+2348150292236' };
+    const result = { nin: '21440414976', phoneNumber: '08150292236', bvn: '22150292236' };
+    expect(newTokensOf(key, [result], [request])).toEqual([blindToken(key, 'bvn', '22150292236')]);
+    expect(newTokensOf(key, [result], [])).toEqual(tokensOf(key, result));
   });
 });

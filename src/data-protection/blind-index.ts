@@ -22,8 +22,11 @@ export function normaliseIdentifier(kind: SubjectKind, value: string): string {
 
 /** HMAC-SHA-256 of the normalised identifier under the organization's index key: unrelated across organizations. */
 export function blindToken(indexKey: Buffer, kind: SubjectKind, value: string): string {
-  return createHmac('sha256', indexKey).update(`${kind}\n${normaliseIdentifier(kind, value)}`, 'utf8').digest('base64url');
+  return tokenOf(indexKey, `${kind}\n${normaliseIdentifier(kind, value)}`);
 }
+
+/** The token of an identifier in its normalised form (`kind` newline value). */
+const tokenOf = (indexKey: Buffer, normalised: string): string => createHmac('sha256', indexKey).update(normalised, 'utf8').digest('base64url');
 
 const FIELD_KINDS: Readonly<Record<string, SubjectKind>> = {
   nin: 'nin',
@@ -53,7 +56,26 @@ export function identifiersIn(values: Readonly<Record<string, unknown>>): { kind
 
 /** The distinct tokens of the identifiers in `sources`, bounded. */
 export function tokensOf(indexKey: Buffer, ...sources: readonly Readonly<Record<string, unknown>>[]): string[] {
-  const tokens = new Set<string>();
-  for (const source of sources) for (const { kind, value } of identifiersIn(source)) tokens.add(blindToken(indexKey, kind, value));
-  return [...tokens].slice(0, MAX_TOKENS_PER_VERIFICATION);
+  return newTokensOf(indexKey, sources, []);
+}
+
+/**
+ * The distinct tokens of the identifiers in `sources` that `known` does not carry (a result's, say,
+ * beside its request's, which were indexed with the request), bounded. Known identifiers are told
+ * apart by their normalised form, so no token is computed for them.
+ */
+export function newTokensOf(indexKey: Buffer, sources: readonly Readonly<Record<string, unknown>>[], known: readonly Readonly<Record<string, unknown>>[]): string[] {
+  const seen = new Set<string>();
+  for (const source of known) for (const { kind, value } of identifiersIn(source)) seen.add(`${kind}\n${normaliseIdentifier(kind, value)}`);
+  const tokens: string[] = [];
+  for (const source of sources) {
+    for (const { kind, value } of identifiersIn(source)) {
+      const normalised = `${kind}\n${normaliseIdentifier(kind, value)}`;
+      if (seen.has(normalised)) continue;
+      seen.add(normalised);
+      tokens.push(tokenOf(indexKey, normalised));
+      if (tokens.length === MAX_TOKENS_PER_VERIFICATION) return tokens;
+    }
+  }
+  return tokens;
 }

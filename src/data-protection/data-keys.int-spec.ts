@@ -26,6 +26,31 @@ describe('The key hierarchy in PostgreSQL', () => {
     await database?.drop();
   });
 
+  it('writes the keys and tokens of concurrent checks together (group commit), each answered as stored, the first of two keys for one reference kept', async () => {
+    const keys = new DataKeys(pool, master);
+    const statements: string[] = [];
+    const counting = new Proxy(pool, {
+      get: (target, property, receiver) =>
+        property === 'query'
+          ? (...args: Parameters<pg.Pool['query']>) => {
+              const text = typeof args[0] === 'string' ? args[0] : (args[0] as { text: string }).text;
+              if (text.includes('insert into verification_keys')) statements.push(text);
+              return (target.query as (...a: unknown[]) => unknown).apply(target, args);
+            }
+          : Reflect.get(target, property, receiver),
+    });
+    const grouped = new DataKeys(counting, master);
+    await grouped.indexKey('org_group');
+    const created = await Promise.all(Array.from({ length: 40 }, (_, n) => grouped.create('org_group', 'test', reference(500 + n), (indexKey) => [blindToken(indexKey, 'nin', `2144041${String(n).padStart(4, '0')}`)])));
+    expect(statements.length).toBeLessThan(10);
+    for (let n = 0; n < 40; n += 1) expect(await keys.get(reference(500 + n))).toEqual({ status: 'open', key: created[n] });
+    const indexKey = await keys.indexKey('org_group');
+    expect(await keys.referencesOf('org_group', 'test', [blindToken(indexKey, 'nin', '21440410007')], 10)).toEqual([reference(507)]);
+    const twice = await Promise.all([grouped.create('org_group', 'test', reference(600)), grouped.create('org_group', 'test', reference(601)), grouped.create('org_group', 'test', reference(601))]);
+    expect(twice[1].equals(twice[2])).toBe(true);
+    expect(await keys.get(reference(601))).toEqual({ status: 'open', key: twice[1] });
+  });
+
   it('makes a data key per verification, stored only wrapped, and opens it again from a fresh process', async () => {
     const keys = new DataKeys(pool, master);
     const key = await keys.create('org_a', 'test', reference(1));

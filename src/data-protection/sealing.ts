@@ -1,4 +1,5 @@
-import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto';
+import { createCipheriv, createDecipheriv } from 'node:crypto';
+import { pooledRandomBytes } from '../common/random.js';
 
 /**
  * A sealed field as it is stored, in events and read models alike: plain JSON, base64 fields.
@@ -48,7 +49,7 @@ function assertKey(key: Buffer): void {
 /** Seals a JSON value under `key` with a fresh random nonce, bound to `binding`. */
 export function seal(key: Buffer, value: unknown, binding: SealBinding): SealedEnvelope {
   assertKey(key);
-  const nonce = randomBytes(NONCE_BYTES);
+  const nonce = pooledRandomBytes(NONCE_BYTES);
   const cipher = createCipheriv('aes-256-gcm', key, nonce, { authTagLength: TAG_BYTES });
   cipher.setAAD(associatedData(binding));
   const data = Buffer.concat([cipher.update(JSON.stringify(value), 'utf8'), cipher.final()]);
@@ -76,7 +77,7 @@ export function open(key: Buffer, envelope: SealedEnvelope, binding: SealBinding
 /** Raw bytes under a key, for keys wrapped by keys and portrait files: nonce | tag | ciphertext. */
 export function sealBytes(key: Buffer, plain: Buffer, associated: Buffer): Buffer {
   assertKey(key);
-  const nonce = randomBytes(NONCE_BYTES);
+  const nonce = pooledRandomBytes(NONCE_BYTES);
   const cipher = createCipheriv('aes-256-gcm', key, nonce, { authTagLength: TAG_BYTES });
   cipher.setAAD(associated);
   const data = Buffer.concat([cipher.update(plain), cipher.final()]);

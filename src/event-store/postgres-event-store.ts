@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import pg from 'pg';
 import { isConnectionError } from '../database/connection-errors.js';
+import { GroupCommit } from '../database/group-commit.js';
 import { prepared } from '../database/prepared.js';
 import {
   type AppendResult,
@@ -75,8 +76,6 @@ interface PendingAppend {
   readonly streamId: string;
   readonly events: readonly EventToAppend[];
   readonly expectedRevision: ExpectedRevision;
-  resolve(result: AppendResult): void;
-  reject(error: unknown): void;
 }
 
 const COLUMNS = 'position, stream_id, revision, event_id, type, data, metadata, created_at';
@@ -149,11 +148,18 @@ export class PostgresEventStore implements EventStore {
   private closed = false;
   /** Counts announcements (own appends, notifications): a subscription that saw it move while reading reads again. */
   private announced = 0;
-  private readonly waiting: PendingAppend[] = [];
+  private readonly appends = new GroupCommit<PendingAppend, AppendResult>({
+    maxInFlight: MAX_BATCHES_IN_FLIGHT,
+    maxItems: MAX_BATCH_APPENDS,
+    maxWeight: MAX_BATCH_EVENTS,
+    weight: (pending) => pending.events.length,
+    writeOne: (pending) => this.appendOne(pending),
+    writeMany: (batch) => this.appendBatch(batch),
+    fatal: (error) => (isConnectionError(error) ? unreachable(error) : undefined),
+  });
   private readonly windowsInFlight = new Map<string, Promise<Window>>();
   /** The newest position this store appended that a readAll has not yet seen visible (read-your-writes). */
   private newestOwnAppend: bigint | undefined;
-  private batchesInFlight = 0;
   private notifyTimer: NodeJS.Timeout | undefined;
   /** Sent with this store's notifications, so that its own listener can tell them from other processes'. */
   private readonly instanceId = randomUUID();
@@ -164,46 +170,18 @@ export class PostgresEventStore implements EventStore {
   }
 
   /**
-   * Appends go through a group commit: an append made while `MAX_BATCHES_IN_FLIGHT` batches are
-   * being written waits for one of them and is then written with every other append waiting by then,
-   * in one transaction (append_event_batch), each append keeping its own expected revision and
-   * atomicity. Alone, an append is written at once on its own (append_events): no added latency when
-   * idle, one commit for many appends under load.
+   * Appends go through a group commit (src/database/group-commit.ts): an append made while
+   * `MAX_BATCHES_IN_FLIGHT` batches are being written waits for one of them and is then written with
+   * every other append waiting by then, in one transaction (append_event_batch), each append keeping
+   * its own expected revision and atomicity. Alone, an append is written at once on its own
+   * (append_events): no added latency when idle, one commit for many appends under load.
    */
   async append(streamId: string, events: readonly EventToAppend[], options: { expectedRevision: ExpectedRevision }): Promise<AppendResult> {
     assertAppendable(streamId, events, options.expectedRevision);
-    return new Promise<AppendResult>((resolve, reject) => {
-      this.waiting.push({ streamId, events, expectedRevision: options.expectedRevision, resolve, reject });
-      this.writeWaiting();
-    });
+    return this.appends.write({ streamId, events, expectedRevision: options.expectedRevision });
   }
 
-  private writeWaiting(): void {
-    while (this.batchesInFlight < MAX_BATCHES_IN_FLIGHT && this.waiting.length > 0) {
-      let events = 0;
-      let count = 0;
-      while (count < this.waiting.length && count < MAX_BATCH_APPENDS && (count === 0 || events + this.waiting[count].events.length <= MAX_BATCH_EVENTS)) {
-        events += this.waiting[count].events.length;
-        count += 1;
-      }
-      const batch = this.waiting.splice(0, count);
-      this.batchesInFlight += 1;
-      void (batch.length === 1 ? this.appendAlone(batch[0]) : this.appendBatch(batch)).finally(() => {
-        this.batchesInFlight -= 1;
-        this.writeWaiting();
-      });
-    }
-  }
-
-  private async appendAlone(pending: PendingAppend): Promise<void> {
-    try {
-      pending.resolve(await this.appendOne(pending.streamId, pending.events, pending.expectedRevision));
-    } catch (error) {
-      pending.reject(error);
-    }
-  }
-
-  private async appendOne(streamId: string, events: readonly EventToAppend[], expectedRevision: ExpectedRevision): Promise<AppendResult> {
+  private async appendOne({ streamId, events, expectedRevision }: PendingAppend): Promise<AppendResult> {
     try {
       const result = await this.pool.query<{ next_revision: string; last_position: string }>(
         prepared('select next_revision, last_position from append_events($1, $2, $3)', [streamId, expectedCode(expectedRevision).toString(), eventsJson(events)]),
@@ -229,43 +207,26 @@ export class PostgresEventStore implements EventStore {
   /**
    * Several appends in one transaction. When the batch as a whole fails for a reason that belongs
    * to one of its appends (an event id already in the log, data PostgreSQL refuses, a deadlock with
-   * a writer elsewhere), nothing of it was written and each append is tried again on its own, so
-   * only the one at fault fails.
+   * a writer elsewhere), nothing of it was written and the group commit tries each append again on
+   * its own, so only the one at fault fails.
    */
-  private async appendBatch(batch: readonly PendingAppend[]): Promise<void> {
-    let rows: { next_revision: string | null; last_position: string; actual: string | null }[];
-    try {
-      const result = await this.pool.query<{ next_revision: string | null; last_position: string; actual: string | null }>(
-        prepared('select next_revision, last_position, actual from append_event_batch($1, $2, $3, $4, $5)', [
-          batch.map((pending) => pending.streamId),
-          batch.map((pending) => expectedCode(pending.expectedRevision).toString()),
-          batch.map((pending) => pending.events.length),
-          batch.flatMap((pending, index) => pending.events.map(() => index + 1)),
-          eventsJson(batch.flatMap((pending) => pending.events)),
-        ]),
-      );
-      rows = result.rows;
-    } catch (error) {
-      if (isConnectionError(error)) {
-        for (const pending of batch) pending.reject(unreachable(error));
-        return;
-      }
-      await Promise.all(batch.map((pending) => this.appendAlone(pending)));
-      return;
-    }
+  private async appendBatch(batch: readonly PendingAppend[]): Promise<PromiseSettledResult<AppendResult>[]> {
+    const { rows } = await this.pool.query<{ next_revision: string | null; last_position: string; actual: string | null }>(
+      prepared('select next_revision, last_position, actual from append_event_batch($1, $2, $3, $4, $5)', [
+        batch.map((pending) => pending.streamId),
+        batch.map((pending) => expectedCode(pending.expectedRevision).toString()),
+        batch.map((pending) => pending.events.length),
+        batch.flatMap((pending, index) => pending.events.map(() => index + 1)),
+        eventsJson(batch.flatMap((pending) => pending.events)),
+      ]),
+    );
     this.appended(rows.reduce((newest, row) => (row.next_revision !== null && BigInt(row.last_position) > newest ? BigInt(row.last_position) : newest), 0n));
-    await Promise.all(
-      batch.map(async (pending, index) => {
+    return Promise.allSettled(
+      batch.map(async (pending, index): Promise<AppendResult> => {
         const row = rows[index];
-        try {
-          pending.resolve(
-            row.next_revision !== null
-              ? { nextExpectedRevision: BigInt(row.next_revision), position: BigInt(row.last_position) }
-              : await this.refused(pending.streamId, pending.events, pending.expectedRevision, BigInt(row.actual ?? '-1')),
-          );
-        } catch (error) {
-          pending.reject(error);
-        }
+        return row.next_revision !== null
+          ? { nextExpectedRevision: BigInt(row.next_revision), position: BigInt(row.last_position) }
+          : this.refused(pending.streamId, pending.events, pending.expectedRevision, BigInt(row.actual ?? '-1'));
       }),
     );
   }

@@ -3,7 +3,7 @@ import { Clock } from '../common/clock.js';
 import { InvariantViolated } from '../common/errors.js';
 import { asDomainEvent, toAppend } from '../common/event.js';
 import { isoWithOffset } from '../common/time.js';
-import { DataKeys, type DataKeyState } from '../data-protection/data-keys.js';
+import { DataKeys, type DataKeyState, type StoredDataKey } from '../data-protection/data-keys.js';
 import { isSealed, open, seal, SealOpenFailed, type SealBinding } from '../data-protection/sealing.js';
 import type { JsonObject, RecordedEvent } from '../event-store/event-store.port.js';
 import type { EventCodec, EventEnvelope } from '../event-sourcing/codec.js';
@@ -61,9 +61,10 @@ export class PersonalFields {
   }
 
   /** A verification's request and result as read from the read model: both readable, or both `{}` and the verification erased. */
-  async openBoth(reference: string, request: JsonObject, result: JsonObject): Promise<OpenedFields> {
-    // One key lookup for both fields (a cache miss is a query).
-    const key = isSealed(request) || isSealed(result) ? await this.keys.get(reference) : undefined;
+  async openBoth(reference: string, request: JsonObject, result: JsonObject, stored?: { readonly key: StoredDataKey | undefined }): Promise<OpenedFields> {
+    // One key lookup for both fields: from the key's row when the caller read it, else a query on a cache miss.
+    const sealed = isSealed(request) || isSealed(result);
+    const key = !sealed ? undefined : stored === undefined ? await this.keys.get(reference) : await this.keys.stateOf(reference, stored.key);
     const openedRequest = await this.open(reference, 'VerificationRequested', request, key);
     const openedResult = await this.open(reference, 'VerificationCompleted', result, key);
     const erasedAt = openedRequest.erasedAt ?? openedResult.erasedAt;

@@ -35,8 +35,14 @@ export class GetVerificationHandler implements IQueryHandler<GetVerification, Ve
 
   async execute({ key, reference, linkBase }: GetVerification): Promise<VerificationView> {
     if (!REFERENCE_PATTERN.test(reference)) throw new NotFound('No verification with this reference');
-    const { rows } = await this.pool.query<VerificationRow>(
-      prepared('select * from verifications where reference = $1 and organization_id = $2 and environment = $3', [reference, key.organizationId, key.environment]),
+    // The data key's row comes with the verification's: opening its fields then needs no second statement.
+    const { rows } = await this.pool.query<VerificationRow & { key_organization_id: string | null; wrapped_key: string | null; key_destroyed_at: Date | null }>(
+      prepared(
+        `select v.*, k.organization_id as key_organization_id, k.wrapped_key, k.destroyed_at as key_destroyed_at
+         from verifications v left join verification_keys k on k.reference = v.reference
+         where v.reference = $1 and v.organization_id = $2 and v.environment = $3`,
+        [reference, key.organizationId, key.environment],
+      ),
     );
     let view: VerificationView;
     const row = rows[0];
@@ -44,7 +50,8 @@ export class GetVerificationHandler implements IQueryHandler<GetVerification, Ve
       // Erased: nothing to open (the projection blanked the sealed columns).
       view = viewFromRow(row, { request: {}, result: {}, personalDataErasedAt: isoWithOffset(row.personal_data_erased_at) });
     } else if (row !== undefined && row.status !== 'pending') {
-      view = viewFromRow(row, await this.fields.openBoth(reference, row.request, row.result));
+      const stored = row.key_organization_id === null ? undefined : { organization_id: row.key_organization_id, wrapped_key: row.wrapped_key, destroyed_at: row.key_destroyed_at };
+      view = viewFromRow(row, await this.fields.openBoth(reference, row.request, row.result, { key: stored }));
     } else {
       const state = await this.streams.load(reference);
       if (state.status === 'none' || state.requested.organizationId !== key.organizationId || state.requested.environment !== key.environment) {

@@ -5,7 +5,7 @@ import type { CommandContext } from '../common/event.js';
 import { IdGenerator } from '../common/ids.js';
 import { streams } from '../common/streams.js';
 import { DataKeys } from '../data-protection/data-keys.js';
-import { tokensOf } from '../data-protection/blind-index.js';
+import { newTokensOf, tokensOf } from '../data-protection/blind-index.js';
 import { EVENT_STORE, type EventStore, type JsonObject } from '../event-store/event-store.port.js';
 import { EventSourcedHandler, type Stream } from '../event-sourcing/event-sourced-handler.js';
 import { NO_RETRY } from '../event-sourcing/retry.js';
@@ -89,9 +89,6 @@ export class VerificationStreams {
 
   /** The identifiers a result revealed that the request did not carry, for the data-subject search. */
   private async indexResult(requested: { reference: string; organizationId: string; environment: string; request: JsonObject }, result: JsonObject): Promise<void> {
-    await this.keys.index(requested.organizationId, requested.environment, requested.reference, (indexKey) => {
-      const known = new Set(tokensOf(indexKey, requested.request));
-      return tokensOf(indexKey, result).filter((token) => !known.has(token));
-    });
+    await this.keys.index(requested.organizationId, requested.environment, requested.reference, (indexKey) => newTokensOf(indexKey, [result], [requested.request]));
   }
 }
