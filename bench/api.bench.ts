@@ -49,18 +49,42 @@ const skipped: Omit<Result, 'name'> = { requestsPerSecond: NaN, p50Ms: NaN, p99M
 
 const log = (line: string) => process.stderr.write(`[bench:api] ${line}\n`);
 
-/** The service's process and data directory, for the phases' CPU figures (set once it runs). */
-let measured: { pid: number; dataDir: string } | undefined;
+/** The service's process and data directory, for the phases' CPU figures (set once it runs), and its database's URL. */
+let measured: { pid: number; dataDir: string; databaseUrl?: string } | undefined;
+
+/** The database's commits and inserted rows so far (pg_stat_database), or undefined before its URL is known. */
+async function databaseCounts(): Promise<{ commits: number; inserted: number } | undefined> {
+  if (measured?.databaseUrl === undefined) return undefined;
+  const db = new pg.Client({ connectionString: measured.databaseUrl });
+  await db.connect();
+  try {
+    // The statistics a backend reports reach the view at its next transaction end: flush them first.
+    const { rows } = await db.query<{ commits: string; inserted: string }>('select xact_commit as commits, tup_inserted as inserted from pg_stat_database where datname = current_database()');
+    return { commits: Number(rows[0].commits), inserted: Number(rows[0].inserted) };
+  } finally {
+    await db.end();
+  }
+}
 
 /** A phase that `runs`, announced by `announcement`, or, when it does not, its row of no figures. */
 async function phase(name: string, runs: boolean, announcement: string, measure: () => Promise<Omit<Result, 'name'>>): Promise<Result> {
   if (!runs) return { name, ...skipped };
   log(announcement);
+  const countsBefore = await databaseCounts();
   const before = measured === undefined ? undefined : cpuMs(measured.pid, measured.dataDir);
   const result = await measure();
   if (before === undefined || measured === undefined) return { ...result, name };
   const after = cpuMs(measured.pid, measured.dataDir);
-  return { ...result, name, serviceCpuMs: (after.service - before.service) / result.total, postgresCpuMs: (after.postgres - before.postgres) / result.total };
+  // The service's sessions report their statistics within a second of their last transaction.
+  const countsAfter = countsBefore === undefined ? undefined : await new Promise((wake) => setTimeout(wake, 1_500)).then(databaseCounts);
+  return {
+    ...result,
+    name,
+    serviceCpuMs: (after.service - before.service) / result.total,
+    postgresCpuMs: (after.postgres - before.postgres) / result.total,
+    commits: countsBefore === undefined || countsAfter === undefined ? undefined : (countsAfter.commits - countsBefore.commits) / result.total,
+    inserted: countsBefore === undefined || countsAfter === undefined ? undefined : (countsAfter.inserted - countsBefore.inserted) / result.total,
+  };
 }
 
 /** A paced phase (see paced-load.ts), its per-second figures printed under BENCH_SERIES=1. */
@@ -79,6 +103,9 @@ interface Result {
   /** CPU ms per answered request, of the service and of PostgreSQL, during the phase. */
   serviceCpuMs?: number;
   postgresCpuMs?: number;
+  /** Commits and rows inserted in the service's database per answered request, during the phase. */
+  commits?: number;
+  inserted?: number;
   requestsPerSecond: number;
   p50Ms: number;
   p99Ms: number;
@@ -265,6 +292,7 @@ async function main(): Promise<void> {
     const { password } = JSON.parse(await readFile(join(dataDir, 'pg.json'), 'utf8')) as { password: string };
     const socketDir = join(dataDir, 'run');
     const databaseUrl = `postgres://postgres:${encodeURIComponent(password)}@127.0.0.1:${pgPort}/ledger${existsSync(join(socketDir, `.s.PGSQL.${pgPort}`)) ? `?host=${encodeURIComponent(socketDir)}` : ''}`;
+    measured = { pid: child.pid as number, dataDir, databaseUrl };
 
     // The target ("600/s at p99 <= 50 ms") is a latency at a rate: with 100 connections in a closed
     // loop, latency is connections / throughput (Little's law), so it is measured open-loop, with
@@ -369,8 +397,10 @@ async function main(): Promise<void> {
     // CPU per request: what a request costs the service and PostgreSQL, whatever else the machine runs.
     const costed = [post, byReference, postAtRate, list].filter((result) => result.serviceCpuMs !== undefined && Number.isFinite(result.requestsPerSecond));
     if (costed.length > 0) {
-      process.stdout.write('\n| route | service CPU ms/request | PostgreSQL CPU ms/request |\n|---|---|---|\n');
-      for (const result of costed) process.stdout.write(`| ${result.name} | ${result.serviceCpuMs?.toFixed(3)} | ${result.postgresCpuMs?.toFixed(3)} |\n`);
+      process.stdout.write('\n| route | service CPU ms/request | PostgreSQL CPU ms/request | commits/request | rows inserted/request |\n|---|---|---|---|---|\n');
+      for (const result of costed) {
+        process.stdout.write(`| ${result.name} | ${result.serviceCpuMs?.toFixed(3)} | ${result.postgresCpuMs?.toFixed(3)} | ${result.commits?.toFixed(2) ?? '-'} | ${result.inserted?.toFixed(2) ?? '-'} |\n`);
+      }
     }
   } finally {
     child.kill('SIGTERM');
