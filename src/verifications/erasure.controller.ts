@@ -50,7 +50,7 @@ export class ErasureController {
     const key = authenticatedKey(request);
     if (!REFERENCE_PATTERN.test(reference)) throw new NotFound('No verification with this reference');
     await this.erasure.erase(reference, key, commandContext(request, keyActor(key)));
-    return ok(await this.queries.execute(new GetVerification(key, reference, `${request.protocol}://${request.host}`)));
+    return ok(await this.queries.execute(new GetVerification(key, reference)));
   }
 
   @Post('data-subjects/search')

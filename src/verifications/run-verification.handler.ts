@@ -56,7 +56,7 @@ export class RunVerificationHandler implements ICommandHandler<RunVerification, 
     return this.inFlight.track(async () => {
       const state = await this.run(key, scope, input, request, priceKobo, provider, context);
       const view = verificationView(state);
-      const shown = { ...view, result: this.portraits.present(view.result, key.organizationId, command.linkBase) };
+      const shown = { ...view, result: this.portraits.present(view.result) };
       if (state.status === 'failed') throw new ProviderFailed(view.errorMessage ?? PROVIDER_FAILED_MESSAGE, { reference: view.reference });
       return shown;
     });

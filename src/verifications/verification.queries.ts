@@ -33,7 +33,7 @@ export class GetVerificationHandler implements IQueryHandler<GetVerification, Ve
     @Inject(PersonalFields) private readonly fields: PersonalFields,
   ) {}
 
-  async execute({ key, reference, linkBase }: GetVerification): Promise<VerificationView> {
+  async execute({ key, reference }: GetVerification): Promise<VerificationView> {
     if (!REFERENCE_PATTERN.test(reference)) throw new NotFound('No verification with this reference');
     const { rows } = await this.pool.query<VerificationRow>(
       prepared('select * from verifications where reference = $1 and organization_id = $2 and environment = $3', [reference, key.organizationId, key.environment]),
@@ -52,7 +52,7 @@ export class GetVerificationHandler implements IQueryHandler<GetVerification, Ve
       }
       view = verificationView(state);
     }
-    return { ...view, result: this.portraits.present(view.result, key.organizationId, linkBase) };
+    return { ...view, result: this.portraits.present(view.result) };
   }
 }
 

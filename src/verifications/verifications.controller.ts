@@ -10,10 +10,6 @@ import { GetVerification, ListVerifications, RunVerification } from './verificat
 import { VerificationEnvelopeDto, VerificationInputsDto, VerificationListEnvelopeDto } from './verification.dto.js';
 import type { VerificationSummary, VerificationView } from './verification.views.js';
 
-function linkBase(request: KeyedRequest): string {
-  return `${request.protocol}://${request.host}`;
-}
-
 const errors = {
   401: { status: 401, description: 'unauthenticated: missing, unknown or revoked X-Service-Key', type: ErrorEnvelopeDto },
   403: {
@@ -61,7 +57,7 @@ export class VerificationsController {
   @ApiResponse(errors[401])
   @ApiResponse({ status: 404, description: "not_found: no such reference for the caller's organization and environment", type: ErrorEnvelopeDto })
   async get(@Req() request: KeyedRequest, @Param('reference') reference: string): Promise<SuccessEnvelope<VerificationView>> {
-    return ok(await this.queries.execute(new GetVerification(authenticatedKey(request), reference, linkBase(request))));
+    return ok(await this.queries.execute(new GetVerification(authenticatedKey(request), reference)));
   }
 
   @Post()
@@ -94,7 +90,7 @@ export class VerificationsController {
 
   private async run(request: KeyedRequest, scope: string | undefined, body: unknown): Promise<SuccessEnvelope<VerificationView>> {
     const key = authenticatedKey(request);
-    const view = await this.commands.execute(new RunVerification(key, scope, body, commandContext(request, keyActor(key)), linkBase(request)));
+    const view = await this.commands.execute(new RunVerification(key, scope, body, commandContext(request, keyActor(key))));
     return ok(view);
   }
 }

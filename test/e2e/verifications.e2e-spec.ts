@@ -1,5 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { EVENT_STORE, type EventStore } from '../../src/event-store/event-store.port.js';
+import { signPortraitLink } from '../../src/portraits/portrait-links.js';
+import { PortraitStore } from '../../src/portraits/portrait.store.js';
 import { sandboxPortrait } from '../../src/providers/sandbox.provider.js';
 import { SCOPES } from '../../src/scopes/scopes.js';
 import { WalletLedger } from '../../src/wallets/wallet-ledger.port.js';
@@ -262,12 +264,17 @@ describe('Verifications API', () => {
       expect((await post('vnin', VALID.vnin('7'))).body.data.result.portraitUrl).toBeUndefined();
     });
 
-    it('an expired link is refused', async () => {
+    it('an expired link is refused; one whose expiry was altered is invalid', async () => {
       const response = await post('nin', VALID.nin('8'));
       const url = new URL(response.body.data.result.portraitUrl);
-      const expired = await fetch(`${app.baseUrl}${url.pathname}?expires=1000&signature=${url.searchParams.get('signature')}`);
+      // The link the service signed an hour ago, valid for 15 minutes.
+      const old = signPortraitLink(app.app.get(PortraitStore).linkSecret, url.pathname.split('/').pop() ?? '', new Date(Date.now() - 3_600_000), 900);
+      const expired = await fetch(`${app.baseUrl}${old.path}`);
       expect(expired.status).toBe(403);
       expect(((await expired.json()) as { error: { code: string } }).error.code).toBe('portrait_link_expired');
+      const altered = await fetch(`${app.baseUrl}${url.pathname}?expires=1000&signature=${url.searchParams.get('signature')}`);
+      expect(altered.status).toBe(403);
+      expect(((await altered.json()) as { error: { code: string } }).error.code).toBe('portrait_link_invalid');
     });
 
     it('stores the portrait encrypted: the file does not contain the image', async () => {
