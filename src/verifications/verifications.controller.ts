@@ -1,7 +1,7 @@
 import { Body, Controller, Get, HttpCode, Inject, Param, Post, Query, Req, UseGuards } from '@nestjs/common';
 import { CommandBus, QueryBus } from '@nestjs/cqrs';
 import { ApiBody, ApiExtraModels, ApiHeader, ApiOperation, ApiParam, ApiQuery, ApiResponse, ApiSecurity, ApiTags } from '@nestjs/swagger';
-import { ApiKeyGuard, authenticatedKey, keyActor, type KeyedRequest } from '../auth/api-key.guard.js';
+import { AnyOrganizationStatus, ApiKeyGuard, authenticatedKey, keyActor, type KeyedRequest } from '../auth/api-key.guard.js';
 import { ErrorEnvelopeDto } from '../common/api.dto.js';
 import { ok, type SuccessEnvelope } from '../common/envelope.js';
 import { commandContext } from '../common/request-context.js';
@@ -14,7 +14,7 @@ const errors = {
   401: { status: 401, description: 'unauthenticated: missing, unknown or revoked X-Service-Key', type: ErrorEnvelopeDto },
   403: {
     status: 403,
-    description: 'scope_not_active, scope_not_allowed, organization_not_approved (live keys), organization_suspended, provider_not_configured',
+    description: 'scope_not_active, scope_not_allowed, organization_not_approved (live keys), organization_suspended (a suspended organization may still read its verifications and wallet), provider_not_configured',
     type: ErrorEnvelopeDto,
   },
 };
@@ -37,6 +37,7 @@ export class VerificationsController {
   ) {}
 
   @Get('verifications')
+  @AnyOrganizationStatus()
   @ApiOperation({ summary: "List the organization's verifications of the key's environment, most recent first. Never charged." })
   @ApiQuery({ name: 'page', required: false, description: 'from 1; default 1' })
   @ApiQuery({ name: 'pageSize', required: false, description: '1 to 100, default 20; above 100 is capped to 100' })
@@ -51,6 +52,7 @@ export class VerificationsController {
   }
 
   @Get('verifications/:reference')
+  @AnyOrganizationStatus()
   @ApiOperation({ summary: 'Get one verification, identical in fields to the run response. Never charged; never runs a check.' })
   @ApiParam({ name: 'reference', example: 'vrf_01JD3Q9ZK8W6V2C4X7N5B0M1TR' })
   @ApiResponse({ status: 200, type: VerificationEnvelopeDto })

@@ -84,16 +84,43 @@ describe('Verifications API', () => {
       expect((await post('nin', VALID.nin('5'), test.key)).status).toBe(201);
     });
 
-    it('a suspended organization gets 403 on both environments', async () => {
+    it('a suspended organization gets 403 on checks on both environments, and still reads its verifications and wallet, and erases', async () => {
       const approved = await createOrganization(app, { approved: true });
       const live = await issueKey(app, approved.id, { environment: 'live' });
       const test = await issueKey(app, approved.id);
+      const before = await post('nin', VALID.nin('5'), test.key);
+      expect(before.status).toBe(201);
       expect((await app.admin('POST', `/admin/v1/organizations/${approved.id}/suspend`, { reason: 'review' })).status).toBe(200);
       for (const k of [live.key, test.key]) {
         const response = await post('nin', VALID.nin('5'), k);
         expect(response.status).toBe(403);
         expect(response.body.error.code).toBe('organization_suspended');
+        expect((await app.request('POST', '/v1', { body: {}, headers: { 'x-service-key': k } })).body.error?.code).toBe('organization_suspended');
+        for (const path of ['/v1/wallet', '/v1/wallet/transactions', '/v1/verifications']) {
+          const read = await get(path, k);
+          expect({ path, status: read.status, ok: read.body.status }).toEqual({ path, status: 200, ok: true });
+        }
+        const search = await app.request('POST', '/v1/data-subjects/search', { body: { nin: VALID.nin('5').nin }, headers: { 'x-service-key': k } });
+        expect(search.status).toBe(200);
       }
+      const shown = await get(`/v1/verifications/${before.body.data.reference}`, test.key);
+      expect(shown.status).toBe(200);
+      expect(shown.body.data).toMatchObject({ reference: before.body.data.reference, status: 'found' });
+      expect((await get('/v1/verifications', test.key)).body.data.map((item: { reference: string }) => item.reference)).toContain(before.body.data.reference);
+      expect((await get('/v1/wallet', test.key)).body.data.balanceKobo).toBeGreaterThan(0);
+      const erased = await app.request('POST', `/v1/verifications/${before.body.data.reference}/erasure`, { headers: { 'x-service-key': test.key } });
+      expect(erased.status).toBe(200);
+      // Reinstated, it runs checks again.
+      expect((await app.admin('POST', `/admin/v1/organizations/${approved.id}/reinstate`)).status).toBe(200);
+      expect((await post('nin', VALID.nin('5'), test.key)).status).toBe(201);
+    });
+
+    it("a live key of an organization not yet approved reads its live wallet and list, and runs no check", async () => {
+      const pending = await createOrganization(app);
+      const live = await issueKey(app, pending.id, { environment: 'live' });
+      expect((await get('/v1/wallet', live.key)).body).toMatchObject({ status: true, data: { environment: 'live', balanceKobo: 0 } });
+      expect((await get('/v1/verifications', live.key)).body).toMatchObject({ status: true, data: [], meta: { total: 0 } });
+      expect((await post('nin', VALID.nin('5'), live.key)).body.error.code).toBe('organization_not_approved');
     });
 
     it('records the last use of a key', async () => {
