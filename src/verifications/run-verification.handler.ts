@@ -57,7 +57,7 @@ export class RunVerificationHandler implements ICommandHandler<RunVerification, 
       const state = await this.run(key, scope, input, request, priceKobo, provider, context);
       const view = verificationView(state);
       const shown = { ...view, result: this.portraits.present(view.result) };
-      if (state.status === 'failed') throw new ProviderFailed(view.errorMessage ?? PROVIDER_FAILED_MESSAGE, { reference: view.reference });
+      if (state.status === 'failed') throw new ProviderFailed(view.errorMessage ?? PROVIDER_FAILED_MESSAGE, { reference: view.reference, failureReason: view.failureReason });
       return shown;
     });
   }

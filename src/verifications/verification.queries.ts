@@ -40,11 +40,13 @@ export class GetVerificationHandler implements IQueryHandler<GetVerification, Ve
     );
     let view: VerificationView;
     const row = rows[0];
+    // A failed row projected before the read model kept reason codes: its stream has the code.
+    const reasonCode = row !== undefined && row.status === 'failed' && row.reason_code == null ? await this.streamReasonCode(reference) : undefined;
     if (row !== undefined && row.personal_data_erased_at != null) {
       // Erased: nothing to open (the projection blanked the sealed columns).
-      view = viewFromRow(row, { request: {}, result: {}, personalDataErasedAt: isoWithOffset(row.personal_data_erased_at) });
+      view = viewFromRow(row, { request: {}, result: {}, personalDataErasedAt: isoWithOffset(row.personal_data_erased_at), reasonCode });
     } else if (row !== undefined && row.status !== 'pending') {
-      view = viewFromRow(row, await this.fields.openBoth(reference, row.request, row.result));
+      view = viewFromRow(row, { ...(await this.fields.openBoth(reference, row.request, row.result)), reasonCode });
     } else {
       const state = await this.streams.load(reference);
       if (state.status === 'none' || state.requested.organizationId !== key.organizationId || state.requested.environment !== key.environment) {
@@ -53,6 +55,11 @@ export class GetVerificationHandler implements IQueryHandler<GetVerification, Ve
       view = verificationView(state);
     }
     return { ...view, result: this.portraits.present(view.result) };
+  }
+
+  private async streamReasonCode(reference: string): Promise<string | null> {
+    const state = await this.streams.load(reference);
+    return state.status === 'none' ? null : state.reasonCode;
   }
 }
 

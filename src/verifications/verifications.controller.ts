@@ -84,7 +84,11 @@ export class VerificationsController {
   @ApiResponse({ status: 402, description: 'insufficient_balance: details {reference, priceKobo, balanceKobo}; the verification is recorded as failed, not charged', type: ErrorEnvelopeDto })
   @ApiResponse(errors[403])
   @ApiResponse({ status: 422, description: 'validation_failed: details.fields lists every field error; also an unknown scope', type: ErrorEnvelopeDto })
-  @ApiResponse({ status: 502, description: 'provider_failed: the provider failed or timed out; details {reference}; not charged', type: ErrorEnvelopeDto })
+  @ApiResponse({
+    status: 502,
+    description: 'provider_failed: the provider failed or timed out; details {reference, failureReason: provider_error | provider_timeout | provider_unavailable (| internal_error)}; not charged',
+    type: ErrorEnvelopeDto,
+  })
   @ApiResponse({ status: 503, description: 'service_unavailable: the event store or database is unavailable', type: ErrorEnvelopeDto })
   async runScope(@Req() request: KeyedRequest, @Param('scope') scope: string, @Body() body: unknown): Promise<SuccessEnvelope<VerificationView>> {
     return this.run(request, scope, body);

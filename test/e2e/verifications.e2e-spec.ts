@@ -21,7 +21,7 @@ const VALID: Record<string, (digit: string) => Record<string, string>> = {
   phone: (d) => ({ phone: `+234803123456${d}` }),
   face_match: (d) => ({ image: sandboxPortrait('probe').toString('base64'), nin: `1234567890${d}` }),
 };
-const FULL_FIELDS = ['reference', 'scope', 'category', 'countryCode', 'status', 'request', 'result', 'errorMessage', 'priceKobo', 'charged', 'createdAt', 'personalDataErasedAt'].sort();
+const FULL_FIELDS = ['reference', 'scope', 'category', 'countryCode', 'status', 'request', 'result', 'errorMessage', 'failureReason', 'priceKobo', 'charged', 'createdAt', 'personalDataErasedAt'].sort();
 const ISO_WITH_OFFSET = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}\+00:00$/;
 
 async function eventually<T>(read: () => Promise<T>, done: (value: T) => boolean, timeoutMs = 5_000): Promise<T> {
@@ -190,7 +190,7 @@ describe('Verifications API', () => {
       expect(response.status).toBe(201);
       const data = response.body.data;
       expect(Object.keys(data).sort()).toEqual(FULL_FIELDS);
-      expect(data).toMatchObject({ scope, category: 'kyc', countryCode: 'NG', status: 'found', errorMessage: null, charged: true });
+      expect(data).toMatchObject({ scope, category: 'kyc', countryCode: 'NG', status: 'found', errorMessage: null, failureReason: null, charged: true });
       expect(data.reference).toMatch(/^vrf_[0-9A-HJKMNP-TV-Z]{26}$/);
       expect(data.createdAt).toMatch(ISO_WITH_OFFSET);
       expect(Object.keys(data.result).length).toBeGreaterThan(0);
@@ -220,19 +220,26 @@ describe('Verifications API', () => {
     });
 
     it.each([
-      ['2', 'provider failure'],
-      ['3', 'provider timeout'],
-    ])('digit %s (%s): 502 with the reference, failed and uncharged, reservation released', async (digit) => {
+      ['2', 'provider_error'],
+      ['3', 'provider_timeout'],
+    ])('digit %s: 502 with the reference and the reason (%s), failed and uncharged, reservation released; the verification keeps the reason', async (digit, reason) => {
       const before = await wallet();
       const response = await post('nin', VALID.nin(digit));
       expect(response.status).toBe(502);
-      expect(response.body).toMatchObject({ status: false, error: { code: 'provider_failed', details: { reference: expect.stringMatching(/^vrf_/) } } });
+      expect(response.body).toMatchObject({ status: false, error: { code: 'provider_failed', details: { reference: expect.stringMatching(/^vrf_/), failureReason: reason } } });
       const reference = response.body.error.details.reference;
       expect(await streamTypes(reference)).toEqual(['VerificationRequested', 'VerificationFailed']);
       expect(await walletTypesFor(reference)).toEqual(['WalletFundsReserved', 'WalletReservationReleased']);
       const got = await get(`/v1/verifications/${reference}`);
       expect(got.status).toBe(200);
-      expect(got.body.data).toMatchObject({ status: 'failed', charged: false, result: {}, errorMessage: expect.any(String) });
+      expect(got.body.data).toMatchObject({ status: 'failed', charged: false, result: {}, errorMessage: expect.any(String), failureReason: reason });
+      // From the read model once it has the row, and from the stream for a row projected before it kept reasons.
+      const pool = app.app.get<symbol, import('pg').Pool>((await import('../../src/database/pool.js')).PG_POOL);
+      const row = await eventually(async () => (await pool.query('select status, reason_code from verifications where reference = $1', [reference])).rows[0], (found) => found?.status === 'failed');
+      expect(row).toEqual({ status: 'failed', reason_code: reason });
+      expect((await get(`/v1/verifications/${reference}`)).body.data.failureReason).toBe(reason);
+      await pool.query('update verifications set reason_code = null where reference = $1', [reference]);
+      expect((await get(`/v1/verifications/${reference}`)).body.data.failureReason).toBe(reason);
       const after = await wallet();
       expect(after).toEqual(before);
     });
@@ -267,7 +274,7 @@ describe('Verifications API', () => {
       expect(await streamTypes(reference)).toEqual(['VerificationRequested', 'VerificationRejected']);
       expect(await walletTypesFor(reference, poor.id)).toEqual([]);
       const got = await get(`/v1/verifications/${reference}`, k);
-      expect(got.body.data).toMatchObject({ status: 'failed', charged: false, priceKobo: 1_000, errorMessage: expect.stringContaining('balance') });
+      expect(got.body.data).toMatchObject({ status: 'failed', charged: false, priceKobo: 1_000, errorMessage: expect.stringContaining('balance'), failureReason: 'insufficient_balance' });
       expect(await wallet(poor.id)).toEqual({ balanceKobo: 500, reservedKobo: 0, availableKobo: 500 });
     });
   });
