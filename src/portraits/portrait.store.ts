@@ -30,7 +30,7 @@ export abstract class PortraitStore {
   abstract readonly linkSecret: Buffer;
   /** With `sealing`, under the verification's data key; without, under the store's own key (portraits stored before data keys). */
   abstract put(organizationId: string, contentType: PortraitContentType, bytes: Buffer, sealing?: PortraitSealing): Promise<string>;
-  /** The owner is readable without decrypting, so a link's signature can be checked first. */
+  /** The organization a record names, read without decrypting it (null when unknown or erased). */
   abstract owner(portraitId: string): Promise<string | null>;
   /** Null when unknown, or when its verification's data key is gone (`keyOf` answers null: erased). */
   abstract get(portraitId: string, keyOf?: PortraitKeyOf): Promise<StoredPortrait | null>;
