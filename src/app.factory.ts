@@ -5,7 +5,7 @@ import { randomUUID } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
 import type { Logger } from 'pino';
 import { AppModule } from './app.module.js';
-import type { AppConfig } from './config/config.js';
+import { assertServesHttp, type AppConfig } from './config/config.js';
 import type { Runtime } from './config/runtime.js';
 import { registerSecurityHeaders } from './common/security-headers.js';
 import { clientErrorHandler, frameworkErrorHandler, MAX_HEADER_BYTES, registerInputLimits } from './common/input-limits.js';
@@ -39,6 +39,7 @@ function corsOptions(config: AppConfig) {
 /** Builds the HTTP application (migrated database, all modules) without listening. Used by main and by the e2e tests. */
 export async function createApp(runtime: Runtime, options: CreateAppOptions = {}): Promise<NestFastifyApplication> {
   const { config } = runtime;
+  assertServesHttp(config);
   const logger = options.logger ?? createLogger(config);
   await runMigrations(runtime.databaseUrl);
   const adapter = new FastifyAdapter({
@@ -61,6 +62,9 @@ export async function createApp(runtime: Runtime, options: CreateAppOptions = {}
   const fastify = adapter.getInstance();
   // First, so that every later hook and handler of a request logs with its id.
   registerRequestLogging(fastify, logger);
+  // Before the hooks that may answer early (draining, input limits), so their answers carry the
+  // headers too, and before any route, so that /docs can set its own (openapi.ts).
+  registerSecurityHeaders(fastify);
   refuseWhileDraining(fastify);
   registerInputLimits(fastify);
   fastify.addHook('onSend', (request, reply, payload, done) => {
@@ -68,12 +72,10 @@ export async function createApp(runtime: Runtime, options: CreateAppOptions = {}
     done(null, payload);
   });
   instrumentHttp(fastify);
-  // Before any route, so that /docs can set its own (openapi.ts).
-  registerSecurityHeaders(fastify);
   const app = await NestFactory.create<NestFastifyApplication>(AppModule.forRoot(runtime), adapter, {
     bufferLogs: true,
     abortOnError: false,
-    // Fastify's own JSON parser (bodyLimit, prototype-poisoning checks) is the only body parser; see input-limits.ts.
+    // Fastify's own JSON parser (bodyLimit, prototype-poisoning checks), behind the depth and text guard of input-limits.ts, is the only body parser.
     bodyParser: false,
   });
   app.useLogger(new PinoNestLogger(logger));

@@ -1,5 +1,5 @@
 import { createApp } from './app.factory.js';
-import { ConfigError, loadConfig } from './config/config.js';
+import { assertServesHttp, ConfigError, loadConfig } from './config/config.js';
 import { resolveDatabase } from './database/resolve-database.js';
 import { embeddedAdminToken } from './admin/admin-token.js';
 import { installGracefulShutdown } from './lifecycle/graceful-shutdown.js';
@@ -14,6 +14,7 @@ async function main(): Promise<Logger> {
   let config;
   try {
     config = loadConfig();
+    assertServesHttp(config);
   } catch (error) {
     if (error instanceof ConfigError) {
       process.stderr.write(`${error.message}\n`);

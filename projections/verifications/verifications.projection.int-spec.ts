@@ -82,10 +82,18 @@ describe('verifications projection', () => {
     expect(await row('vrf_b')).toMatchObject({ status: 'not_found', charged: true, result: {} });
   });
 
-  it('given a failure or a rejection, then a failed, uncharged row with the error message', async () => {
-    await apply([requested('vrf_a'), failed('vrf_a'), requested('vrf_b'), rejected('vrf_b')]);
-    expect(await row('vrf_a')).toMatchObject({ status: 'failed', charged: false, error_message: 'The provider could not complete the check' });
-    expect(await row('vrf_b')).toMatchObject({ status: 'failed', charged: false, error_message: 'balance too low' });
+  it('given a failure or a rejection, then a failed, uncharged row with the error message and the reason code', async () => {
+    await apply([requested('vrf_a'), failed('vrf_a'), requested('vrf_b'), rejected('vrf_b'), requested('vrf_c'), completed('vrf_c', 'found')]);
+    expect(await row('vrf_a')).toMatchObject({ status: 'failed', charged: false, error_message: 'The provider could not complete the check', reason_code: 'provider_error' });
+    expect(await row('vrf_b')).toMatchObject({ status: 'failed', charged: false, error_message: 'balance too low', reason_code: 'insufficient_balance' });
+    expect(await row('vrf_c')).toMatchObject({ status: 'found', reason_code: null });
+  });
+
+  it('given a failure in the batch of its request, or in a later one, then the row keeps its reason code', async () => {
+    await applyBatch(recorded([requested('vrf_a'), failed('vrf_a'), requested('vrf_b')]));
+    await applyBatch(recorded([failed('vrf_b')]));
+    expect(await row('vrf_a')).toMatchObject({ status: 'failed', reason_code: 'provider_error' });
+    expect(await row('vrf_b')).toMatchObject({ status: 'failed', reason_code: 'provider_error' });
   });
 
   it('a terminal event never rewrites a finished row', async () => {

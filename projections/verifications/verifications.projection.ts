@@ -12,6 +12,8 @@ interface Terminal {
   readonly result: Readonly<Record<string, unknown>> | null;
   readonly charged: boolean;
   readonly error_message: string | null;
+  /** A failed check's reason code (VerificationFailed, VerificationRejected); null otherwise. */
+  readonly reason_code: string | null;
   readonly completed_at: string;
 }
 
@@ -21,11 +23,11 @@ function terminalOf(event: VerificationEvent): Terminal | undefined {
     case 'VerificationPersonalDataErased':
       return undefined;
     case 'VerificationCompleted':
-      return { reference: event.data.reference, status: event.data.outcome, result: event.data.result, charged: true, error_message: null, completed_at: event.data.completedAt };
+      return { reference: event.data.reference, status: event.data.outcome, result: event.data.result, charged: true, error_message: null, reason_code: null, completed_at: event.data.completedAt };
     case 'VerificationFailed':
-      return { reference: event.data.reference, status: 'failed', result: null, charged: false, error_message: event.data.errorMessage, completed_at: event.data.failedAt };
+      return { reference: event.data.reference, status: 'failed', result: null, charged: false, error_message: event.data.errorMessage, reason_code: event.data.reasonCode ?? null, completed_at: event.data.failedAt };
     case 'VerificationRejected':
-      return { reference: event.data.reference, status: 'failed', result: null, charged: false, error_message: event.data.errorMessage, completed_at: event.data.rejectedAt };
+      return { reference: event.data.reference, status: 'failed', result: null, charged: false, error_message: event.data.errorMessage, reason_code: event.data.reasonCode ?? null, completed_at: event.data.rejectedAt };
     default: {
       const _exhaustive: never = event;
       throw new Error(`invariant: unhandled verification event ${(_exhaustive as { type: string }).type}`);
@@ -34,8 +36,8 @@ function terminalOf(event: VerificationEvent): Terminal | undefined {
 }
 
 const REQUEST_COLUMNS = `reference text, organization_id text, environment text, key_id text, scope text, category text, country_code text, request jsonb, price_kobo bigint, created_at timestamptz,
-  status text, result jsonb, charged boolean, error_message text, completed_at timestamptz`;
-const TERMINAL_COLUMNS = `reference text, status text, result jsonb, charged boolean, error_message text, completed_at timestamptz`;
+  status text, result jsonb, charged boolean, error_message text, reason_code text, completed_at timestamptz`;
+const TERMINAL_COLUMNS = `reference text, status text, result jsonb, charged boolean, error_message text, reason_code text, completed_at timestamptz`;
 
 /**
  * Inserts the requested rows that are not there yet, each pending or, when its terminal event is
@@ -47,8 +49,8 @@ async function insertRequested(context: ProjectionContext, requests: readonly Re
   const counts = context.table('verification_counts');
   const inserted = await context.query<{ reference: string }>(
     `with inserted as (
-       insert into ${table} (reference, organization_id, environment, key_id, scope, category, country_code, status, request, result, error_message, price_kobo, charged, created_at, completed_at)
-       select reference, organization_id, environment, key_id, scope, category, country_code, status, request, coalesce(result, '{}'), error_message, price_kobo, charged, created_at, completed_at
+       insert into ${table} (reference, organization_id, environment, key_id, scope, category, country_code, status, request, result, error_message, reason_code, price_kobo, charged, created_at, completed_at)
+       select reference, organization_id, environment, key_id, scope, category, country_code, status, request, coalesce(result, '{}'), error_message, reason_code, price_kobo, charged, created_at, completed_at
        from jsonb_to_recordset($1::jsonb) as r(${REQUEST_COLUMNS})
        on conflict (reference) do nothing
        returning reference, organization_id, environment, scope, status),
@@ -80,7 +82,7 @@ function finish(context: ProjectionContext, terminals: readonly Terminal[]): Pro
   const counts = context.table('verification_counts');
   return context.query(
     `with moved as (
-       update ${table} v set status = t.status, result = coalesce(t.result, v.result), charged = t.charged, error_message = t.error_message, completed_at = t.completed_at
+       update ${table} v set status = t.status, result = coalesce(t.result, v.result), charged = t.charged, error_message = t.error_message, reason_code = t.reason_code, completed_at = t.completed_at
        from jsonb_to_recordset($1::jsonb) as t(${TERMINAL_COLUMNS})
        where v.reference = t.reference and v.status <> all('{found,not_found,failed}'::text[])
        returning v.organization_id, v.environment, v.scope, t.status),
@@ -117,6 +119,7 @@ function requestRow(event: VerificationEvent & { type: 'VerificationRequested' }
     result: terminal?.result ?? null,
     charged: terminal?.charged ?? false,
     error_message: terminal?.error_message ?? null,
+    reason_code: terminal?.reason_code ?? null,
     completed_at: terminal?.completed_at ?? null,
     reference: d.reference,
     organization_id: d.organizationId,

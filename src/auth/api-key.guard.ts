@@ -1,4 +1,5 @@
-import { type CanActivate, type ExecutionContext, Inject, Injectable, Logger } from '@nestjs/common';
+import { type CanActivate, type ExecutionContext, Inject, Injectable, Logger, SetMetadata } from '@nestjs/common';
+import { Reflector } from '@nestjs/core';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type pg from 'pg';
 import { Clock } from '../common/clock.js';
@@ -22,6 +23,16 @@ const KEY_FORMAT = /^service_(test|live)_[A-Za-z0-9_-]{16,}$/;
 const USAGE_WRITE_INTERVAL_MS = 60_000;
 /** Bound on the in-memory map of last usage writes. */
 const MAX_TRACKED_KEYS = 10_000;
+
+const ANY_ORGANIZATION_STATUS = 'apiKey:anyOrganizationStatus';
+
+/**
+ * Marks a route (or a controller) that reads or erases the organization's own data: its keys may
+ * use it whatever the organization's status, suspended or (for live keys) not yet approved. Every
+ * other keyed route, running a check first of all, needs an organization that may run checks
+ * (assertMayRunChecks). Routes are closed by default, so a new route has to opt in.
+ */
+export const AnyOrganizationStatus = (): MethodDecorator & ClassDecorator => SetMetadata(ANY_ORGANIZATION_STATUS, true);
 
 /** Who is calling, as the guard attaches it to the request. */
 export interface AuthenticatedKey {
@@ -80,22 +91,26 @@ export class ApiKeyGuard implements CanActivate {
     @Inject(CONFIG) private readonly config: AppConfig,
     @Inject(RequestRateLimiter) private readonly limiter: RequestRateLimiter,
     @Inject(AuthenticatedKeyCache) private readonly cache: AuthenticatedKeyCache<KeyRow>,
+    @Inject(Reflector) private readonly reflector: Reflector,
   ) {}
 
   async canActivate(context: ExecutionContext): Promise<boolean> {
     const http = context.switchToHttp();
-    await this.admit(http.getRequest<KeyedRequest>(), http.getResponse<FastifyReply>());
+    const anyStatus = this.reflector.getAllAndOverride<boolean | undefined>(ANY_ORGANIZATION_STATUS, [context.getHandler(), context.getClass()]) === true;
+    await this.admit(http.getRequest<KeyedRequest>(), http.getResponse<FastifyReply>(), { anyOrganizationStatus: anyStatus });
     return true;
   }
 
   /**
-   * Authenticates the key, then counts the request against the key's rate limit (429 with
-   * Retry-After past it). Both happen before any handler, so a refused request writes nothing.
+   * Authenticates the key, checks that its organization may run checks (unless the route is open
+   * whatever its status: AnyOrganizationStatus), then counts the request against the key's rate
+   * limit (429 with Retry-After past it). All before any handler, so a refused request writes nothing.
    */
-  async admit(request: KeyedRequest, reply: FastifyReply): Promise<AuthenticatedKey> {
+  async admit(request: KeyedRequest, reply: FastifyReply, options: { anyOrganizationStatus?: boolean } = {}): Promise<AuthenticatedKey> {
     const key = await this.authenticate(request.headers[API_KEY_HEADER]);
-    // Bound before the limit is applied, so that a 429's log line names the key too.
+    // Bound before the refusals, so that a 403's or a 429's log line names the key too.
     bindRequestLog(request, { organizationId: key.organizationId, keyId: key.keyId });
+    if (options.anyOrganizationStatus !== true) assertMayRunChecks(key);
     const limit = await this.limiter.consume(key.keyId, key.organization.rateLimitPerMinute ?? this.config.rateLimits.perMinute);
     void reply.header('x-ratelimit-limit', limit.limit).header('x-ratelimit-remaining', limit.remaining).header('x-ratelimit-reset', limit.resetSeconds);
     if (!limit.allowed) {
@@ -119,10 +134,6 @@ export class ApiKeyGuard implements CanActivate {
     // The environment is part of the key text and of the stored record: they must agree.
     if (!header.startsWith(`service_${row.environment}_`)) throw new Unauthenticated('The API key is not valid');
 
-    if (row.status === 'suspended') throw new Forbidden('organization_suspended', 'The organization is suspended');
-    if (row.environment === 'live' && !row.approved) {
-      throw new Forbidden('organization_not_approved', 'Live keys need an approved organization; test keys work meanwhile');
-    }
     this.recordUsage(row.key_id);
     return {
       keyId: row.key_id,
@@ -187,6 +198,18 @@ export class ApiKeyGuard implements CanActivate {
         [keyId, new Date(nowMs)],
       )
       .catch(() => this.logger.warn('Could not record the last use of an API key'));
+  }
+}
+
+/**
+ * The organization's status decides whether its keys may run checks (the spec's 403 on
+ * POST /v1/{scope}): not while it is suspended, and with a live key only once it is approved.
+ * It never stops a key from reading or erasing the organization's own data.
+ */
+export function assertMayRunChecks(key: AuthenticatedKey): void {
+  if (key.organization.status === 'suspended') throw new Forbidden('organization_suspended', 'The organization is suspended: its keys may read its data but run no checks');
+  if (key.environment === 'live' && !key.organization.approved) {
+    throw new Forbidden('organization_not_approved', 'Live keys need an approved organization; test keys work meanwhile');
   }
 }
 

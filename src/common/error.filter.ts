@@ -1,5 +1,5 @@
-import { type ArgumentsHost, Catch, type ExceptionFilter, HttpException, Logger } from '@nestjs/common';
-import type { FastifyReply } from 'fastify';
+import { type ArgumentsHost, Catch, type ExceptionFilter, HttpException, Logger, NotFoundException } from '@nestjs/common';
+import type { FastifyReply, FastifyRequest } from 'fastify';
 import { EventStoreUnavailableError } from '../event-store/event-store.port.js';
 import { isConnectionError } from '../database/connection-errors.js';
 import { AppError } from './errors.js';
@@ -28,7 +28,7 @@ const logger = new Logger('ErrorFilter');
  * unmapped is a bug: 500, logged without the request body.
  */
 export function sendError(reply: FastifyReply, exception: unknown): FastifyReply {
-  const [status, body] = toEnvelope(exception);
+  const [status, body] = toEnvelope(exception, reply.request);
   if (status >= 500 && status !== 502 && status !== 503) {
     logger.error(exception instanceof Error ? exception.stack ?? exception.message : 'non-error thrown');
   }
@@ -42,7 +42,17 @@ export class ErrorFilter implements ExceptionFilter {
   }
 }
 
-function toEnvelope(exception: unknown): [number, ErrorEnvelope] {
+/** Longest path a "no such route" message quotes. */
+const MAX_QUOTED_PATH = 256;
+
+/** The path of the request, without its query string (a portrait link's signature travels there). */
+function pathOf(request: FastifyRequest | undefined): string {
+  const url = request?.url ?? '';
+  const query = url.indexOf('?');
+  return (query === -1 ? url : url.slice(0, query)).slice(0, MAX_QUOTED_PATH);
+}
+
+function toEnvelope(exception: unknown, request: FastifyRequest | undefined): [number, ErrorEnvelope] {
   // A 500 is a bug (InvariantViolated): its message names internals, so the client gets the generic answer and the log the rest.
   if (exception instanceof AppError && exception.httpStatus >= 500 && exception.httpStatus !== 502 && exception.httpStatus !== 503) {
     return [exception.httpStatus, { status: false, error: { code: 'internal_error', message: 'An unexpected error occurred', details: {} } }];
@@ -52,6 +62,10 @@ function toEnvelope(exception: unknown): [number, ErrorEnvelope] {
   }
   if (exception instanceof EventStoreUnavailableError || isConnectionError(exception)) {
     return [503, { status: false, error: { code: 'service_unavailable', message: 'A backing store is unavailable; try again shortly', details: {} } }];
+  }
+  // Nest's router answers an unknown route with "Cannot GET <url>", query string included.
+  if (exception instanceof NotFoundException && request !== undefined) {
+    return [404, { status: false, error: { code: 'not_found', message: `Cannot ${request.method} ${pathOf(request)}`, details: {} } }];
   }
   if (exception instanceof HttpException) {
     const status = exception.getStatus();

@@ -48,11 +48,17 @@ export function helmetHeaders(options: HelmetOptions): SecurityHeaders {
   return headers;
 }
 
-/** Every response gets the API's security headers, or its route's own (`config.securityHeaders`). */
+/** The API's security headers: also written by the answers given before any hook runs (input-limits.ts). */
+export const API_SECURITY_HEADERS: SecurityHeaders = helmetHeaders(API_HELMET_OPTIONS);
+
+/**
+ * Every response gets the API's security headers, or its route's own (`config.securityHeaders`).
+ * Registered before every other onRequest hook, so that the answers those hooks give (414, the
+ * query limits' 422, 503 while draining) carry them too.
+ */
 export function registerSecurityHeaders(fastify: FastifyInstance): void {
-  const api = helmetHeaders(API_HELMET_OPTIONS);
   fastify.addHook('onRequest', (request, reply, done) => {
-    void reply.headers(request.routeOptions.config.securityHeaders ?? api);
+    void reply.headers(request.routeOptions.config.securityHeaders ?? API_SECURITY_HEADERS);
     done();
   });
 }

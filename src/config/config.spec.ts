@@ -1,5 +1,5 @@
 import { describe, expect, it } from '@jest/globals';
-import { ConfigError, loadConfig } from './config.js';
+import { assertServesHttp, ConfigError, loadConfig } from './config.js';
 
 describe('loadConfig', () => {
   it('works with no variables at all (embedded default)', () => {
@@ -95,6 +95,13 @@ describe('loadConfig: upstream providers', () => {
 });
 
 describe('loadConfig: operations', () => {
+  it('needs PUBLIC_BASE_URL to serve HTTP in production, where the listening address is not what integrators reach', () => {
+    expect(() => assertServesHttp(loadConfig({ NODE_ENV: 'production' }))).toThrow(/PUBLIC_BASE_URL is required when NODE_ENV=production/);
+    expect(() => assertServesHttp(loadConfig({ NODE_ENV: 'production', PUBLIC_BASE_URL: 'https://api.example.com' }))).not.toThrow();
+    expect(() => assertServesHttp(loadConfig({}))).not.toThrow();
+    expect(() => loadConfig({ PUBLIC_BASE_URL: 'ftp://api.example.com' })).toThrow(ConfigError);
+  });
+
   it('serves /docs and /metrics by default, and not in production unless asked to', () => {
     expect(loadConfig({}).operations).toMatchObject({ production: false, docsEnabled: true, metricsEnabled: true, corsOrigins: [], logRedactPaths: [] });
     expect(loadConfig({ NODE_ENV: 'production' }).operations).toMatchObject({ production: true, docsEnabled: false, metricsEnabled: false });

@@ -68,7 +68,10 @@ export interface AppConfig {
     readonly encryptionKey: string | undefined;
     readonly directory: string;
     readonly urlTtlSeconds: number;
-    /** Base of the signed portrait links; defaults to http://localhost:PORT. */
+    /**
+     * Base of the signed portrait links (PUBLIC_BASE_URL). Absent: the address the API listens on.
+     * Never the request's Host header. Required in production (assertServesHttp).
+     */
     readonly publicBaseUrl: string | undefined;
   };
   readonly dataProtection: {
@@ -329,4 +332,15 @@ export function loadConfig(env: Env = process.env): AppConfig {
       redisUrl,
     },
   };
+}
+
+/**
+ * What the API server needs beyond what every process needs (the projection workers and the CLIs
+ * hand out no links): in production, the public base of the portrait links, since the listening
+ * address is rarely what integrators reach and a request's Host header is the caller's to choose.
+ */
+export function assertServesHttp(config: AppConfig): void {
+  if (config.operations.production && config.portraits.publicBaseUrl === undefined) {
+    throw new ConfigError('PUBLIC_BASE_URL', 'is required when NODE_ENV=production: the public base of the portrait links the API hands out, e.g. https://api.example.com');
+  }
 }

@@ -4,8 +4,10 @@ import { requestLogFields } from './request-log.js';
 
 /**
  * Always redacted, whatever LOG_REDACT_PATHS adds: the credentials a request carries in its
- * headers. Bodies are never logged at all (no serializer reads them), so identity numbers, names,
- * dates of birth and images cannot reach a log line through a request or a response.
+ * headers. The request log shows an allow list of headers that holds none of them
+ * (LOGGED_REQUEST_HEADERS, request-log.ts); this is the second line, for any other line that would
+ * carry a request's headers. Bodies are never logged at all (no serializer reads them), so identity
+ * numbers, names, dates of birth and images cannot reach a log line through a request or a response.
  */
 export const DEFAULT_REDACT_PATHS: readonly string[] = [
   'req.headers["x-service-key"]',

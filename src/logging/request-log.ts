@@ -20,6 +20,23 @@ declare module 'fastify' {
 const QUIET_PATHS = new Set(['/metrics', '/v1/health', '/health/ready']);
 /** Longest path a line quotes. */
 const MAX_LOGGED_PATH = 256;
+/**
+ * The request headers a line shows: what helps to trace a request, and nothing that carries a
+ * credential. Every other header (the key, tokens, cookies, a partner's custom secret header) is
+ * left out, named or not, so a header nobody thought of is never logged.
+ */
+export const LOGGED_REQUEST_HEADERS: readonly string[] = ['accept', 'accept-encoding', 'content-length', 'content-type', 'host', 'origin', 'user-agent', 'x-forwarded-for', 'x-request-id'];
+/** Longest header value a line quotes. */
+const MAX_LOGGED_HEADER = 256;
+
+function loggedHeaders(request: FastifyRequest): Record<string, string> {
+  const headers: Record<string, string> = {};
+  for (const name of LOGGED_REQUEST_HEADERS) {
+    const value = request.headers[name];
+    if (value !== undefined) headers[name] = (Array.isArray(value) ? value.join(', ') : value).slice(0, MAX_LOGGED_HEADER);
+  }
+  return headers;
+}
 
 const current = new AsyncLocalStorage<RequestLogFields>();
 
@@ -61,12 +78,12 @@ function logCompletion(logger: Logger, request: FastifyRequest, reply: FastifyRe
   const path = pathOf(request.url);
   if (QUIET_PATHS.has(path)) return;
   // Written with the request's fields explicitly: onResponse runs outside the handler's context.
-  // The request as the line shows it: the method, the path, the headers (the logger redacts the
-  // credentials among them, logger.ts) and the peer address; never the query string, never the body.
+  // The request as the line shows it: the method, the path, the headers of LOGGED_REQUEST_HEADERS
+  // and the peer address; never the query string, never the body, never another header.
   logger[level](
     {
       ...fieldsOf(request),
-      req: { method: request.method, url: path, headers: { ...request.headers }, remoteAddress: request.ip },
+      req: { method: request.method, url: path, headers: loggedHeaders(request), remoteAddress: request.ip },
       res: { statusCode: reply.statusCode },
       durationMs: Math.round(reply.elapsedTime * 1000) / 1000,
     },

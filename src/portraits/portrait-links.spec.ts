@@ -1,6 +1,6 @@
 import { describe, expect, it } from '@jest/globals';
 import { randomBytes } from 'node:crypto';
-import { checkLinkShape, checkLinkSignature, signPortraitLink } from './portrait-links.js';
+import { checkPortraitLink, signPortraitLink } from './portrait-links.js';
 
 const secret = randomBytes(32);
 const id = 'prt_0123456789abcdef0123456789abcdef';
@@ -12,24 +12,26 @@ function parts(path: string): { id: string; expires: string; signature: string }
 }
 
 describe('Signed portrait links', () => {
-  const link = signPortraitLink(secret, id, 'org_A', now, 900);
+  const link = signPortraitLink(secret, id, now, 900);
   const p = parts(link.path);
 
-  it('are valid for their organization until they expire', () => {
+  it('are valid until they expire', () => {
     expect(link.expiresAt.toISOString()).toBe('2026-11-22T08:15:00.000Z');
-    expect(checkLinkShape(p.id, p.expires, p.signature, now)).toBe('valid');
-    expect(checkLinkSignature(secret, p.id, 'org_A', p.expires, p.signature)).toBe('valid');
+    expect(checkPortraitLink(secret, p.id, p.expires, p.signature, now)).toBe('valid');
   });
-  it('expire', () => expect(checkLinkShape(p.id, p.expires, p.signature, new Date('2026-11-22T08:15:00Z'))).toBe('expired'));
-  it('do not work for another organization, portrait, expiry or secret', () => {
-    expect(checkLinkSignature(secret, p.id, 'org_B', p.expires, p.signature)).toBe('bad_signature');
-    expect(checkLinkSignature(secret, 'prt_ffffffffffffffffffffffffffffffff', 'org_A', p.expires, p.signature)).toBe('bad_signature');
-    expect(checkLinkSignature(secret, p.id, 'org_A', String(Number(p.expires) + 3600), p.signature)).toBe('bad_signature');
-    expect(checkLinkSignature(randomBytes(32), p.id, 'org_A', p.expires, p.signature)).toBe('bad_signature');
+  it('expire', () => expect(checkPortraitLink(secret, p.id, p.expires, p.signature, new Date('2026-11-22T08:15:00Z'))).toBe('expired'));
+  it('do not work for another portrait, expiry or secret', () => {
+    expect(checkPortraitLink(secret, 'prt_ffffffffffffffffffffffffffffffff', p.expires, p.signature, now)).toBe('bad_signature');
+    expect(checkPortraitLink(secret, p.id, String(Number(p.expires) + 3600), p.signature, now)).toBe('bad_signature');
+    expect(checkPortraitLink(randomBytes(32), p.id, p.expires, p.signature, now)).toBe('bad_signature');
+    expect(checkPortraitLink(secret, p.id, p.expires, 'A'.repeat(43), now)).toBe('bad_signature');
   });
-  it('refuse malformed parameters before any lookup', () => {
-    expect(checkLinkShape('../etc/passwd', p.expires, p.signature, now)).toBe('malformed');
-    expect(checkLinkShape(p.id, undefined, p.signature, now)).toBe('malformed');
-    expect(checkLinkShape(p.id, p.expires, 'short', now)).toBe('malformed');
+  it('check the signature before the expiry: a forged link is invalid, not expired', () => {
+    expect(checkPortraitLink(secret, p.id, '1000', 'A'.repeat(43), now)).toBe('bad_signature');
+  });
+  it('refuse malformed parameters', () => {
+    expect(checkPortraitLink(secret, '../etc/passwd', p.expires, p.signature, now)).toBe('malformed');
+    expect(checkPortraitLink(secret, p.id, undefined, p.signature, now)).toBe('malformed');
+    expect(checkPortraitLink(secret, p.id, p.expires, 'short', now)).toBe('malformed');
   });
 });

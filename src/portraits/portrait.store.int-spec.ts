@@ -1,12 +1,12 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { createCipheriv, randomBytes } from 'node:crypto';
-import { mkdtemp, readdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
+import { mkdtemp, readdir, readFile, rm, stat, truncate, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { loadConfig } from '../config/config.js';
 import { ConfigError } from '../config/config.js';
 import { sandboxPortrait } from '../providers/sandbox.provider.js';
-import { FilePortraitStore, parseKey } from './portrait.store.js';
+import { FilePortraitStore, MAX_PORTRAIT_RECORD_BYTES, parseKey } from './portrait.store.js';
 
 describe('The encrypted portrait store (filesystem)', () => {
   let dataDir: string;
@@ -120,6 +120,26 @@ describe('The encrypted portrait store (filesystem)', () => {
     );
     expect(await store.get(id)).toEqual({ organizationId: 'org_A', contentType: 'image/png', bytes: image });
     await store.close();
+  });
+
+  it('never reads more than a record can hold, whatever length an id claims or a file has', async () => {
+    const config = loadConfig({ DATA_DIR: await mkdtemp(join(tmpdir(), 'portraits-bounded-')) });
+    const store = await FilePortraitStore.open(config);
+    // Files far larger than any record, sparse (no disk used), that begin like a record.
+    const oversized = MAX_PORTRAIT_RECORD_BYTES + 1;
+    const segment = join(config.portraits.directory, 'abcdefabcdefabcd.seg');
+    await writeFile(segment, Buffer.concat([Buffer.from('PRT1'), Buffer.from([0, 5]), Buffer.from('org_A')]));
+    await truncate(segment, 0xffffff + 16);
+    const legacyId = `prt_${'ab'.repeat(16)}`;
+    const legacy = join(config.portraits.directory, `${legacyId}.bin`);
+    await writeFile(legacy, Buffer.concat([Buffer.from('PRT1'), Buffer.from([0, 5]), Buffer.from('org_A')]));
+    await truncate(legacy, oversized);
+    for (const id of ['prt_abcdefabcdefabcd_0_ffffff', `prt_abcdefabcdefabcd_0_${oversized.toString(16)}`, legacyId]) {
+      expect(await store.owner(id)).toBeNull();
+      expect(await store.get(id)).toBeNull();
+    }
+    await store.close();
+    await rm(config.dataDir, { recursive: true, force: true });
   });
 
   it('answers null for unknown or malformed ids', async () => {

@@ -30,7 +30,7 @@ export abstract class PortraitStore {
   abstract readonly linkSecret: Buffer;
   /** With `sealing`, under the verification's data key; without, under the store's own key (portraits stored before data keys). */
   abstract put(organizationId: string, contentType: PortraitContentType, bytes: Buffer, sealing?: PortraitSealing): Promise<string>;
-  /** The owner is readable without decrypting, so a link's signature can be checked first. */
+  /** The organization a record names, read without decrypting it (null when unknown or erased). */
   abstract owner(portraitId: string): Promise<string | null>;
   /** Null when unknown, or when its verification's data key is gone (`keyOf` answers null: erased). */
   abstract get(portraitId: string, keyOf?: PortraitKeyOf): Promise<StoredPortrait | null>;
@@ -45,6 +45,12 @@ const MAGIC = Buffer.from('PRT1');
 const MAGIC_SEALED = Buffer.from('PRT2');
 const ERASED = Buffer.alloc(4);
 const TYPES: readonly PortraitContentType[] = ['image/png', 'image/jpeg'];
+
+/**
+ * The longest record a portrait can have: header, the longest organization id and reference, iv,
+ * tag and the largest image. A read never allocates more, whatever length an id claims.
+ */
+export const MAX_PORTRAIT_RECORD_BYTES = MAGIC_SEALED.length + 2 + 255 + 1 + 255 + 12 + 16 + MAX_PORTRAIT_BYTES;
 
 /** A segment is retired for a new one past this size (unless told otherwise, for tests). */
 const SEGMENT_MAX_BYTES = 64 * 1024 * 1024;
@@ -202,13 +208,15 @@ export class FilePortraitStore extends PortraitStore {
     return { organizationId, contentType, bytes: Buffer.concat([decipher.update(ciphertext), decipher.final()]) };
   }
 
+  /** The record an id names; null when there is none, or when the id claims more than a record can hold. */
   private async read(portraitId: string): Promise<Buffer | null> {
     if (!PORTRAIT_ID.test(portraitId)) return null;
     try {
       const inSegment = SEGMENT_ID.exec(portraitId);
-      if (inSegment === null) return await readFile(join(this.directory, `${portraitId}.bin`));
+      if (inSegment === null) return await readBounded(join(this.directory, `${portraitId}.bin`));
       const [, segmentId, offsetHex, lengthHex] = inSegment;
       const length = Number.parseInt(lengthHex, 16);
+      if (length > MAX_PORTRAIT_RECORD_BYTES) return null;
       const handle = await open(join(this.directory, `${segmentId}.seg`), 'r');
       try {
         const record = Buffer.alloc(length);
@@ -222,6 +230,20 @@ export class FilePortraitStore extends PortraitStore {
       if ((error as NodeJS.ErrnoException).code === 'ENOENT') return null;
       throw error;
     }
+  }
+}
+
+/** A portrait stored as a file of its own (earlier versions), read only when its size is one a record can have. */
+async function readBounded(path: string): Promise<Buffer | null> {
+  const handle = await open(path, 'r');
+  try {
+    const { size } = await handle.stat();
+    if (size > MAX_PORTRAIT_RECORD_BYTES) return null;
+    const file = Buffer.alloc(size);
+    const { bytesRead } = await handle.read(file, 0, size, 0);
+    return bytesRead === size ? file : null;
+  } finally {
+    await handle.close();
   }
 }
 

@@ -1,4 +1,6 @@
 import { Inject, Injectable } from '@nestjs/common';
+import { HttpAdapterHost } from '@nestjs/core';
+import type { AddressInfo } from 'node:net';
 import { Clock } from '../common/clock.js';
 import { CONFIG } from '../config/runtime.js';
 import type { AppConfig } from '../config/config.js';
@@ -30,7 +32,10 @@ export class Portraits {
     @Inject(CONFIG) private readonly config: AppConfig,
     @Inject(Clock) private readonly clock: Clock,
     @Inject(DataKeys) private readonly keys: DataKeys,
+    @Inject(HttpAdapterHost) private readonly http: HttpAdapterHost,
   ) {}
+
+  private listeningOrigin: string | undefined;
 
   /**
    * Stores the portrait of verification `reference`, sealed under its data key. Returns the
@@ -58,13 +63,34 @@ export class Portraits {
     if (typeof portraitId === 'string') await this.files.delete(portraitId);
   }
 
-  /** `base`: the configured public URL, else the caller's own scheme and host. */
-  present(result: JsonObject, organizationId: string, base: string): JsonObject {
+  /** The result as integrators see it: the stored portrait id replaced by a freshly signed link. */
+  present(result: JsonObject): JsonObject {
     const portraitId = result[PORTRAIT_ID_FIELD];
     if (typeof portraitId !== 'string') return result;
     const { [PORTRAIT_ID_FIELD]: _stored, ...rest } = result;
-    const link = signPortraitLink(this.files.linkSecret, portraitId, organizationId, this.clock.now(), this.config.portraits.urlTtlSeconds);
-    const origin = (this.config.portraits.publicBaseUrl ?? base).replace(/\/+$/, '');
-    return { ...rest, [PORTRAIT_URL_FIELD]: `${origin}${link.path}`, [PORTRAIT_URL_EXPIRES_FIELD]: link.expiresAt.toISOString().replace(/Z$/, '+00:00') };
+    const link = signPortraitLink(this.files.linkSecret, portraitId, this.clock.now(), this.config.portraits.urlTtlSeconds);
+    return { ...rest, [PORTRAIT_URL_FIELD]: `${this.origin()}${link.path}`, [PORTRAIT_URL_EXPIRES_FIELD]: link.expiresAt.toISOString().replace(/Z$/, '+00:00') };
   }
+
+  /**
+   * PUBLIC_BASE_URL, else the address this process listens on. Never the request's Host header:
+   * a caller could name any host there and have the service hand out links to it.
+   */
+  private origin(): string {
+    const configured = this.config.portraits.publicBaseUrl;
+    if (configured !== undefined) return configured.replace(/\/+$/, '');
+    if (this.listeningOrigin !== undefined) return this.listeningOrigin;
+    const address = this.http.httpAdapter?.getHttpServer()?.address() as AddressInfo | string | null | undefined;
+    if (typeof address !== 'object' || address === null) return `http://localhost:${this.config.port}`;
+    this.listeningOrigin = listeningOrigin(address);
+    return this.listeningOrigin;
+  }
+}
+
+/** `http://` and the listening address; an unspecified address (every interface) is reached on loopback. */
+export function listeningOrigin(address: AddressInfo): string {
+  let host = address.family === 'IPv6' ? `[${address.address}]` : address.address;
+  if (address.address === '0.0.0.0') host = '127.0.0.1';
+  if (address.address === '::') host = 'localhost';
+  return `http://${host}:${address.port}`;
 }

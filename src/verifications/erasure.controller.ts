@@ -1,7 +1,7 @@
 import { Body, Controller, HttpCode, Inject, Param, Post, Req, UseGuards } from '@nestjs/common';
 import { QueryBus } from '@nestjs/cqrs';
 import { ApiBody, ApiHeader, ApiOperation, ApiParam, ApiResponse, ApiSecurity, ApiTags } from '@nestjs/swagger';
-import { ApiKeyGuard, authenticatedKey, keyActor, type KeyedRequest } from '../auth/api-key.guard.js';
+import { AnyOrganizationStatus, ApiKeyGuard, authenticatedKey, keyActor, type KeyedRequest } from '../auth/api-key.guard.js';
 import { ErrorEnvelopeDto } from '../common/api.dto.js';
 import { NotFound } from '../common/errors.js';
 import { ok, type SuccessEnvelope } from '../common/envelope.js';
@@ -22,12 +22,14 @@ const invalidSubject = {
 
 /**
  * Erasure of personal data by its controller, the integrator: by reference and by data subject.
- * Identifiers travel only in bodies (never in a URL, a log or an error).
+ * Identifiers travel only in bodies (never in a URL, a log or an error). Open whatever the
+ * organization's status: a suspended organization still answers its data subjects' requests.
  */
 @ApiTags('data protection')
 @ApiSecurity('serviceKey')
 @ApiHeader({ name: 'X-Service-Key', required: true, description: 'service_test_… or service_live_…: the environment of the verifications concerned' })
 @UseGuards(ApiKeyGuard)
+@AnyOrganizationStatus()
 @Controller('v1')
 export class ErasureController {
   constructor(
@@ -50,7 +52,7 @@ export class ErasureController {
     const key = authenticatedKey(request);
     if (!REFERENCE_PATTERN.test(reference)) throw new NotFound('No verification with this reference');
     await this.erasure.erase(reference, key, commandContext(request, keyActor(key)));
-    return ok(await this.queries.execute(new GetVerification(key, reference, `${request.protocol}://${request.host}`)));
+    return ok(await this.queries.execute(new GetVerification(key, reference)));
   }
 
   @Post('data-subjects/search')

@@ -56,8 +56,8 @@ export class RunVerificationHandler implements ICommandHandler<RunVerification, 
     return this.inFlight.track(async () => {
       const state = await this.run(key, scope, input, request, priceKobo, provider, context);
       const view = verificationView(state);
-      const shown = { ...view, result: this.portraits.present(view.result, key.organizationId, command.linkBase) };
-      if (state.status === 'failed') throw new ProviderFailed(view.errorMessage ?? PROVIDER_FAILED_MESSAGE, { reference: view.reference });
+      const shown = { ...view, result: this.portraits.present(view.result) };
+      if (state.status === 'failed') throw new ProviderFailed(view.errorMessage ?? PROVIDER_FAILED_MESSAGE, { reference: view.reference, failureReason: view.failureReason });
       return shown;
     });
   }

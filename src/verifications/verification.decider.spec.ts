@@ -79,6 +79,7 @@ describe('The view', () => {
       request: { nin: '12345678905' },
       result: {},
       errorMessage: null,
+      failureReason: null,
       priceKobo: 10_000,
       charged: false,
       createdAt: '2026-11-22T08:00:00.000+00:00',

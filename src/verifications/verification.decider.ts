@@ -59,7 +59,8 @@ export function evolve(state: VerificationState, event: VerificationEvent): Veri
       };
     case 'VerificationFailed':
       if (state.status !== 'pending') throw new InvariantViolated(`${event.data.reference} finished twice or before its request`);
-      return { ...state, status: 'failed', errorMessage: event.data.errorMessage, reasonCode: event.data.reasonCode, finishedAt: event.data.failedAt };
+      // `?? null`: a failure written without a reason code still folds (it reads as the provider's, verification.views.ts).
+      return { ...state, status: 'failed', errorMessage: event.data.errorMessage, reasonCode: event.data.reasonCode ?? null, finishedAt: event.data.failedAt };
     case 'VerificationRejected':
       if (state.status !== 'pending') throw new InvariantViolated(`${event.data.reference} finished twice or before its request`);
       return { ...state, status: 'failed', errorMessage: event.data.errorMessage, reasonCode: event.data.reasonCode, finishedAt: event.data.rejectedAt };

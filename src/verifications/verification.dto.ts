@@ -1,5 +1,6 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { PagingMetaDto } from '../common/api.dto.js';
+import { FAILURE_REASONS } from './failure-reason.js';
 
 /** OpenAPI schemas only: the handlers validate with verification-inputs.ts, these describe the same shapes. */
 
@@ -25,6 +26,15 @@ export class VerificationDto {
   result!: Record<string, unknown>;
   @ApiProperty({ type: String, nullable: true })
   errorMessage!: string | null;
+  @ApiProperty({
+    type: String,
+    nullable: true,
+    enum: [...FAILURE_REASONS, null],
+    example: null,
+    description:
+      'Why a failed check failed; null unless status is failed. provider_timeout: no answer within the deadline; provider_unavailable: the provider unreachable, answering that it is down, or not called because its circuit breaker is open; provider_error: any other provider failure; insufficient_balance: refused with 402 before any call; internal_error: the service could not finish the check.',
+  })
+  failureReason!: string | null;
   @ApiProperty({ example: 10000 })
   priceKobo!: number;
   @ApiProperty({ description: 'true exactly for found and not_found' })

@@ -33,7 +33,7 @@ export class GetVerificationHandler implements IQueryHandler<GetVerification, Ve
     @Inject(PersonalFields) private readonly fields: PersonalFields,
   ) {}
 
-  async execute({ key, reference, linkBase }: GetVerification): Promise<VerificationView> {
+  async execute({ key, reference }: GetVerification): Promise<VerificationView> {
     if (!REFERENCE_PATTERN.test(reference)) throw new NotFound('No verification with this reference');
     // The data key's row comes with the verification's: opening its fields then needs no second statement.
     const { rows } = await this.pool.query<VerificationRow & { key_organization_id: string | null; wrapped_key: string | null; key_destroyed_at: Date | null }>(
@@ -46,12 +46,14 @@ export class GetVerificationHandler implements IQueryHandler<GetVerification, Ve
     );
     let view: VerificationView;
     const row = rows[0];
+    // A failed row projected before the read model kept reason codes: its stream has the code.
+    const reasonCode = row !== undefined && row.status === 'failed' && row.reason_code == null ? await this.streamReasonCode(reference) : undefined;
     if (row !== undefined && row.personal_data_erased_at != null) {
       // Erased: nothing to open (the projection blanked the sealed columns).
-      view = viewFromRow(row, { request: {}, result: {}, personalDataErasedAt: isoWithOffset(row.personal_data_erased_at) });
+      view = viewFromRow(row, { request: {}, result: {}, personalDataErasedAt: isoWithOffset(row.personal_data_erased_at), reasonCode });
     } else if (row !== undefined && row.status !== 'pending') {
       const stored = row.key_organization_id === null ? undefined : { organization_id: row.key_organization_id, wrapped_key: row.wrapped_key, destroyed_at: row.key_destroyed_at };
-      view = viewFromRow(row, await this.fields.openBoth(reference, row.request, row.result, { key: stored }));
+      view = viewFromRow(row, { ...(await this.fields.openBoth(reference, row.request, row.result, { key: stored })), reasonCode });
     } else {
       const state = await this.streams.load(reference);
       if (state.status === 'none' || state.requested.organizationId !== key.organizationId || state.requested.environment !== key.environment) {
@@ -59,7 +61,12 @@ export class GetVerificationHandler implements IQueryHandler<GetVerification, Ve
       }
       view = verificationView(state);
     }
-    return { ...view, result: this.portraits.present(view.result, key.organizationId, linkBase) };
+    return { ...view, result: this.portraits.present(view.result) };
+  }
+
+  private async streamReasonCode(reference: string): Promise<string | null> {
+    const state = await this.streams.load(reference);
+    return state.status === 'none' ? null : state.reasonCode;
   }
 }
 

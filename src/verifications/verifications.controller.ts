@@ -1,7 +1,7 @@
 import { Body, Controller, Get, HttpCode, Inject, Param, Post, Query, Req, UseGuards } from '@nestjs/common';
 import { CommandBus, QueryBus } from '@nestjs/cqrs';
 import { ApiBody, ApiExtraModels, ApiHeader, ApiOperation, ApiParam, ApiQuery, ApiResponse, ApiSecurity, ApiTags } from '@nestjs/swagger';
-import { ApiKeyGuard, authenticatedKey, keyActor, type KeyedRequest } from '../auth/api-key.guard.js';
+import { AnyOrganizationStatus, ApiKeyGuard, authenticatedKey, keyActor, type KeyedRequest } from '../auth/api-key.guard.js';
 import { ErrorEnvelopeDto } from '../common/api.dto.js';
 import { ok, type SuccessEnvelope } from '../common/envelope.js';
 import { commandContext } from '../common/request-context.js';
@@ -10,15 +10,11 @@ import { GetVerification, ListVerifications, RunVerification } from './verificat
 import { VerificationEnvelopeDto, VerificationInputsDto, VerificationListEnvelopeDto } from './verification.dto.js';
 import type { VerificationSummary, VerificationView } from './verification.views.js';
 
-function linkBase(request: KeyedRequest): string {
-  return `${request.protocol}://${request.host}`;
-}
-
 const errors = {
   401: { status: 401, description: 'unauthenticated: missing, unknown or revoked X-Service-Key', type: ErrorEnvelopeDto },
   403: {
     status: 403,
-    description: 'scope_not_active, scope_not_allowed, organization_not_approved (live keys), organization_suspended, provider_not_configured',
+    description: 'scope_not_active, scope_not_allowed, organization_not_approved (live keys), organization_suspended (a suspended organization may still read its verifications and wallet), provider_not_configured',
     type: ErrorEnvelopeDto,
   },
 };
@@ -41,6 +37,7 @@ export class VerificationsController {
   ) {}
 
   @Get('verifications')
+  @AnyOrganizationStatus()
   @ApiOperation({ summary: "List the organization's verifications of the key's environment, most recent first. Never charged." })
   @ApiQuery({ name: 'page', required: false, description: 'from 1; default 1' })
   @ApiQuery({ name: 'pageSize', required: false, description: '1 to 100, default 20; above 100 is capped to 100' })
@@ -55,13 +52,14 @@ export class VerificationsController {
   }
 
   @Get('verifications/:reference')
+  @AnyOrganizationStatus()
   @ApiOperation({ summary: 'Get one verification, identical in fields to the run response. Never charged; never runs a check.' })
   @ApiParam({ name: 'reference', example: 'vrf_01JD3Q9ZK8W6V2C4X7N5B0M1TR' })
   @ApiResponse({ status: 200, type: VerificationEnvelopeDto })
   @ApiResponse(errors[401])
   @ApiResponse({ status: 404, description: "not_found: no such reference for the caller's organization and environment", type: ErrorEnvelopeDto })
   async get(@Req() request: KeyedRequest, @Param('reference') reference: string): Promise<SuccessEnvelope<VerificationView>> {
-    return ok(await this.queries.execute(new GetVerification(authenticatedKey(request), reference, linkBase(request))));
+    return ok(await this.queries.execute(new GetVerification(authenticatedKey(request), reference)));
   }
 
   @Post()
@@ -86,7 +84,11 @@ export class VerificationsController {
   @ApiResponse({ status: 402, description: 'insufficient_balance: details {reference, priceKobo, balanceKobo}; the verification is recorded as failed, not charged', type: ErrorEnvelopeDto })
   @ApiResponse(errors[403])
   @ApiResponse({ status: 422, description: 'validation_failed: details.fields lists every field error; also an unknown scope', type: ErrorEnvelopeDto })
-  @ApiResponse({ status: 502, description: 'provider_failed: the provider failed or timed out; details {reference}; not charged', type: ErrorEnvelopeDto })
+  @ApiResponse({
+    status: 502,
+    description: 'provider_failed: the provider failed or timed out; details {reference, failureReason: provider_error | provider_timeout | provider_unavailable (| internal_error)}; not charged',
+    type: ErrorEnvelopeDto,
+  })
   @ApiResponse({ status: 503, description: 'service_unavailable: the event store or database is unavailable', type: ErrorEnvelopeDto })
   async runScope(@Req() request: KeyedRequest, @Param('scope') scope: string, @Body() body: unknown): Promise<SuccessEnvelope<VerificationView>> {
     return this.run(request, scope, body);
@@ -94,7 +96,7 @@ export class VerificationsController {
 
   private async run(request: KeyedRequest, scope: string | undefined, body: unknown): Promise<SuccessEnvelope<VerificationView>> {
     const key = authenticatedKey(request);
-    const view = await this.commands.execute(new RunVerification(key, scope, body, commandContext(request, keyActor(key)), linkBase(request)));
+    const view = await this.commands.execute(new RunVerification(key, scope, body, commandContext(request, keyActor(key))));
     return ok(view);
   }
 }

@@ -1,7 +1,7 @@
 import { Controller, Get, Inject, Query, Req, UseGuards } from '@nestjs/common';
 import { ApiHeader, ApiOperation, ApiQuery, ApiResponse, ApiSecurity, ApiTags } from '@nestjs/swagger';
 import type pg from 'pg';
-import { ApiKeyGuard, authenticatedKey, type KeyedRequest } from '../auth/api-key.guard.js';
+import { AnyOrganizationStatus, ApiKeyGuard, authenticatedKey, type KeyedRequest } from '../auth/api-key.guard.js';
 import { ErrorEnvelopeDto } from '../common/api.dto.js';
 import { ok, type SuccessEnvelope } from '../common/envelope.js';
 import type { Environment } from '../common/environment.js';
@@ -15,12 +15,16 @@ export interface IntegratorWalletView extends WalletBalance {
   readonly environment: Environment;
 }
 
-/** The integrator's own wallet, for the key's environment, from the `wallets` and `wallet_ledger` read models. */
+/**
+ * The integrator's own wallet, for the key's environment, from the `wallets` and `wallet_ledger`
+ * read models. Readable whatever the organization's status (a suspended one still sees its balance).
+ */
 @ApiTags('wallet')
 @ApiSecurity('serviceKey')
 @ApiHeader({ name: 'X-Service-Key', required: true, description: 'service_test_… or service_live_…' })
 @Controller('v1/wallet')
 @UseGuards(ApiKeyGuard)
+@AnyOrganizationStatus()
 export class WalletController {
   constructor(@Inject(PG_POOL) private readonly pool: pg.Pool) {}
 

@@ -100,7 +100,7 @@ describe('Operations: /metrics, security headers, CORS and the production switch
   });
 
   it('in production, /docs and /metrics answer 404 in the envelope; CORS_ORIGINS opens the API to the listed origins only', async () => {
-    const production = await startTestApp({ database: app.database, env: { NODE_ENV: 'production', CORS_ORIGINS: 'https://dashboard.example.com' } });
+    const production = await startTestApp({ database: app.database, env: { NODE_ENV: 'production', PUBLIC_BASE_URL: 'https://api.example.com', CORS_ORIGINS: 'https://dashboard.example.com' } });
     try {
       for (const path of ['/docs', '/docs/json', '/metrics']) {
         const response = await production.request('GET', path);

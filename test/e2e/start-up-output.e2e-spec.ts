@@ -4,7 +4,7 @@ import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { freePort } from '../../src/database/embedded-postgres.js';
-import { DIST, exited } from '../support/processes.js';
+import { DIST, exited, runNode } from '../support/processes.js';
 import { describeOnPostgresProjectOnly } from '../support/store-independent.js';
 
 const START_UP_CONTEXTS = ['InstanceLoader', 'RoutesResolver', 'RouterExplorer'];
@@ -16,6 +16,19 @@ afterAll(async () => {
   if (child !== undefined && child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
   if (child !== undefined) await exited(child);
   if (dataDir !== undefined) await rm(dataDir, { recursive: true, force: true });
+});
+
+describeOnPostgresProjectOnly('Start-up configuration errors', 'no store is reached', () => {
+  it('in production without PUBLIC_BASE_URL, the service refuses to start, naming the variable (exit 78)', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'ledger-start-up-config-'));
+    try {
+      const run = await runNode(DIST.main, [], { env: { PATH: process.env.PATH, NODE_ENV: 'production', DATA_DIR: dir, PORT: '0', HOST: '127.0.0.1' }, timeoutMs: 30_000 });
+      expect(run.code).toBe(78);
+      expect(run.stderr).toContain('PUBLIC_BASE_URL is required when NODE_ENV=production');
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
 });
 
 describeOnPostgresProjectOnly('The first start on the embedded default, stdout not a terminal', 'it runs its own embedded PostgreSQL whatever the store under test', () => {

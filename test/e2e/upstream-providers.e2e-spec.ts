@@ -5,7 +5,7 @@ import { WalletLedger } from '../../src/wallets/wallet-ledger.port.js';
 import { startTestApp, type TestApp } from '../support/app.js';
 import { createOrganization, issueKey } from '../support/fixtures.js';
 import { streamEvents } from '../support/event-store.js';
-import { json, UpstreamStub } from '../support/upstream-stub.js';
+import { json, slow, UpstreamStub } from '../support/upstream-stub.js';
 
 const DOJAH_SECRET = `sk_live_${randomBytes(12).toString('hex')}`;
 const NIN = { nin: '12345678905' };
@@ -81,20 +81,44 @@ describe('Upstream providers through the API', () => {
     expect((await balance()).balanceKobo).toBe(before.balanceKobo - response.body.data.priceKobo);
   });
 
+  it('an upstream too slow, and one answering something that is not a record: 502 provider_timeout and provider_error', async () => {
+    stub.next(slow(1_000));
+    const late = await post('nin', NIN);
+    expect(late.status).toBe(502);
+    expect(late.body.error.details.failureReason).toBe('provider_timeout');
+    // A success between the failures: two in a row would open the breaker (PROVIDER_BREAKER_FAILURES=2).
+    stub.next(json(200, dojah.nin));
+    expect((await post('nin', NIN)).status).toBe(201);
+    stub.next(json(200, { entity: 'not a record' }));
+    const malformed = await post('nin', NIN);
+    expect(malformed.status).toBe(502);
+    expect(malformed.body.error.details.failureReason).toBe('provider_error');
+    const shown = await app.request('GET', `/v1/verifications/${malformed.body.error.details.reference}`, { headers: { 'x-service-key': liveKey } });
+    expect(shown.body.data).toMatchObject({ status: 'failed', failureReason: 'provider_error' });
+    // Closes the count of consecutive failures again, for the breaker's own test below.
+    stub.next(json(200, dojah.nin));
+    expect((await post('nin', NIN)).status).toBe(201);
+  });
+
   it('a provider failure: 502 with the reference, not charged; the breaker then opens and answers 502 fast without calling the upstream', async () => {
     stub.always(json(500, { error: 'upstream down' }));
     const before = await balance();
     const failed = await post('nin', NIN);
     expect(failed.status).toBe(502);
-    expect(failed.body.error).toMatchObject({ code: 'provider_failed', details: { reference: expect.stringMatching(/^vrf_/) } });
+    // An upstream answering 5xx is unavailable.
+    expect(failed.body.error).toMatchObject({ code: 'provider_failed', details: { reference: expect.stringMatching(/^vrf_/), failureReason: 'provider_unavailable' } });
     const shown = await app.request('GET', `/v1/verifications/${failed.body.error.details.reference}`, { headers: { 'x-service-key': liveKey } });
-    expect(shown.body.data).toMatchObject({ status: 'failed', charged: false });
+    expect(shown.body.data).toMatchObject({ status: 'failed', charged: false, failureReason: 'provider_unavailable' });
     expect(await post('bvn', { bvn: '22468537919' })).toMatchObject({ status: 502 });
     const calls = stub.requests.length;
     const started = Date.now();
     const fast = await post('nin', NIN);
     expect(fast.status).toBe(502);
     expect(Date.now() - started).toBeLessThan(400);
+    // Not called at all: the breaker is open. Its reason code in the event says so precisely.
+    expect(fast.body.error.details.failureReason).toBe('provider_unavailable');
+    const events = await streamEvents(app.eventStore, `verification-${fast.body.error.details.reference}`);
+    expect(events.find((event) => event.type === 'VerificationFailed')?.data.reasonCode).toBe('provider_circuit_open');
     expect(stub.requests).toHaveLength(calls);
     const after = await balance();
     expect(after.balanceKobo).toBe(before.balanceKobo);

@@ -1,5 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { EVENT_STORE, type EventStore } from '../../src/event-store/event-store.port.js';
+import { signPortraitLink } from '../../src/portraits/portrait-links.js';
+import { PortraitStore } from '../../src/portraits/portrait.store.js';
 import { sandboxPortrait } from '../../src/providers/sandbox.provider.js';
 import { SCOPES } from '../../src/scopes/scopes.js';
 import { WalletLedger } from '../../src/wallets/wallet-ledger.port.js';
@@ -19,7 +21,7 @@ const VALID: Record<string, (digit: string) => Record<string, string>> = {
   phone: (d) => ({ phone: `+234803123456${d}` }),
   face_match: (d) => ({ image: sandboxPortrait('probe').toString('base64'), nin: `1234567890${d}` }),
 };
-const FULL_FIELDS = ['reference', 'scope', 'category', 'countryCode', 'status', 'request', 'result', 'errorMessage', 'priceKobo', 'charged', 'createdAt', 'personalDataErasedAt'].sort();
+const FULL_FIELDS = ['reference', 'scope', 'category', 'countryCode', 'status', 'request', 'result', 'errorMessage', 'failureReason', 'priceKobo', 'charged', 'createdAt', 'personalDataErasedAt'].sort();
 const ISO_WITH_OFFSET = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}\+00:00$/;
 
 async function eventually<T>(read: () => Promise<T>, done: (value: T) => boolean, timeoutMs = 5_000): Promise<T> {
@@ -82,16 +84,43 @@ describe('Verifications API', () => {
       expect((await post('nin', VALID.nin('5'), test.key)).status).toBe(201);
     });
 
-    it('a suspended organization gets 403 on both environments', async () => {
+    it('a suspended organization gets 403 on checks on both environments, and still reads its verifications and wallet, and erases', async () => {
       const approved = await createOrganization(app, { approved: true });
       const live = await issueKey(app, approved.id, { environment: 'live' });
       const test = await issueKey(app, approved.id);
+      const before = await post('nin', VALID.nin('5'), test.key);
+      expect(before.status).toBe(201);
       expect((await app.admin('POST', `/admin/v1/organizations/${approved.id}/suspend`, { reason: 'review' })).status).toBe(200);
       for (const k of [live.key, test.key]) {
         const response = await post('nin', VALID.nin('5'), k);
         expect(response.status).toBe(403);
         expect(response.body.error.code).toBe('organization_suspended');
+        expect((await app.request('POST', '/v1', { body: {}, headers: { 'x-service-key': k } })).body.error?.code).toBe('organization_suspended');
+        for (const path of ['/v1/wallet', '/v1/wallet/transactions', '/v1/verifications']) {
+          const read = await get(path, k);
+          expect({ path, status: read.status, ok: read.body.status }).toEqual({ path, status: 200, ok: true });
+        }
+        const search = await app.request('POST', '/v1/data-subjects/search', { body: { nin: VALID.nin('5').nin }, headers: { 'x-service-key': k } });
+        expect(search.status).toBe(200);
       }
+      const shown = await get(`/v1/verifications/${before.body.data.reference}`, test.key);
+      expect(shown.status).toBe(200);
+      expect(shown.body.data).toMatchObject({ reference: before.body.data.reference, status: 'found' });
+      expect((await get('/v1/verifications', test.key)).body.data.map((item: { reference: string }) => item.reference)).toContain(before.body.data.reference);
+      expect((await get('/v1/wallet', test.key)).body.data.balanceKobo).toBeGreaterThan(0);
+      const erased = await app.request('POST', `/v1/verifications/${before.body.data.reference}/erasure`, { headers: { 'x-service-key': test.key } });
+      expect(erased.status).toBe(200);
+      // Reinstated, it runs checks again.
+      expect((await app.admin('POST', `/admin/v1/organizations/${approved.id}/reinstate`)).status).toBe(200);
+      expect((await post('nin', VALID.nin('5'), test.key)).status).toBe(201);
+    });
+
+    it("a live key of an organization not yet approved reads its live wallet and list, and runs no check", async () => {
+      const pending = await createOrganization(app);
+      const live = await issueKey(app, pending.id, { environment: 'live' });
+      expect((await get('/v1/wallet', live.key)).body).toMatchObject({ status: true, data: { environment: 'live', balanceKobo: 0 } });
+      expect((await get('/v1/verifications', live.key)).body).toMatchObject({ status: true, data: [], meta: { total: 0 } });
+      expect((await post('nin', VALID.nin('5'), live.key)).body.error.code).toBe('organization_not_approved');
     });
 
     it('records the last use of a key', async () => {
@@ -161,7 +190,7 @@ describe('Verifications API', () => {
       expect(response.status).toBe(201);
       const data = response.body.data;
       expect(Object.keys(data).sort()).toEqual(FULL_FIELDS);
-      expect(data).toMatchObject({ scope, category: 'kyc', countryCode: 'NG', status: 'found', errorMessage: null, charged: true });
+      expect(data).toMatchObject({ scope, category: 'kyc', countryCode: 'NG', status: 'found', errorMessage: null, failureReason: null, charged: true });
       expect(data.reference).toMatch(/^vrf_[0-9A-HJKMNP-TV-Z]{26}$/);
       expect(data.createdAt).toMatch(ISO_WITH_OFFSET);
       expect(Object.keys(data.result).length).toBeGreaterThan(0);
@@ -191,19 +220,26 @@ describe('Verifications API', () => {
     });
 
     it.each([
-      ['2', 'provider failure'],
-      ['3', 'provider timeout'],
-    ])('digit %s (%s): 502 with the reference, failed and uncharged, reservation released', async (digit) => {
+      ['2', 'provider_error'],
+      ['3', 'provider_timeout'],
+    ])('digit %s: 502 with the reference and the reason (%s), failed and uncharged, reservation released; the verification keeps the reason', async (digit, reason) => {
       const before = await wallet();
       const response = await post('nin', VALID.nin(digit));
       expect(response.status).toBe(502);
-      expect(response.body).toMatchObject({ status: false, error: { code: 'provider_failed', details: { reference: expect.stringMatching(/^vrf_/) } } });
+      expect(response.body).toMatchObject({ status: false, error: { code: 'provider_failed', details: { reference: expect.stringMatching(/^vrf_/), failureReason: reason } } });
       const reference = response.body.error.details.reference;
       expect(await streamTypes(reference)).toEqual(['VerificationRequested', 'VerificationFailed']);
       expect(await walletTypesFor(reference)).toEqual(['WalletFundsReserved', 'WalletReservationReleased']);
       const got = await get(`/v1/verifications/${reference}`);
       expect(got.status).toBe(200);
-      expect(got.body.data).toMatchObject({ status: 'failed', charged: false, result: {}, errorMessage: expect.any(String) });
+      expect(got.body.data).toMatchObject({ status: 'failed', charged: false, result: {}, errorMessage: expect.any(String), failureReason: reason });
+      // From the read model once it has the row, and from the stream for a row projected before it kept reasons.
+      const pool = app.app.get<symbol, import('pg').Pool>((await import('../../src/database/pool.js')).PG_POOL);
+      const row = await eventually(async () => (await pool.query('select status, reason_code from verifications where reference = $1', [reference])).rows[0], (found) => found?.status === 'failed');
+      expect(row).toEqual({ status: 'failed', reason_code: reason });
+      expect((await get(`/v1/verifications/${reference}`)).body.data.failureReason).toBe(reason);
+      await pool.query('update verifications set reason_code = null where reference = $1', [reference]);
+      expect((await get(`/v1/verifications/${reference}`)).body.data.failureReason).toBe(reason);
       const after = await wallet();
       expect(after).toEqual(before);
     });
@@ -238,7 +274,7 @@ describe('Verifications API', () => {
       expect(await streamTypes(reference)).toEqual(['VerificationRequested', 'VerificationRejected']);
       expect(await walletTypesFor(reference, poor.id)).toEqual([]);
       const got = await get(`/v1/verifications/${reference}`, k);
-      expect(got.body.data).toMatchObject({ status: 'failed', charged: false, priceKobo: 1_000, errorMessage: expect.stringContaining('balance') });
+      expect(got.body.data).toMatchObject({ status: 'failed', charged: false, priceKobo: 1_000, errorMessage: expect.stringContaining('balance'), failureReason: 'insufficient_balance' });
       expect(await wallet(poor.id)).toEqual({ balanceKobo: 500, reservedKobo: 0, availableKobo: 500 });
     });
   });
@@ -262,12 +298,17 @@ describe('Verifications API', () => {
       expect((await post('vnin', VALID.vnin('7'))).body.data.result.portraitUrl).toBeUndefined();
     });
 
-    it('an expired link is refused', async () => {
+    it('an expired link is refused; one whose expiry was altered is invalid', async () => {
       const response = await post('nin', VALID.nin('8'));
       const url = new URL(response.body.data.result.portraitUrl);
-      const expired = await fetch(`${app.baseUrl}${url.pathname}?expires=1000&signature=${url.searchParams.get('signature')}`);
+      // The link the service signed an hour ago, valid for 15 minutes.
+      const old = signPortraitLink(app.app.get(PortraitStore).linkSecret, url.pathname.split('/').pop() ?? '', new Date(Date.now() - 3_600_000), 900);
+      const expired = await fetch(`${app.baseUrl}${old.path}`);
       expect(expired.status).toBe(403);
       expect(((await expired.json()) as { error: { code: string } }).error.code).toBe('portrait_link_expired');
+      const altered = await fetch(`${app.baseUrl}${url.pathname}?expires=1000&signature=${url.searchParams.get('signature')}`);
+      expect(altered.status).toBe(403);
+      expect(((await altered.json()) as { error: { code: string } }).error.code).toBe('portrait_link_invalid');
     });
 
     it('stores the portrait encrypted: the file does not contain the image', async () => {
