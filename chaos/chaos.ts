@@ -306,7 +306,8 @@ async function main(): Promise<number> {
       const audit = await runCli(DIST.audit, ['--org', id, '--env', 'test', '--reconcile', '--format', 'csv', '--no-progress', '--wait-ms', '30000'], env, 180_000);
       audits.push({ id, code: audit.code });
       if (audit.code !== 0) {
-        const findings = audit.stderr.split('\n').filter((line) => /^(error|reconcile|  )/.test(line)).slice(0, 20);
+        // Its verdict lines and the reconcile's differences (`  <check>: <message>`), not the totals.
+        const findings = audit.stderr.split('\n').filter((line) => /^(error|reconcile)|^ {2}[a-z_]+: /.test(line)).slice(0, 20);
         discrepancies.push({ check: 'audit:wallet --reconcile', message: `${id} test: exit ${audit.code}\n      ${findings.join('\n      ')}` });
       }
     }
