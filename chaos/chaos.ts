@@ -190,13 +190,14 @@ async function main(): Promise<number> {
       }),
     );
     const workerLog = join(logs, 'projection-worker.log');
-    const worker: ServiceProcess = new ServiceProcess({
+    const worker = new ServiceProcess({
       name: 'projection worker',
       script: DIST.projections,
       args: ['run'],
       env: { ...env, LOG_LEVEL: 'info' },
       logFile: workerLog,
-      ready: async () => (await readFile(workerLog, 'utf8')).includes(`standby or active in process ${worker.pid}`),
+      // It logs its start (with its pid) once connected; should that line change, ten seconds alive will do.
+      ready: async ({ pid, startedAt }) => new RegExp(`in process ${pid}\\b`).test(await readFile(workerLog, 'utf8')) || Date.now() - startedAt > 10_000,
       runStartedAt,
       onUnexpectedExit,
     });

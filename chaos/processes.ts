@@ -18,8 +18,8 @@ export interface ServiceProcessOptions {
   readonly env: NodeJS.ProcessEnv;
   /** Appended to by every start of this process (stdout and stderr). */
   readonly logFile: string;
-  /** Polled every 200 ms after a start until it answers true. */
-  readonly ready: () => Promise<boolean>;
+  /** Polled every 200 ms after a start until it answers true; given the new process's pid and when it was started. */
+  readonly ready: (started: { readonly pid: number | undefined; readonly startedAt: number }) => Promise<boolean>;
   readonly runStartedAt: number;
   /** Called when the process ended without the harness killing or stopping it. */
   readonly onUnexpectedExit: (exit: ProcessExit) => void;
@@ -73,8 +73,9 @@ export class ServiceProcess {
           this.restarting = undefined;
         });
     });
-    const deadline = Date.now() + timeoutMs;
-    while (!(await this.options.ready().catch(() => false))) {
+    const started = { pid: child.pid, startedAt: Date.now() };
+    const deadline = started.startedAt + timeoutMs;
+    while (!(await this.options.ready(started).catch(() => false))) {
       if (child.exitCode !== null || child.signalCode !== null) throw new Error(`${this.name} exited while starting; see ${this.options.logFile}:\n${this.tail()}`);
       if (Date.now() > deadline) throw new Error(`${this.name} was not ready within ${timeoutMs / 1_000} s; see ${this.options.logFile}:\n${this.tail()}`);
       await sleep(200);
