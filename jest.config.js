@@ -20,7 +20,7 @@ const common = {
   extensionsToTreatAsEsm: ['.ts'],
   transform: { '^.+\\.ts$': ['@swc/jest', swc] },
   moduleNameMapper: { '^(\\.{1,2}/.*)\\.js$': '$1' },
-  roots: ['<rootDir>/src', '<rootDir>/projections', '<rootDir>/test'],
+  roots: ['<rootDir>/src', '<rootDir>/projections', '<rootDir>/test', '<rootDir>/chaos'],
 };
 
 const integration = {

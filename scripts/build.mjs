@@ -103,5 +103,5 @@ export async function compileTree(roots, outDir, { force = false } = {}) {
   return count;
 }
 
-const count = await compileTree(['src', 'projections', 'bench'], 'dist', { force: process.argv.includes('--force') });
+const count = await compileTree(['src', 'projections', 'bench', 'chaos'], 'dist', { force: process.argv.includes('--force') });
 if (count > 0) process.stderr.write(`built ${count} files into dist/\n`);

@@ -87,6 +87,13 @@ describe('loadConfig: upstream providers', () => {
     expect(() => loadConfig(env)).toThrow(variable);
   });
 
+  it('reads the sandbox latency as one duration or a range, 0 by default', () => {
+    expect(loadConfig({}).providers.sandboxLatencyMs).toEqual({ min: 0, max: 0 });
+    expect(loadConfig({ SANDBOX_LATENCY_MS: '250' }).providers.sandboxLatencyMs).toEqual({ min: 250, max: 250 });
+    expect(loadConfig({ SANDBOX_LATENCY_MS: '200-1500' }).providers.sandboxLatencyMs).toEqual({ min: 200, max: 1_500 });
+    for (const bad of ['1500-200', '-5', '70000', 'slow', '1-2-3']) expect(() => loadConfig({ SANDBOX_LATENCY_MS: bad })).toThrow('SANDBOX_LATENCY_MS');
+  });
+
   it('accepts a 32-byte credentials key as hex or base64 and never echoes a bad one', () => {
     expect(loadConfig({ PROVIDER_CREDENTIALS_KEY: 'ab'.repeat(32) }).providers.credentialsKey).toBe('ab'.repeat(32));
     expect(loadConfig({ PROVIDER_CREDENTIALS_KEY: Buffer.alloc(32, 7).toString('base64') }).providers.credentialsKey).toBeDefined();

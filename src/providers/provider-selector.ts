@@ -36,7 +36,7 @@ interface StoredSetting {
 @Injectable()
 export class ProviderSelector {
   private readonly logger = new Logger('ProviderSelector');
-  private readonly sandbox = new SandboxProvider();
+  private readonly sandbox: SandboxProvider;
   private readonly built = new Map<string, VerificationProvider>();
   private readonly normaliseOptions: () => NormaliseOptions;
 
@@ -48,6 +48,7 @@ export class ProviderSelector {
     @Inject(Clock) clock: Clock,
   ) {
     this.normaliseOptions = () => ({ referenceYear: clock.now().getUTCFullYear() });
+    this.sandbox = new SandboxProvider(config.providers.sandboxLatencyMs);
   }
 
   select(key: AuthenticatedKey, scope: Scope): VerificationProvider {

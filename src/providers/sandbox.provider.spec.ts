@@ -42,6 +42,18 @@ describe('The sandbox provider', () => {
     expect(await provider.verify(scope, inputFor(scope, '5'), options())).toMatchObject({ outcome: 'found' });
   });
 
+  it('answers after its configured latency, and gives up waiting when the caller does', async () => {
+    const slowed = new SandboxProvider({ min: 80, max: 120 });
+    let started = Date.now();
+    expect(await slowed.verify('nin', inputFor('nin', '5'), options())).toMatchObject({ outcome: 'found' });
+    expect(Date.now() - started).toBeGreaterThanOrEqual(75);
+    const controller = new AbortController();
+    setTimeout(() => controller.abort(), 10);
+    started = Date.now();
+    await slowed.verify('nin', inputFor('nin', '1'), { timeoutMs: 5_000, signal: controller.signal });
+    expect(Date.now() - started).toBeLessThan(75);
+  });
+
   it('is deterministic: the same input gives the same record, another input another', () => {
     for (const scope of SCOPES) {
       expect(sandboxRecord(scope, inputFor(scope, '5'))).toEqual(sandboxRecord(scope, inputFor(scope, '5')));

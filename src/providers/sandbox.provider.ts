@@ -277,11 +277,24 @@ function hang(ms: number, signal: AbortSignal): Promise<void> {
   });
 }
 
+/** How long the sandbox takes per check (SANDBOX_LATENCY_MS): drawn evenly in [min, max]; both 0 answers at once. */
+export interface SandboxLatency {
+  readonly min: number;
+  readonly max: number;
+}
+
 export class SandboxProvider extends VerificationProvider {
   readonly name = 'sandbox';
 
+  constructor(private readonly latencyMs: SandboxLatency = { min: 0, max: 0 }) {
+    super();
+  }
+
   async verify(scope: Scope, input: Readonly<Record<string, string>>, options: ProviderCallOptions): Promise<ProviderOutcome> {
     const behaviour = sandboxBehaviour(scope, input);
+    // Like an upstream's round trip: the answer is the same, it only comes later (a slow input hangs anyway).
+    const { min, max } = this.latencyMs;
+    if (max > 0 && behaviour !== 'slow') await hang(min + Math.random() * (max - min), options.signal);
     switch (behaviour) {
       case 'not_found':
         return { outcome: 'not_found' };

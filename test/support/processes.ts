@@ -7,6 +7,7 @@ export const DIST = {
   admin: resolve('dist/src/admin/cli.js'),
   audit: resolve('dist/src/audit/audit-cli.js'),
   projections: resolve('dist/projections/cli.js'),
+  chaos: resolve('dist/chaos/chaos.js'),
 } as const;
 
 /** Resolves once `child` has exited (at once when it already has). */

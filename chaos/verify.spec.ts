@@ -1,0 +1,75 @@
+import { describe, expect, it } from '@jest/globals';
+import type { CheckRecord } from './load.js';
+import { compareWithClient, logFacts, settled, type VerificationEventRow, type WalletEventRow } from './verify.js';
+
+const WALLET = 'wallet-org_1.test';
+
+/** One check's events: requested by `requestId`, then `terminal` (if any). */
+function verification(reference: string, requestId: string, terminal?: 'found' | 'failed' | 'rejected'): VerificationEventRow[] {
+  const rows: VerificationEventRow[] = [{ stream_id: `verification-${reference}`, type: 'VerificationRequested', data: { reference, organizationId: 'org_1' }, metadata: { correlationId: requestId } }];
+  if (terminal === 'found') rows.push({ stream_id: `verification-${reference}`, type: 'VerificationCompleted', data: { reference, outcome: 'found' }, metadata: {} });
+  if (terminal === 'failed') rows.push({ stream_id: `verification-${reference}`, type: 'VerificationFailed', data: { reference }, metadata: {} });
+  if (terminal === 'rejected') rows.push({ stream_id: `verification-${reference}`, type: 'VerificationRejected', data: { reference }, metadata: {} });
+  return rows;
+}
+
+function wallet(...events: [type: string, reference: string, amountKobo: number][]): WalletEventRow[] {
+  return events.map(([type, reference, amountKobo], revision) => ({ stream_id: WALLET, revision: String(revision), type, data: { reference, amountKobo } }));
+}
+
+const answered = (requestId: string, status: number, extra: Partial<CheckRecord> = {}): CheckRecord => ({ requestId, organization: 0, scope: 'nin', api: 'api-1', sentAtMs: 0, status, ...extra });
+
+describe('The chaos run checks', () => {
+  const clean = logFacts(
+    [...verification('vrf_A', 'req-a', 'found'), ...verification('vrf_B', 'req-b', 'failed'), ...verification('vrf_C', 'req-c', 'rejected')],
+    wallet(['WalletFunded', '', 15_000], ['WalletFundsReserved', 'vrf_A', 10_000], ['WalletFundsReserved', 'vrf_B', 5_000], ['WalletDebited', 'vrf_A', 10_000], ['WalletReservationReleased', 'vrf_B', 5_000]),
+  );
+
+  it('find nothing wrong in a log and a client record that agree', () => {
+    expect(clean.discrepancies).toEqual([]);
+    expect(settled(clean)).toBe(true);
+    const client = compareWithClient(
+      [answered('req-a', 201, { reference: 'vrf_A', verificationStatus: 'found' }), answered('req-b', 502, { reference: 'vrf_B' }), answered('req-c', 402), answered('req-d', 503), { ...answered('req-e', 0), status: undefined }],
+      clean,
+    );
+    expect(client).toEqual({ discrepancies: [], unanswered: { charged: 0, uncharged: 0, neverWritten: 1 } });
+    expect(clean.wallets.get(WALLET)).toEqual({ fundedKobo: 15_000, debitedKobo: 10_000, reservations: 2 });
+  });
+
+  it('flag a 201 whose verification was never charged, its reservation left open, and a charge behind a 503', () => {
+    const facts = logFacts(
+      [...verification('vrf_A', 'req-a', 'found'), ...verification('vrf_B', 'req-b', 'failed')],
+      wallet(['WalletFunded', '', 20_000], ['WalletFundsReserved', 'vrf_A', 10_000], ['WalletFundsReserved', 'vrf_B', 5_000], ['WalletDebited', 'vrf_B', 5_000]),
+    );
+    expect(settled(facts)).toBe(false);
+    expect(facts.discrepancies.map((discrepancy) => discrepancy.check).sort()).toEqual(['charged but not completed', 'completed but not charged', 'reservation left open']);
+    const client = compareWithClient([answered('req-a', 201, { reference: 'vrf_A', verificationStatus: 'found' }), answered('req-b', 503)], facts);
+    expect(client.discrepancies.map((discrepancy) => discrepancy.check)).toEqual(['201 not charged', '503 but charged']);
+  });
+
+  it('flag a 201 still pending, a 500, and a verification left open or finished twice', () => {
+    const facts = logFacts(
+      [...verification('vrf_A', 'req-a'), ...verification('vrf_B', 'req-b', 'found'), ...verification('vrf_B', 'req-b', 'failed').slice(1)],
+      wallet(['WalletFunded', '', 20_000], ['WalletFundsReserved', 'vrf_B', 10_000], ['WalletDebited', 'vrf_B', 10_000]),
+    );
+    expect(facts.discrepancies.map((discrepancy) => discrepancy.check).sort()).toEqual(['verification finished twice', 'verification left open']);
+    const client = compareWithClient([answered('req-a', 201, { reference: 'vrf_A', verificationStatus: 'pending' }), answered('req-x', 500, { errorCode: 'internal_error' })], facts);
+    expect(client.discrepancies.map((discrepancy) => discrepancy.check)).toEqual(['201 not charged', '201 not finished', 'unexpected answer']);
+  });
+
+  it('flag a balance or an available balance below zero, event by event, and a settlement of no reservation', () => {
+    const facts = logFacts(
+      [...verification('vrf_A', 'req-a', 'found'), ...verification('vrf_B', 'req-b', 'found')],
+      wallet(['WalletFunded', '', 10_000], ['WalletFundsReserved', 'vrf_A', 10_000], ['WalletFundsReserved', 'vrf_B', 10_000], ['WalletDebited', 'vrf_A', 10_000], ['WalletDebited', 'vrf_B', 10_000], ['WalletDebited', 'vrf_C', 10_000]),
+    );
+    expect(facts.discrepancies.map((discrepancy) => discrepancy.check)).toEqual([
+      'negative available balance',
+      'negative available balance',
+      'negative balance',
+      'negative available balance',
+      'settled without a reservation',
+      'negative balance',
+      'negative available balance',
+    ]);
+  });
+});

@@ -1,0 +1,227 @@
+/**
+ * What a chaos run checks once the load stopped and the recovery deadline passed, from the event
+ * log itself (the `events` table of the PostgreSQL store) against the client's own record:
+ *   - every verification finished exactly once, and none is left pending;
+ *   - every reservation was captured or released exactly once: none open;
+ *   - a verification is charged exactly when it completed (found or not found);
+ *   - no wallet's balance or available balance ever went below zero, event by event;
+ *   - every 201 the client received names a verification that completed and was charged, and no
+ *     verification behind a 402, 502 or 503 was charged (matched by the request's X-Request-Id,
+ *     which is the correlation id of the events it caused);
+ *   - no answer outside the statuses a check may answer (a 500 is a bug).
+ * The audit CLI's --reconcile and the projections' rebuild --verify run beside these (chaos.ts).
+ */
+import type pg from 'pg';
+import type { CheckRecord } from './load.js';
+
+export interface Discrepancy {
+  readonly check: string;
+  readonly message: string;
+}
+
+interface Verification {
+  readonly reference: string;
+  readonly correlationId: string;
+  readonly organizationId: string;
+  readonly terminal: string[];
+  outcome?: string;
+}
+
+/** Rows of the `events` table, each stream's in revision order. */
+export interface VerificationEventRow {
+  readonly stream_id: string;
+  readonly type: string;
+  readonly data: { reference?: string; organizationId?: string; outcome?: string };
+  readonly metadata: { correlationId?: string };
+}
+
+export interface WalletEventRow {
+  readonly stream_id: string;
+  readonly revision: string;
+  readonly type: string;
+  readonly data: { reference?: string; amountKobo?: number; fundingReference?: string };
+}
+
+export interface LogFacts {
+  readonly verifications: Map<string, Verification>;
+  /** References debited, per wallet stream, and every reference debited anywhere. */
+  readonly debited: Set<string>;
+  readonly released: Set<string>;
+  /** Open reservations per wallet stream, after the last event. */
+  readonly open: Map<string, Set<string>>;
+  readonly byCorrelation: Map<string, string[]>;
+  readonly discrepancies: Discrepancy[];
+  /** Per wallet stream: what was funded and charged, for the summary. */
+  readonly wallets: Map<string, WalletTotals>;
+}
+
+export interface WalletTotals {
+  fundedKobo: number;
+  debitedKobo: number;
+  reservations: number;
+}
+
+const TERMINAL = new Set(['VerificationCompleted', 'VerificationFailed', 'VerificationRejected']);
+
+/** Reads the verification and wallet streams of the PostgreSQL event log. */
+export async function readLogFacts(client: pg.Client): Promise<LogFacts> {
+  const verificationRows = await client.query<VerificationEventRow>(`select stream_id, type, data, metadata from events where stream_id like 'verification-%' order by stream_id, revision`);
+  const walletRows = await client.query<WalletEventRow>(`select stream_id, revision::text as revision, type, data from events where stream_id like 'wallet-%' order by stream_id, events.revision`);
+  return logFacts(verificationRows.rows, walletRows.rows);
+}
+
+/** What holds within the log alone, from its verification and wallet events (each stream's in revision order). */
+export function logFacts(verificationRows: readonly VerificationEventRow[], walletRows: readonly WalletEventRow[]): LogFacts {
+  const discrepancies: Discrepancy[] = [];
+  const verifications = new Map<string, Verification>();
+  const byCorrelation = new Map<string, string[]>();
+  for (const row of verificationRows) {
+    const reference = row.stream_id.slice('verification-'.length);
+    if (row.type === 'VerificationRequested') {
+      const correlationId = String(row.metadata.correlationId ?? '');
+      verifications.set(reference, { reference, correlationId, organizationId: String(row.data.organizationId ?? ''), terminal: [] });
+      byCorrelation.set(correlationId, [...(byCorrelation.get(correlationId) ?? []), reference]);
+      continue;
+    }
+    const verification = verifications.get(reference);
+    if (verification === undefined) {
+      discrepancies.push({ check: 'verification stream', message: `${reference}: ${row.type} before any VerificationRequested` });
+      continue;
+    }
+    if (TERMINAL.has(row.type)) {
+      verification.terminal.push(row.type);
+      if (row.type === 'VerificationCompleted') verification.outcome = row.data.outcome;
+    }
+  }
+  for (const verification of verifications.values()) {
+    if (verification.terminal.length === 0) discrepancies.push({ check: 'verification left open', message: `${verification.reference} has no terminal event` });
+    if (verification.terminal.length > 1) discrepancies.push({ check: 'verification finished twice', message: `${verification.reference}: ${verification.terminal.join(', ')}` });
+  }
+
+  const debited = new Set<string>();
+  const released = new Set<string>();
+  const openByWallet = new Map<string, Map<string, number>>();
+  const wallets = new Map<string, WalletTotals>();
+  let stream = '';
+  let balance = 0;
+  let reserved = new Map<string, number>();
+  let reservedKobo = 0;
+  let totals: WalletTotals = { fundedKobo: 0, debitedKobo: 0, reservations: 0 };
+  const settledHere = new Set<string>();
+  for (const row of walletRows) {
+    if (row.stream_id !== stream) {
+      stream = row.stream_id;
+      balance = 0;
+      reservedKobo = 0;
+      reserved = new Map();
+      totals = { fundedKobo: 0, debitedKobo: 0, reservations: 0 };
+      wallets.set(stream, totals);
+      openByWallet.set(stream, reserved);
+    }
+    const where = `${stream} revision ${row.revision}`;
+    const amount = Number(row.data.amountKobo ?? 0);
+    const reference = String(row.data.reference ?? '');
+    switch (row.type) {
+      case 'WalletFunded':
+        balance += amount;
+        totals.fundedKobo += amount;
+        break;
+      case 'WalletFundsReserved':
+        if (reserved.has(reference) || settledHere.has(`${stream}/${reference}`)) discrepancies.push({ check: 'reservation twice', message: `${where}: ${reference} reserved again` });
+        reserved.set(reference, amount);
+        reservedKobo += amount;
+        totals.reservations += 1;
+        break;
+      case 'WalletDebited':
+      case 'WalletReservationReleased': {
+        const held = reserved.get(reference);
+        if (held === undefined) {
+          discrepancies.push({ check: 'settled without a reservation', message: `${where}: ${row.type} of ${reference}, which holds no open reservation` });
+          break;
+        }
+        reserved.delete(reference);
+        reservedKobo -= held;
+        settledHere.add(`${stream}/${reference}`);
+        if (row.type === 'WalletDebited') {
+          balance -= amount;
+          totals.debitedKobo += amount;
+          debited.add(reference);
+        } else {
+          released.add(reference);
+        }
+        break;
+      }
+      default:
+        discrepancies.push({ check: 'wallet stream', message: `${where}: unknown event ${row.type}` });
+    }
+    const available = balance - reservedKobo;
+    if (balance < 0) discrepancies.push({ check: 'negative balance', message: `${where}: balance ${balance} kobo after ${row.type}` });
+    if (available < 0) discrepancies.push({ check: 'negative available balance', message: `${where}: available ${available} kobo after ${row.type}` });
+  }
+  const open = new Map([...openByWallet].map(([wallet, held]) => [wallet, new Set(held.keys())]));
+  for (const [wallet, references] of open) {
+    for (const reference of references) discrepancies.push({ check: 'reservation left open', message: `${wallet}: ${reference}` });
+  }
+  for (const verification of verifications.values()) {
+    const charged = debited.has(verification.reference);
+    const completed = verification.terminal[0] === 'VerificationCompleted';
+    if (verification.terminal.length === 0) continue;
+    if (completed && !charged) discrepancies.push({ check: 'completed but not charged', message: `${verification.reference} (${verification.outcome}) was never debited` });
+    if (!completed && charged) discrepancies.push({ check: 'charged but not completed', message: `${verification.reference} (${verification.terminal[0]}) was debited` });
+  }
+  return { verifications, debited, released, open, byCorrelation, discrepancies, wallets };
+}
+
+/** True once every verification has finished and every reservation is settled. */
+export function settled(facts: LogFacts): boolean {
+  return [...facts.verifications.values()].every((verification) => verification.terminal.length > 0) && [...facts.open.values()].every((references) => references.size === 0);
+}
+
+/** Statuses a check may answer under faults; anything else is a discrepancy. */
+const EXPECTED_STATUSES = new Set([201, 402, 502, 503]);
+
+export interface ClientFindings {
+  readonly discrepancies: Discrepancy[];
+  /** Checks with no answer (a connection cut by a kill, or refused), by what the server did with them. */
+  readonly unanswered: { charged: number; uncharged: number; neverWritten: number };
+}
+
+/** The client's record against the log: what each answer told the client, and what the wallet holds. */
+export function compareWithClient(records: readonly CheckRecord[], facts: LogFacts): ClientFindings {
+  const discrepancies: Discrepancy[] = [];
+  const unanswered = { charged: 0, uncharged: 0, neverWritten: 0 };
+  for (const record of records) {
+    const references = facts.byCorrelation.get(record.requestId) ?? [];
+    const charged = references.filter((reference) => facts.debited.has(reference));
+    const what = `${record.requestId} (${record.scope}, ${record.api})`;
+    if (references.length > 1) discrepancies.push({ check: 'one request, several verifications', message: `${what}: ${references.join(', ')}` });
+    if (record.status === undefined) {
+      if (references.length === 0) unanswered.neverWritten += 1;
+      else if (charged.length > 0) unanswered.charged += 1;
+      else unanswered.uncharged += 1;
+      continue;
+    }
+    if (!EXPECTED_STATUSES.has(record.status)) {
+      discrepancies.push({ check: 'unexpected answer', message: `${what}: ${record.status} ${record.errorCode ?? ''}`.trim() });
+      continue;
+    }
+    if (record.status === 201) {
+      const verification = record.reference === undefined ? undefined : facts.verifications.get(record.reference);
+      if (verification === undefined || !references.includes(verification.reference)) {
+        discrepancies.push({ check: '201 without its verification', message: `${what}: answered ${record.reference ?? 'no reference'}, the log has ${references.join(', ') || 'none'} for this request` });
+      } else if (!facts.debited.has(verification.reference)) {
+        discrepancies.push({ check: '201 not charged', message: `${what}: ${verification.reference} answered ${record.verificationStatus}, log ${verification.terminal.join(', ') || 'pending'}, never debited` });
+      }
+      if (record.verificationStatus !== 'found' && record.verificationStatus !== 'not_found') {
+        discrepancies.push({ check: '201 not finished', message: `${what}: ${record.reference} answered with status ${record.verificationStatus}` });
+      }
+      continue;
+    }
+    // 402, 502, 503: the client was told nothing was charged.
+    if (charged.length > 0) discrepancies.push({ check: `${record.status} but charged`, message: `${what}: answered ${record.status} ${record.errorCode ?? ''}, yet ${charged.join(', ')} was debited` });
+    if (record.reference !== undefined && !references.includes(record.reference)) {
+      discrepancies.push({ check: `${record.status} names another verification`, message: `${what}: answered ${record.reference}, the log has ${references.join(', ') || 'none'} for this request` });
+    }
+  }
+  return { discrepancies, unanswered };
+}
