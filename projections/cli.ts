@@ -45,7 +45,7 @@ async function connect(options: { poolSize?: number; logTo: 1 | 2 }): Promise<Co
   const config = loadConfig();
   logger = createLogger(config, pino.destination({ dest: options.logTo, sync: false }));
   const database = await resolveDatabase(config, { log: (line) => logger.info(line) });
-  await runMigrations(database.url);
+  await runMigrations(database.url, { log: (message) => logger.warn(message) });
   const runtime: Runtime = { config, databaseUrl: database.url, embedded: database.embedded, adminToken: undefined };
   const pool = createPool(database.url, options.poolSize ?? config.database.poolSize);
   const store = createEventStore(runtime, pool);

@@ -40,7 +40,7 @@ function corsOptions(config: AppConfig) {
 export async function createApp(runtime: Runtime, options: CreateAppOptions = {}): Promise<NestFastifyApplication> {
   const { config } = runtime;
   const logger = options.logger ?? createLogger(config);
-  await runMigrations(runtime.databaseUrl);
+  await runMigrations(runtime.databaseUrl, { log: (message) => logger.warn(message) });
   const adapter = new FastifyAdapter({
     bodyLimit: BODY_LIMIT_BYTES,
     http: { maxHeaderSize: MAX_HEADER_BYTES },

@@ -11,6 +11,7 @@ import { WalletSnapshots1732250000009 } from './1732250000009-wallet-snapshots.j
 import { DataProtection1732250000010 } from './1732250000010-data-protection.js';
 import { Erasure1732250000012 } from './1732250000012-erasure.js';
 import { LegacyEventSealing1732250000013 } from './1732250000013-legacy-event-sealing.js';
+import { PositionEpoch1795647443977 } from './1795647443977-position-epoch.js';
 
 /** Every migration, in order: the event log's and the read models', all in this folder. Features add theirs here. */
 export const MIGRATIONS = [
@@ -27,4 +28,5 @@ export const MIGRATIONS = [
   DataProtection1732250000010,
   Erasure1732250000012,
   LegacyEventSealing1732250000013,
+  PositionEpoch1795647443977,
 ];
