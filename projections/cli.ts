@@ -112,7 +112,8 @@ function formatTable(statuses: readonly ProjectionStatus[]): string {
   ]);
   const widths = header.map((title, column) => Math.max(title.length, ...rows.map((row) => row[column].length)));
   const line = (cells: string[]) => cells.map((cell, column) => cell.padEnd(widths[column])).join('  ').trimEnd();
-  return [line(header), line(widths.map((width) => '-'.repeat(width))), ...rows.map(line)].join('\n');
+  const heldBack = statuses.find((status) => status.logHeldBack !== null)?.logHeldBack;
+  return [line(header), line(widths.map((width) => '-'.repeat(width))), ...rows.map(line), ...(heldBack ? ['', `Held back: ${heldBack.description}.`] : [])].join('\n');
 }
 
 async function status(options: { json?: boolean }): Promise<void> {
