@@ -88,7 +88,8 @@ it(`steps down when its checkpoint moved because its lock went to another proces
     cutOff = true;
     const { rows } = await db.pool.query<{ ended: boolean }>(
       `select pg_terminate_backend(pid) as ended from pg_locks where locktype = 'advisory' and granted and classid = ${LOCK_NAMESPACE.active}
-         and objid = oid(${lockKeySql('$1::text')}::bigint & 4294967295) and objsubid = 2`,
+         and objid = oid(${lockKeySql('$1::text')}::bigint & 4294967295) and objsubid = 2
+         and database = (select oid from pg_database where datname = current_database())`,
       ['leader'],
     );
     expect(rows).toEqual([{ ended: true }]);

@@ -48,7 +48,8 @@ export interface AppendHook<Link> {
   /**
    * The link a recorded event carries as stored, when it carries one (the wallet's chain hash). The
    * kernel compares it with a held fold's link to tell whether the stream still holds the events
-   * the fold was made of; without it (or for an event that carries none) it compares positions.
+   * the fold was made of (for an event that carries none, their positions). Without it the kernel
+   * checks only that the stream still has the fold's revision.
    */
   storedLink?(recorded: RecordedEvent): Link | undefined;
 }
@@ -214,11 +215,8 @@ export class EventSourcedHandler<State, Command, E extends DomainEvent, Link = u
     const caughtUp = await this.catchUp(stream, from);
     if (caughtUp !== undefined) return caughtUp;
     this.counters.staleFolds = (this.counters.staleFolds ?? 0) + 1;
-    return reload !== undefined ? reload() : this.catchUp(stream, this.initial(stream)).then((folded) => folded ?? this.unreachableStale(stream));
-  }
-
-  private unreachableStale(stream: Stream<State, Command, E>): never {
-    throw new InvariantViolated(`${stream.id} could not be folded from its start`);
+    // From the empty stream there is nothing to confirm: this read cannot find it stale again.
+    return reload !== undefined ? reload() : this.read(stream);
   }
 
   /** `from` caught up, the very object when nothing was added; undefined when the stream does not hold `from`'s last event. */

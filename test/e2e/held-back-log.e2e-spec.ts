@@ -1,7 +1,10 @@
 import { afterAll, beforeAll, expect, it } from '@jest/globals';
-import { randomUUID } from 'node:crypto';
+import { randomBytes, randomUUID } from 'node:crypto';
+import { rm } from 'node:fs/promises';
+import { resolve } from 'node:path';
 import pg from 'pg';
 import { waitUntil } from '../../projections/runner/counting.projection.testing.js';
+import { freePort, startEmbeddedPostgres, type EmbeddedPostgresHandle } from '../../src/database/embedded-postgres.js';
 import { HELD_BACK_DEGRADED_SECONDS } from '../../src/health/log-holdback.monitor.js';
 import { startTestApp, type TestApp } from '../support/app.js';
 import { describeOnProject } from '../support/store-independent.js';
@@ -9,9 +12,14 @@ import { describeOnProject } from '../support/store-independent.js';
 describeOnProject('postgres', 'A PostgreSQL log held back by an open transaction', 'the visible bound is the PostgreSQL log\'s', () => {
   let app: TestApp;
   let holder: pg.Client;
+  // A cluster of its own: the transaction held open here holds back every database of its cluster,
+  // and would hold back the other test files' logs for as long.
+  let cluster: EmbeddedPostgresHandle;
+  const clusterDir = resolve('.data', 'test', `held-back-${process.pid}-${randomBytes(4).toString('hex')}`);
 
   beforeAll(async () => {
-    app = await startTestApp();
+    cluster = await startEmbeddedPostgres({ dataDir: clusterDir, port: await freePort(), database: 'ledger', ephemeral: true });
+    app = await startTestApp({ database: { url: cluster.url, name: 'ledger', drop: async () => undefined } });
     holder = new pg.Client({ connectionString: app.database.url, application_name: 'forgotten-session' });
     await holder.connect();
   });
@@ -19,6 +27,8 @@ describeOnProject('postgres', 'A PostgreSQL log held back by an open transaction
   afterAll(async () => {
     await holder?.end().catch(() => undefined);
     await app?.close();
+    await cluster?.stop();
+    await rm(clusterDir, { recursive: true, force: true });
   });
 
   it('is reported, with how long and by which backend, in /health/ready (degraded), /admin/v1/projections and the metrics, and clears when the transaction ends', async () => {
