@@ -60,6 +60,10 @@ async function databaseCounts(): Promise<{ commits: number; inserted: number } |
   try {
     // The statistics a backend reports reach the view at its next transaction end: flush them first.
     const { rows } = await db.query<{ commits: string; inserted: string }>('select xact_commit as commits, tup_inserted as inserted from pg_stat_database where datname = current_database()');
+    if (process.env.BENCH_TABLES === '1') {
+      const tables = await db.query<{ relname: string; n_tup_ins: string; n_tup_upd: string }>('select relname, n_tup_ins, n_tup_upd from pg_stat_user_tables order by relname');
+      log(`  tables: ${tables.rows.filter((row) => row.n_tup_ins !== '0' || row.n_tup_upd !== '0').map((row) => `${row.relname} +${row.n_tup_ins}/~${row.n_tup_upd}`).join(', ')}`);
+    }
     return { commits: Number(rows[0].commits), inserted: Number(rows[0].inserted) };
   } finally {
     await db.end();

@@ -45,7 +45,7 @@ async function connect(options: { poolSize?: number; logTo: 1 | 2 }): Promise<Co
   const config = loadConfig();
   logger = createLogger(config, pino.destination({ dest: options.logTo, sync: false }));
   const database = await resolveDatabase(config, { log: (line) => logger.info(line) });
-  await runMigrations(database.url);
+  await runMigrations(database.url, { log: (message) => logger.warn(message) });
   const runtime: Runtime = { config, databaseUrl: database.url, embedded: database.embedded, adminToken: undefined };
   const pool = createPool(database.url, options.poolSize ?? config.database.poolSize);
   const store = createEventStore(runtime, pool);
@@ -112,7 +112,8 @@ function formatTable(statuses: readonly ProjectionStatus[]): string {
   ]);
   const widths = header.map((title, column) => Math.max(title.length, ...rows.map((row) => row[column].length)));
   const line = (cells: string[]) => cells.map((cell, column) => cell.padEnd(widths[column])).join('  ').trimEnd();
-  return [line(header), line(widths.map((width) => '-'.repeat(width))), ...rows.map(line)].join('\n');
+  const heldBack = statuses.find((status) => status.logHeldBack !== null)?.logHeldBack;
+  return [line(header), line(widths.map((width) => '-'.repeat(width))), ...rows.map(line), ...(heldBack ? ['', `Held back: ${heldBack.description}.`] : [])].join('\n');
 }
 
 async function status(options: { json?: boolean }): Promise<void> {

@@ -41,7 +41,7 @@ export async function createApp(runtime: Runtime, options: CreateAppOptions = {}
   const { config } = runtime;
   assertServesHttp(config);
   const logger = options.logger ?? createLogger(config);
-  await runMigrations(runtime.databaseUrl);
+  await runMigrations(runtime.databaseUrl, { log: (message) => logger.warn(message) });
   const adapter = new FastifyAdapter({
     bodyLimit: BODY_LIMIT_BYTES,
     http: { maxHeaderSize: MAX_HEADER_BYTES },

@@ -1,5 +1,7 @@
 import { describe, expect, it } from '@jest/globals';
+import { randomUUID } from 'node:crypto';
 import { expectedLagEvents, useTestEventStore } from '../../test/support/event-store.js';
+import { describeOnProject } from '../../test/support/store-independent.js';
 import { actualCounts, appendCounted, checkpointOf, countingProjection, createCountingTable, expectedCounts, waitUntil } from '../runner/counting.projection.testing.js';
 import { ProjectionWorker } from '../runner/projection-worker.js';
 import { readProjectionStatus } from '../status/projection-status.js';
@@ -125,5 +127,42 @@ describe('When a rebuild is interrupted', () => {
     expect(second).toMatchObject({ outcome: 'swapped', resumedFrom: interruptedAt, eventsApplied: 10_000 - first.eventsApplied, position: head });
     expect(await actualCounts(db.pool, projection.table)).toEqual(await expectedCounts(db.store, projection.category));
     expect(await checkpointOf(db.pool, 'resumed')).toMatchObject({ position: head, eventsProcessed: 10_000, state: 'running' });
+  });
+});
+
+describeOnProject('postgres', 'While the swap brings the tables level and compares them', 'the visible bound that an open transaction holds back is the PostgreSQL log\'s', () => {
+  it('holds no transaction open across it: an event appended meanwhile is visible to every reader before the swap ends', async () => {
+    let slow = false;
+    // Slow handlers while the swap applies events (here: bringing the live table level for --verify).
+    const projection = countingProjection('unheld', { before: async () => (slow ? new Promise((resolveWait) => setTimeout(resolveWait, 150)) : undefined) });
+    await createCountingTable(db.pool, projection);
+    const head = await appendCounted(db.store, projection.category, { streams: 4, perStream: 3 });
+    await waitUntil(async () => (await db.store.headPosition()) >= head, 10_000, 'the appended events to be visible');
+
+    let swapping!: () => void;
+    const swapStarted = new Promise<void>((resolveStart) => (swapping = resolveStart));
+    let rebuildEnded = false;
+    const rebuild = rebuildProjection(db.pool, db.store, db.url, projection, {
+      verify: true,
+      // The replay catches up fully; the live table, which no worker runs here, is brought level by the swap.
+      swapThresholdEvents: 0,
+      swapPageEvents: 2,
+      onProgress: (progress) => {
+        if (progress.phase === 'swapping') {
+          slow = true;
+          swapping();
+        }
+      },
+    }).finally(() => (rebuildEnded = true));
+    await swapStarted;
+    await new Promise((resolveWait) => setTimeout(resolveWait, 300));
+    const other = await db.store.append(`elsewhere-${randomUUID()}`, [{ id: randomUUID(), type: 'Unrelated', data: {} }], { expectedRevision: 'no_stream' });
+    await waitUntil(async () => (await db.store.headPosition()) >= other.position, 5_000, 'the event appended during the swap to be visible');
+    const visibleBeforeTheSwapEnded = !rebuildEnded;
+    const result = await rebuild;
+    expect(visibleBeforeTheSwapEnded).toBe(true);
+    expect(result).toMatchObject({ outcome: 'swapped', position: head });
+    expect(result.differences).toEqual([{ table: projection.table, onlyLive: 0, onlyRebuilt: 0, sampleKeys: [] }]);
+    expect(await actualCounts(db.pool, projection.table)).toEqual(await expectedCounts(db.store, projection.category));
   });
 });

@@ -1,4 +1,5 @@
 import pg from 'pg';
+import { isConnectionError } from '../../src/database/connection-errors.js';
 import type { EventStore } from '../../src/event-store/event-store.port.js';
 import { applyEvents, type Projection } from '../projection.js';
 import { LOCK_NAMESPACE, lockKeySql, oldTableName, rebuildCheckpointName, shadowTableName } from '../runner/locks.js';
@@ -22,6 +23,8 @@ export interface RebuildOptions {
   readonly maxAttempts?: number;
   /** Bound on the swap's wait for table locks held by readers. */
   readonly swapLockTimeoutMs?: number;
+  /** Events the swap applies per transaction while it brings the tables level (1,000). */
+  readonly swapPageEvents?: number;
   /** Events still to replay at or below which the replay hands over to the swap (which applies them under its lock). */
   readonly swapThresholdEvents?: number;
   readonly onProgress?: (progress: RebuildProgress) => void;
@@ -60,12 +63,12 @@ const sleep = (ms: number) => new Promise<void>((resolveSleep) => setTimeout(res
  * 1. into shadow tables `<table>__rebuild` (`like <table> including all`) with its own checkpoint
  *    row `<name>__rebuild`, replaying the log from position zero through the same handlers while
  *    the API keeps reading (and the live runner keeps writing) the live tables;
- * 2. once caught up, one swap transaction takes the swap lock exclusively, which waits for the live
- *    batch in flight and holds back the next; applies what the live runner applied meanwhile, so
- *    both sides stand at the same position (then `verify` compares them exactly); renames live to
- *    `__old` and shadow to live, carries the position over to the live checkpoint and drops the old
- *    tables. The live runner's next batch starts from that same position on the new tables: no
- *    event is lost or applied twice across the swap.
+ * 2. once caught up, the swap (see `swap`) takes the swap lock exclusively, which waits for the
+ *    live batch in flight and holds back the next; applies what the live runner applied meanwhile,
+ *    so both sides stand at the same position (then `verify` compares them exactly); and in one
+ *    short transaction renames live to `__old` and shadow to live, carries the position over to the
+ *    live checkpoint and drops the old tables. The live runner's next batch starts from that same
+ *    position on the new tables: no event is lost or applied twice across the swap.
  * Interrupted (Ctrl-C, crash), re-running resumes from the shadow checkpoint; `discardRebuild` drops it.
  */
 export async function rebuildProjection(pool: pg.Pool, store: EventStore, databaseUrl: string, projection: Projection, options: RebuildOptions = {}): Promise<RebuildResult> {
@@ -232,33 +235,58 @@ async function swapWithRetries(pool: pg.Pool, store: EventStore, projection: Pro
   }
 }
 
+/**
+ * The swap, without holding a transaction id across its slow parts. On the PostgreSQL log an open
+ * transaction that has written holds back what every subscriber in every process sees (the visible
+ * bound), so only the renaming itself is one transaction:
+ * 1. the swap lock, taken exclusively by this session (live batches take it shared, in their
+ *    transactions before they write): the batch in flight finishes, the next waits, and the live
+ *    tables and checkpoint stand still until the lock is given back;
+ * 2. the shadow brought to the live position, a page per transaction, as the runner's batches;
+ * 3. with `verify`, the live tables brought level with the shadow (a page per transaction, the
+ *    live checkpoint following, as live batches would have done), then both compared in one
+ *    read-only snapshot, which takes no transaction id;
+ * 4. one short transaction that renames, carries the position over and drops the old tables.
+ * Nothing else writes these tables or checkpoints meanwhile (the lock, the rebuild lock, the
+ * stopped rebuild runner), so the comparison is exact and the position carried over is right.
+ */
 async function swap(pool: pg.Pool, store: EventStore, projection: Projection, options: RebuildOptions): Promise<SwapOutcome> {
   const checkpointName = rebuildCheckpointName(projection.name);
+  const pageSize = options.swapPageEvents ?? SWAP_READ_PAGE;
   const client = await pool.connect();
+  let locked = false;
+  let clean = true;
+  const lockArgs = [projection.name];
+  const lockKey = `${LOCK_NAMESPACE.swap}, ${lockKeySql('$1::text')}`;
   try {
-    await client.query('begin');
-    await client.query(`select set_config('lock_timeout', $1, true)`, [`${options.swapLockTimeoutMs ?? 10_000}ms`]);
-    // Waits for the live batch in flight; the next one waits for this commit.
-    await client.query(`select pg_advisory_xact_lock(${LOCK_NAMESPACE.swap}, ${lockKeySql('$1::text')})`, [projection.name]);
+    await client.query(`select set_config('lock_timeout', $1, false)`, [`${options.swapLockTimeoutMs ?? 10_000}ms`]);
+    // Waits for the live batch in flight; the next one waits until this session unlocks.
+    await client.query(`select pg_advisory_lock(${lockKey})`, lockArgs);
+    locked = true;
     await client.query(`insert into projection_checkpoints (name) values ($1) on conflict (name) do nothing`, [projection.name]);
-    const live = await client.query<{ position: string }>('select position from projection_checkpoints where name = $1 for update', [projection.name]);
-    const shadow = await client.query<{ position: string; events_processed: string }>('select position, events_processed from projection_checkpoints where name = $1 for update', [
-      checkpointName,
-    ]);
+    const livePosition = await positionOf(client, projection.name);
+    const shadow = await client.query<{ position: string }>('select position from projection_checkpoints where name = $1', [checkpointName]);
     if (shadow.rows.length !== 1) throw new Error(`invariant: the rebuild checkpoint of ${projection.name} vanished`);
-    const livePosition = BigInt(live.rows[0].position);
     let position = BigInt(shadow.rows[0].position);
 
     // Bring the shadow to the live position, so that the live runner continues exactly where the shadow stands.
     let eventsApplied = 0;
-    const context = projectionContext(client, projection, shadowTableName);
+    const shadowContext = projectionContext(client, projection, shadowTableName);
     while (position < livePosition) {
-      const page = await readPage(store, projection, position, livePosition);
+      const page = await readPage(store, projection, position, livePosition, pageSize);
       if (page.length === 0) break;
       if (page[0].position <= position) throw new Error(`invariant: the log went backwards at ${page[0].position}`);
-      await applyEvents(projection, page, context);
+      const last = page[page.length - 1].position;
+      await inTransaction(client, async () => {
+        await applyEvents(projection, page, shadowContext);
+        await client.query('update projection_checkpoints set position = $2, events_processed = events_processed + $3, updated_at = now() where name = $1', [
+          checkpointName,
+          last.toString(),
+          page.length,
+        ]);
+      });
       eventsApplied += page.length;
-      position = page[page.length - 1].position;
+      position = last;
     }
     if (position < livePosition) position = livePosition;
 
@@ -268,60 +296,90 @@ async function swap(pool: pg.Pool, store: EventStore, projection: Projection, op
       // anyway), so that the comparison is exact. A live projection stopped on a bad event cannot
       // follow: then the comparison includes the events it lacks.
       if (livePosition < position) {
-        await client.query('savepoint level_live');
+        const liveContext = projectionContext(client, projection, (table) => table);
         try {
-          const liveContext = projectionContext(client, projection, (table) => table);
           for (let from = livePosition; from < position; ) {
-            const page = await readPage(store, projection, from, position);
+            const page = await readPage(store, projection, from, position, pageSize);
             if (page.length === 0) break;
-            await applyEvents(projection, page, liveContext);
-            from = page[page.length - 1].position;
+            const last = page[page.length - 1].position;
+            await inTransaction(client, async () => {
+              await applyEvents(projection, page, liveContext);
+              const moved = await client.query(
+                'update projection_checkpoints set position = $3, events_processed = events_processed + $4, updated_at = now() where name = $1 and position = $2',
+                [projection.name, from.toString(), last.toString(), page.length],
+              );
+              if (moved.rowCount !== 1) throw new Error(`invariant: the live checkpoint of ${projection.name} moved under the swap lock`);
+            });
+            from = last;
           }
-          await client.query('release savepoint level_live');
         } catch (error) {
-          await client.query('rollback to savepoint level_live');
           options.logger?.warn(`${projection.name}: the live tables could not be brought level for --verify (${errorMessage(error)})`);
         }
       }
       differences = [];
-      for (const table of projection.tables) differences.push(await compareTables(client, table, shadowTableName(table)));
-      const differing = differences.some((difference) => difference.onlyLive > 0 || difference.onlyRebuilt > 0);
-      if (differing && options.strict) {
-        await client.query('rollback');
-        return { swapped: false, position, eventsApplied, differences };
+      await client.query('begin isolation level repeatable read read only');
+      try {
+        for (const table of projection.tables) differences.push(await compareTables(client, table, shadowTableName(table)));
+        await client.query('commit');
+      } catch (error) {
+        await client.query('rollback').catch(() => undefined);
+        throw error;
       }
+      const differing = differences.some((difference) => difference.onlyLive > 0 || difference.onlyRebuilt > 0);
+      if (differing && options.strict) return { swapped: false, position, eventsApplied, differences };
     }
 
-    for (const table of projection.tables) {
-      const liveIndexes = new Map((await indexesOf(client, table)).map((index) => [index.definition, index.name]));
-      await client.query(`alter table ${table} rename to ${oldTableName(table)}`);
-      await client.query(`alter table ${shadowTableName(table)} rename to ${table}`);
-      await client.query(`drop table ${oldTableName(table)}`);
-      // Give the new table's indexes (and so its constraints) the live names back.
-      for (const index of await indexesOf(client, table)) {
-        const original = liveIndexes.get(index.definition);
-        if (original !== undefined && original !== index.name) await client.query(`alter index ${quoteIdent(index.name)} rename to ${quoteIdent(original)}`);
+    await inTransaction(client, async () => {
+      for (const table of projection.tables) {
+        const liveIndexes = new Map((await indexesOf(client, table)).map((index) => [index.definition, index.name]));
+        await client.query(`alter table ${table} rename to ${oldTableName(table)}`);
+        await client.query(`alter table ${shadowTableName(table)} rename to ${table}`);
+        await client.query(`drop table ${oldTableName(table)}`);
+        // Give the new table's indexes (and so its constraints) the live names back.
+        for (const index of await indexesOf(client, table)) {
+          const original = liveIndexes.get(index.definition);
+          if (original !== undefined && original !== index.name) await client.query(`alter index ${quoteIdent(index.name)} rename to ${quoteIdent(original)}`);
+        }
       }
-    }
-    const eventsProcessed = BigInt(shadow.rows[0].events_processed) + BigInt(eventsApplied);
-    await client.query(
-      `update projection_checkpoints set position = $2, events_processed = $3, state = 'running', error = null, failed_position = null, updated_at = now() where name = $1`,
-      [projection.name, position.toString(), eventsProcessed.toString()],
-    );
-    await client.query('delete from projection_checkpoints where name = $1', [checkpointName]);
-    await client.query('commit');
+      const counted = await client.query<{ events_processed: string }>('select events_processed from projection_checkpoints where name = $1', [checkpointName]);
+      const eventsProcessed = BigInt(counted.rows[0].events_processed);
+      await client.query(
+        `update projection_checkpoints set position = $2, events_processed = $3, state = 'running', error = null, failed_position = null, updated_at = now() where name = $1`,
+        [projection.name, position.toString(), eventsProcessed.toString()],
+      );
+      await client.query('delete from projection_checkpoints where name = $1', [checkpointName]);
+    });
     return { swapped: true, position, eventsApplied, differences };
   } catch (error) {
-    await client.query('rollback').catch(() => undefined);
+    if (isConnectionError(error)) clean = false;
     throw error;
   } finally {
-    client.release();
+    try {
+      if (locked) await client.query(`select pg_advisory_unlock(${lockKey})`, lockArgs);
+      await client.query('reset lock_timeout');
+    } catch {
+      clean = false;
+    }
+    // A session that could not give its lock back is ended, which gives it back.
+    client.release(clean ? undefined : true);
   }
 }
 
-/** The projection's events in (from, to]. Events never change, so reading them outside the swap's transaction is safe. */
-async function readPage(store: EventStore, projection: Projection, from: bigint, to: bigint) {
-  const page = await store.readAll({ fromPosition: from, maxCount: SWAP_READ_PAGE, filter: { streamCategories: projection.categories } });
+/** `work` in one transaction on `client`, rolled back when it throws. */
+async function inTransaction(client: pg.PoolClient, work: () => Promise<void>): Promise<void> {
+  await client.query('begin');
+  try {
+    await work();
+    await client.query('commit');
+  } catch (error) {
+    await client.query('rollback').catch(() => undefined);
+    throw error;
+  }
+}
+
+/** The projection's events in (from, to]. Events never change, so reading them outside the swap's transactions is safe. */
+async function readPage(store: EventStore, projection: Projection, from: bigint, to: bigint, pageSize: number) {
+  const page = await store.readAll({ fromPosition: from, maxCount: pageSize, filter: { streamCategories: projection.categories } });
   return page.filter((event) => event.position <= to);
 }
 

@@ -25,6 +25,21 @@ export interface ProjectionRunnerOptions {
   readonly checkpointState?: 'running' | 'rebuilding';
   /** Called after each committed batch (tests, progress bars). */
   readonly onBatch?: (batch: { readonly size: number; readonly lastPosition: bigint }) => void;
+  /**
+   * Asked when the checkpoint moved under a batch: true when this runner may resume from it (a
+   * rebuild's swap moved it), false when another runner moved it (this process lost its lock
+   * without noticing: a partition, a session the server ended), in which case the runner ends with
+   * LeadershipLostError instead of competing with the new holder. Without it the runner resumes.
+   */
+  readonly mayResumeAfterMove?: () => Promise<boolean>;
+}
+
+/** The runner's checkpoint was moved by another runner: this process no longer holds the projection. */
+export class LeadershipLostError extends Error {
+  readonly code = 'leadership_lost';
+  constructor(readonly projection: string) {
+    super(`the checkpoint of ${projection} was moved by another runner: this process no longer holds its lock`);
+  }
 }
 
 export const DEFAULT_RUNNER_OPTIONS: ProjectionRunnerOptions = { maxBatch: 500, maxAttempts: 5 };
@@ -158,6 +173,10 @@ export class ProjectionRunner {
         // Stopping interrupts retries: that is not a failure of the projection.
         if (this.stopped && !(error instanceof ProjectionStoppedError)) return;
         if (!(error instanceof CheckpointMovedError)) throw error;
+        if (this.options.mayResumeAfterMove !== undefined && !(await this.options.mayResumeAfterMove().catch(() => false))) {
+          this.options.logger?.warn(`${this.projection.name}: the checkpoint moved and this process no longer holds the projection's lock: stepping down`);
+          throw new LeadershipLostError(this.projection.name);
+        }
         this.options.logger?.log(`${this.projection.name}: checkpoint moved (rebuild swapped in), resuming from it`);
       }
     }

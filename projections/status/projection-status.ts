@@ -1,20 +1,24 @@
 import type pg from 'pg';
 import type { EventStore } from '../../src/event-store/event-store.port.js';
+import { describeHoldback, type LogHolder, readLogHoldback } from '../../src/event-store/postgres-log-holdback.js';
 import type { Projection } from '../projection.js';
 import { decodeBeacon, LOCK_NAMESPACE, lockKeySql, rebuildCheckpointName } from '../runner/locks.js';
 
 /** Lag in events is counted up to this bound, so that a status call stays cheap on any log. */
 export const MAX_COUNTED_LAG_EVENTS = 1_000_000;
 
-export type ProjectionState = 'running' | 'catching_up' | 'rebuilding' | 'stopped' | 'idle';
+export type ProjectionState = 'running' | 'catching_up' | 'held_back' | 'rebuilding' | 'stopped' | 'idle';
 
 export interface ProjectionStatus {
   readonly name: string;
   readonly state: ProjectionState;
   /** The checkpoint: the last position applied. Positions are strings (64-bit). */
   readonly position: string;
+  /** The newest event visible to subscribers (on PostgreSQL, below the visible bound). */
   readonly headPosition: string;
-  /** This projection's events after its checkpoint; null when the store cannot count them. */
+  /** The newest event written: on PostgreSQL, above headPosition while the log is held back. Lag is measured against it. */
+  readonly newestPosition: string;
+  /** This projection's events after its checkpoint up to the newest written; null when the store cannot count them. */
   readonly lagEvents: number | null;
   /** True when lagEvents hit MAX_COUNTED_LAG_EVENTS (the real lag is at least that). */
   readonly lagEventsCapped: boolean;
@@ -28,6 +32,19 @@ export interface ProjectionStatus {
   readonly worker: { readonly pid: number | null; readonly backendPid: number } | null;
   readonly error: { readonly message: string; readonly failedPosition: string | null } | null;
   readonly rebuild: { readonly position: string; readonly lagEvents: number | null; readonly active: boolean } | null;
+  /**
+   * PostgreSQL only: committed events wait behind the visible bound, held by the oldest open
+   * transaction in the cluster (how long, how many, and which backend or prepared transaction);
+   * null when nothing is held back. The same for every projection.
+   */
+  readonly logHeldBack: {
+    readonly seconds: number;
+    readonly events: number;
+    /** The bound (positions below it are visible): the newest written is `newestPosition`. */
+    readonly visibleBound: string;
+    readonly holder: LogHolder | null;
+    readonly description: string;
+  } | null;
 }
 
 interface CheckpointRow {
@@ -82,11 +99,18 @@ export async function readActiveWorkers(pool: pg.Pool, projections: readonly Pro
 export async function readProjectionStatus(pool: pg.Pool, store: EventStore, projections: readonly Projection[]): Promise<ProjectionStatus[]> {
   const names = projections.map((projection) => projection.name);
   const checkpointNames = names.flatMap((name) => [name, rebuildCheckpointName(name)]);
-  const [head, checkpoints, holders] = await Promise.all([
+  const [head, checkpoints, holders, holdback] = await Promise.all([
     store.headPosition(),
     pool.query<CheckpointRow>('select * from projection_checkpoints where name = any($1::text[])', [checkpointNames]),
     lockHolders(pool, names),
+    store.kind === 'postgres' ? readLogHoldback(pool) : Promise.resolve(null),
   ]);
+  // Lag is measured against the newest event written, not the visible bound: a held-back log must not read as "lag 0".
+  const newest = holdback !== null && holdback.newestPosition > head ? holdback.newestPosition : head;
+  const logHeldBack =
+    holdback !== null && holdback.heldBackEvents > 0
+      ? { seconds: holdback.heldBackSeconds, events: holdback.heldBackEvents, visibleBound: holdback.visibleBound.toString(), holder: holdback.holder, description: describeHoldback(holdback) }
+      : null;
   const byName = new Map(checkpoints.rows.map((row) => [row.name, row]));
 
   return Promise.all(
@@ -98,14 +122,15 @@ export async function readProjectionStatus(pool: pg.Pool, store: EventStore, pro
       const rebuildActive = holders.rows.some((row) => row.name === projection.name && row.namespace === LOCK_NAMESPACE.rebuild);
       const beacon = decodeBeacon(activeHolder?.application_name ?? null);
       const [lag, rebuildLag] = await Promise.all([
-        lagOf(pool, store, projection, position, head),
-        rebuildRow === undefined ? undefined : lagOf(pool, store, projection, BigInt(rebuildRow.position), head),
+        lagOf(pool, store, projection, position, newest),
+        rebuildRow === undefined ? undefined : lagOf(pool, store, projection, BigInt(rebuildRow.position), newest),
       ]);
 
       let state: ProjectionState;
       if (rebuildActive) state = 'rebuilding';
       else if (live?.state === 'stopped') state = 'stopped';
       else if (activeHolder === undefined) state = 'idle';
+      else if (lag.events !== 0 && logHeldBack !== null && position >= head) state = 'held_back';
       else state = lag.events === 0 ? 'running' : (beacon?.state === 'running' && (lag.events ?? 0) < 100 ? 'running' : 'catching_up');
 
       return {
@@ -113,6 +138,7 @@ export async function readProjectionStatus(pool: pg.Pool, store: EventStore, pro
         state,
         position: position.toString(),
         headPosition: head.toString(),
+        newestPosition: newest.toString(),
         lagEvents: lag.events,
         lagEventsCapped: lag.capped,
         lagSeconds: lag.seconds,
@@ -125,6 +151,7 @@ export async function readProjectionStatus(pool: pg.Pool, store: EventStore, pro
           rebuildRow === undefined
             ? null
             : { position: BigInt(rebuildRow.position).toString(), lagEvents: rebuildLag?.events ?? null, active: rebuildActive },
+        logHeldBack,
       };
     }),
   );
@@ -136,20 +163,27 @@ interface Lag {
   readonly seconds: number;
 }
 
-/** The projection's events after `position` up to the head: counted (bounded) on PostgreSQL, aged on any store. */
-export async function lagOf(pool: pg.Pool, store: EventStore, projection: Projection, position: bigint, head: bigint): Promise<Lag> {
-  if (position >= head) return { events: 0, capped: false, seconds: 0 };
-  const filter = { streamCategories: projection.categories };
-  const [oldest] = await store.readAll({ fromPosition: position, maxCount: 1, filter });
-  if (oldest === undefined || oldest.position > head) return { events: 0, capped: false, seconds: 0 };
-  const seconds = Math.max(0, (Date.now() - oldest.createdAt.getTime()) / 1000);
-  if (store.kind !== 'postgres') return { events: null, capped: false, seconds };
-  const { rows } = await pool.query<{ count: string }>(
-    `select count(*) as count from (
-       select 1 from events where position > $1 and position <= $2 and split_part(stream_id, '-', 1) = any($3::text[]) limit ${MAX_COUNTED_LAG_EVENTS}
+/**
+ * The projection's events after `position` up to `newest`: on PostgreSQL counted (bounded) and aged
+ * in SQL, whether or not they are visible yet (a held-back log is lag); on EventStoreDB aged from
+ * the first one a read returns.
+ */
+export async function lagOf(pool: pg.Pool, store: EventStore, projection: Projection, position: bigint, newest: bigint): Promise<Lag> {
+  if (position >= newest) return { events: 0, capped: false, seconds: 0 };
+  const categories = [...projection.categories];
+  if (store.kind !== 'postgres') {
+    const [oldest] = await store.readAll({ fromPosition: position, maxCount: 1, filter: { streamCategories: categories } });
+    if (oldest === undefined || oldest.position > newest) return { events: 0, capped: false, seconds: 0 };
+    return { events: null, capped: false, seconds: Math.max(0, (Date.now() - oldest.createdAt.getTime()) / 1000) };
+  }
+  const { rows } = await pool.query<{ count: string; oldest: Date | null }>(
+    `select count(*) as count, min(created_at) as oldest from (
+       select created_at from events where position > $1 and position <= $2 and split_part(stream_id, '-', 1) = any($3::text[]) order by position limit ${MAX_COUNTED_LAG_EVENTS}
      ) pending`,
-    [position.toString(), head.toString(), [...projection.categories]],
+    [position.toString(), newest.toString(), categories],
   );
   const events = Number(rows[0].count);
-  return { events, capped: events >= MAX_COUNTED_LAG_EVENTS, seconds };
+  const oldest = rows[0].oldest;
+  if (events === 0 || oldest === null) return { events: 0, capped: false, seconds: 0 };
+  return { events, capped: events >= MAX_COUNTED_LAG_EVENTS, seconds: Math.max(0, (Date.now() - oldest.getTime()) / 1000) };
 }

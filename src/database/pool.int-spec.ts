@@ -39,14 +39,18 @@ describeOnPostgresProjectOnly('the service pool', 'the pool is the same on both 
   });
 
   it('keeps the options of a database URL beside its own', async () => {
-    expect(poolConnection('postgres://u@localhost/db')).toEqual({ connectionString: 'postgres://u@localhost/db', options: '-c plan_cache_mode=force_generic_plan' });
+    expect(poolConnection('postgres://u@localhost/db')).toEqual({
+      connectionString: 'postgres://u@localhost/db',
+      options: '-c plan_cache_mode=force_generic_plan -c idle_in_transaction_session_timeout=60s',
+    });
     const url = new URL(database.url);
     url.searchParams.set('options', '-c statement_timeout=4321');
     const pool = createPool(url.toString(), 1);
     try {
       const timeout = await pool.query<{ statement_timeout: string }>('show statement_timeout');
       const mode = await pool.query<{ plan_cache_mode: string }>('show plan_cache_mode');
-      expect([timeout.rows[0]?.statement_timeout, mode.rows[0]?.plan_cache_mode]).toEqual(['4321ms', 'force_generic_plan']);
+      const idle = await pool.query<{ idle_in_transaction_session_timeout: string }>('show idle_in_transaction_session_timeout');
+      expect([timeout.rows[0]?.statement_timeout, mode.rows[0]?.plan_cache_mode, idle.rows[0]?.idle_in_transaction_session_timeout]).toEqual(['4321ms', 'force_generic_plan', '1min']);
     } finally {
       await pool.end();
     }

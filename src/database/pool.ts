@@ -17,20 +17,33 @@ export const PG_POOL = Symbol('PgPool');
 const GENERIC_PLANS = '-c plan_cache_mode=force_generic_plan';
 
 /**
+ * A session of this service that began a transaction and then went quiet for this long (a process
+ * frozen or partitioned between two statements) is ended by PostgreSQL, and its transaction rolled
+ * back: on the PostgreSQL event log, an open transaction that has written anything holds back what
+ * every subscriber, projection and read-your-writes wait sees (docs/architecture.md). The service's
+ * own transactions go from one statement to the next without waiting on anything else; the longest
+ * pause between two is a KMS call of the maintenance commands, well under this. The cluster-wide
+ * setting for every other session is an operator's (docs/operations.md).
+ */
+export const IDLE_IN_TRANSACTION_TIMEOUT = '60s';
+const SESSION_OPTIONS = `${GENERIC_PLANS} -c idle_in_transaction_session_timeout=${IDLE_IN_TRANSACTION_TIMEOUT}`;
+
+/**
  * The pool's connection: the URL, and as options those of the URL, if it has any, then ours. pg
  * lets a URL's `options` replace the ones it is given, so they move out of the URL.
  */
 export function poolConnection(connectionString: string): { connectionString: string; options: string } {
   const ofUrl = parse(connectionString).options;
-  if (ofUrl === undefined || ofUrl === '') return { connectionString, options: GENERIC_PLANS };
+  if (ofUrl === undefined || ofUrl === '') return { connectionString, options: SESSION_OPTIONS };
   const url = new URL(connectionString);
   url.searchParams.delete('options');
-  return { connectionString: url.toString(), options: `${ofUrl} ${GENERIC_PLANS}` };
+  return { connectionString: url.toString(), options: `${ofUrl} ${SESSION_OPTIONS}` };
 }
 
 /**
  * The pool of a process of the service (the API, the projections, the audit): at most `max`
- * connections, generic plans, and a lost connection that never crashes the process.
+ * connections, generic plans, a bound on a transaction left idle, and a lost connection that never
+ * crashes the process.
  */
 export function createPool(connectionString: string, max: number): pg.Pool {
   const pool = new pg.Pool({ ...poolConnection(connectionString), max, connectionTimeoutMillis: 5_000 });

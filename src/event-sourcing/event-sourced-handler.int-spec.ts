@@ -182,6 +182,34 @@ describe(`The event-sourcing kernel on the ${testEventStoreKind()} event store`,
     });
   });
 
+  describe('a held fold ahead of its stream (a log that lost events)', () => {
+    const ahead = { state: { total: 100, revisions: [0n, 1n, 2n, 3n, 4n] }, revision: 4n, position: null, link: undefined };
+
+    it('is folded afresh when an append from it is refused with the stream behind it, not caught up', async () => {
+      const stream = newStream();
+      await handlerOn().handle(stream, add(1, 2), context);
+      const handler = handlerOn();
+      const handled = await handler.handle(stream, add(5), context, { from: { folded: ahead, current: false } });
+      expect(handled).toMatchObject({ status: 'conflict', folded: { state: { total: 3 }, revision: 1n } });
+      expect(handler.counters.staleFolds).toBe(1);
+
+      const retrying = handlerOn({ retry: { maxAttempts: 2, backoffMs: () => 0 } });
+      const again = await retrying.handle(stream, add(5), context, { from: { folded: ahead, current: false } });
+      expect(again).toMatchObject({ status: 'appended', folded: { state: { total: 8, revisions: [0n, 1n, 2n] }, revision: 2n } });
+    });
+
+    it('is folded afresh, with the caller\'s reload, when confirmed against the stream before an append', async () => {
+      const stream = newStream();
+      await handlerOn().handle(stream, add(1, 2), context);
+      const handler = handlerOn({ confirmHeldStarts: true });
+      let reloads = 0;
+      const reload = () => ((reloads += 1), handler.read(stream));
+      const handled = await handler.handle(stream, add(5), context, { from: { folded: ahead, current: false }, reload });
+      expect(handled).toMatchObject({ status: 'appended', folded: { state: { total: 8 }, revision: 2n } });
+      expect({ reloads, stale: handler.counters.staleFolds, conflicts: handler.counters.conflicts }).toEqual({ reloads: 1, stale: 1, conflicts: 0 });
+    });
+  });
+
   describe('a start the caller holds', () => {
     it('is confirmed against the stream before a decision that writes nothing is answered, and decided again when it moved', async () => {
       const stream = newStream();

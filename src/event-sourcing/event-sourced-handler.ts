@@ -45,6 +45,13 @@ export interface AppendHook<Link> {
   readonly initial: Link;
   afterRecorded(link: Link, recorded: RecordedEvent): Link;
   beforeAppend(link: Link, events: readonly AppendingEvent[]): { readonly events: readonly EventToAppend[]; readonly link: Link };
+  /**
+   * The link a recorded event carries as stored, when it carries one (the wallet's chain hash). The
+   * kernel compares it with a held fold's link to tell whether the stream still holds the events
+   * the fold was made of (for an event that carries none, their positions). Without it the kernel
+   * checks only that the stream still has the fold's revision.
+   */
+  storedLink?(recorded: RecordedEvent): Link | undefined;
 }
 
 const NO_HOOK: AppendHook<undefined> = {
@@ -65,6 +72,8 @@ export interface HandlerCounters {
   appends: number;
   conflicts: number;
   eventsFolded: number;
+  /** Held folds found ahead of, or different from, the stream (a log that lost events) and folded again. */
+  staleFolds?: number;
 }
 
 export interface HandlerOptions<E extends DomainEvent, Link> {
@@ -78,6 +87,15 @@ export interface HandlerOptions<E extends DomainEvent, Link> {
   /** Without a hook, `Link` is undefined. */
   readonly hook?: AppendHook<Link>;
   readonly counters?: HandlerCounters;
+  /**
+   * Confirm a held start (not current) against the stream before appending from it, not only
+   * before answering a decision that writes nothing: one read of the stream from the fold's own
+   * revision, whose first event must be the one the fold ends with. For streams whose decisions
+   * must never rest on events the log no longer has (the wallets): an expected-revision append
+   * alone succeeds on a stream that lost events and was brought back to the same revision by other
+   * writers. Off for the others, whose starts are the caller's own writes.
+   */
+  readonly confirmHeldStarts?: boolean;
 }
 
 /** An event a decision wants appended, with the context of the command that caused it. */
@@ -103,6 +121,9 @@ export interface Start<State, Link> {
   readonly folded: Folded<State, Link>;
   readonly current: boolean;
 }
+
+/** How a caller folds its stream afresh when a held fold turned out stale (the wallet: from its snapshot). */
+export type Reload<State, Link> = () => Promise<Folded<State, Link>>;
 
 export type Handled<State, E, Link, Result> =
   | { readonly status: 'appended'; readonly folded: Folded<State, Link>; readonly events: readonly E[]; readonly position: bigint; readonly result: Result }
@@ -183,20 +204,56 @@ export class EventSourcedHandler<State, Command, E extends DomainEvent, Link = u
     return { state: stream.decider.initialState, revision: NO_STREAM, position: null, link: this.hook.initial };
   }
 
-  /** `from` (the empty stream by default) caught up with every event after it, in pages. */
-  async read(stream: Stream<State, Command, E>, from: Folded<State, Link> = this.initial(stream)): Promise<Folded<State, Link>> {
+  /**
+   * `from` (the empty stream by default) caught up with every event after it, in pages. A held
+   * fold (revision 0 or more) is read from its own revision: when the stream no longer has that
+   * event, or has another one there (a log that lost events, then other writers brought the stream
+   * back to the same revision), the fold is stale and the stream is folded afresh (`reload`, by
+   * default from its start).
+   */
+  async read(stream: Stream<State, Command, E>, from: Folded<State, Link> = this.initial(stream), reload?: Reload<State, Link>): Promise<Folded<State, Link>> {
+    const caughtUp = await this.catchUp(stream, from);
+    if (caughtUp !== undefined) return caughtUp;
+    this.counters.staleFolds = (this.counters.staleFolds ?? 0) + 1;
+    // From the empty stream there is nothing to confirm: this read cannot find it stale again.
+    return reload !== undefined ? reload() : this.read(stream);
+  }
+
+  /** `from` caught up, the very object when nothing was added; undefined when the stream does not hold `from`'s last event. */
+  private async catchUp(stream: Stream<State, Command, E>, from: Folded<State, Link>): Promise<Folded<State, Link> | undefined> {
     const { pageSize, maxPages } = this.options.paging;
     let folded = from;
+    // A held fold's own last event comes first in the first page, to be matched.
+    let confirming = from.revision !== NO_STREAM;
     for (let page = 0; page < maxPages; page++) {
-      const recorded = await this.store.readStream(stream.id, { direction: 'forwards', fromRevision: folded.revision + 1n, maxCount: pageSize });
-      for (const event of recorded) {
+      const recorded = await this.store.readStream(stream.id, { direction: 'forwards', fromRevision: confirming ? folded.revision : folded.revision + 1n, maxCount: pageSize });
+      let fresh = recorded;
+      if (confirming) {
+        confirming = false;
+        if (recorded.length === 0 || !this.holds(folded, recorded[0])) return undefined;
+        fresh = recorded.slice(1);
+      }
+      for (const event of fresh) {
         const decoded = this.codec.decode(event);
         folded = foldRecorded(stream, this.hook, folded, event, isPromise(decoded) ? await decoded : decoded);
       }
-      this.counters.eventsFolded += recorded.length;
+      this.counters.eventsFolded += fresh.length;
       if (recorded.length < pageSize) return folded;
     }
     throw new InvariantViolated(`${stream.id} has more than ${maxPages * pageSize} events after revision ${from.revision}`);
+  }
+
+  /**
+   * Whether `recorded`, read at the fold's revision, is the event the fold ends with: the same
+   * stored link when the hook keeps one (the chain hash covers that event and all before it), else
+   * the same position when the fold knows it. Without such a hook, that the revision exists.
+   */
+  private holds(folded: Folded<State, Link>, recorded: RecordedEvent): boolean {
+    if (recorded.revision !== folded.revision) return false;
+    if (this.hook.storedLink === undefined) return true;
+    const stored = this.hook.storedLink(recorded);
+    if (stored !== undefined) return stored === folded.link;
+    return folded.position === null || recorded.position === folded.position;
   }
 
   /** Runs one command (or one built from the current state) through the stream's decider. */
@@ -204,7 +261,7 @@ export class EventSourcedHandler<State, Command, E extends DomainEvent, Link = u
     stream: Stream<State, Command, E>,
     command: Command | ((state: State) => Command),
     context: CommandContext,
-    options: { readonly from?: Start<State, Link> } = {},
+    options: { readonly from?: Start<State, Link>; readonly reload?: Reload<State, Link> } = {},
   ): Promise<Handled<State, E, Link, void>> {
     const { decider } = stream;
     return this.run(
@@ -230,20 +287,25 @@ export class EventSourcedHandler<State, Command, E extends DomainEvent, Link = u
   async run<Result>(
     stream: Stream<State, Command, E>,
     decide: (folded: Folded<State, Link>, now: Date) => Decision<State, E, Result>,
-    options: { readonly from?: Start<State, Link> } = {},
+    options: { readonly from?: Start<State, Link>; readonly reload?: Reload<State, Link> } = {},
   ): Promise<Handled<State, E, Link, Result>> {
+    const { reload } = options;
     let folded = options.from?.folded ?? (await this.read(stream));
     let current = options.from?.current ?? true;
     // Bounded: `refusals` by the retry policy, the confirmation of a stale start to once.
     for (let refusals = 0; ; ) {
+      if (!current && this.options.confirmHeldStarts) {
+        folded = await this.read(stream, folded, reload);
+        current = true;
+      }
       const now = this.options.clock.now();
       this.counters.decisions++;
       const decision = decide(folded, now);
       if (decision.events.length === 0) {
         if (!current) {
-          const latest = await this.read(stream, folded);
+          const latest = await this.read(stream, folded, reload);
           current = true;
-          if (latest.revision !== folded.revision) {
+          if (latest !== folded) {
             folded = latest;
             continue;
           }
@@ -259,9 +321,14 @@ export class EventSourcedHandler<State, Command, E extends DomainEvent, Link = u
         if (!(error instanceof WrongExpectedRevisionError)) throw error;
         this.counters.conflicts++;
         refusals++;
-        if (refusals >= this.options.retry.maxAttempts) return { status: 'conflict', folded: await this.read(stream, folded) };
+        // A stream behind the fold lost events the fold holds (a failover, a restore): the fold
+        // describes a history the log no longer has and is folded afresh, not caught up.
+        const behind = error.actual === 'no_stream' ? folded.revision !== NO_STREAM : error.actual < folded.revision;
+        if (behind) this.counters.staleFolds = (this.counters.staleFolds ?? 0) + 1;
+        const refold = () => (behind ? (reload ?? (() => this.read(stream)))() : this.read(stream, folded, reload));
+        if (refusals >= this.options.retry.maxAttempts) return { status: 'conflict', folded: await refold() };
         await sleep(boundedBackoffMs(this.options.retry, refusals));
-        folded = await this.read(stream, folded);
+        folded = await refold();
         current = true;
         continue;
       }

@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import pg from 'pg';
 import { isConnectionError } from '../database/connection-errors.js';
 import { GroupCommit } from '../database/group-commit.js';
+import { raisePositionEpoch } from '../database/position-epoch.js';
 import { prepared } from '../database/prepared.js';
 import {
   type AppendResult,
@@ -47,6 +48,13 @@ const RETRY_BACKOFF_MAX_MS = 5_000;
  * Their fallback, should one be lost, is IDLE_POLL_MS.
  */
 const NOTIFY_INTERVAL_MS = 25;
+/**
+ * How often at most this store records its newest append as the log's floor (migration
+ * 1795647443977): an append whose positions would not lie above the floor is refused and the epoch
+ * raised, so a process still running when its database is replaced by a restore from another
+ * cluster does not write below the old log. One small update per interval, in the background.
+ */
+const FLOOR_INTERVAL_MS = 5_000;
 /** How long a readAll waits for the events committed before it to become visible, and how often it looks. */
 const READ_ALL_WAIT_MS = 1_000;
 const READ_ALL_POLL_MS = 2;
@@ -161,6 +169,8 @@ export class PostgresEventStore implements EventStore {
   /** The newest position this store appended that a readAll has not yet seen visible (read-your-writes). */
   private newestOwnAppend: bigint | undefined;
   private notifyTimer: NodeJS.Timeout | undefined;
+  /** When this store last recorded the floor (performance.now()), or undefined when never. */
+  private floorWrittenAt: number | undefined;
   /** Sent with this store's notifications, so that its own listener can tell them from other processes'. */
   private readonly instanceId = randomUUID();
 
@@ -181,7 +191,8 @@ export class PostgresEventStore implements EventStore {
     return this.appends.write({ streamId, events, expectedRevision: options.expectedRevision });
   }
 
-  private async appendOne({ streamId, events, expectedRevision }: PendingAppend): Promise<AppendResult> {
+  private async appendOne(pending: PendingAppend, epochRaised = false): Promise<AppendResult> {
+    const { streamId, events, expectedRevision } = pending;
     try {
       const result = await this.pool.query<{ next_revision: string; last_position: string }>(
         prepared('select next_revision, last_position from append_events($1, $2, $3)', [streamId, expectedCode(expectedRevision).toString(), eventsJson(events)]),
@@ -191,6 +202,18 @@ export class PostgresEventStore implements EventStore {
       return { nextExpectedRevision: BigInt(row.next_revision), position: BigInt(row.last_position) };
     } catch (error) {
       const pgError = error as { code?: string; detail?: string; constraint?: string };
+      // Positions behind the log (the database came from another cluster while this process ran):
+      // the append wrote nothing. Raise the epoch and try once more.
+      if (pgError.code === 'ES503' || (pgError.code === '23505' && pgError.constraint === 'events_pkey')) {
+        if (epochRaised) throw new EventStoreUnavailableError("the event log's positions are behind its events", { cause: error });
+        try {
+          await raisePositionEpoch(this.pool);
+        } catch (raiseError) {
+          if (isConnectionError(raiseError)) throw unreachable(raiseError);
+          throw new EventStoreUnavailableError("the event log's positions are behind its events and could not be raised", { cause: raiseError });
+        }
+        return this.appendOne(pending, true);
+      }
       if (pgError.code === 'ES409' || (pgError.code === '23505' && pgError.constraint === 'events_event_id')) {
         if (pgError.code === '23505') {
           const retried = await this.previousAppendOf(streamId, events);
@@ -500,6 +523,12 @@ export class PostgresEventStore implements EventStore {
   private appended(position: bigint): void {
     if (position > (this.newestOwnAppend ?? 0n)) this.newestOwnAppend = position;
     this.wakeAll();
+    const now = performance.now();
+    if (!this.closed && (this.floorWrittenAt === undefined || now - this.floorWrittenAt >= FLOOR_INTERVAL_MS)) {
+      this.floorWrittenAt = now;
+      // Best effort: the start-up check records the floor too.
+      this.pool.query(prepared('update event_log_epoch set floor_position = $1 where floor_position < $1', [position.toString()])).catch(() => undefined);
+    }
     if (this.notifyTimer === undefined && !this.closed) {
       this.notifyTimer = setTimeout(() => {
         this.notifyTimer = undefined;

@@ -103,7 +103,8 @@ export function linkAfter(previous: string, event: ChainedContent & { readonly m
 /**
  * The chain as the event-sourcing kernel's append hook: the link follows the stored events while a
  * wallet is folded, and each appended event carries its link in `metadata.chain`, computed on the
- * fold the append expects (a refused append is refolded and chained again).
+ * fold the append expects (a refused append is refolded and chained again). The stored link of the
+ * event at a held fold's revision tells the kernel whether the log still holds that fold's history.
  */
 export const WALLET_CHAIN: AppendHook<string> = {
   initial: GENESIS_LINK,
@@ -116,6 +117,10 @@ export const WALLET_CHAIN: AppendHook<string> = {
       return { ...event, metadata: { ...event.metadata, chain } };
     });
     return { events: chained, link };
+  },
+  storedLink(recorded) {
+    const stored = storedLink(recorded.metadata);
+    return typeof stored === 'object' ? stored.hash : undefined;
   },
 };
 

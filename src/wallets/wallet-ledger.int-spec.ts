@@ -6,9 +6,10 @@ import { ServiceUnavailable } from '../common/errors.js';
 import { asDomainEvent, type CommandContext } from '../common/event.js';
 import { RandomIdGenerator } from '../common/ids.js';
 import { streams } from '../common/streams.js';
-import type { RecordedEvent } from '../event-store/event-store.port.js';
+import type { EventStore, RecordedEvent } from '../event-store/event-store.port.js';
 import { createTestDatabase, type TestDatabase } from '../../test/support/database.js';
 import { createTestEventStore, testEventStoreKind } from '../../test/support/event-store.js';
+import { describeOnProject } from '../../test/support/store-independent.js';
 import { availableKobo, evolve, initialWalletState } from './wallet.decider.js';
 import type { WalletEvent } from './wallet.events.js';
 import { checkLink, GENESIS_LINK, linkAfter } from './wallet-chain.js';
@@ -146,17 +147,17 @@ describe(`Wallet ledger on the ${testEventStoreKind()} event store`, () => {
     expect(events[0].metadata).toMatchObject({ correlationId: context.correlationId, actor: context.actor });
   });
 
-  it('retries a batch after another writer moved the stream, and decides on the fresh state', async () => {
+  it('catches a cached fold up before deciding after another writer moved the stream, and decides on the fresh state', async () => {
     const wallet = newWallet();
     const streamId = streams.wallet(wallet.organizationId, wallet.environment);
     await a.ledger.fund(wallet, { fundingReference: 'f1', amountKobo: 2_000 }, context);
     expect(await a.ledger.reserve(wallet, { reference: 'vrf_a', amountKobo: 1_000, scope: 'nin' }, context)).toEqual({ reserved: true });
 
-    // Instance b writes behind a's cached fold: a's next append is refused and must catch up.
+    // Instance b writes behind a's cached fold: a reads the stream from its fold's revision first and folds b's event.
     expect(await b.ledger.reserve(wallet, { reference: 'vrf_b', amountKobo: 500, scope: 'nin' }, context)).toEqual({ reserved: true });
     const conflictsBefore = a.ledger.stats.conflicts;
     expect(await a.ledger.reserve(wallet, { reference: 'vrf_c', amountKobo: 500, scope: 'nin' }, context)).toEqual({ reserved: true });
-    expect(a.ledger.stats.conflicts).toBe(conflictsBefore + 1);
+    expect(a.ledger.stats.conflicts).toBe(conflictsBefore);
     // A refusal is confirmed against the stream before it is answered.
     expect(await a.ledger.reserve(wallet, { reference: 'vrf_d', amountKobo: 1, scope: 'nin' }, context)).toEqual({ reserved: false, availableKobo: 0 });
 
@@ -179,13 +180,41 @@ describe(`Wallet ledger on the ${testEventStoreKind()} event store`, () => {
     expect(await b.ledger.balance(wallet)).toEqual({ balanceKobo: 2_000, reservedKobo: 2_000, availableKobo: 0 });
   });
 
-  it('gives up with 503 when every attempt loses the race, having written nothing', async () => {
+  it('retries a batch whose append lost the race to another writer, and gives up with 503 when every attempt loses it, having written nothing', async () => {
     const wallet = newWallet();
-    const impatient = new EventSourcedWalletLedger(a.store, new SystemClock(), new RandomIdGenerator(), { maxAttempts: 1 });
-    await impatient.fund(wallet, { fundingReference: 'f1', amountKobo: 1_000 }, context);
-    await b.ledger.fund(wallet, { fundingReference: 'f2', amountKobo: 1_000 }, context);
+    // Another writer funds the wallet between each read of this ledger and its append (a real store, raced).
+    let rivals = 0;
+    let rivalFundings = 0;
+    const store = a.store;
+    const raced: EventStore = {
+      kind: store.kind,
+      append: async (...args) => {
+        if (rivals > 0) {
+          rivals -= 1;
+          rivalFundings += 1;
+          await b.ledger.fund(wallet, { fundingReference: `rival-${rivalFundings}`, amountKobo: 1_000 }, context);
+        }
+        return store.append(...args);
+      },
+      readStream: (...args) => store.readStream(...args),
+      readAll: (...args) => store.readAll(...args),
+      subscribeToAll: (...args) => store.subscribeToAll(...args),
+      headPosition: () => store.headPosition(),
+      ping: () => store.ping(),
+      close: async () => undefined,
+    };
+    const patient = new EventSourcedWalletLedger(raced, new SystemClock(), new RandomIdGenerator());
+    await patient.fund(wallet, { fundingReference: 'f1', amountKobo: 1_000 }, context);
+    rivals = 1;
+    expect(await patient.reserve(wallet, { reference: 'vrf_0', amountKobo: 500, scope: 'nin' }, context)).toEqual({ reserved: true });
+    expect(await patient.balance(wallet)).toEqual({ balanceKobo: 2_000, reservedKobo: 500, availableKobo: 1_500 });
+    expect(patient.stats.conflicts).toBe(1);
+
+    const impatient = new EventSourcedWalletLedger(raced, new SystemClock(), new RandomIdGenerator(), { maxAttempts: 1 });
+    await impatient.balance(wallet);
+    rivals = 1;
     await expect(impatient.reserve(wallet, { reference: 'vrf_a', amountKobo: 100, scope: 'nin' }, context)).rejects.toBeInstanceOf(ServiceUnavailable);
-    expect((await history(wallet)).map((event) => event.type)).toEqual(['WalletFunded', 'WalletFunded']);
+    expect((await history(wallet)).map((event) => event.type)).toEqual(['WalletFunded', 'WalletFunded', 'WalletFundsReserved', 'WalletFunded']);
     // The next command starts from the stream again and succeeds.
     expect(await impatient.reserve(wallet, { reference: 'vrf_a', amountKobo: 100, scope: 'nin' }, context)).toEqual({ reserved: true });
   });
@@ -210,6 +239,72 @@ describe(`Wallet ledger on the ${testEventStoreKind()} event store`, () => {
     expect(await cold.balance(wallet)).toEqual({ balanceKobo: 100, reservedKobo: 40, availableKobo: 60 });
     expect(await history(wallet)).toHaveLength(41);
   });
+  describeOnProject('postgres', 'a cached fold holding events the log lost', 'events can be taken out from under the ledger only on the PostgreSQL log, by disabling its append-only trigger', () => {
+    /** What a failover to an asynchronous replica or a restore does to a stream: its events after `revision` are gone. */
+    async function loseEventsAfter(wallet: WalletId, revision: number): Promise<void> {
+      const streamId = streams.wallet(wallet.organizationId, wallet.environment);
+      const client = await a.pool.connect();
+      try {
+        await client.query('begin');
+        await client.query('alter table events disable trigger events_no_update');
+        await client.query('delete from events where stream_id = $1 and revision > $2', [streamId, revision]);
+        await client.query('alter table events enable trigger events_no_update');
+        await client.query('update event_streams set revision = $2 where stream_id = $1', [streamId, revision]);
+        await client.query('commit');
+      } catch (error) {
+        await client.query('rollback');
+        throw error;
+      } finally {
+        client.release();
+      }
+    }
+
+    /** Folds the stream from its start and checks that the available balance never went negative. */
+    async function expectNeverOverdrawn(wallet: WalletId): Promise<void> {
+      let state = initialWalletState(wallet.organizationId, wallet.environment);
+      for (const event of await history(wallet)) {
+        state = evolve(state, asDomainEvent<WalletEvent>(event));
+        expect(availableKobo(state)).toBeGreaterThanOrEqual(0);
+      }
+    }
+
+    it('is not approved from once other writers brought the stream back to the same revision with other events', async () => {
+      const wallet = newWallet();
+      await a.ledger.fund(wallet, { fundingReference: 'f1', amountKobo: 600_000 }, context);
+      await a.ledger.reserve(wallet, { reference: 'vrf_lost', amountKobo: 500_000, scope: 'nin' }, context);
+      await a.ledger.release(wallet, 'vrf_lost', 'provider_failed', context);
+      // a's fold: revision 2, 600,000 available. The log loses revisions 1 and 2.
+      await loseEventsAfter(wallet, 0);
+      // Instance b, folding the log as it is, writes two other events: the stream is at revision 2 again, 90,000 available.
+      expect(await b.ledger.reserve(wallet, { reference: 'vrf_b', amountKobo: 510_000, scope: 'nin' }, context)).toEqual({ reserved: true });
+      await b.ledger.capture(wallet, 'vrf_b', context);
+
+      const staleBefore = a.ledger.stats.staleFolds;
+      expect(await a.ledger.reserve(wallet, { reference: 'vrf_a', amountKobo: 500_000, scope: 'nin' }, context)).toEqual({ reserved: false, availableKobo: 90_000 });
+      expect(a.ledger.stats.staleFolds).toBe(staleBefore + 1);
+      expect(await a.ledger.reserve(wallet, { reference: 'vrf_a2', amountKobo: 90_000, scope: 'nin' }, context)).toEqual({ reserved: true });
+      expect(await a.ledger.balance(wallet)).toEqual({ balanceKobo: 90_000, reservedKobo: 90_000, availableKobo: 0 });
+      await expectNeverOverdrawn(wallet);
+    });
+
+    it('is folded afresh when the stream is now behind it, for a balance and for a command', async () => {
+      const wallet = newWallet();
+      await a.ledger.fund(wallet, { fundingReference: 'f1', amountKobo: 10_000 }, context);
+      await a.ledger.reserve(wallet, { reference: 'vrf_lost', amountKobo: 4_000, scope: 'nin' }, context);
+      await a.ledger.capture(wallet, 'vrf_lost', context);
+      await loseEventsAfter(wallet, 0);
+
+      expect(await a.ledger.balance(wallet)).toEqual({ balanceKobo: 10_000, reservedKobo: 0, availableKobo: 10_000 });
+      await a.ledger.capture(wallet, 'vrf_lost', context);
+      expect(await a.ledger.reserve(wallet, { reference: 'vrf_a', amountKobo: 8_000, scope: 'nin' }, context)).toEqual({ reserved: true });
+      expect((await history(wallet)).map((event) => [event.revision, event.type])).toEqual([
+        [0n, 'WalletFunded'],
+        [1n, 'WalletFundsReserved'],
+      ]);
+      await expectNeverOverdrawn(wallet);
+    });
+  });
+
   describe('snapshots', () => {
     const snapshotted = (instance: typeof a, options: Partial<WalletLedgerOptions> = {}) =>
       new EventSourcedWalletLedger(instance.store, new SystemClock(), new RandomIdGenerator(), { snapshotEvery: 10, ...options }, new PostgresWalletSnapshots(instance.pool));

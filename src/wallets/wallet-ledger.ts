@@ -148,8 +148,12 @@ export class EventSourcedWalletLedger extends WalletLedger implements BeforeAppl
   private readonly snapshotRevisions = new Map<string, bigint>();
   /** Snapshot writes under way, one per wallet at most. */
   private readonly snapshotWrites = new Map<string, Promise<void>>();
-  /** Counters since start, for metrics and tests: batches decided, appends written, appends refused by another writer, events folded from the store, snapshots written. */
-  readonly stats = { decisions: 0, appends: 0, conflicts: 0, eventsFolded: 0, snapshotsSaved: 0 };
+  /**
+   * Counters since start, for metrics and tests: batches decided, appends written, appends refused by
+   * another writer, events folded from the store, snapshots written, cached folds found to hold
+   * events the log no longer has (and folded afresh).
+   */
+  readonly stats = { decisions: 0, appends: 0, conflicts: 0, eventsFolded: 0, snapshotsSaved: 0, staleFolds: 0 };
   private readonly handler: EventSourcedHandler<WalletState, WalletCommand, WalletEvent, string>;
 
   constructor(
@@ -177,6 +181,11 @@ export class EventSourcedWalletLedger extends WalletLedger implements BeforeAppl
       paging: { pageSize, maxPages: Math.ceil(MAX_FOLD_EVENTS / pageSize) },
       hook: WALLET_CHAIN,
       counters: this.stats,
+      // A cached fold may hold events the log lost (a failover to an asynchronous replica, a
+      // restore); once other writers bring the stream back to the same revision, an append at the
+      // fold's revision would succeed against other content. Every batch from the cache first
+      // reads the stream from the fold's revision (one indexed read) and checks the chain hash there.
+      confirmHeldStarts: true,
     });
   }
 
@@ -201,8 +210,8 @@ export class EventSourcedWalletLedger extends WalletLedger implements BeforeAppl
   async balance(wallet: WalletId): Promise<WalletBalance> {
     const stream = this.streamOf(wallet);
     const cached = this.cache.get(stream.id);
-    const folded = cached === undefined ? await this.load(stream, wallet) : await this.handler.read(stream, cached);
-    this.remember(stream.id, folded);
+    const folded = cached === undefined ? await this.load(stream, wallet) : await this.handler.read(stream, cached, () => this.load(stream, wallet));
+    this.remember(stream.id, folded, cached);
     return toBalance(folded.state);
   }
 
@@ -262,9 +271,9 @@ export class EventSourcedWalletLedger extends WalletLedger implements BeforeAppl
     // A batch that writes nothing (a refusal, a no-op capture) must not rest on a cached fold that
     // another instance has moved past: the kernel confirms a start that is not current.
     const from = cached === undefined ? { folded: await this.load(stream, queue.wallet), current: true } : { folded: cached, current: false };
-    const handled = await this.handler.run(stream, (folded, now) => decideBatch(stream, folded, now, batch), { from });
+    const handled = await this.handler.run(stream, (folded, now) => decideBatch(stream, folded, now, batch), { from, reload: () => this.load(stream, queue.wallet) });
     if (handled.status === 'conflict') throw new ServiceUnavailable('The wallet is busy; try again shortly');
-    this.remember(stream.id, handled.folded);
+    this.remember(stream.id, handled.folded, cached);
     const position = handled.status === 'appended' ? handled.position : (handled.folded.position ?? 0n);
     handled.result.forEach((outcome, index) => {
       const pending = batch[index];
@@ -334,10 +343,14 @@ export class EventSourcedWalletLedger extends WalletLedger implements BeforeAppl
     this.snapshotWrites.set(key, write);
   }
 
-  /** Never replaces a newer fold with an older one (a balance read may race a batch). */
-  private remember(key: string, folded: FoldedWallet): void {
+  /**
+   * Never replaces a newer fold with an older one (a balance read may race a batch), except the
+   * fold the work started from: folded afresh from a log that lost events, its successor may be at
+   * a lower revision.
+   */
+  private remember(key: string, folded: FoldedWallet, startedFrom?: FoldedWallet): void {
     const cached = this.cache.get(key);
-    if (cached === undefined || cached.revision <= folded.revision) this.cache.set(key, folded);
+    if (cached === undefined || cached === startedFrom || cached.revision <= folded.revision) this.cache.set(key, folded);
     this.snapshotIfDue(key, folded);
   }
 }

@@ -12,6 +12,7 @@ import { DataProtection1732250000010 } from './1732250000010-data-protection.js'
 import { Erasure1732250000012 } from './1732250000012-erasure.js';
 import { LegacyEventSealing1732250000013 } from './1732250000013-legacy-event-sealing.js';
 import { VerificationReasonCode1732250000014 } from './1732250000014-verification-reason-code.js';
+import { PositionEpoch1795647443977 } from './1795647443977-position-epoch.js';
 
 /** Every migration, in order: the event log's and the read models', all in this folder. Features add theirs here. */
 export const MIGRATIONS = [
@@ -29,4 +30,5 @@ export const MIGRATIONS = [
   Erasure1732250000012,
   LegacyEventSealing1732250000013,
   VerificationReasonCode1732250000014,
+  PositionEpoch1795647443977,
 ];
