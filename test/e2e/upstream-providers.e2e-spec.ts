@@ -94,7 +94,9 @@ describe('Upstream providers through the API', () => {
     const started = Date.now();
     const fast = await post('nin', NIN);
     expect(fast.status).toBe(502);
-    expect(Date.now() - started).toBeLessThan(400);
+    // Fast: no upstream call (below). What time it takes is the store's: four appends, each
+    // acknowledged once readable (on the esdb project, behind its index lag).
+    expect(Date.now() - started).toBeLessThan(1_000);
     expect(stub.requests).toHaveLength(calls);
     const after = await balance();
     expect(after.balanceKobo).toBe(before.balanceKobo);

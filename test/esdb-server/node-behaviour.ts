@@ -31,6 +31,8 @@ export interface AppendFault {
   readonly count?: number;
   /** Only appends to streams whose name starts with this (default: any stream). */
   readonly streamPrefix?: string;
+  /** Only appends that carry an event of this type (default: any append, deletes and tombstones included). */
+  readonly eventType?: string;
 }
 
 /** What a node does when a request waits longer than this for its write or its index (PrepareTimeoutMs, CommitTimeoutMs). */
@@ -42,7 +44,7 @@ export const DEFAULT_SETTINGS: NodeSettings = { readLagMs: 0, acknowledge: 'inde
 
 export class NodeBehaviour {
   private current: NodeSettings;
-  private readonly faults: { outcome: AppendFault['outcome']; streamPrefix: string; remaining: number }[] = [];
+  private readonly faults: { outcome: AppendFault['outcome']; streamPrefix: string; eventType: string | undefined; remaining: number }[] = [];
 
   constructor(
     private readonly log: EventLog,
@@ -70,7 +72,7 @@ export class NodeBehaviour {
     const count = fault.count ?? 1;
     if (!Number.isInteger(count) || count < 1) throw new RangeError('count must be a positive integer');
     if (fault.outcome !== 'commit-then-timeout' && fault.outcome !== 'timeout-without-commit') throw new RangeError('unknown append fault');
-    this.faults.push({ outcome: fault.outcome, streamPrefix: fault.streamPrefix ?? '', remaining: count });
+    this.faults.push({ outcome: fault.outcome, streamPrefix: fault.streamPrefix ?? '', eventType: fault.eventType, remaining: count });
   }
 
   /** Clears the faults not yet met; answers how many appends they would still have hit. */
@@ -80,9 +82,9 @@ export class NodeBehaviour {
     return left;
   }
 
-  /** The fault this write to `streamId` meets, if any (counted as met). */
-  takeFault(streamId: string): AppendFault['outcome'] | undefined {
-    const index = this.faults.findIndex((fault) => streamId.startsWith(fault.streamPrefix));
+  /** The fault this write of `eventTypes` to `streamId` meets, if any (counted as met). */
+  takeFault(streamId: string, eventTypes: readonly string[]): AppendFault['outcome'] | undefined {
+    const index = this.faults.findIndex((fault) => streamId.startsWith(fault.streamPrefix) && (fault.eventType === undefined || eventTypes.includes(fault.eventType)));
     if (index < 0) return undefined;
     const fault = this.faults[index] as { outcome: AppendFault['outcome']; remaining: number };
     fault.remaining -= 1;

@@ -266,6 +266,19 @@ describe('deadlines and appends that time out', () => {
   });
 });
 
+describe('appends that time out, by event type', () => {
+  const node = startServer();
+
+  it('a fault for an event type hits only the append that carries one', async () => {
+    const id = stream('typed');
+    await node.server().control.failAppends({ outcome: 'commit-then-timeout', eventType: 'Second' });
+    expect((await node.client().appendToStream(id, event('First'), { expectedRevision: 'no_stream' })).nextExpectedRevision).toBe(0n);
+    expect(await rejection(node.client().appendToStream(id, [event('Second'), event('Third')], { expectedRevision: 0n }))).toBeInstanceOf(DeadlineExceededError);
+    expect(types(await all(node.client().readStream(id)))).toEqual(['First', 'Second', 'Third']);
+    expect(await node.server().control.clearFaults()).toBe(0);
+  });
+});
+
 describe('soft delete, tombstones and stream metadata', () => {
   const node = startServer();
 

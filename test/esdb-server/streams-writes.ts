@@ -147,10 +147,11 @@ async function commit<O extends AppendOutcome | DeleteOutcome>(
   node: NodeBehaviour,
   log: EventLog,
   streamId: string,
+  eventTypes: readonly string[],
   perform: () => O,
   signal: AbortSignal,
 ): Promise<Committed<O>> {
-  const fault = node.takeFault(streamId);
+  const fault = node.takeFault(streamId, eventTypes);
   if (fault === 'timeout-without-commit') return { kind: 'timeout', message: 'Prepare phase timeout.' };
   const { writeDelayMs, acknowledge } = node.settings;
   let written = false;
@@ -359,7 +360,7 @@ export class StreamsWrites {
       const expected = appendExpected(options);
       const streamId = readStreamName(options.getStreamIdentifier());
       this.served.append += 1;
-      void commit(this.node, this.log, streamId, () => this.log.append(streamId, expected, events), signal).then((committed) => {
+      void commit(this.node, this.log, streamId, events.map((event) => event.type), () => this.log.append(streamId, expected, events), signal).then((committed) => {
         if (committed.kind === 'cancelled') return answer({ code: grpc.status.CANCELLED, details: 'cancelled' });
         if (committed.kind === 'timeout') return answer(timeoutStatus(committed.message));
         const outcome = committed.outcome;
@@ -444,7 +445,7 @@ export class StreamsWrites {
         pending.delete(key);
         inFlight += 1;
         this.served.batchAppend += 1;
-        void commit(this.node, this.log, batch.streamId, () => this.log.append(batch.streamId, batch.expected, batch.events), signal).then((committed) => {
+        void commit(this.node, this.log, batch.streamId, batch.events.map((event) => event.type), () => this.log.append(batch.streamId, batch.expected, batch.events), signal).then((committed) => {
           if (committed.kind === 'answered') {
             const outcome = committed.outcome;
             send(correlation, batch.streamId, (response) => {
@@ -504,7 +505,7 @@ export class StreamsWrites {
       return;
     }
     this.served[hard ? 'tombstone' : 'delete'] += 1;
-    void commit(this.node, this.log, streamId, () => this.log.delete(streamId, expected, hard), signal).then((committed) => {
+    void commit(this.node, this.log, streamId, [], () => this.log.delete(streamId, expected, hard), signal).then((committed) => {
       if (signal.aborted) return;
       if (committed.kind === 'cancelled') return;
       if (committed.kind === 'timeout') return callback(timeoutStatus(committed.message));
