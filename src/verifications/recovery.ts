@@ -7,6 +7,7 @@ import { SYSTEM_ACTOR, type CommandContext } from '../common/event.js';
 import type { AppConfig } from '../config/config.js';
 import { CONFIG } from '../config/runtime.js';
 import { PG_POOL } from '../database/pool.js';
+import { StreamDamagedError } from '../event-store/event-store.port.js';
 import { WalletLedger, type WalletId } from '../wallets/wallet-ledger.port.js';
 import type { VerificationState } from './verification.decider.js';
 import { OutcomeNotKnown, VerificationStreams } from './verification.stream.js';
@@ -62,7 +63,16 @@ export class VerificationRecovery extends PeriodicSweep<RecoveryReport> {
     for (const row of rows) {
       if (!isEnvironment(row.environment)) continue;
       report.examined += 1;
-      const outcome = await this.settle(row.reference, { organizationId: row.organization_id, environment: row.environment }, now);
+      let outcome: Awaited<ReturnType<VerificationRecovery['settle']>>;
+      try {
+        outcome = await this.settle(row.reference, { organizationId: row.organization_id, environment: row.environment }, now);
+      } catch (error) {
+        // A stream an operator deleted or truncated stays unsettled until it is restored; it must
+        // not hold up the others (the error names the stream, never personal data).
+        if (!(error instanceof StreamDamagedError)) throw error;
+        this.logger.error(`Recovery cannot settle ${row.reference}: ${error.message}`);
+        continue;
+      }
       if (outcome === 'failed') report.failed += 1;
       if (outcome === 'failed' || outcome === 'released') report.released += 1;
       if (outcome === 'captured') report.captured += 1;
