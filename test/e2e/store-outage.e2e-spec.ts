@@ -6,7 +6,7 @@ import { freePort, startEmbeddedPostgres, type EmbeddedPostgresHandle } from '..
 import { ProjectionWaiter } from '../../src/read-models/projection-waiter.js';
 import { VerificationRecovery } from '../../src/verifications/recovery.js';
 import { startTestApp, type TestApp, type TestResponse } from '../support/app.js';
-import { allEvents } from '../support/event-store.js';
+import { allEvents, DEFAULT_TEST_READ_LAG_MS } from '../support/event-store.js';
 import { createOrganization, issueKey } from '../support/fixtures.js';
 import { createTestDatabase, type TestDatabase } from '../support/database.js';
 import { describeOnProject } from '../support/store-independent.js';
@@ -192,7 +192,7 @@ describeOnProject('esdb', 'When EventStoreDB goes away and comes back', 'the pos
   let key: Record<string, string>;
 
   beforeAll(async () => {
-    server = await startEsdbTestServer({ statsIntervalMs: 0 });
+    server = await startEsdbTestServer({ statsIntervalMs: 0, settings: { readLagMs: DEFAULT_TEST_READ_LAG_MS } });
     database = await createTestDatabase();
     app = await startTestApp({
       database,
@@ -211,7 +211,7 @@ describeOnProject('esdb', 'When EventStoreDB goes away and comes back', 'the pos
     outageScenario(app, key, {
       stop: () => server.stop(),
       start: async () => {
-        server = await startEsdbTestServer({ statsIntervalMs: 0, port: server.port, log: server.log });
+        server = await startEsdbTestServer({ statsIntervalMs: 0, port: server.port, log: server.log, settings: { readLagMs: DEFAULT_TEST_READ_LAG_MS } });
       },
       whileDown: async () => {
         expectUnavailable(await app.admin('POST', '/admin/v1/organizations', { name: 'During the outage', email: 'down@example.com' }));

@@ -267,6 +267,8 @@ describeOnProject('esdb', 'Settling behind a lagging index, and appends whose ou
   afterEach(async () => {
     await control.clearFaults();
     await control.configure({ readLagMs: DEFAULT_TEST_READ_LAG_MS, acknowledge: 'indexed' });
+    // What a test wrote under a longer lag would hold up the next one's reads (the index keeps log order).
+    await control.whenIndexed();
   });
   afterAll(async () => rig?.app.close());
 
@@ -314,7 +316,8 @@ describeOnProject('esdb', 'Settling behind a lagging index, and appends whose ou
     // meanwhile, readable only 2.5 s later, after the request's own terminal append was refused.
     const inFlight = rig.app.request('POST', '/v1/nin', { body: { nin: '12345678903' }, headers: headers() });
     const reference = await nextReservation();
-    await control.configure({ readLagMs: 2_500 });
+    // Acknowledged on write: a node waiting 2.5 s for its index would answer its 2 s commit timeout.
+    await control.configure({ readLagMs: 2_500, acknowledge: 'written' });
     const recovered = rig.recovery.settle(reference, walletOf(rig), pastDeadline());
     const response = await inFlight;
     expect({ status: response.status, error: response.body.error }).toMatchObject({ status: 502, error: { code: 'provider_failed', message: RECOVERED_MESSAGE, details: { reference } } });

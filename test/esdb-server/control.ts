@@ -19,6 +19,8 @@ export interface EsdbTestServerControl {
   clearFaults(): Promise<number>;
   /** Runs a scavenge to completion; answers how many records left $all. */
   scavenge(): Promise<number>;
+  /** Resolves once everything written so far is readable (the index has caught up). */
+  whenIndexed(): Promise<void>;
 }
 
 export function localControl(log: EventLog, node: NodeBehaviour): EsdbTestServerControl {
@@ -27,11 +29,12 @@ export function localControl(log: EventLog, node: NodeBehaviour): EsdbTestServer
     failAppends: async (fault) => node.failAppends(fault),
     clearFaults: async () => node.clearFaults(),
     scavenge: async () => log.scavenge(),
+    whenIndexed: async () => log.indexedThrough(log.writtenCount - 1),
   };
 }
 
 type Op = keyof EsdbTestServerControl;
-const OPS: readonly Op[] = ['configure', 'failAppends', 'clearFaults', 'scavenge'];
+const OPS: readonly Op[] = ['configure', 'failAppends', 'clearFaults', 'scavenge', 'whenIndexed'];
 
 interface Request {
   readonly id: number;
@@ -73,6 +76,7 @@ export function remoteControl(send: (line: string) => void): { readonly control:
       failAppends: async (fault) => void (await call('failAppends', fault)),
       clearFaults: () => call('clearFaults') as Promise<number>,
       scavenge: () => call('scavenge') as Promise<number>,
+      whenIndexed: async () => void (await call('whenIndexed')),
     },
     receive: (line) => {
       const answer = JSON.parse(line) as { id: number; result?: unknown; error?: string };
