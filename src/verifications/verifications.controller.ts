@@ -87,7 +87,12 @@ export class VerificationsController {
   @ApiResponse(errors[403])
   @ApiResponse({ status: 422, description: 'validation_failed: details.fields lists every field error; also an unknown scope', type: ErrorEnvelopeDto })
   @ApiResponse({ status: 502, description: 'provider_failed: the provider failed or timed out; details {reference}; not charged', type: ErrorEnvelopeDto })
-  @ApiResponse({ status: 503, description: 'service_unavailable: the event store or database is unavailable', type: ErrorEnvelopeDto })
+  @ApiResponse({
+    status: 503,
+    description:
+      'service_unavailable: the event store or database is unavailable; when a check was made, details {reference}: not charged, or its outcome not known yet (GET it once settled)',
+    type: ErrorEnvelopeDto,
+  })
   async runScope(@Req() request: KeyedRequest, @Param('scope') scope: string, @Body() body: unknown): Promise<SuccessEnvelope<VerificationView>> {
     return this.run(request, scope, body);
   }
