@@ -17,6 +17,7 @@ import {
   type Position,
   type ReadPosition,
   START,
+  StreamDeletedError as EsdbStreamDeletedError,
   type StreamingRead,
   StreamNotFoundError,
   streamNameFilter,
@@ -39,6 +40,7 @@ import {
   type ReadAllOptions,
   type ReadStreamOptions,
   type RecordedEvent,
+  StreamDamagedError,
   type SubscribeOptions,
   type Subscription,
   WrongExpectedRevisionError,
@@ -324,9 +326,15 @@ export class EsdbEventStore implements EventStore {
       );
     } catch (error) {
       if (error instanceof WrongExpectedVersionError) throw toWrongExpectedRevision(streamId, expected, error.actualVersion);
+      // A tombstoned stream refuses every append; a soft-deleted one refuses `stream_exists`.
+      if (error instanceof EsdbStreamDeletedError) throw new StreamDamagedError(streamId, expected === 'stream_exists' ? 'deleted' : 'tombstoned', 'the append was refused');
       throw toStoreError(error);
     }
     if (!result.success) throw new Error('invariant: a refused append resolved instead of throwing');
+    // `no_stream` is accepted on a soft-deleted stream, which it recreates after its hidden events.
+    if (expected === 'no_stream' && result.nextExpectedRevision !== BigInt(events.length - 1)) {
+      throw new StreamDamagedError(streamId, 'deleted', `an append to no stream landed at revision ${result.nextExpectedRevision}`);
+    }
     // An idempotent retry of an append can come back without a position: look the last event up.
     const position =
       result.position !== undefined && result.position.commit <= MAX_POSITION
@@ -365,10 +373,42 @@ export class EsdbEventStore implements EventStore {
         READ_TIMEOUT_MS,
       );
     } catch (error) {
-      if (error instanceof StreamNotFoundError) return [];
+      if (error instanceof StreamNotFoundError) {
+        await this.assertNotSoftDeleted(streamId);
+        return [];
+      }
+      if (error instanceof EsdbStreamDeletedError) throw new StreamDamagedError(streamId, 'tombstoned', 'a read was refused');
       throw toStoreError(error);
     }
+    if (!backwards) this.assertUntruncated(streamId, options.fromRevision ?? 0n, events);
     return events;
+  }
+
+  /**
+   * A forward read from revision r of a stream that exists returns r first, unless stream metadata
+   * hides it (`$maxCount`, `$maxAge`, `$tb`, or a scavenge after them): then the server starts at
+   * its first readable revision, or answers nothing at all when every event is hidden (a stream
+   * that does not exist is "not found" instead).
+   */
+  private assertUntruncated(streamId: string, from: bigint, events: readonly RecordedEvent[]): void {
+    const [first] = events;
+    if (first !== undefined && first.revision !== from) {
+      throw new StreamDamagedError(streamId, 'truncated', `a read from revision ${from} started at revision ${first.revision}`);
+    }
+    if (first === undefined && from === 0n) {
+      throw new StreamDamagedError(streamId, 'truncated', 'the stream exists but none of its events can be read');
+    }
+  }
+
+  /** "Not found" is also what a soft-deleted stream reads as: its metadata (`$tb`) tells the two apart. */
+  private async assertNotSoftDeleted(streamId: string): Promise<void> {
+    let metadata: { truncateBefore?: unknown } | undefined;
+    try {
+      metadata = (await withTimeout(this.client.getStreamMetadata(streamId), READ_TIMEOUT_MS, 'read of stream metadata')).metadata;
+    } catch (error) {
+      throw toStoreError(error);
+    }
+    if (metadata?.truncateBefore !== undefined) throw new StreamDamagedError(streamId, 'deleted', 'it reads as not found and its metadata truncates it');
   }
 
   async readAll(options: ReadAllOptions): Promise<RecordedEvent[]> {

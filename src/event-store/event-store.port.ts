@@ -115,6 +115,25 @@ export class EventStoreUnavailableError extends Error {
   }
 }
 
+/**
+ * A stream that lost events this service wrote: deleted (soft: its events hidden, the next append
+ * would recreate it numbering on), tombstoned (gone for good), or truncated (`$maxCount`, `$maxAge`
+ * or `$tb` metadata, or a scavenge after them: a forward read no longer starts at its first
+ * revision). Only an operator can do that, on EventStoreDB; this service never deletes or
+ * truncates a stream. Nothing may be decided on what is left (a wallet folded without its first
+ * events has the wrong balance), so every read or append of such a stream fails with this error.
+ */
+export class StreamDamagedError extends Error {
+  readonly code = 'stream_damaged';
+  constructor(
+    readonly streamId: string,
+    readonly damage: 'deleted' | 'tombstoned' | 'truncated',
+    detail: string,
+  ) {
+    super(`Stream ${streamId} is ${damage} on the event store (${detail}); it must be restored before it is used again`);
+  }
+}
+
 export function streamCategory(streamId: string): string {
   const dash = streamId.indexOf('-');
   return dash === -1 ? streamId : streamId.slice(0, dash);

@@ -7,9 +7,10 @@ import { SYSTEM_ACTOR, type CommandContext } from '../common/event.js';
 import type { AppConfig } from '../config/config.js';
 import { CONFIG } from '../config/runtime.js';
 import { PG_POOL } from '../database/pool.js';
+import { StreamDamagedError } from '../event-store/event-store.port.js';
 import { WalletLedger, type WalletId } from '../wallets/wallet-ledger.port.js';
 import type { VerificationState } from './verification.decider.js';
-import { VerificationStreams } from './verification.stream.js';
+import { OutcomeNotKnown, VerificationStreams } from './verification.stream.js';
 
 /** Verifications settled per pass: a bound on one pass's work; the next pass continues. */
 const BATCH = 100;
@@ -62,7 +63,16 @@ export class VerificationRecovery extends PeriodicSweep<RecoveryReport> {
     for (const row of rows) {
       if (!isEnvironment(row.environment)) continue;
       report.examined += 1;
-      const outcome = await this.settle(row.reference, { organizationId: row.organization_id, environment: row.environment }, now);
+      let outcome: Awaited<ReturnType<VerificationRecovery['settle']>>;
+      try {
+        outcome = await this.settle(row.reference, { organizationId: row.organization_id, environment: row.environment }, now);
+      } catch (error) {
+        // A stream an operator deleted or truncated stays unsettled until it is restored; it must
+        // not hold up the others (the error names the stream, never personal data).
+        if (!(error instanceof StreamDamagedError)) throw error;
+        this.logger.error(`Recovery cannot settle ${row.reference}: ${error.message}`);
+        continue;
+      }
       if (outcome === 'failed') report.failed += 1;
       if (outcome === 'failed' || outcome === 'released') report.released += 1;
       if (outcome === 'captured') report.captured += 1;
@@ -71,22 +81,40 @@ export class VerificationRecovery extends PeriodicSweep<RecoveryReport> {
     return report;
   }
 
-  /** Settles one verification; exposed for tests and operators. */
+  /**
+   * Settles one verification; exposed for tests and operators. Money moves only on a finished
+   * state: found or not_found is captured, failed released, and a reservation whose verification
+   * was never requested released. A verification still pending here (its terminal event written
+   * by the request but not yet readable, or its outcome not established) is left to the next pass.
+   */
   async settle(reference: string, wallet: WalletId, now: Date = this.clock.now()): Promise<'failed' | 'captured' | 'released' | 'skipped'> {
     const context: CommandContext = { correlationId: `recovery-${reference}`, actor: SYSTEM_ACTOR };
     let state: VerificationState = await this.streams.load(reference);
     let failedHere = false;
     if (state.status === 'pending') {
-      const finished = await this.streams.finish(reference, state, { type: 'FailVerification', reasonCode: RECOVERED_TIMEOUT, errorMessage: RECOVERED_MESSAGE, at: now }, context);
-      state = finished.state;
-      failedHere = finished.won;
+      try {
+        const finished = await this.streams.finish(reference, state, { type: 'FailVerification', reasonCode: RECOVERED_TIMEOUT, errorMessage: RECOVERED_MESSAGE, at: now }, context);
+        state = finished.state;
+        failedHere = finished.won;
+      } catch (error) {
+        if (error instanceof OutcomeNotKnown) return 'skipped';
+        throw error;
+      }
     }
-    if (state.status === 'found' || state.status === 'not_found') {
-      await this.ledger.capture(wallet, reference, context);
-      return 'captured';
+    switch (state.status) {
+      case 'found':
+      case 'not_found':
+        await this.ledger.capture(wallet, reference, context);
+        return 'captured';
+      case 'failed':
+        await this.ledger.release(wallet, reference, state.reasonCode ?? RECOVERED_TIMEOUT, context);
+        return failedHere ? 'failed' : 'released';
+      case 'none':
+        // A reservation whose verification stream does not exist: nothing may stay held.
+        await this.ledger.release(wallet, reference, 'orphaned_reservation', context);
+        return 'released';
+      default:
+        return 'skipped';
     }
-    // Failed, or a reservation whose verification stream does not exist: nothing may stay held.
-    await this.ledger.release(wallet, reference, state.status === 'failed' ? (state.reasonCode ?? RECOVERED_TIMEOUT) : 'orphaned_reservation', context);
-    return failedHere ? 'failed' : state.status === 'pending' ? 'skipped' : 'released';
   }
 }

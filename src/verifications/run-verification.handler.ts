@@ -20,7 +20,7 @@ import { assertScopeAllowed } from './scope-access.js';
 import { RunVerification } from './verification.commands.js';
 import type { VerificationState } from './verification.decider.js';
 import { parseScope, validateInputs } from './verification-inputs.js';
-import { VerificationStreams } from './verification.stream.js';
+import { OUTCOME_UNKNOWN, OUTCOME_UNKNOWN_MESSAGE, OutcomeNotKnown, VerificationStreams } from './verification.stream.js';
 import { verificationView, type VerificationView } from './verification.views.js';
 
 export const PROVIDER_FAILED_MESSAGE = 'The provider could not complete the check; the wallet was not charged';
@@ -57,6 +57,9 @@ export class RunVerificationHandler implements ICommandHandler<RunVerification, 
       const state = await this.run(key, scope, input, request, priceKobo, provider, context);
       const view = verificationView(state);
       const shown = { ...view, result: this.portraits.present(view.result) };
+      // Never 201 with a check still running: the outcome is the stream's, once it shows one.
+      if (state.status === 'pending') throw new OutcomeNotKnown(view.reference);
+      if (state.status === 'failed' && state.reasonCode === OUTCOME_UNKNOWN) throw new ServiceUnavailable(OUTCOME_UNKNOWN_MESSAGE, { reference: view.reference });
       if (state.status === 'failed') throw new ProviderFailed(view.errorMessage ?? PROVIDER_FAILED_MESSAGE, { reference: view.reference, failureReason: view.failureReason });
       return shown;
     });

@@ -1,12 +1,12 @@
-import { Inject, Injectable } from '@nestjs/common';
+import { Inject, Injectable, Optional } from '@nestjs/common';
 import { Clock } from '../common/clock.js';
-import { InvariantViolated, VerificationAlreadyExists } from '../common/errors.js';
+import { InvariantViolated, ServiceUnavailable, VerificationAlreadyExists } from '../common/errors.js';
 import type { CommandContext } from '../common/event.js';
 import { IdGenerator } from '../common/ids.js';
 import { streams } from '../common/streams.js';
 import { DataKeys } from '../data-protection/data-keys.js';
 import { newTokensOf, tokensOf } from '../data-protection/blind-index.js';
-import { EVENT_STORE, type EventStore, type JsonObject } from '../event-store/event-store.port.js';
+import { EVENT_STORE, type EventStore, EventStoreUnavailableError, type JsonObject } from '../event-store/event-store.port.js';
 import { EventSourcedHandler, type Stream } from '../event-sourcing/event-sourced-handler.js';
 import { NO_RETRY } from '../event-sourcing/retry.js';
 import { verificationDecider, type VerificationCommand, type VerificationState } from './verification.decider.js';
@@ -17,6 +17,57 @@ import { PersonalFields, VerificationCodec } from './verification.codec.js';
 const PAGING = { pageSize: 10, maxPages: 1 };
 /** The revision of the request, which every terminal event is appended after. */
 const REQUEST_REVISION = 0n;
+
+/**
+ * How long a finisher waits to read a terminal event it knows is there (its own append went
+ * unanswered, or another writer's won): a store's reads may trail its writes (EventStoreDB reads
+ * only what its index holds; a cluster's replication and indexing take a moment). Re-reads double
+ * from the first pause up to the last, this many reads in all: about 2.5 s.
+ */
+export interface FinishRereads {
+  readonly reads: number;
+  readonly firstPauseMs: number;
+  readonly maxPauseMs: number;
+}
+
+export const DEFAULT_FINISH_REREADS: FinishRereads = { reads: 9, firstPauseMs: 20, maxPauseMs: 500 };
+export const FINISH_REREADS = Symbol('FinishRereads');
+
+/** Why a check whose outcome could not be recorded was failed (a terminal append unanswered and not readable after). */
+export const OUTCOME_UNKNOWN = 'outcome_unknown';
+export const OUTCOME_UNKNOWN_MESSAGE = 'The outcome of the check could not be recorded; the wallet was not charged';
+
+/**
+ * The terminal event of a verification could not be established: an append went unanswered and
+ * the stream shows nothing after the request within the re-reads (the store down, or its reads far
+ * behind). Nothing has been settled: a caller must not report the check as charged or uncharged;
+ * the recovery process settles it once the stream tells (GET the verification to see the outcome).
+ */
+export class OutcomeNotKnown extends ServiceUnavailable {
+  constructor(reference: string) {
+    super('The outcome of this check is not known yet; it is settled shortly and shown by GET /v1/verifications/{reference}', { reference });
+  }
+}
+
+const pause = (ms: number) => new Promise<void>((resolvePause) => setTimeout(resolvePause, ms));
+
+function isFinished(state: VerificationState): boolean {
+  return state.status !== 'none' && state.status !== 'pending';
+}
+
+/** Whether a finished state is what `command` would have made of the pending one (the stream holds that command's event, or its twin). */
+function sameOutcome(command: Exclude<VerificationCommand, { type: 'RequestVerification' }>, state: VerificationState): boolean {
+  switch (command.type) {
+    case 'CompleteVerification':
+      return state.status === command.outcome;
+    case 'FailVerification':
+      return state.status === 'failed' && state.reasonCode === command.reasonCode;
+    case 'RejectVerification':
+      return state.status === 'failed' && state.reasonCode === 'insufficient_balance';
+    default:
+      return false;
+  }
+}
 
 export interface Decided {
   readonly state: VerificationState;
@@ -38,13 +89,17 @@ function stream(reference: string): Stream<VerificationState, VerificationComman
 export class VerificationStreams {
   private readonly handler: EventSourcedHandler<VerificationState, VerificationCommand, VerificationEvent>;
 
+  private readonly rereads: FinishRereads;
+
   constructor(
     @Inject(EVENT_STORE) store: EventStore,
-    @Inject(Clock) clock: Clock,
+    @Inject(Clock) private readonly clock: Clock,
     @Inject(IdGenerator) ids: IdGenerator,
     @Inject(DataKeys) private readonly keys: DataKeys,
     @Inject(PersonalFields) fields: PersonalFields,
+    @Optional() @Inject(FINISH_REREADS) rereads?: FinishRereads,
   ) {
+    this.rereads = rereads ?? DEFAULT_FINISH_REREADS;
     this.handler = new EventSourcedHandler({ store, clock, ids, retry: NO_RETRY, paging: PAGING, codec: new VerificationCodec(fields) });
   }
 
@@ -65,18 +120,90 @@ export class VerificationStreams {
 
   /**
    * Revision 1: the one terminal event, decided on `state` (the pending request the caller holds)
-   * and appended after it. When another writer got there first, nothing is written and the
-   * winner's state is returned.
+   * and appended after it. The answer is always a finished state, never `pending`:
+   * - appended: this command's outcome;
+   * - refused, another writer having finished first: the winner's outcome, re-read until the stream
+   *   shows it (a read right after the refusal may not show it yet);
+   * - unanswered (the store failed or timed out after the append was sent, so it may or may not be
+   *   written): whatever the stream shows, re-read as above; when it shows nothing, a failure
+   *   (`outcome_unknown`) is appended after the request, so that exactly one of the two is ever
+   *   written and the stream, not the lost answer, tells the outcome.
+   * OutcomeNotKnown when even that cannot be established. Money is never settled on a pending state.
    */
   async finish(reference: string, state: VerificationState, command: Exclude<VerificationCommand, { type: 'RequestVerification' }>, context: CommandContext): Promise<Decided> {
+    return this.finishOnce(reference, state, command, context, true);
+  }
+
+  private async finishOnce(
+    reference: string,
+    state: VerificationState,
+    command: Exclude<VerificationCommand, { type: 'RequestVerification' }>,
+    context: CommandContext,
+    mayFailInstead: boolean,
+  ): Promise<Decided> {
     if (state.status !== 'pending') return { state, won: false, position: null };
     if (state.requested.reference !== reference) throw new InvariantViolated(`the state of ${state.requested.reference} was handed in to finish ${reference}`);
-    const handled = await this.handler.handle(stream(reference), command, context, {
-      from: { folded: { state, revision: REQUEST_REVISION, position: null, link: undefined }, current: false },
-    });
-    if (handled.status !== 'appended') return { state: handled.folded.state, won: false, position: null };
+    let handled;
+    try {
+      handled = await this.handler.handle(stream(reference), command, context, {
+        from: { folded: { state, revision: REQUEST_REVISION, position: null, link: undefined }, current: false },
+      });
+    } catch (error) {
+      if (!(error instanceof EventStoreUnavailableError)) throw error;
+      return this.afterUnanswered(reference, state, command, context, mayFailInstead);
+    }
+    if (handled.status !== 'appended') {
+      const winner = isFinished(handled.folded.state) ? handled.folded.state : await this.readFinished(reference);
+      if (winner === undefined) throw new OutcomeNotKnown(reference);
+      return { state: winner, won: false, position: null };
+    }
     if (command.type === 'CompleteVerification') await this.indexResult(state.requested, command.result);
     return { state: handled.folded.state, won: true, position: handled.position };
+  }
+
+  /** The terminal append went unanswered: the stream decides (see finish). */
+  private async afterUnanswered(
+    reference: string,
+    state: VerificationState,
+    command: Exclude<VerificationCommand, { type: 'RequestVerification' }>,
+    context: CommandContext,
+    mayFailInstead: boolean,
+  ): Promise<Decided> {
+    let seen: VerificationState | undefined;
+    try {
+      seen = await this.readFinished(reference);
+    } catch {
+      throw new OutcomeNotKnown(reference);
+    }
+    if (seen !== undefined) {
+      const won = sameOutcome(command, seen);
+      if (won && command.type === 'CompleteVerification' && state.status === 'pending') await this.indexResult(state.requested, command.result);
+      return { state: seen, won, position: null };
+    }
+    if (!mayFailInstead) throw new OutcomeNotKnown(reference);
+    // Nothing readable: the lost append was not written, or cannot be read yet. A failure at the
+    // same revision settles it either way: written, it shuts the lost append out for good;
+    // refused, the lost append is there and the refusal's re-read shows it.
+    const failed = await this.finishOnce(
+      reference,
+      state,
+      { type: 'FailVerification', reasonCode: OUTCOME_UNKNOWN, errorMessage: OUTCOME_UNKNOWN_MESSAGE, at: this.clock.now() },
+      context,
+      false,
+    );
+    return { state: failed.state, won: sameOutcome(command, failed.state), position: failed.position };
+  }
+
+  /** Re-reads the stream until it shows a terminal event (bounded by FinishRereads); undefined when it does not. */
+  private async readFinished(reference: string): Promise<VerificationState | undefined> {
+    let pauseMs = this.rereads.firstPauseMs;
+    for (let read = 1; ; read++) {
+      const state = await this.load(reference);
+      if (isFinished(state)) return state;
+      if (read >= this.rereads.reads) return undefined;
+      await pause(pauseMs);
+      pauseMs = Math.min(pauseMs * 2, this.rereads.maxPauseMs);
+    }
   }
 
   /**

@@ -89,7 +89,12 @@ export class VerificationsController {
     description: 'provider_failed: the provider failed or timed out; details {reference, failureReason: provider_error | provider_timeout | provider_unavailable (| internal_error)}; not charged',
     type: ErrorEnvelopeDto,
   })
-  @ApiResponse({ status: 503, description: 'service_unavailable: the event store or database is unavailable', type: ErrorEnvelopeDto })
+  @ApiResponse({
+    status: 503,
+    description:
+      'service_unavailable: the event store or database is unavailable; when a check was made, details {reference}: not charged, or its outcome not known yet (GET it once settled)',
+    type: ErrorEnvelopeDto,
+  })
   async runScope(@Req() request: KeyedRequest, @Param('scope') scope: string, @Body() body: unknown): Promise<SuccessEnvelope<VerificationView>> {
     return this.run(request, scope, body);
   }

@@ -6,7 +6,7 @@ import { freePort, startEmbeddedPostgres, type EmbeddedPostgresHandle } from '..
 import { ProjectionWaiter } from '../../src/read-models/projection-waiter.js';
 import { VerificationRecovery } from '../../src/verifications/recovery.js';
 import { startTestApp, type TestApp, type TestResponse } from '../support/app.js';
-import { allEvents } from '../support/event-store.js';
+import { allEvents, DEFAULT_TEST_READ_LAG_MS } from '../support/event-store.js';
 import { createOrganization, issueKey } from '../support/fixtures.js';
 import { createTestDatabase, type TestDatabase } from '../support/database.js';
 import { describeOnProject } from '../support/store-independent.js';
@@ -77,15 +77,16 @@ async function outageScenario(app: TestApp, key: Record<string, string>, outage:
   expect((await app.request('POST', '/v1/nin', { headers: key, body: { nin: '12345678905' } })).status).toBe(201);
 
   // Checks in flight as the store stops: the slow ones hold a reservation at that moment; the
-  // others are anywhere in their run. Each completes or answers 503, never 500 (nor the 502 the slow
-  // ones would get with the store up: their failure cannot be recorded, so nothing says "not charged" yet).
+  // others are anywhere in their run. Each completes or answers 503, never 500; a slow one answers
+  // 502 (not charged) only when its failure was recorded after all (an append whose answer the
+  // outage cut, read back from the store).
   const reservedBefore = await reservations(app);
   const inFlight = Array.from({ length: IN_FLIGHT }, (_, i) => app.request('POST', '/v1/nin', { headers: key, body: { nin: `1234567890${i % 2 === 0 ? 3 : 5}` } }));
   await until('the slow checks to reserve their price', async () => ((await reservations(app)) - reservedBefore >= IN_FLIGHT / 2 ? true : undefined), PROVIDER_TIMEOUT_MS);
   await outage.stop();
   const answers = await Promise.all(inFlight);
   for (const answer of answers) {
-    expect([201, 503]).toContain(answer.status);
+    expect([201, 502, 503]).toContain(answer.status);
     if (answer.status === 503) expectUnavailable(answer);
   }
 
@@ -128,6 +129,9 @@ async function outageScenario(app: TestApp, key: Record<string, string>, outage:
   expect([...log.debited, ...log.released].sort()).toEqual([...log.reserved].sort());
   expect([...log.debited].sort()).toEqual([...log.completed].sort());
   expect(new Set(log.reserved).size).toBe(log.reserved.length);
+  // What each client was told agrees with the log: 201 charged, 502 not charged.
+  for (const answer of answers.filter((a) => a.status === 201)) expect(log.debited).toContain(answer.body.data.reference);
+  for (const answer of answers.filter((a) => a.status === 502)) expect(log.released).toContain(answer.body.error.details.reference);
 
   // And the read model, once the projections caught up, shows the same money.
   const expectedBalance = CREDIT_KOBO - NIN_PRICE_KOBO * log.completed.length;
@@ -188,7 +192,7 @@ describeOnProject('esdb', 'When EventStoreDB goes away and comes back', 'the pos
   let key: Record<string, string>;
 
   beforeAll(async () => {
-    server = await startEsdbTestServer({ statsIntervalMs: 0 });
+    server = await startEsdbTestServer({ statsIntervalMs: 0, settings: { readLagMs: DEFAULT_TEST_READ_LAG_MS } });
     database = await createTestDatabase();
     app = await startTestApp({
       database,
@@ -207,7 +211,7 @@ describeOnProject('esdb', 'When EventStoreDB goes away and comes back', 'the pos
     outageScenario(app, key, {
       stop: () => server.stop(),
       start: async () => {
-        server = await startEsdbTestServer({ statsIntervalMs: 0, port: server.port, log: server.log });
+        server = await startEsdbTestServer({ statsIntervalMs: 0, port: server.port, log: server.log, settings: { readLagMs: DEFAULT_TEST_READ_LAG_MS } });
       },
       whileDown: async () => {
         expectUnavailable(await app.admin('POST', '/admin/v1/organizations', { name: 'During the outage', email: 'down@example.com' }));

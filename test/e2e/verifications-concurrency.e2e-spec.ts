@@ -1,13 +1,17 @@
-import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from '@jest/globals';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { SYSTEM_ACTOR } from '../../src/common/event.js';
 import { IdGenerator } from '../../src/common/ids.js';
 import { EVENT_STORE, type EventStore, type RecordedEvent } from '../../src/event-store/event-store.port.js';
-import { VerificationRecovery } from '../../src/verifications/recovery.js';
-import { VerificationStreams } from '../../src/verifications/verification.stream.js';
+import { RECOVERED_MESSAGE, VerificationRecovery } from '../../src/verifications/recovery.js';
+import { OUTCOME_UNKNOWN, OUTCOME_UNKNOWN_MESSAGE, VerificationStreams } from '../../src/verifications/verification.stream.js';
 import { WalletLedger } from '../../src/wallets/wallet-ledger.port.js';
 import { startTestApp, type TestApp } from '../support/app.js';
 import { createTestDatabase } from '../support/database.js';
 import { createOrganization, issueKey } from '../support/fixtures.js';
+import { DEFAULT_TEST_READ_LAG_MS, testEventStoreControl } from '../support/event-store.js';
+import { describeOnProject } from '../support/store-independent.js';
+import type { EsdbTestServerControl } from '../esdb-server/control.js';
 
 const PRICE_KOBO = 10_000;
 
@@ -91,7 +95,69 @@ describe('Concurrent checks on one wallet, across two instances', () => {
   });
 });
 
+const CRASH_DEADLINE_MS = 60_000;
+const crashContext = { correlationId: 'crash-test', actor: SYSTEM_ACTOR };
+
+/** One app with its recovery, an organization and a key; recovery runs only when a test says so. */
+interface CrashRig {
+  readonly app: TestApp;
+  readonly store: EventStore;
+  readonly recovery: VerificationRecovery;
+  readonly streams: VerificationStreams;
+  readonly ledger: WalletLedger;
+  readonly org: { readonly id: string };
+  readonly key: string;
+}
+
+async function startCrashRig(env: Record<string, string> = {}): Promise<CrashRig> {
+  const app = await startTestApp({ env: { RECOVERY_DEADLINE_MS: String(CRASH_DEADLINE_MS), RECOVERY_INTERVAL_MS: '3600000', ...env } });
+  const org = await createOrganization(app);
+  return {
+    app,
+    store: app.app.get<EventStore>(EVENT_STORE),
+    recovery: app.app.get(VerificationRecovery),
+    streams: app.app.get(VerificationStreams),
+    ledger: app.app.get(WalletLedger),
+    org,
+    key: (await issueKey(app, org.id)).key,
+  };
+}
+
+const walletOf = (rig: CrashRig) => ({ organizationId: rig.org.id, environment: 'test' as const });
+/** A time past the recovery deadline of everything started until now. */
+const pastDeadline = () => new Date(Date.now() + CRASH_DEADLINE_MS + 1_000);
+
+/** What a handler has written when it is killed right after reserving: the request and the reservation. */
+async function killedAfterReserve(rig: CrashRig): Promise<string> {
+  const reference = rig.app.app.get(IdGenerator).reference();
+  await rig.streams.request(
+    {
+      type: 'RequestVerification',
+      data: {
+        reference,
+        organizationId: rig.org.id,
+        environment: 'test',
+        keyId: 'key_crashed',
+        scope: 'nin',
+        category: 'kyc',
+        countryCode: 'NG',
+        request: { nin: '12345678905' },
+        priceKobo: PRICE_KOBO,
+        requestedAt: new Date().toISOString(),
+      },
+    },
+    crashContext,
+  );
+  expect(await rig.ledger.reserve(walletOf(rig), { reference, amountKobo: PRICE_KOBO, scope: 'nin' }, crashContext)).toEqual({ reserved: true });
+  return reference;
+}
+
+/** The types of a stream's events, those of one reference only when given. */
+const typesOf = async (rig: CrashRig, streamId: string, reference?: string) =>
+  (await rig.store.readStream(streamId, { maxCount: 10_000 })).filter((event) => reference === undefined || event.data.reference === reference).map((event) => event.type);
+
 describe('Crash safety and recovery', () => {
+  let rig: CrashRig;
   let app: TestApp;
   let store: EventStore;
   let recovery: VerificationRecovery;
@@ -99,47 +165,16 @@ describe('Crash safety and recovery', () => {
   let ledger: WalletLedger;
   let org: { id: string };
   let key: string;
-  const deadlineMs = 60_000;
-  const context = { correlationId: 'crash-test', actor: SYSTEM_ACTOR };
+  const context = crashContext;
 
   beforeAll(async () => {
-    app = await startTestApp({ env: { RECOVERY_DEADLINE_MS: String(deadlineMs), RECOVERY_INTERVAL_MS: '3600000' } });
-    store = app.app.get<EventStore>(EVENT_STORE);
-    recovery = app.app.get(VerificationRecovery);
-    streams = app.app.get(VerificationStreams);
-    ledger = app.app.get(WalletLedger);
-    org = await createOrganization(app);
-    key = (await issueKey(app, org.id)).key;
+    rig = await startCrashRig();
+    ({ app, store, recovery, streams, ledger, org, key } = rig);
   });
   afterAll(async () => app?.close());
 
-  const wallet = () => ({ organizationId: org.id, environment: 'test' as const });
-  const later = () => new Date(Date.now() + deadlineMs + 1_000);
-
-  /** What a handler has written when it is killed right after reserving: the request and the reservation. */
-  async function killedAfterReserve(): Promise<string> {
-    const reference = app.app.get(IdGenerator).reference();
-    await streams.request(
-      {
-        type: 'RequestVerification',
-        data: {
-          reference,
-          organizationId: org.id,
-          environment: 'test',
-          keyId: 'key_crashed',
-          scope: 'nin',
-          category: 'kyc',
-          countryCode: 'NG',
-          request: { nin: '12345678905' },
-          priceKobo: PRICE_KOBO,
-          requestedAt: new Date().toISOString(),
-        },
-      },
-      context,
-    );
-    expect(await ledger.reserve(wallet(), { reference, amountKobo: PRICE_KOBO, scope: 'nin' }, context)).toEqual({ reserved: true });
-    return reference;
-  }
+  const wallet = () => walletOf(rig);
+  const later = pastDeadline;
 
   async function recoverUntil(reference: string): Promise<void> {
     await eventually(
@@ -151,22 +186,19 @@ describe('Crash safety and recovery', () => {
     );
   }
 
-  const typesOf = async (streamId: string, reference?: string) =>
-    (await store.readStream(streamId, { maxCount: 10_000 })).filter((event) => reference === undefined || event.data.reference === reference).map((event) => event.type);
-
   it('a handler killed between reserving and calling the provider: recovery fails the check, uncharged, and releases the money', async () => {
     const before = await ledger.balance(wallet());
-    const reference = await killedAfterReserve();
+    const reference = await killedAfterReserve(rig);
     expect((await ledger.balance(wallet())).reservedKobo).toBe(before.reservedKobo + PRICE_KOBO);
     // Not yet past the deadline: nothing happens.
     await recovery.runOnce(new Date());
     expect((await streams.load(reference)).status).toBe('pending');
 
     await recoverUntil(reference);
-    expect(await typesOf(`verification-${reference}`)).toEqual(['VerificationRequested', 'VerificationFailed']);
+    expect(await typesOf(rig, `verification-${reference}`)).toEqual(['VerificationRequested', 'VerificationFailed']);
     const failed = (await store.readStream(`verification-${reference}`, { maxCount: 10 }))[1];
     expect(failed.data.reasonCode).toBe('recovered_timeout');
-    expect(await typesOf(`wallet-${org.id}.test`, reference)).toEqual(['WalletFundsReserved', 'WalletReservationReleased']);
+    expect(await typesOf(rig, `wallet-${org.id}.test`, reference)).toEqual(['WalletFundsReserved', 'WalletReservationReleased']);
     expect(await ledger.balance(wallet())).toEqual(before);
 
     const got = await eventually(() => app.request('GET', `/v1/verifications/${reference}`, { headers: { 'x-service-key': key } }), (r) => r.status === 200);
@@ -177,42 +209,150 @@ describe('Crash safety and recovery', () => {
     const late = await streams.finish(reference, { ...(await streams.load(reference)), status: 'pending' } as never, { type: 'CompleteVerification', outcome: 'found', result: {}, at: new Date() }, context);
     expect(late.won).toBe(false);
     expect(late.state.status).toBe('failed');
-    expect(await typesOf(`verification-${reference}`)).toEqual(['VerificationRequested', 'VerificationFailed']);
-    expect(await typesOf(`wallet-${org.id}.test`, reference)).toEqual(['WalletFundsReserved', 'WalletReservationReleased']);
+    expect(await typesOf(rig, `verification-${reference}`)).toEqual(['VerificationRequested', 'VerificationFailed']);
+    expect(await typesOf(rig, `wallet-${org.id}.test`, reference)).toEqual(['WalletFundsReserved', 'WalletReservationReleased']);
   });
 
   it('a handler killed after completing but before capturing: recovery captures, exactly once', async () => {
     const before = await ledger.balance(wallet());
-    const reference = await killedAfterReserve();
+    const reference = await killedAfterReserve(rig);
     const pending = await streams.load(reference);
     expect((await streams.finish(reference, pending, { type: 'CompleteVerification', outcome: 'not_found', result: {}, at: new Date() }, context)).won).toBe(true);
     await eventually(
       async () => {
         await recovery.runOnce(later());
-        return typesOf(`wallet-${org.id}.test`, reference);
+        return typesOf(rig, `wallet-${org.id}.test`, reference);
       },
       (types) => types.includes('WalletDebited'),
     );
     await recovery.settle(reference, wallet(), later());
-    expect(await typesOf(`wallet-${org.id}.test`, reference)).toEqual(['WalletFundsReserved', 'WalletDebited']);
+    expect(await typesOf(rig, `wallet-${org.id}.test`, reference)).toEqual(['WalletFundsReserved', 'WalletDebited']);
     expect((await ledger.balance(wallet())).balanceKobo).toBe(before.balanceKobo - PRICE_KOBO);
   });
 
   it('when the request and the recovery race to finish one verification, exactly one terminal event is written', async () => {
-    const reference = await killedAfterReserve();
+    const reference = await killedAfterReserve(rig);
     const pending = await streams.load(reference);
     const [request, recovered] = await Promise.all([
       streams.finish(reference, pending, { type: 'CompleteVerification', outcome: 'found', result: { firstName: 'Ada' }, at: new Date() }, context),
       recovery.settle(reference, wallet(), later()),
     ]);
-    const types = await typesOf(`verification-${reference}`);
+    const types = await typesOf(rig, `verification-${reference}`);
     expect(types).toHaveLength(2);
     const winner = types[1];
     expect(request.won).toBe(winner === 'VerificationCompleted');
     expect(recovered).toBe(winner === 'VerificationCompleted' ? 'captured' : 'failed');
     // The money follows the winner.
-    const walletTypes = await typesOf(`wallet-${org.id}.test`, reference);
+    const walletTypes = await typesOf(rig, `wallet-${org.id}.test`, reference);
     expect(walletTypes).toEqual(['WalletFundsReserved', winner === 'VerificationCompleted' ? 'WalletDebited' : 'WalletReservationReleased']);
+  });
+});
+
+/**
+ * KurrentDB reads see only what its index holds, and an append can commit while its answer is lost.
+ * These run on the esdb project, where the test server's control stretches the index lag and makes
+ * appends time out; the postgres event log has no index lag, and its lost answers are another
+ * suite's (a dropped connection mid-commit).
+ */
+describeOnProject('esdb', 'Settling behind a lagging index, and appends whose outcome is unknown', 'it stretches the EventStoreDB test server\'s index lag and times its appends out', () => {
+  let rig: CrashRig;
+  let control: EsdbTestServerControl;
+  const walletStream = () => `wallet-${rig.org.id}.test`;
+  const headers = () => ({ 'x-service-key': rig.key });
+
+  beforeAll(async () => {
+    rig = await startCrashRig({ PROVIDER_TIMEOUT_MS: '1500' });
+    control = (await testEventStoreControl(rig.app.database)) as EsdbTestServerControl;
+  });
+  afterEach(async () => {
+    await control.clearFaults();
+    await control.configure({ readLagMs: DEFAULT_TEST_READ_LAG_MS, acknowledge: 'indexed' });
+    // What a test wrote under a longer lag would hold up the next one's reads (the index keeps log order).
+    await control.whenIndexed();
+  });
+  afterAll(async () => rig?.app.close());
+
+  /** The reference of the next reservation a request makes in this wallet. */
+  async function nextReservation(): Promise<string> {
+    const known = new Set((await rig.store.readStream(walletStream(), { maxCount: 10_000 })).map((event) => String(event.data.reference)));
+    const reserved = await eventually(
+      async () => (await rig.store.readStream(walletStream(), { maxCount: 10_000 })).filter((event) => event.type === 'WalletFundsReserved' && !known.has(String(event.data.reference))),
+      (events) => events.length > 0,
+    );
+    expect(reserved).toHaveLength(1);
+    return String(reserved[0].data.reference);
+  }
+
+  it('recovery refused by a request whose completion it cannot read yet captures the charge; it never releases it', async () => {
+    const reference = await killedAfterReserve(rig);
+    const pending = await rig.streams.load(reference);
+    await control.configure({ readLagMs: 500 });
+    // The request's completion is written at once and readable 500 ms later.
+    const request = rig.streams.finish(reference, pending, { type: 'CompleteVerification', outcome: 'found', result: {}, at: new Date() }, crashContext);
+    await sleep(50);
+    expect(await rig.recovery.settle(reference, walletOf(rig), pastDeadline())).toBe('captured');
+    expect((await request).won).toBe(true);
+    expect(await typesOf(rig, `verification-${reference}`)).toEqual(['VerificationRequested', 'VerificationCompleted']);
+    expect(await typesOf(rig, walletStream(), reference)).toEqual(['WalletFundsReserved', 'WalletDebited']);
+  });
+
+  it('a terminal event that stays unreadable through the re-reads: recovery moves no money and settles it on a later pass', async () => {
+    const reference = await killedAfterReserve(rig);
+    const pending = await rig.streams.load(reference);
+    // Longer than the re-reads (about 2.5 s), so acknowledged on write: a node waiting that long
+    // for its index would answer its own 2 s commit timeout instead.
+    await control.configure({ readLagMs: 4_000, acknowledge: 'written' });
+    expect((await rig.streams.finish(reference, pending, { type: 'CompleteVerification', outcome: 'not_found', result: {}, at: new Date() }, crashContext)).won).toBe(true);
+    expect(await rig.recovery.settle(reference, walletOf(rig), pastDeadline())).toBe('skipped');
+    expect(await typesOf(rig, walletStream(), reference)).toEqual(['WalletFundsReserved']);
+    await control.configure({ readLagMs: DEFAULT_TEST_READ_LAG_MS, acknowledge: 'indexed' });
+    // Everything written under the long lag (the node's own stats events too) readable before the next pass.
+    await control.whenIndexed();
+    expect((await rig.streams.load(reference)).status).toBe('not_found');
+    expect(await rig.recovery.settle(reference, walletOf(rig), pastDeadline())).toBe('captured');
+    expect(await typesOf(rig, walletStream(), reference)).toEqual(['WalletFundsReserved', 'WalletDebited']);
+  });
+
+  it('a request refused by recovery answers by the winner (502, not charged), never 201 pending', async () => {
+    // Digit 3: the sandbox holds the check until the provider timeout (1.5 s); recovery fails it
+    // meanwhile, readable only 2.5 s later, after the request's own terminal append was refused.
+    const inFlight = rig.app.request('POST', '/v1/nin', { body: { nin: '12345678903' }, headers: headers() });
+    const reference = await nextReservation();
+    // Acknowledged on write: a node waiting 2.5 s for its index would answer its 2 s commit timeout.
+    await control.configure({ readLagMs: 2_500, acknowledge: 'written' });
+    const recovered = rig.recovery.settle(reference, walletOf(rig), pastDeadline());
+    const response = await inFlight;
+    expect({ status: response.status, error: response.body.error }).toMatchObject({ status: 502, error: { code: 'provider_failed', message: RECOVERED_MESSAGE, details: { reference } } });
+    expect(await recovered).toBe('failed');
+    await control.whenIndexed();
+    expect(await typesOf(rig, `verification-${reference}`)).toEqual(['VerificationRequested', 'VerificationFailed']);
+    expect(await typesOf(rig, walletStream(), reference)).toEqual(['WalletFundsReserved', 'WalletReservationReleased']);
+  });
+
+  it('a completion that commits but times out: the request reads it back and answers 201, charged, as the wallet holds it', async () => {
+    await control.failAppends({ outcome: 'commit-then-timeout', eventType: 'VerificationCompleted' });
+    const response = await rig.app.request('POST', '/v1/nin', { body: { nin: '12345678905' }, headers: headers() });
+    expect(response.status).toBe(201);
+    expect(response.body.data).toMatchObject({ status: 'found', charged: true });
+    const reference = response.body.data.reference as string;
+    expect(await typesOf(rig, `verification-${reference}`)).toEqual(['VerificationRequested', 'VerificationCompleted']);
+    expect(await typesOf(rig, walletStream(), reference)).toEqual(['WalletFundsReserved', 'WalletDebited']);
+    expect(await control.clearFaults()).toBe(0);
+  });
+
+  it('a completion that times out unwritten: the check is failed in its place, released, and the client told 503 (not charged) with the reference', async () => {
+    await control.failAppends({ outcome: 'timeout-without-commit', eventType: 'VerificationCompleted' });
+    const response = await rig.app.request('POST', '/v1/nin', { body: { nin: '12345678905' }, headers: headers() });
+    expect({ status: response.status, code: response.body.error?.code, message: response.body.error?.message }).toEqual({ status: 503, code: 'service_unavailable', message: OUTCOME_UNKNOWN_MESSAGE });
+    const reference = response.body.error.details.reference as string;
+    const events = await rig.store.readStream(`verification-${reference}`, { maxCount: 10 });
+    expect(events.map((event) => [event.type, event.data.reasonCode])).toEqual([
+      ['VerificationRequested', undefined],
+      ['VerificationFailed', OUTCOME_UNKNOWN],
+    ]);
+    expect(await typesOf(rig, walletStream(), reference)).toEqual(['WalletFundsReserved', 'WalletReservationReleased']);
+    const shown = await eventually(() => rig.app.request('GET', `/v1/verifications/${reference}`, { headers: headers() }), (r) => r.status === 200);
+    expect(shown.body.data).toMatchObject({ status: 'failed', charged: false });
   });
 });
 

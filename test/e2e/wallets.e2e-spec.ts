@@ -1,6 +1,9 @@
-import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from '@jest/globals';
+import { EventStoreDBClient, StreamNotFoundError } from '@eventstore/db-client';
 import { startTestApp, type TestApp } from '../support/app.js';
 import { createOrganization, issueKey } from '../support/fixtures.js';
+import { testEventStoreEnv } from '../support/event-store.js';
+import { describeOnProject } from '../support/store-independent.js';
 import { SYSTEM_ACTOR } from '../../src/common/event.js';
 import { IdGenerator } from '../../src/common/ids.js';
 import { streams } from '../../src/common/streams.js';
@@ -192,5 +195,75 @@ describe('Wallets: the integrator balance', () => {
   it('GET /v1/wallet answers 401 without a valid key', async () => {
     expect((await app.request('GET', '/v1/wallet')).status).toBe(401);
     expect((await app.request('GET', '/v1/wallet', { headers: { 'x-service-key': 'service_test_AAAAAAAAAAAAAAAAAAAAAAAA' } })).status).toBe(401);
+  });
+});
+
+/**
+ * EventStoreDB lets an operator delete a stream or hide its first events with metadata; a wallet
+ * folded without them would decide on a wrong balance. A wallet stream found deleted or truncated
+ * is refused (500, logged with the stream), and nothing is appended to it: an append would
+ * recreate a soft-deleted stream after its hidden events.
+ */
+describeOnProject('esdb', 'Wallets whose stream an operator deleted or truncated', 'only EventStoreDB lets an operator delete or truncate a stream', () => {
+  const env = { SANDBOX_CREDIT_KOBO: String(SANDBOX_CREDIT_KOBO) };
+  let app: TestApp;
+  let fresh: TestApp | undefined;
+  let operator: EventStoreDBClient;
+  beforeAll(async () => {
+    app = await startTestApp({ env });
+    operator = EventStoreDBClient.connectionString((await testEventStoreEnv(app.database)).EVENTSTORE_CONNECTION_STRING as string);
+  });
+  afterEach(async () => {
+    await fresh?.close();
+    fresh = undefined;
+  });
+  afterAll(async () => {
+    await operator?.dispose();
+    await app?.close();
+  });
+
+  /** A funded test wallet with one charged check in it; answers its stream and key. */
+  async function usedWallet(): Promise<{ organizationId: string; streamId: string; key: string }> {
+    const organizationId = (await createOrganization(app)).id;
+    const { key } = await issueKey(app, organizationId);
+    expect((await app.request('POST', '/v1/nin', { body: { nin: '12345678905' }, headers: { 'x-service-key': key } })).status).toBe(201);
+    return { organizationId, streamId: streams.wallet(organizationId, 'test'), key };
+  }
+
+  /** The types of what $all holds of a stream, whatever its metadata hides from stream reads. */
+  async function typesInAll(streamId: string): Promise<string[]> {
+    const types: string[] = [];
+    for await (const resolved of operator.readAll({ fromPosition: 'start', maxCount: 1_000_000 })) {
+      if (resolved.event?.streamId === streamId) types.push(resolved.event.type);
+    }
+    return types;
+  }
+
+  it('soft-deleted: a fresh instance refuses funding and checks, appends nothing, and the stream stays deleted', async () => {
+    const { organizationId, streamId, key } = await usedWallet();
+    const before = await typesInAll(streamId);
+    await operator.deleteStream(streamId);
+    fresh = await startTestApp({ database: app.database, env });
+    const funding = await fresh.admin('POST', `/admin/v1/organizations/${organizationId}/wallets/test/fundings`, { amountKobo: 1_000, reference: 'after-delete' });
+    expect(funding.status).toBe(500);
+    expect((await fresh.request('POST', '/v1/nin', { body: { nin: '12345678905' }, headers: { 'x-service-key': key } })).status).toBe(500);
+    expect(await typesInAll(streamId)).toEqual(before);
+    await expect(operator.getStreamMetadata(streamId)).resolves.toMatchObject({ metadata: { truncateBefore: expect.any(Number) } });
+    const read = async () => {
+      const events: unknown[] = [];
+      for await (const resolved of operator.readStream(streamId)) events.push(resolved);
+      return events;
+    };
+    await expect(read()).rejects.toBeInstanceOf(StreamNotFoundError);
+  });
+
+  it('truncated to nothing ($tb past its end): a fresh instance refuses a check that it would otherwise decide on an empty wallet', async () => {
+    const { streamId, key } = await usedWallet();
+    const before = await typesInAll(streamId);
+    await operator.setStreamMetadata(streamId, { truncateBefore: before.length });
+    fresh = await startTestApp({ database: app.database, env });
+    const check = await fresh.request('POST', '/v1/nin', { body: { nin: '12345678905' }, headers: { 'x-service-key': key } });
+    expect(check.status).toBe(500);
+    expect(await typesInAll(streamId)).toEqual(before);
   });
 });

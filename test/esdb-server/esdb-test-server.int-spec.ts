@@ -21,6 +21,7 @@ import sharedPb from '@eventstore/db-client/generated/shared_pb.js';
 import streamsGrpc from '@eventstore/db-client/generated/streams_grpc_pb.js';
 import streamsPb from '@eventstore/db-client/generated/streams_pb.js';
 import type { AppendResp, ReadResp } from '@eventstore/db-client/generated/streams_pb.js';
+import type { SupportedMethods } from '@eventstore/db-client/generated/serverfeatures_pb.js';
 import { parseUUID } from '@eventstore/db-client/dist/utils/grpcUUID.js';
 import { type EsdbTestServer, startEsdbTestServer } from './esdb-test-server.js';
 
@@ -78,11 +79,23 @@ describe('EventStoreDB test server, through @eventstore/db-client', () => {
     await server?.stop();
   });
 
-  it('answers ServerFeatures.GetSupportedMethods with UNIMPLEMENTED', async () => {
+  it('answers ServerFeatures as a KurrentDB 25 node, so the client appends through BatchAppend', async () => {
     const features = new serverFeaturesGrpc.ServerFeaturesClient(`127.0.0.1:${server.port}`, grpc.credentials.createInsecure());
-    const error = await new Promise<grpc.ServiceError | null>((resolve) => features.getSupportedMethods(new sharedPb.Empty(), (e) => resolve(e)));
+    const answer = await new Promise<SupportedMethods>((resolve, reject) =>
+      features.getSupportedMethods(new sharedPb.Empty(), (error, methods) => (error === null ? resolve(methods as SupportedMethods) : reject(error))),
+    );
     features.close();
-    expect(error?.code).toBe(grpc.status.UNIMPLEMENTED);
+    expect(answer.getEventStoreServerVersion()).toBe('25.1.0');
+    const methods = new Map(answer.getMethodsList().map((m) => [`${m.getServiceName()}/${m.getMethodName()}`, m.getFeaturesList()]));
+    expect(methods.get('event_store.client.streams.streams/batchappend')).toEqual(['deadline_duration']);
+    expect(methods.get('event_store.client.streams.streams/read')).toEqual(['position', 'events']);
+    expect(methods.get('event_store.client.streams.streams/append')).toEqual([]);
+    expect(methods.get('event_store.client.persistent_subscriptions.persistentsubscriptions/read')).toEqual(['stream', 'all']);
+
+    const before = { ...server.served };
+    await client.appendToStream(stream('path'), event('A'), { expectedRevision: 'no_stream' });
+    expect(server.served.batchAppend).toBe(before.batchAppend + 1);
+    expect(server.served.append).toBe(before.append);
   });
 
   describe('append', () => {

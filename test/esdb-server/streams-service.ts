@@ -1,133 +1,50 @@
 /**
- * `event_store.client.streams.Streams` of the EventStoreDB test server: Append and Read (reads and
- * catch-up subscriptions). Behaviour follows the real server's gRPC layer (EventStore/EventStore
- * src/EventStore.Core/Services/Transport/Grpc/Streams.*.cs and Transport/Enumerators).
+ * `event_store.client.streams.Streams` of the EventStoreDB test server: the writes (streams-writes.ts)
+ * and Read (reads and catch-up subscriptions). Behaviour follows a KurrentDB node's gRPC layer
+ * (kurrent-io/KurrentDB src/KurrentDB.Core/Services/Transport/Grpc/Streams.*.cs,
+ * Transport/Enumerators, Storage/ReaderIndex/{IndexReader,AllReader}.cs). Reads see only what the
+ * log's index has caught up with (event-log.ts).
  */
 import { randomUUID } from 'node:crypto';
 import grpc from '@grpc/grpc-js';
-import sharedPb from '@eventstore/db-client/generated/shared_pb.js';
 import streamsPb from '@eventstore/db-client/generated/streams_pb.js';
-import type { AppendReq, AppendResp, ReadReq, ReadResp } from '@eventstore/db-client/generated/streams_pb.js';
-import type { EventLog, ExpectedRevision, LogRecord, ProposedEvent } from './event-log.js';
+import type { ReadReq, ReadResp } from '@eventstore/db-client/generated/streams_pb.js';
+import type { EventLog, LogRecord } from './event-log.js';
 import { compileFilter, type ServerFilter } from './filters.js';
+import type { NodeBehaviour } from './node-behaviour.js';
+import { invalidArgument, StatusError, streamDeletedStatus, StreamsWrites, toStatus } from './streams-writes.js';
 import {
   BadRequestError,
   caughtUpResponse,
   checkpointResponse,
   confirmationResponse,
-  parseUuid,
   readEventResponse,
   readStreamName,
   streamNotFoundResponse,
 } from './wire.js';
 
-/** The real server's default `MaxAppendSize` (1 MiB of event data, metadata and type per append). */
-export const MAX_APPEND_SIZE_BYTES = 1_048_576;
+export { MAX_APPEND_SIZE_BYTES } from './streams-writes.js';
+
 /** The real server's page size and default filter search window (Enumerator.ReadBatchSize). */
 const READ_BATCH_SIZE = 32;
 
-type Status = { code: grpc.status; details: string; metadata?: grpc.Metadata };
+const INVALID_POSITION = invalidArgument('Trying to read from an invalid position.');
 
-function invalidArgument(details: string, metadata?: grpc.Metadata): Status {
-  return { code: grpc.status.INVALID_ARGUMENT, details, metadata };
+/** A position in $all: (commit, prepare), ordered by commit, then prepare (TFPos). */
+interface Pos {
+  readonly commit: bigint;
+  readonly prepare: bigint;
 }
 
-const INVALID_POSITION: Status = invalidArgument('Trying to read from an invalid position.');
-
-class StatusError extends Error {
-  constructor(readonly status: Status) {
-    super(status.details);
-  }
+function comparePos(a: Pos, b: Pos): number {
+  if (a.commit !== b.commit) return a.commit < b.commit ? -1 : 1;
+  if (a.prepare !== b.prepare) return a.prepare < b.prepare ? -1 : 1;
+  return 0;
 }
 
-function toStatus(error: unknown): Status {
-  if (error instanceof StatusError) return error.status;
-  if (error instanceof BadRequestError) return invalidArgument(error.message);
-  return { code: grpc.status.UNKNOWN, details: error instanceof Error ? error.message : 'unknown error' };
-}
-
-function toExpectedRevision(options: AppendReq.Options): ExpectedRevision {
-  const Case = streamsPb.AppendReq.Options.ExpectedStreamRevisionCase;
-  switch (options.getExpectedStreamRevisionCase()) {
-    case Case.ANY:
-      return { kind: 'any' };
-    case Case.NO_STREAM:
-      return { kind: 'no_stream' };
-    case Case.STREAM_EXISTS:
-      return { kind: 'stream_exists' };
-    case Case.REVISION:
-      return { kind: 'revision', revision: BigInt(options.getRevision()) };
-    default:
-      throw new BadRequestError('an expected stream revision is required');
-  }
-}
-
-function toProposedEvent(message: AppendReq.ProposedMessage): ProposedEvent {
-  const metadata = message.getMetadataMap();
-  const type = metadata.get('type');
-  const contentType = metadata.get('content-type');
-  if (type === undefined || contentType === undefined) {
-    const missing = new grpc.Metadata();
-    missing.set('exception', 'missing-required-metadata-property');
-    missing.set('required-metadata-properties', 'type,content-type');
-    throw new StatusError(invalidArgument(`Required Metadata Property '${type === undefined ? 'type' : 'content-type'}' is missing`, missing));
-  }
-  return {
-    id: parseUuid(message.getId()),
-    type,
-    isJson: contentType === 'application/json',
-    data: message.getData_asU8(),
-    metadata: message.getCustomMetadata_asU8(),
-  };
-}
-
-function appendResponse(outcome: ReturnType<EventLog['append']>, expected: ExpectedRevision): AppendResp {
-  const response = new streamsPb.AppendResp();
-  const empty = () => new sharedPb.Empty();
-  if (outcome.kind === 'success') {
-    const success = new streamsPb.AppendResp.Success();
-    if (outcome.currentRevision === undefined) success.setNoStream(empty());
-    else success.setCurrentRevision(outcome.currentRevision.toString(10));
-    if (outcome.position === undefined) success.setNoPosition(empty());
-    else {
-      // The real server reports the last event's log position as both commit and prepare position.
-      const position = new streamsPb.AppendResp.Position();
-      position.setCommitPosition(outcome.position.toString(10));
-      position.setPreparePosition(outcome.position.toString(10));
-      success.setPosition(position);
-    }
-    return response.setSuccess(success);
-  }
-  // A wrong expected version is an answer, not a gRPC error; the server fills the current fields and
-  // their 20.6.0 duplicates.
-  const wrong = new streamsPb.AppendResp.WrongExpectedVersion();
-  switch (expected.kind) {
-    case 'any':
-      wrong.setExpectedAny(empty());
-      wrong.setAny2060(empty());
-      break;
-    case 'stream_exists':
-      wrong.setExpectedStreamExists(empty());
-      wrong.setStreamExists2060(empty());
-      break;
-    case 'no_stream':
-      // The real server also sets the deprecated expected_revision_20_6_0 to 2^64 - 1 here; the
-      // generated code types that field as a JavaScript number, which cannot carry it, so it is left out.
-      wrong.setExpectedNoStream(empty());
-      break;
-    case 'revision':
-      wrong.setExpectedRevision(expected.revision.toString(10));
-      if (expected.revision <= BigInt(Number.MAX_SAFE_INTEGER)) wrong.setExpectedRevision2060(Number(expected.revision));
-      break;
-  }
-  if (outcome.currentRevision === undefined) {
-    wrong.setCurrentNoStream(empty());
-    wrong.setNoStream2060(empty());
-  } else {
-    wrong.setCurrentRevision(outcome.currentRevision.toString(10));
-    if (outcome.currentRevision <= BigInt(Number.MAX_SAFE_INTEGER)) wrong.setCurrentRevision2060(Number(outcome.currentRevision));
-  }
-  return response.setWrongExpectedVersion(wrong);
+/** Every event of this log is self-committed: it sits at (its position, its position). */
+function recordPos(record: LogRecord): Pos {
+  return { commit: record.position, prepare: record.position };
 }
 
 /** Writes with backpressure: waits for the client to drain its window before sending more. */
@@ -152,8 +69,15 @@ class ResponseWriter {
   }
 }
 
+interface Filtered {
+  readonly filter: ServerFilter;
+  /** Events a catch-up page considers at most (the filter's search window). */
+  readonly window: number;
+  readonly checkpointInterval: number;
+}
+
 /** The filter of a read or subscription to $all, with the real server's checkpoint interval. */
-function readFilter(options: ReadReq.Options): { filter: ServerFilter; checkpointInterval: number } | undefined {
+function readFilter(options: ReadReq.Options): Filtered | undefined {
   if (options.getFilterOptionCase() !== streamsPb.ReadReq.Options.FilterOptionCase.FILTER) return undefined;
   const filterOptions = options.getFilter() as ReadReq.Options.FilterOptions;
   const FilterCase = streamsPb.ReadReq.Options.FilterOptions.FilterCase;
@@ -170,61 +94,28 @@ function readFilter(options: ReadReq.Options): { filter: ServerFilter; checkpoin
     filterOptions.getWindowCase() === streamsPb.ReadReq.Options.FilterOptions.WindowCase.MAX ? filterOptions.getMax() : READ_BATCH_SIZE;
   const multiplier = filterOptions.getCheckpointintervalmultiplier();
   if (window <= 0 || multiplier <= 0) throw new BadRequestError('the filter window and checkpoint interval multiplier must be positive');
-  return { filter, checkpointInterval: window * multiplier };
+  return { filter, window, checkpointInterval: window * multiplier };
 }
 
 export class StreamsHandlers {
-  constructor(private readonly log: EventLog) {}
+  private readonly writes: StreamsWrites;
+  readonly served: StreamsWrites['served'];
+  readonly append: StreamsWrites['append'];
+  readonly batchAppend: StreamsWrites['batchAppend'];
+  readonly delete: StreamsWrites['delete'];
+  readonly tombstone: StreamsWrites['tombstone'];
 
-  readonly append = (call: grpc.ServerReadableStream<AppendReq, AppendResp>, callback: grpc.sendUnaryData<AppendResp>): void => {
-    let options: AppendReq.Options | undefined;
-    const events: ProposedEvent[] = [];
-    let sizeBytes = 0;
-    let finished = false;
-    const fail = (status: Status) => {
-      if (finished) return;
-      finished = true;
-      callback(status);
-    };
-    call.on('data', (request: AppendReq) => {
-      if (finished) return;
-      try {
-        if (options === undefined) {
-          if (!request.hasOptions()) throw new BadRequestError('the first message of an append must be its options');
-          options = request.getOptions() as AppendReq.Options;
-          toExpectedRevision(options);
-          readStreamName(options.getStreamIdentifier());
-          return;
-        }
-        if (!request.hasProposedMessage()) throw new BadRequestError('only proposed messages may follow the options');
-        const event = toProposedEvent(request.getProposedMessage() as AppendReq.ProposedMessage);
-        sizeBytes += event.data.length + event.metadata.length + Buffer.byteLength(event.type, 'utf8');
-        if (sizeBytes > MAX_APPEND_SIZE_BYTES) {
-          const metadata = new grpc.Metadata();
-          metadata.set('exception', 'maximum-append-size-exceeded');
-          metadata.set('maximum-append-size', String(MAX_APPEND_SIZE_BYTES));
-          throw new StatusError(invalidArgument(`Maximum Append Size of ${MAX_APPEND_SIZE_BYTES} Exceeded.`, metadata));
-        }
-        events.push(event);
-      } catch (error) {
-        fail(toStatus(error));
-      }
-    });
-    call.on('end', () => {
-      if (finished) return;
-      if (options === undefined) return fail(invalidArgument('an append needs its options'));
-      finished = true;
-      const expected = toExpectedRevision(options);
-      const outcome = this.log.append(readStreamName(options.getStreamIdentifier()), expected, events);
-      callback(null, appendResponse(outcome, expected));
-    });
-    call.on('cancelled', () => {
-      finished = true;
-    });
-    call.on('error', () => {
-      finished = true;
-    });
-  };
+  constructor(
+    private readonly log: EventLog,
+    node: NodeBehaviour,
+  ) {
+    this.writes = new StreamsWrites(log, node);
+    this.served = this.writes.served;
+    this.append = this.writes.append;
+    this.batchAppend = this.writes.batchAppend;
+    this.delete = this.writes.delete;
+    this.tombstone = this.writes.tombstone;
+  }
 
   readonly read = (call: grpc.ServerWritableStream<ReadReq, ReadResp>): void => {
     const controller = new AbortController();
@@ -269,6 +160,11 @@ export class StreamsHandlers {
     throw new BadRequestError('a read needs a stream or $all');
   }
 
+  /**
+   * A stream read by the IndexReader's rules: a tombstoned stream is an error, a missing or
+   * soft-deleted one "not found"; `$tb`, `$maxCount` and `$maxAge` hide the events before the
+   * stream's first readable revision (a forward read from below it starts there).
+   */
   private async readStream(
     streamId: string,
     options: ReadReq.Options.StreamOptions,
@@ -278,29 +174,36 @@ export class StreamsHandlers {
     writer: ResponseWriter,
     signal: AbortSignal,
   ): Promise<void> {
-    const stream = this.log.stream(streamId);
-    if (stream === undefined) return writer.send(streamNotFoundResponse(streamId));
+    const view = this.log.streamView(streamId);
+    if (view.kind === 'deleted') throw new StatusError(streamDeletedStatus(streamId));
+    if (view.kind === 'not_found') return writer.send(streamNotFoundResponse(streamId));
     const RevisionCase = streamsPb.ReadReq.Options.StreamOptions.RevisionOptionCase;
     const revisionCase = options.getRevisionOptionCase();
-    const last = BigInt(stream.length - 1);
+    const { first, last } = view;
     let revision =
-      revisionCase === RevisionCase.REVISION ? BigInt(options.getRevision()) : revisionCase === RevisionCase.END ? (backwards ? last : last + 1n) : backwards ? -1n : 0n;
+      revisionCase === RevisionCase.REVISION ? BigInt(options.getRevision()) : revisionCase === RevisionCase.END ? (backwards ? last : last + 1n) : backwards ? -1n : first;
     if (backwards && revision > last) revision = last;
+    if (!backwards && revision < first) revision = first;
     let sent = 0n;
-    // The stream only grows, so indexing it while paused for backpressure is safe.
-    while (sent < count && !signal.aborted && revision >= 0n && revision <= last) {
-      await writer.send(readEventResponse(stream[Number(revision)], structuredUuid));
-      sent += 1n;
+    // The view is fixed when the read starts; the stream only grows, so paging it during backpressure is safe.
+    while (sent < count && !signal.aborted && revision >= first && revision <= last) {
+      const record = view.at(revision);
       revision += backwards ? -1n : 1n;
+      if (record === undefined) continue;
+      await writer.send(readEventResponse(record, structuredUuid));
+      sent += 1n;
     }
   }
 
-  /** Index in $all of the first record a read from `position` covers, after checking that the position is a record boundary. */
-  private boundaryIndex(position: ReadReq.Options.Position): number {
-    const commit = BigInt(position.getCommitPosition());
-    const prepare = BigInt(position.getPreparePosition());
-    if (commit !== prepare || !this.log.isBoundary(commit)) throw new StatusError(INVALID_POSITION);
-    return this.log.indexAtOrAfter(commit);
+  /**
+   * A position a read of $all may start from: its commit part must be a record's start or past the
+   * index's end (what a node's transaction-file reader accepts); the prepare part then only orders it
+   * among the records at that commit position.
+   */
+  private checkedPos(position: ReadReq.Options.Position): Pos {
+    const pos = { commit: BigInt(position.getCommitPosition()), prepare: BigInt(position.getPreparePosition()) };
+    if (pos.commit < this.log.indexedEndPosition && !this.log.isBoundary(pos.commit)) throw new StatusError(INVALID_POSITION);
+    return pos;
   }
 
   private async readAll(
@@ -313,93 +216,104 @@ export class StreamsHandlers {
     signal: AbortSignal,
   ): Promise<void> {
     const AllCase = streamsPb.ReadReq.Options.AllOptions.AllOptionCase;
+    const end = this.log.indexedCount;
     let index: number;
     switch (options.getAllOptionCase()) {
       case AllCase.START:
         index = backwards ? -1 : 0;
         break;
       case AllCase.END:
-        index = backwards ? this.log.recordCount - 1 : this.log.recordCount;
+        index = backwards ? end - 1 : end;
         break;
-      case AllCase.POSITION:
-        // Forwards from a position includes the record there; backwards starts with the one before it.
-        index = this.boundaryIndex(options.getPosition() as ReadReq.Options.Position) - (backwards ? 1 : 0);
+      case AllCase.POSITION: {
+        // Forwards from a position includes the record there (its (p, p) >= the position when the
+        // prepare part is not past it); backwards covers the records before it.
+        const from = this.checkedPos(options.getPosition() as ReadReq.Options.Position);
+        index = this.log.indexAtOrAfter(from.commit);
+        const at = this.log.at(index);
+        if (backwards) index = at !== undefined && comparePos(recordPos(at), from) < 0 ? index : index - 1;
+        else if (at !== undefined && comparePos(recordPos(at), from) < 0) index += 1;
         break;
+      }
       default:
         throw new BadRequestError('a read of $all needs a start, an end or a position');
     }
-    const end = this.log.recordCount;
     let sent = 0n;
     for (; sent < count && !signal.aborted && index >= 0 && index < end; index += backwards ? -1 : 1) {
-      const record = this.log.at(index) as LogRecord;
+      const record = this.log.at(index);
+      if (record === undefined) continue;
       if (filter !== undefined && !filter.allows(record)) continue;
       await writer.send(readEventResponse(record, structuredUuid));
       sent += 1n;
     }
   }
 
+  /**
+   * A catch-up subscription to $all (Enumerator.AllSubscription / AllSubscriptionFiltered). A
+   * filtered one catches up in pages of at most `window` considered events, as a node reads them;
+   * its checkpoints are the last event sent or, when a page sent nothing past it, the page's start,
+   * which after the first page is (the end of the last record considered, 0): a position whose
+   * commit and prepare parts differ, as a node's do. Live, it checkpoints every
+   * `checkpointInterval` events considered, at the event's own position.
+   */
   private async subscribeToAll(
     options: ReadReq.Options.AllOptions,
-    filtered: { filter: ServerFilter; checkpointInterval: number } | undefined,
+    filtered: Filtered | undefined,
     structuredUuid: boolean,
     writer: ResponseWriter,
     signal: AbortSignal,
   ): Promise<void> {
     const AllCase = streamsPb.ReadReq.Options.AllOptions.AllOptionCase;
+    /** Exclusive start: events at or before it are never sent; undefined: from the start. */
+    let after: Pos | undefined;
     let index: number;
-    /** Exclusive start: events at or before it are never sent. */
-    let after: bigint | undefined;
     switch (options.getAllOptionCase()) {
       case AllCase.START:
         index = 0;
         break;
-      case AllCase.END:
-        index = this.log.recordCount;
+      case AllCase.END: {
+        // After the newest indexed record (a node's LastIndexedPosition), exclusive.
+        index = this.log.indexedCount;
+        const newest = this.log.written(index - 1);
+        after = newest === undefined ? undefined : recordPos(newest);
         break;
+      }
       case AllCase.POSITION: {
-        // Exclusive: the subscription starts after the event at the position. The real server reads
-        // its catch-up pages from there, so the position must be a record boundary too, unless it lies
-        // beyond the end of the log (then it waits for events past it).
-        const position = options.getPosition() as ReadReq.Options.Position;
-        const commit = BigInt(position.getCommitPosition());
-        after = commit;
-        if (commit > this.log.endPosition) {
-          index = this.log.indexAtOrAfter(commit + 1n);
-          break;
-        }
-        const at = this.boundaryIndex(position);
-        index = this.log.at(at)?.position === commit ? at + 1 : at;
+        after = this.checkedPos(options.getPosition() as ReadReq.Options.Position);
+        index = this.log.indexAtOrAfter(after.commit);
         break;
       }
       default:
         throw new BadRequestError('a subscription to $all needs a start, an end or a position');
     }
     await writer.send(confirmationResponse(randomUUID()));
-    // The real server goes live at once, without a checkpoint, when there is nothing to catch up on.
-    let catchingUp = index < this.log.recordCount;
+    const isAfterStart = (record: LogRecord) => after === undefined || comparePos(recordPos(record), after) > 0;
+    // As the client-facing enumerator does, a checkpoint not past the last one sent is dropped.
+    let lastCheckpoint: Pos | undefined;
+    const checkpoint = async (position: Pos) => {
+      if (lastCheckpoint !== undefined && comparePos(position, lastCheckpoint) <= 0) return;
+      lastCheckpoint = position;
+      await writer.send(checkpointResponse(position.commit, position.prepare));
+    };
+    // With nothing to catch up on, a node goes live at once, without a checkpoint. Unfiltered, the
+    // live loop below catches up too (a node sends no checkpoints without a filter).
+    if (filtered !== undefined && index < this.log.indexedCount) {
+      index = await this.filteredCatchUp(index, after, filtered, structuredUuid, writer, checkpoint, signal);
+    }
     let caughtUp = false;
     let considered = 0;
-    let lastCheckpoint = -1n;
-    const checkpoint = async (position: bigint) => {
-      if (position <= lastCheckpoint) return;
-      lastCheckpoint = position;
-      await writer.send(checkpointResponse(position));
-    };
     while (!signal.aborted) {
-      const record = this.log.at(index);
-      if (record === undefined) {
+      if (index >= this.log.indexedCount) {
         if (!caughtUp) {
-          // Leaving catch-up: a filtered subscription is told how far the server has looked.
-          if (filtered !== undefined && catchingUp && index > 0) await checkpoint((this.log.at(index - 1) as LogRecord).position);
           await writer.send(caughtUpResponse());
           caughtUp = true;
-          catchingUp = false;
         }
-        await this.log.nextAppend(signal);
+        await this.log.nextIndexed(signal);
         continue;
       }
+      const record = this.log.at(index);
       index += 1;
-      if (after !== undefined && record.position <= after) continue;
+      if (record === undefined || !isAfterStart(record)) continue;
       if (filtered === undefined) {
         await writer.send(readEventResponse(record, structuredUuid));
         continue;
@@ -408,9 +322,57 @@ export class StreamsHandlers {
       considered += 1;
       if (considered >= filtered.checkpointInterval) {
         considered = 0;
-        await checkpoint(record.position);
+        await checkpoint(recordPos(record));
       }
     }
+  }
+
+  /** The catch-up of a filtered subscription, page by page (see subscribeToAll); answers the index to go live from. */
+  private async filteredCatchUp(
+    startIndex: number,
+    after: Pos | undefined,
+    filtered: Filtered,
+    structuredUuid: boolean,
+    writer: ResponseWriter,
+    sendCheckpoint: (position: Pos) => Promise<void>,
+    signal: AbortSignal,
+  ): Promise<number> {
+    let checkpoint: Pos | undefined = after;
+    let counter = 0;
+    let pageStart: Pos = after ?? { commit: 0n, prepare: 0n };
+    let index = startIndex;
+    while (!signal.aborted) {
+      const end = this.log.indexedCount;
+      let considered = 0;
+      let nextPos = pageStart;
+      let found = 0;
+      while (index < end && considered < filtered.window && found < READ_BATCH_SIZE) {
+        const record = this.log.at(index);
+        index += 1;
+        if (record === undefined) continue;
+        considered += 1;
+        nextPos = { commit: record.postPosition, prepare: 0n };
+        if (!filtered.filter.allows(record)) continue;
+        found += 1;
+        const position = recordPos(record);
+        if (checkpoint !== undefined && comparePos(position, checkpoint) <= 0) continue;
+        await writer.send(readEventResponse(record, structuredUuid));
+        checkpoint = position;
+      }
+      if ((checkpoint === undefined || comparePos(checkpoint, pageStart) < 0) && comparePos(pageStart, nextPos) < 0) checkpoint = pageStart;
+      counter += considered;
+      if (index >= end) {
+        // Going live: a checkpoint, so that at least one comes within every interval.
+        if (checkpoint !== undefined) await sendCheckpoint(checkpoint);
+        return index;
+      }
+      if (counter >= filtered.checkpointInterval) {
+        counter %= filtered.checkpointInterval;
+        if (checkpoint !== undefined) await sendCheckpoint(checkpoint);
+      }
+      pageStart = nextPos;
+    }
+    return index;
   }
 
   private async subscribeToStream(
@@ -421,18 +383,21 @@ export class StreamsHandlers {
     signal: AbortSignal,
   ): Promise<void> {
     const RevisionCase = streamsPb.ReadReq.Options.StreamOptions.RevisionOptionCase;
-    const length = () => this.log.stream(streamId)?.length ?? 0;
-    let next: number;
+    const lastReadable = () => {
+      const view = this.log.streamView(streamId);
+      return view.kind === 'readable' ? view.last : -1n;
+    };
+    let next: bigint;
     switch (options.getRevisionOptionCase()) {
       case RevisionCase.START:
-        next = 0;
+        next = 0n;
         break;
       case RevisionCase.END:
-        next = length();
+        next = lastReadable() + 1n;
         break;
       case RevisionCase.REVISION:
         // Exclusive, like a position in $all.
-        next = Number(BigInt(options.getRevision()) + 1n);
+        next = BigInt(options.getRevision()) + 1n;
         break;
       default:
         throw new BadRequestError('a subscription to a stream needs a start, an end or a revision');
@@ -440,18 +405,20 @@ export class StreamsHandlers {
     await writer.send(confirmationResponse(randomUUID()));
     let caughtUp = false;
     while (!signal.aborted) {
-      const stream = this.log.stream(streamId);
-      const record = stream?.[next];
-      if (record === undefined) {
+      const view = this.log.streamView(streamId);
+      if (view.kind === 'deleted') throw new StatusError(streamDeletedStatus(streamId));
+      if (view.kind === 'readable' && next < view.first) next = view.first;
+      if (view.kind !== 'readable' || next > view.last) {
         if (!caughtUp) {
           await writer.send(caughtUpResponse());
           caughtUp = true;
         }
-        await this.log.nextAppend(signal);
+        await this.log.nextIndexed(signal);
         continue;
       }
-      next += 1;
-      await writer.send(readEventResponse(record, structuredUuid));
+      const record = view.at(next);
+      next += 1n;
+      if (record !== undefined) await writer.send(readEventResponse(record, structuredUuid));
     }
   }
 }

@@ -85,10 +85,10 @@ export function confirmationResponse(subscriptionId: string): ReadResp {
   return new streamsPb.ReadResp().setConfirmation(confirmation);
 }
 
-export function checkpointResponse(position: bigint): ReadResp {
+export function checkpointResponse(commit: bigint, prepare: bigint): ReadResp {
   const checkpoint = new streamsPb.ReadResp.Checkpoint();
-  checkpoint.setCommitPosition(position.toString(10));
-  checkpoint.setPreparePosition(position.toString(10));
+  checkpoint.setCommitPosition(commit.toString(10));
+  checkpoint.setPreparePosition(prepare.toString(10));
   return new streamsPb.ReadResp().setCheckpoint(checkpoint);
 }
 

@@ -1,9 +1,11 @@
-import { describe, expect, it } from '@jest/globals';
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { EventStoreDBClient } from '@eventstore/db-client';
 import { randomUUID } from 'node:crypto';
 import { GenericContainer, getContainerRuntimeClient, Wait } from 'testcontainers';
 import { EsdbEventStore } from '../../src/event-store/esdb-event-store.js';
+import { StreamDamagedError } from '../../src/event-store/event-store.port.js';
 import { startEsdbTestServer } from '../esdb-server/esdb-test-server.js';
-import { startEsdbTestServerProcess } from '../support/event-store.js';
+import { DEFAULT_TEST_READ_LAG_MS, startEsdbTestServerProcess } from '../support/event-store.js';
 import { type ContractTarget, describeEventStoreContract } from './event-store.contract.js';
 
 function connect(connectionString: string, stop: () => Promise<void> = async () => undefined): ContractTarget {
@@ -32,13 +34,13 @@ function connect(connectionString: string, stop: () => Promise<void> = async () 
  * - a slow live subscriber is fed from the log, never "falls behind" into a re-read: same events,
  *   same order;
  * - filter regexes run as JavaScript RegExps, not .NET ones (the adapter's are plain enough for both);
- * - ServerFeatures answers UNIMPLEMENTED, so the client appends with Append; a real node of 21.10 or
- *   later makes the client use BatchAppend instead (see the real-node run below);
  * - the server writes `$statsCollected` every second (a real node: every 30 s) so that system events
  *   interleave with the contract's own.
+ * Like a KurrentDB 25 node it makes the client append through BatchAppend, and its reads trail its
+ * writes (the project's default index lag), so the contract holds with an index that is behind.
  */
 describeEventStoreContract('esdb (test server)', async () => {
-  const server = await startEsdbTestServer();
+  const server = await startEsdbTestServer({ settings: { readLagMs: DEFAULT_TEST_READ_LAG_MS } });
   return connect(server.connectionString, () => server.stop());
 });
 
@@ -107,3 +109,70 @@ if (realConnectionString !== undefined && realConnectionString !== '') {
 } else {
   process.stderr.write('esdb contract on a real EventStoreDB not run: EVENTSTORE_CONNECTION_STRING is not set and testcontainers finds no Docker engine\n');
 }
+
+/*
+ * Streams an operator deleted or truncated on EventStoreDB (this service never does): a read of
+ * one, or an append to it, fails with StreamDamagedError rather than handing the caller what is
+ * left, which it would fold into a wrong state (a wallet without its first events).
+ */
+describe('EsdbEventStore on deleted and truncated streams', () => {
+  const event = (type: string) => ({ id: randomUUID(), type, data: { type }, metadata: {} });
+  const stream = (category: string) => `${category}-${randomUUID().replace(/-/g, '')}`;
+  let server: Awaited<ReturnType<typeof startEsdbTestServer>>;
+  let store: EsdbEventStore;
+  let operator: EventStoreDBClient;
+
+  beforeAll(async () => {
+    server = await startEsdbTestServer({ statsIntervalMs: 0, settings: { readLagMs: DEFAULT_TEST_READ_LAG_MS } });
+    store = new EsdbEventStore(server.connectionString);
+    operator = EventStoreDBClient.connectionString(server.connectionString);
+  });
+  afterAll(async () => {
+    await store?.close();
+    await operator?.dispose();
+    await server?.stop();
+  });
+
+  async function written(streamId: string, count: number): Promise<void> {
+    await store.append(streamId, Array.from({ length: count }, (_, i) => event(`E${i}`)), { expectedRevision: 'no_stream' });
+  }
+
+  it('a stream that never existed still reads as empty, and one read from past a truncation still reads', async () => {
+    expect(await store.readStream(stream('fresh'), { maxCount: 10 })).toEqual([]);
+    const id = stream('capped');
+    await written(id, 5);
+    await operator.setStreamMetadata(id, { maxCount: 2 });
+    expect((await store.readStream(id, { fromRevision: 3n, maxCount: 10 })).map((e) => e.revision)).toEqual([3n, 4n]);
+  });
+
+  it('$maxCount or $tb: a read from the start fails as truncated', async () => {
+    const capped = stream('capped');
+    await written(capped, 5);
+    await operator.setStreamMetadata(capped, { maxCount: 2 });
+    await expect(store.readStream(capped, { maxCount: 10 })).rejects.toMatchObject({ code: 'stream_damaged', damage: 'truncated', streamId: capped });
+    await expect(store.readStream(capped, { fromRevision: 1n, maxCount: 10 })).rejects.toBeInstanceOf(StreamDamagedError);
+
+    // Every event hidden: the stream exists and reads as nothing (not as "not found").
+    const hidden = stream('hidden');
+    await written(hidden, 3);
+    await operator.setStreamMetadata(hidden, { truncateBefore: 3 });
+    await expect(store.readStream(hidden, { maxCount: 10 })).rejects.toMatchObject({ damage: 'truncated' });
+  });
+
+  it('a soft delete: reads fail as deleted, and an append to no stream, which would recreate it, fails too', async () => {
+    const id = stream('soft');
+    await written(id, 3);
+    await operator.deleteStream(id);
+    await expect(store.readStream(id, { maxCount: 10 })).rejects.toMatchObject({ damage: 'deleted' });
+    await expect(store.append(id, [event('Again')], { expectedRevision: 'stream_exists' })).rejects.toMatchObject({ damage: 'deleted' });
+    await expect(store.append(id, [event('Again')], { expectedRevision: 'no_stream' })).rejects.toMatchObject({ damage: 'deleted' });
+  });
+
+  it('a tombstone: reads and appends fail as tombstoned', async () => {
+    const id = stream('hard');
+    await written(id, 2);
+    await operator.tombstoneStream(id);
+    await expect(store.readStream(id, { maxCount: 10 })).rejects.toMatchObject({ damage: 'tombstoned' });
+    await expect(store.append(id, [event('Again')], { expectedRevision: 1n })).rejects.toMatchObject({ damage: 'tombstoned' });
+  });
+});

@@ -11,7 +11,7 @@ import { checkpointOf, waitUntil } from '../../projections/runner/counting.proje
 import { writeSampleLog } from '../../projections/runner/sample-log.testing.js';
 import { readActiveWorkers, readProjectionStatus } from '../../projections/status/projection-status.js';
 import { createTestDatabase, type TestDatabase } from '../support/database.js';
-import { createTestEventStore, type TestEventStore } from '../support/event-store.js';
+import { createTestEventStore, DEFAULT_TEST_READ_LAG_MS, testEventStoreControl, type TestEventStore } from '../support/event-store.js';
 import { TEST_DATA_ENCRYPTION_KEY } from '../support/data-protection.js';
 import { DIST, exited } from '../support/processes.js';
 
@@ -65,7 +65,12 @@ const TEST_TIMEOUT_MS = 240_000;
 describe('Given two worker processes on a backlog', () => {
   it('after kill -9 of the active one mid-batch, the standby takes over within seconds and the rows equal a clean rebuild', async () => {
     expect(PROJECTIONS.length).toBeGreaterThan(0);
+    // The backlog is written with the EventStoreDB test server's index lag off: its some twelve
+    // thousand appends, one after the other, would each wait for it. The workers then read it with the lag on.
+    const control = await testEventStoreControl(database);
+    await control?.configure({ readLagMs: 0 });
     const { lastPosition } = await writeSampleLog(pool, { organizations: 20, verifications: 3_000, store });
+    await control?.configure({ readLagMs: DEFAULT_TEST_READ_LAG_MS });
     const first = startWorker();
     const second = startWorker();
     const pids = [first.pid, second.pid];

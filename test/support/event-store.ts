@@ -1,10 +1,12 @@
 import { spawn } from 'node:child_process';
+import { createInterface } from 'node:readline';
 import { afterAll, beforeAll } from '@jest/globals';
 import pg from 'pg';
 import { EsdbEventStore } from '../../src/event-store/esdb-event-store.js';
 import type { EventStore, ReadAllOptions, RecordedEvent } from '../../src/event-store/event-store.port.js';
 import { InstrumentedEventStore } from '../../src/event-store/instrumented-event-store.js';
 import { PostgresEventStore } from '../../src/event-store/postgres-event-store.js';
+import { type EsdbTestServerControl, remoteControl } from '../esdb-server/control.js';
 import { createTestDatabase, type TestDatabase } from './database.js';
 
 export type TestEventStoreKind = 'postgres' | 'esdb';
@@ -26,6 +28,8 @@ export function testEventStoreKind(): TestEventStoreKind {
 // with every test file's modules) nor slows the test file it serves.
 export interface TestServerProcess {
   readonly connectionString: string;
+  /** Switches the node's behaviour (read lag, acknowledgement, slow writes, appends that time out) and scavenges: test/esdb-server/control.ts. */
+  readonly control: EsdbTestServerControl;
   stop(): Promise<void>;
 }
 
@@ -33,14 +37,33 @@ const servers = new Map<string, Promise<TestServerProcess>>();
 const SERVER_START_TIMEOUT_MS = 30_000;
 const SERVER_STOP_TIMEOUT_MS = 5_000;
 
+/**
+ * How far reads trail writes on the project's test servers unless a test says otherwise: a
+ * KurrentDB node's reads see only what its index holds, and the service must be correct when the
+ * index is behind (the winner of a race not yet readable by the loser, a subscription behind an
+ * append). TEST_ESDB_READ_LAG_MS overrides it (0 turns the lag off).
+ */
+export const DEFAULT_TEST_READ_LAG_MS = 30;
+
+function testReadLagMs(): string {
+  const configured = process.env.TEST_ESDB_READ_LAG_MS;
+  return configured === undefined || configured === '' ? String(DEFAULT_TEST_READ_LAG_MS) : configured;
+}
+
 /** An EventStoreDB test server in a child process (as a real node is to the app: another process). */
 export function startEsdbTestServerProcess(): Promise<TestServerProcess> {
   const script = process.env.TEST_ESDB_SERVER_SCRIPT;
   if (script === undefined) {
     return Promise.reject(new Error('TEST_ESDB_SERVER_SCRIPT is unset: the integration projects\' global setup compiles the EventStoreDB test server'));
   }
-  const child = spawn(process.execPath, [script], { stdio: ['pipe', 'pipe', 'inherit'] });
-  const exited = new Promise<void>((resolveExit) => child.once('exit', () => resolveExit()));
+  const child = spawn(process.execPath, [script], { stdio: ['pipe', 'pipe', 'inherit'], env: { ...process.env, ESDB_TEST_READ_LAG_MS: testReadLagMs() } });
+  const remote = remoteControl((line) => child.stdin.write(`${line}\n`));
+  const exited = new Promise<void>((resolveExit) =>
+    child.once('exit', () => {
+      remote.fail(new Error('the EventStoreDB test server has exited'));
+      resolveExit();
+    }),
+  );
   const stop = async (): Promise<void> => {
     if (child.exitCode === null && child.signalCode === null) {
       child.kill('SIGTERM');
@@ -49,8 +72,9 @@ export function startEsdbTestServerProcess(): Promise<TestServerProcess> {
       clearTimeout(timer);
     }
   };
+  // A control call to a server that has just exited must not crash the worker (EPIPE).
+  child.stdin.on('error', () => undefined);
   return new Promise<TestServerProcess>((resolveStart, rejectStart) => {
-    let output = '';
     const fail = (why: string) => {
       clearTimeout(timer);
       void stop();
@@ -60,23 +84,24 @@ export function startEsdbTestServerProcess(): Promise<TestServerProcess> {
     const timer = setTimeout(() => fail(`no port within ${SERVER_START_TIMEOUT_MS} ms`), SERVER_START_TIMEOUT_MS);
     child.on('error', (error) => fail(error.message));
     child.once('exit', onExit);
-    child.stdout.setEncoding('utf8');
-    const onData = (chunk: string) => {
-      output += chunk;
-      const newline = output.indexOf('\n');
-      if (newline < 0) return;
+    // The first line is the port; every later one answers a control call.
+    const lines = createInterface({ input: child.stdout });
+    let started = false;
+    lines.on('line', (line) => {
+      if (started) {
+        remote.receive(line);
+        return;
+      }
+      started = true;
       clearTimeout(timer);
       child.off('exit', onExit);
-      child.stdout.off('data', onData);
-      child.stdout.resume();
-      const { port } = JSON.parse(output.slice(0, newline)) as { port: number };
-      resolveStart({ connectionString: `esdb://127.0.0.1:${port}?tls=false`, stop });
-    };
-    child.stdout.on('data', onData);
+      const { port } = JSON.parse(line) as { port: number };
+      resolveStart({ connectionString: `esdb://127.0.0.1:${port}?tls=false`, control: remote.control, stop });
+    });
   });
 }
 
-function serverFor(database: TestDatabase): Promise<TestServerProcess> {
+function serverFor(database: Pick<TestDatabase, 'name'>): Promise<TestServerProcess> {
   let server = servers.get(database.name);
   if (server === undefined) {
     server = startEsdbTestServerProcess();
@@ -91,6 +116,16 @@ export async function stopTestEventStoreOf(databaseName: string): Promise<void> 
   if (server === undefined) return;
   servers.delete(databaseName);
   await (await server).stop();
+}
+
+/**
+ * The control of this test database's EventStoreDB test server, or undefined on the postgres
+ * project: a test switches read lag, acknowledgement, slow writes and appends that time out, or
+ * scavenges, for the store every process of that database shares.
+ */
+export async function testEventStoreControl(database: Pick<TestDatabase, 'name'>): Promise<EsdbTestServerControl | undefined> {
+  if (testEventStoreKind() === 'postgres') return undefined;
+  return (await serverFor(database)).control;
 }
 
 /** Environment that points the app, a CLI or a worker process at the event store of this test database. */
