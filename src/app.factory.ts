@@ -29,8 +29,8 @@ function corsOptions(config: AppConfig) {
   return {
     origin: [...config.operations.corsOrigins],
     methods: ['GET', 'POST', 'PUT', 'DELETE'],
-    allowedHeaders: ['Content-Type', 'X-Service-Key', 'X-Request-Id', 'Authorization'],
-    exposedHeaders: ['X-Request-Id', 'Retry-After'],
+    allowedHeaders: ['Content-Type', 'X-Service-Key', 'X-Request-Id', 'X-Consistency-Token', 'Authorization'],
+    exposedHeaders: ['X-Request-Id', 'Retry-After', 'X-Consistency-Token'],
     credentials: false,
     maxAge: 600,
   };

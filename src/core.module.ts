@@ -9,8 +9,9 @@ import { EVENT_STORE, type EventStore } from './event-store/event-store.port.js'
 import { Clock, SystemClock } from './common/clock.js';
 import { IdGenerator, RandomIdGenerator } from './common/ids.js';
 import { ProjectionWaiter } from './read-models/projection-waiter.js';
+import { ReadYourWrites } from './read-models/read-your-writes.js';
 
-/** The shared I/O of every feature: config, PostgreSQL pool, TypeORM data source, event store, the read models' waiter. */
+/** The shared I/O of every feature: config, PostgreSQL pool, TypeORM data source, event store, the read models' waiter and read-your-writes. */
 @Global()
 @Module({})
 export class CoreModule implements OnApplicationShutdown {
@@ -29,6 +30,7 @@ export class CoreModule implements OnApplicationShutdown {
         { provide: IdGenerator, useClass: RandomIdGenerator },
         { provide: CONFIG, useValue: runtime.config },
         ProjectionWaiter,
+        ReadYourWrites,
         {
           provide: PG_POOL,
           useFactory: () => {
@@ -48,7 +50,7 @@ export class CoreModule implements OnApplicationShutdown {
           useFactory: (pool: pg.Pool) => createEventStore(runtime, pool),
         },
       ],
-      exports: [RUNTIME, CONFIG, PG_POOL, DataSource, EVENT_STORE, Clock, IdGenerator, ProjectionWaiter],
+      exports: [RUNTIME, CONFIG, PG_POOL, DataSource, EVENT_STORE, Clock, IdGenerator, ProjectionWaiter, ReadYourWrites],
     };
   }
 

@@ -9,6 +9,7 @@ import { newTokensOf, tokensOf } from '../data-protection/blind-index.js';
 import { EVENT_STORE, type EventStore, EventStoreUnavailableError, type JsonObject } from '../event-store/event-store.port.js';
 import { EventSourcedHandler, type Stream } from '../event-sourcing/event-sourced-handler.js';
 import { NO_RETRY } from '../event-sourcing/retry.js';
+import { ReadYourWrites } from '../read-models/read-your-writes.js';
 import { verificationDecider, type VerificationCommand, type VerificationState } from './verification.decider.js';
 import type { VerificationEvent } from './verification.events.js';
 import { PersonalFields, VerificationCodec } from './verification.codec.js';
@@ -97,6 +98,7 @@ export class VerificationStreams {
     @Inject(IdGenerator) ids: IdGenerator,
     @Inject(DataKeys) private readonly keys: DataKeys,
     @Inject(PersonalFields) fields: PersonalFields,
+    @Inject(ReadYourWrites) private readonly readYourWrites: ReadYourWrites,
     @Optional() @Inject(FINISH_REREADS) rereads?: FinishRereads,
   ) {
     this.rereads = rereads ?? DEFAULT_FINISH_REREADS;
@@ -115,6 +117,7 @@ export class VerificationStreams {
     const requested = stream(reference);
     const handled = await this.handler.handle(requested, command, context, { from: { folded: this.handler.initial(requested), current: false } });
     if (handled.status !== 'appended') throw new VerificationAlreadyExists('This reference is already in use');
+    this.readYourWrites.noteWrite({ organizationId, environment }, 'verification', handled.position);
     return { state: handled.folded.state, won: true, position: handled.position };
   }
 
@@ -157,6 +160,7 @@ export class VerificationStreams {
       if (winner === undefined) throw new OutcomeNotKnown(reference);
       return { state: winner, won: false, position: null };
     }
+    this.readYourWrites.noteWrite(state.requested, 'verification', handled.position);
     if (command.type === 'CompleteVerification') await this.indexResult(state.requested, command.result);
     return { state: handled.folded.state, won: true, position: handled.position };
   }

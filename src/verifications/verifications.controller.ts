@@ -1,14 +1,19 @@
-import { Body, Controller, Get, HttpCode, Inject, Param, Post, Query, Req, UseGuards } from '@nestjs/common';
+import { Body, Controller, Get, HttpCode, Inject, Param, Post, Query, Req, Res, UseGuards } from '@nestjs/common';
 import { CommandBus, QueryBus } from '@nestjs/cqrs';
 import { ApiBody, ApiExtraModels, ApiHeader, ApiOperation, ApiParam, ApiQuery, ApiResponse, ApiSecurity, ApiTags } from '@nestjs/swagger';
+import type { FastifyReply } from 'fastify';
 import { AnyOrganizationStatus, ApiKeyGuard, authenticatedKey, keyActor, type KeyedRequest } from '../auth/api-key.guard.js';
 import { ErrorEnvelopeDto } from '../common/api.dto.js';
 import { ok, type SuccessEnvelope } from '../common/envelope.js';
 import { commandContext } from '../common/request-context.js';
+import { CONSISTENCY_TOKEN_DESCRIPTION, ReadYourWrites } from '../read-models/read-your-writes.js';
 import { SCOPES } from '../scopes/scopes.js';
 import { GetVerification, ListVerifications, RunVerification } from './verification.commands.js';
 import { VerificationEnvelopeDto, VerificationInputsDto, VerificationListEnvelopeDto } from './verification.dto.js';
 import type { VerificationSummary, VerificationView } from './verification.views.js';
+
+/** The read model of the list, which waits for it to show the key's own checks. */
+const LIST_PROJECTIONS = ['verifications'] as const;
 
 const errors = {
   401: { status: 401, description: 'unauthenticated: missing, unknown or revoked X-Service-Key', type: ErrorEnvelopeDto },
@@ -34,6 +39,7 @@ export class VerificationsController {
   constructor(
     @Inject(CommandBus) private readonly commands: CommandBus,
     @Inject(QueryBus) private readonly queries: QueryBus,
+    @Inject(ReadYourWrites) private readonly readYourWrites: ReadYourWrites,
   ) {}
 
   @Get('verifications')
@@ -43,11 +49,19 @@ export class VerificationsController {
   @ApiQuery({ name: 'pageSize', required: false, description: '1 to 100, default 20; above 100 is capped to 100' })
   @ApiQuery({ name: 'scope', required: false, enum: SCOPES })
   @ApiQuery({ name: 'status', required: false, enum: ['found', 'not_found', 'failed'] })
+  @ApiHeader({ name: 'X-Consistency-Token', required: false, description: CONSISTENCY_TOKEN_DESCRIPTION })
   @ApiResponse({ status: 200, type: VerificationListEnvelopeDto })
   @ApiResponse(errors[401])
-  @ApiResponse({ status: 422, description: 'validation_failed: page, pageSize, scope or status invalid', type: ErrorEnvelopeDto })
-  async list(@Req() request: KeyedRequest, @Query() query: Record<string, unknown>): Promise<SuccessEnvelope<VerificationSummary[]>> {
-    const page = await this.queries.execute(new ListVerifications(authenticatedKey(request), query ?? {}));
+  @ApiResponse({ status: 422, description: 'validation_failed: page, pageSize, scope or status invalid, or X-Consistency-Token malformed', type: ErrorEnvelopeDto })
+  @ApiResponse({ status: 503, description: 'service_unavailable: the read model did not show the key\'s latest checks (or the token\'s) within 2 s, or a store is unavailable', type: ErrorEnvelopeDto })
+  async list(
+    @Req() request: KeyedRequest,
+    @Res({ passthrough: true }) reply: FastifyReply,
+    @Query() query: Record<string, unknown>,
+  ): Promise<SuccessEnvelope<VerificationSummary[]>> {
+    const key = authenticatedKey(request);
+    await this.readYourWrites.beforeRead(request, reply, key, 'verification', LIST_PROJECTIONS);
+    const page = await this.queries.execute(new ListVerifications(key, query ?? {}));
     return ok(page.data, page.meta);
   }
 
@@ -66,8 +80,8 @@ export class VerificationsController {
   @HttpCode(201)
   @ApiOperation({ summary: 'No scope in the path: always 422' })
   @ApiResponse({ status: 422, description: 'validation_failed: a scope is required', type: ErrorEnvelopeDto })
-  async noScope(@Req() request: KeyedRequest, @Body() body: unknown): Promise<SuccessEnvelope<VerificationView>> {
-    return this.run(request, undefined, body);
+  async noScope(@Req() request: KeyedRequest, @Res({ passthrough: true }) reply: FastifyReply, @Body() body: unknown): Promise<SuccessEnvelope<VerificationView>> {
+    return this.run(request, reply, undefined, body);
   }
 
   @Post(':scope')
@@ -95,13 +109,22 @@ export class VerificationsController {
       'service_unavailable: the event store or database is unavailable; when a check was made, details {reference}: not charged, or its outcome not known yet (GET it once settled)',
     type: ErrorEnvelopeDto,
   })
-  async runScope(@Req() request: KeyedRequest, @Param('scope') scope: string, @Body() body: unknown): Promise<SuccessEnvelope<VerificationView>> {
-    return this.run(request, scope, body);
+  async runScope(
+    @Req() request: KeyedRequest,
+    @Res({ passthrough: true }) reply: FastifyReply,
+    @Param('scope') scope: string,
+    @Body() body: unknown,
+  ): Promise<SuccessEnvelope<VerificationView>> {
+    return this.run(request, reply, scope, body);
   }
 
-  private async run(request: KeyedRequest, scope: string | undefined, body: unknown): Promise<SuccessEnvelope<VerificationView>> {
+  /** Whatever the outcome (201, 402, 502, ...), the answer carries the token of the key's writes known here. */
+  private async run(request: KeyedRequest, reply: FastifyReply, scope: string | undefined, body: unknown): Promise<SuccessEnvelope<VerificationView>> {
     const key = authenticatedKey(request);
-    const view = await this.commands.execute(new RunVerification(key, scope, body, commandContext(request, keyActor(key))));
-    return ok(view);
+    try {
+      return ok(await this.commands.execute(new RunVerification(key, scope, body, commandContext(request, keyActor(key)))));
+    } finally {
+      this.readYourWrites.answerToken(reply, key);
+    }
   }
 }

@@ -7,6 +7,7 @@ import { streams } from '../common/streams.js';
 import { EVENT_STORE, type EventStore } from '../event-store/event-store.port.js';
 import { type Decision, type DecidedEvent, EventSourcedHandler, type Folded, type Stream } from '../event-sourcing/event-sourced-handler.js';
 import { exponentialJitter } from '../event-sourcing/retry.js';
+import { ReadYourWrites } from '../read-models/read-your-writes.js';
 import { availableKobo, balanceKobo, walletDecider, type WalletCommand, type WalletState } from './wallet.decider.js';
 import { storedLink, WALLET_CHAIN } from './wallet-chain.js';
 import type { WalletEvent } from './wallet.events.js';
@@ -163,6 +164,8 @@ export class EventSourcedWalletLedger extends WalletLedger implements BeforeAppl
     @Optional() @Inject(WALLET_LEDGER_OPTIONS) options?: Partial<WalletLedgerOptions>,
     // Not @Optional: the app must provide a snapshot store. Tests that build a ledger by hand may leave it out (no snapshots).
     @Inject(WalletSnapshots) private readonly snapshots?: WalletSnapshots,
+    // The same: the app provides it, so that this instance's reads of the wallet show what it wrote here.
+    @Inject(ReadYourWrites) private readonly readYourWrites?: ReadYourWrites,
   ) {
     super();
     this.options = { ...DEFAULT_WALLET_LEDGER_OPTIONS, ...options };
@@ -275,6 +278,8 @@ export class EventSourcedWalletLedger extends WalletLedger implements BeforeAppl
     if (handled.status === 'conflict') throw new ServiceUnavailable('The wallet is busy; try again shortly');
     this.remember(stream.id, handled.folded, cached);
     const position = handled.status === 'appended' ? handled.position : (handled.folded.position ?? 0n);
+    // Also when nothing was written: a read here must not show less than the fold this batch was decided on.
+    if (position > 0n) this.readYourWrites?.noteWrite(queue.wallet, 'wallet', position);
     handled.result.forEach((outcome, index) => {
       const pending = batch[index];
       if ('error' in outcome) pending.reject(outcome.error);

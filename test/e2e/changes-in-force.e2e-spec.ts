@@ -6,9 +6,11 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
 import { freePort } from '../../src/database/embedded-postgres.js';
+import { KEY_CACHE_TTL_MS } from '../../src/auth/key-cache.js';
 import { startTestApp } from '../support/app.js';
 import { createTestDatabase, type TestDatabase } from '../support/database.js';
 import { createTestEventStore, streamEvents, type TestEventStore } from '../support/event-store.js';
+import { createOrganization, issueKey } from '../support/fixtures.js';
 import { TEST_DATA_ENCRYPTION_KEY } from '../support/data-protection.js';
 import { DIST, exited, healthy, runNode, startNodeProcess } from '../support/processes.js';
 
@@ -155,6 +157,23 @@ describe('Operators\' changes are in force when the command returns', () => {
       expect(await walletEvents(organizationId)).toBe(before);
     });
 
+    it('org prices and org rate-limit through the CLI: the next check is priced and counted by the new figures', async () => {
+      const { organizationId, key } = await warmedKey();
+      const priced = await cli('org', 'prices', organizationId, 'nin=4321');
+      expect(priced.code).toBe(0);
+      expect(priced.stdout).toContain('In force on every instance');
+      const charged = await check(key, NIN_CHECK);
+      expect(charged.status).toBe(201);
+      expect(charged.body.data.priceKobo).toBe(4_321);
+
+      const limited = await cli('org', 'rate-limit', organizationId, '777');
+      expect(limited.code).toBe(0);
+      expect(limited.stdout).toContain('In force on every instance');
+      const counted = await fetch(`${baseUrl}/v1/wallet`, { headers: { 'x-service-key': key } });
+      expect(counted.status).toBe(200);
+      expect(counted.headers.get('x-ratelimit-limit')).toBe('777');
+    });
+
     it('through the admin API, the instance that took the change refuses the next check at once', async () => {
       const { organizationId, keyId, key } = await warmedKey();
       const before = await walletEvents(organizationId);
@@ -167,6 +186,36 @@ describe('Operators\' changes are in force when the command returns', () => {
       expect((await check(key, NIN_CHECK)).status).toBe(401);
       expect(await walletEvents(organizationId)).toBe(before);
     });
+  });
+
+  it(`through the admin API on one instance, another on the same database acts on the change for every request it receives ${KEY_CACHE_TTL_MS} ms after the answer`, async () => {
+    const a = await startTestApp();
+    const b = await startTestApp({ database: a.database });
+    try {
+      const { id } = await createOrganization(a, { approved: true, scopes: ['nin', 'bvn'] });
+      const headers = { 'x-service-key': (await issueKey(a, id)).key };
+      const nin = () => b.request('POST', NIN_CHECK.path, { headers, body: NIN_CHECK.body });
+      /** Fills B's cache with what it reads of the key now, makes the change on A, and lets the bound pass. */
+      async function onA(method: string, path: string, body?: unknown): Promise<void> {
+        expect((await b.request('GET', '/v1/wallet', { headers })).status).toBe(200);
+        expect((await a.admin(method, `/admin/v1/organizations/${id}${path}`, body)).status).toBe(200);
+        await new Promise((wake) => setTimeout(wake, KEY_CACHE_TTL_MS));
+      }
+
+      await onA('PUT', '/prices', { nin: 4_321 });
+      expect((await nin()).body.data.priceKobo).toBe(4_321);
+      await onA('PUT', '/rate-limit', { requestsPerMinute: 777 });
+      expect((await b.request('GET', '/v1/wallet', { headers })).headers.get('x-ratelimit-limit')).toBe('777');
+      await onA('PUT', '/scopes', { scopes: ['nin'] });
+      expect((await b.request('POST', BVN_CHECK.path, { headers, body: BVN_CHECK.body })).body.error.code).toBe('scope_not_active');
+      await onA('POST', '/suspend', { reason: 'review' });
+      expect((await nin()).body.error.code).toBe('organization_suspended');
+      await onA('POST', '/reinstate');
+      expect((await nin()).status).toBe(201);
+    } finally {
+      await b.close();
+      await a.close();
+    }
   });
 
   it('through the admin API with no projection worker, a change the read models do not apply in time answers 503 change_not_in_force, recorded', async () => {

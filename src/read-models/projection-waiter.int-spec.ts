@@ -1,0 +1,56 @@
+import { afterAll, beforeAll, expect, it } from '@jest/globals';
+import pg from 'pg';
+import { createTestDatabase, type TestDatabase } from '../../test/support/database.js';
+import { describeOnPostgresProjectOnly } from '../../test/support/store-independent.js';
+import { ProjectionWaiter } from './projection-waiter.js';
+
+describeOnPostgresProjectOnly('ProjectionWaiter on projection_checkpoints', 'the checkpoints are in PostgreSQL on both event stores', () => {
+  let database: TestDatabase;
+  let pool: pg.Pool;
+  const queries: string[] = [];
+  beforeAll(async () => {
+    database = await createTestDatabase();
+    pool = new pg.Pool({ connectionString: database.url, max: 4 });
+    await pool.query(`insert into projection_checkpoints (name, position) values ('alpha', 10), ('beta', 10)`);
+    const query = pool.query.bind(pool) as (...args: unknown[]) => unknown;
+    // Counts the statements the waiter sends, to show that waiters share them.
+    (pool as unknown as { query: (...args: unknown[]) => unknown }).query = (...args: unknown[]) => {
+      if (typeof args[0] === 'string' && args[0].includes('projection_checkpoints')) queries.push(args[0]);
+      return query(...args);
+    };
+  });
+  afterAll(async () => {
+    await pool?.end();
+    await database?.drop();
+  });
+
+  const advance = (name: string, position: number) => pool.query('update projection_checkpoints set position = $2 where name = $1', [name, position]);
+
+  it('answers true once every named checkpoint reached the position, false past the wait (checked once for 0)', async () => {
+    const waiter = new ProjectionWaiter(pool);
+    expect(await waiter.waitFor(['alpha', 'beta'], 10n, 0)).toBe(true);
+    expect(await waiter.waitFor(['alpha', 'beta'], 11n, 0)).toBe(false);
+    expect(await waiter.waitFor(['alpha', 'missing'], 1n, 30)).toBe(false);
+    const waiting = waiter.waitFor(['alpha', 'beta'], 12n, 2_000);
+    await advance('alpha', 12);
+    await new Promise((wake) => setTimeout(wake, 50));
+    await advance('beta', 15);
+    expect(await waiting).toBe(true);
+  });
+
+  it('many waiters share one poll, and a position seen passed needs no query at all', async () => {
+    const waiter = new ProjectionWaiter(pool);
+    await advance('alpha', 20);
+    const waiting = Array.from({ length: 50 }, (_, i) => waiter.waitFor(['alpha'], BigInt(21 + (i % 5)), 2_000));
+    await new Promise((wake) => setTimeout(wake, 100));
+    const before = queries.length;
+    await advance('alpha', 30);
+    expect(await Promise.all(waiting)).toEqual(Array(50).fill(true));
+    // One poll every 5 ms for all fifty, not fifty.
+    expect(queries.length - before).toBeLessThan(10);
+    const settled = queries.length;
+    expect(await waiter.waitFor(['alpha'], 30n, 0)).toBe(true);
+    expect(await waiter.waitFor(['alpha'], 25n)).toBe(true);
+    expect(queries.length).toBe(settled);
+  });
+});
