@@ -1,37 +1,21 @@
 import { Body, Controller, Get, HttpCode, Inject, Param, Post, Query, Req, UseGuards } from '@nestjs/common';
 import { CommandBus, QueryBus } from '@nestjs/cqrs';
-import { ApiBody, ApiExtraModels, ApiHeader, ApiOperation, ApiParam, ApiQuery, ApiResponse, ApiSecurity, ApiTags } from '@nestjs/swagger';
+import { ApiExcludeEndpoint, ApiQuery, ApiSecurity } from '@nestjs/swagger';
 import { ApiKeyGuard, authenticatedKey, keyActor, type KeyedRequest } from '../auth/api-key.guard.js';
-import { ErrorEnvelopeDto } from '../common/api.dto.js';
 import { ok, type SuccessEnvelope } from '../common/envelope.js';
+import { ANY_ROUTE_ERRORS, ApiErrors, ApiPaging, ApiPathParam, ApiRoute, ApiSuccess, KEY_ERRORS, ORGANIZATION_STATE_ERRORS, ref } from '../common/openapi.js';
 import { commandContext } from '../common/request-context.js';
 import { SCOPES } from '../scopes/scopes.js';
 import { GetVerification, ListVerifications, RunVerification } from './verification.commands.js';
-import { VerificationEnvelopeDto, VerificationInputsDto, VerificationListEnvelopeDto } from './verification.dto.js';
+import { MAX_PAGE, REFERENCE_PATTERN } from './verification.queries.js';
 import type { VerificationSummary, VerificationView } from './verification.views.js';
 
 function linkBase(request: KeyedRequest): string {
   return `${request.protocol}://${request.host}`;
 }
 
-const errors = {
-  401: { status: 401, description: 'unauthenticated: missing, unknown or revoked X-Service-Key', type: ErrorEnvelopeDto },
-  403: {
-    status: 403,
-    description: 'scope_not_active, scope_not_allowed, organization_not_approved (live keys), organization_suspended, provider_not_configured',
-    type: ErrorEnvelopeDto,
-  },
-};
-
-@ApiTags('verifications')
+/** `POST /v1/{scope}` is documented as one operation per scope (verification.openapi.ts), not here. */
 @ApiSecurity('serviceKey')
-@ApiHeader({ name: 'X-Service-Key', required: true, description: 'service_test_… or service_live_…' })
-@ApiExtraModels(ErrorEnvelopeDto)
-@ApiResponse({
-  status: 429,
-  description: 'rate_limited: more requests this minute than the key may make (RATE_LIMIT_PER_MINUTE or the organization\'s limit); Retry-After gives the seconds to wait; details {limitPerMinute, retryAfterSeconds}',
-  type: ErrorEnvelopeDto,
-})
 @UseGuards(ApiKeyGuard)
 @Controller('v1')
 export class VerificationsController {
@@ -41,53 +25,42 @@ export class VerificationsController {
   ) {}
 
   @Get('verifications')
-  @ApiOperation({ summary: "List the organization's verifications of the key's environment, most recent first. Never charged." })
-  @ApiQuery({ name: 'page', required: false, description: 'from 1; default 1' })
-  @ApiQuery({ name: 'pageSize', required: false, description: '1 to 100, default 20; above 100 is capped to 100' })
-  @ApiQuery({ name: 'scope', required: false, enum: SCOPES })
-  @ApiQuery({ name: 'status', required: false, enum: ['found', 'not_found', 'failed'] })
-  @ApiResponse({ status: 200, type: VerificationListEnvelopeDto })
-  @ApiResponse(errors[401])
-  @ApiResponse({ status: 422, description: 'validation_failed: page, pageSize, scope or status invalid', type: ErrorEnvelopeDto })
+  @ApiRoute(
+    'listVerifications',
+    'Verifications',
+    'List verifications',
+    "The organization's verifications of the key's environment, most recent first, as summaries. Never charged. Request pages in order until page equals totalPages, with the same filters throughout.",
+  )
+  @ApiPaging(MAX_PAGE, 999_999_999)
+  @ApiQuery({ name: 'scope', required: false, description: 'only checks of this scope', schema: { type: 'string', enum: [...SCOPES] } })
+  @ApiQuery({ name: 'status', required: false, description: 'only checks with this status', schema: { type: 'string', enum: ['found', 'not_found', 'failed'] } })
+  @ApiSuccess(200, 'A page of summaries, most recent first', { type: 'array', items: ref('VerificationSummary') }, ref('PagingMeta'))
+  @ApiErrors(ANY_ROUTE_ERRORS, KEY_ERRORS, ORGANIZATION_STATE_ERRORS)
   async list(@Req() request: KeyedRequest, @Query() query: Record<string, unknown>): Promise<SuccessEnvelope<VerificationSummary[]>> {
     const page = await this.queries.execute(new ListVerifications(authenticatedKey(request), query ?? {}));
     return ok(page.data, page.meta);
   }
 
   @Get('verifications/:reference')
-  @ApiOperation({ summary: 'Get one verification, identical in fields to the run response. Never charged; never runs a check.' })
-  @ApiParam({ name: 'reference', example: 'vrf_01JD3Q9ZK8W6V2C4X7N5B0M1TR' })
-  @ApiResponse({ status: 200, type: VerificationEnvelopeDto })
-  @ApiResponse(errors[401])
-  @ApiResponse({ status: 404, description: "not_found: no such reference for the caller's organization and environment", type: ErrorEnvelopeDto })
+  @ApiRoute('getVerification', 'Verifications', 'Get a verification', 'The verification as the run answered it (with a fresh portrait link). Never charged; never runs a check.')
+  @ApiPathParam('reference', { type: 'string', pattern: REFERENCE_PATTERN.source, example: 'vrf_01JD3Q9ZK8W6V2C4X7N5B0M1TR' }, 'the reference the run answered')
+  @ApiSuccess(200, 'The verification', ref('Verification'))
+  @ApiErrors(ANY_ROUTE_ERRORS, KEY_ERRORS, ORGANIZATION_STATE_ERRORS, 'not_found')
   async get(@Req() request: KeyedRequest, @Param('reference') reference: string): Promise<SuccessEnvelope<VerificationView>> {
     return ok(await this.queries.execute(new GetVerification(authenticatedKey(request), reference, linkBase(request))));
   }
 
+  /** No scope in the path: always 422. */
   @Post()
   @HttpCode(201)
-  @ApiOperation({ summary: 'No scope in the path: always 422' })
-  @ApiResponse({ status: 422, description: 'validation_failed: a scope is required', type: ErrorEnvelopeDto })
+  @ApiExcludeEndpoint()
   async noScope(@Req() request: KeyedRequest, @Body() body: unknown): Promise<SuccessEnvelope<VerificationView>> {
     return this.run(request, undefined, body);
   }
 
   @Post(':scope')
   @HttpCode(201)
-  @ApiOperation({
-    summary: 'Run one new check of a scope (every call is a new, billed check with a new reference)',
-    description:
-      'Inputs per scope: nin {nin}, pnv {phone}, vnin {vnin}, bvn {bvn}, pvc {vin}, passport {passport_number}, bank_account {bank, account_number}, premium_bank_account {account_number, bank?}, phone {phone}, face_match {image, nin | bvn}. Unknown fields are refused. Test keys run on the sandbox: the last digit of the main input decides (1 not_found, 2 provider failure, 3 provider timeout, 4 face_match no match, else found).',
-  })
-  @ApiParam({ name: 'scope', enum: SCOPES })
-  @ApiBody({ type: VerificationInputsDto })
-  @ApiResponse({ status: 201, type: VerificationEnvelopeDto })
-  @ApiResponse(errors[401])
-  @ApiResponse({ status: 402, description: 'insufficient_balance: details {reference, priceKobo, balanceKobo}; the verification is recorded as failed, not charged', type: ErrorEnvelopeDto })
-  @ApiResponse(errors[403])
-  @ApiResponse({ status: 422, description: 'validation_failed: details.fields lists every field error; also an unknown scope', type: ErrorEnvelopeDto })
-  @ApiResponse({ status: 502, description: 'provider_failed: the provider failed or timed out; details {reference}; not charged', type: ErrorEnvelopeDto })
-  @ApiResponse({ status: 503, description: 'service_unavailable: the event store or database is unavailable', type: ErrorEnvelopeDto })
+  @ApiExcludeEndpoint()
   async runScope(@Req() request: KeyedRequest, @Param('scope') scope: string, @Body() body: unknown): Promise<SuccessEnvelope<VerificationView>> {
     return this.run(request, scope, body);
   }

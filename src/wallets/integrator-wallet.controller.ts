@@ -1,42 +1,45 @@
 import { Controller, Get, Inject, Query, Req, UseGuards } from '@nestjs/common';
-import { ApiHeader, ApiOperation, ApiQuery, ApiResponse, ApiSecurity, ApiTags } from '@nestjs/swagger';
+import { ApiSecurity } from '@nestjs/swagger';
 import type pg from 'pg';
 import { ApiKeyGuard, authenticatedKey, type KeyedRequest } from '../auth/api-key.guard.js';
-import { ErrorEnvelopeDto } from '../common/api.dto.js';
 import { ok, type SuccessEnvelope } from '../common/envelope.js';
 import type { Environment } from '../common/environment.js';
+import { ANY_ROUTE_ERRORS, ApiErrors, ApiPaging, ApiRoute, ApiSuccess, KEY_ERRORS, ORGANIZATION_STATE_ERRORS, ref } from '../common/openapi.js';
 import { paging } from '../common/paging.js';
 import { PG_POOL } from '../database/pool.js';
 import type { WalletBalance } from './wallet-ledger.port.js';
 import { readWalletBalance, readWalletTransactions, type TransactionView } from './wallet.read-model.js';
-import { TransactionListEnvelopeDto } from './wallet-transactions.dto.js';
 
 export interface IntegratorWalletView extends WalletBalance {
   readonly environment: Environment;
 }
 
 /** The integrator's own wallet, for the key's environment, from the `wallets` and `wallet_ledger` read models. */
-@ApiTags('wallet')
 @ApiSecurity('serviceKey')
-@ApiHeader({ name: 'X-Service-Key', required: true, description: 'service_test_… or service_live_…' })
 @Controller('v1/wallet')
 @UseGuards(ApiKeyGuard)
 export class WalletController {
   constructor(@Inject(PG_POOL) private readonly pool: pg.Pool) {}
 
   @Get()
+  @ApiRoute('getWallet', 'Wallet', 'Get the wallet balance', "The balance, reserved and available amounts of the key's environment's wallet, in kobo. A check needs its price available.")
+  @ApiSuccess(200, 'The wallet', ref('Wallet'))
+  @ApiErrors(ANY_ROUTE_ERRORS, KEY_ERRORS, ORGANIZATION_STATE_ERRORS)
   async get(@Req() request: KeyedRequest): Promise<SuccessEnvelope<IntegratorWalletView>> {
     const key = authenticatedKey(request);
     return ok({ environment: key.environment, ...(await readWalletBalance(this.pool, key.organizationId, key.environment)) });
   }
 
   @Get('transactions')
-  @ApiOperation({ summary: "The wallet's ledger for the key's environment, most recent first: fundings, reservations, debits and releases, each with the balance after it" })
-  @ApiQuery({ name: 'page', required: false, description: 'from 1; default 1' })
-  @ApiQuery({ name: 'pageSize', required: false, description: '1 to 100, default 20; above 100 is capped to 100' })
-  @ApiResponse({ status: 200, type: TransactionListEnvelopeDto })
-  @ApiResponse({ status: 401, description: 'unauthenticated: missing, unknown or revoked X-Service-Key', type: ErrorEnvelopeDto })
-  @ApiResponse({ status: 422, description: 'validation_failed: page or pageSize invalid', type: ErrorEnvelopeDto })
+  @ApiRoute(
+    'listWalletTransactions',
+    'Wallet',
+    'List wallet transactions',
+    "The wallet's ledger for the key's environment, most recent first: fundings, reservations, debits and releases, each with the figures after it.",
+  )
+  @ApiPaging()
+  @ApiSuccess(200, 'A page of transactions, most recent first', { type: 'array', items: ref('WalletTransaction') }, ref('PagingMeta'))
+  @ApiErrors(ANY_ROUTE_ERRORS, KEY_ERRORS, ORGANIZATION_STATE_ERRORS)
   async transactions(@Req() request: KeyedRequest, @Query() query: Record<string, unknown>): Promise<SuccessEnvelope<TransactionView[]>> {
     const key = authenticatedKey(request);
     const { page, pageSize } = paging(query ?? {});
