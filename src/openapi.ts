@@ -30,11 +30,10 @@ const METRICS_PATH_ITEM = {
     operationId: 'getMetrics',
     tags: ['Operations'],
     summary: 'Prometheus metrics',
-    description: 'The Prometheus text format, without a key: keep it off the public network, or switch it off with METRICS_ENABLED=false (then 404).',
+    description: 'The Prometheus text format, without a key: keep it off the public network, or switch it off with METRICS_ENABLED=false (then 404). 503 only while the service shuts down.',
     responses: {
       '200': { description: 'The metrics', content: { 'text/plain': { schema: { type: 'string' } } } },
-      '404': errorResponses('not_found')['404'],
-      ...errorResponses(ANY_ROUTE_ERRORS.filter((code) => code !== 'service_unavailable')),
+      ...errorResponses(ANY_ROUTE_ERRORS, 'not_found'),
     },
   },
 };
@@ -83,6 +82,10 @@ export function buildOpenApiDocument(app: INestApplication): OpenAPIObject {
   return finish(scanned);
 }
 
+function sortedByStatus(responses: Record<string, unknown>): Record<string, unknown> {
+  return Object.fromEntries(Object.entries(responses).sort(([a], [b]) => a.localeCompare(b)));
+}
+
 /** The responses of one error code are written once, under components.responses, and referred to. */
 function referToSharedResponses(operation: Operation): void {
   const shared = new Map(Object.entries(sharedResponses()).map(([name, response]) => [JSON.stringify(response), { $ref: `#/components/responses/${name}` }]));
@@ -108,6 +111,8 @@ function finish(document: OpenAPIObject): OpenAPIObject {
       const name = `${method.toUpperCase()} ${path}`;
       if (operation.operationId === undefined || operation.summary === undefined || operation.tags?.length !== 1) problems.push(`${name}: an operationId, a summary and one tag`);
       if (tagOrder(path) < 0) problems.push(`${name}: a tag of TAGS`);
+      // The router refuses a parameter that is not valid percent-encoding before the route runs.
+      if (path.includes('{') && operation.responses?.['400'] === undefined) operation.responses = sortedByStatus({ ...operation.responses, ...errorResponses('bad_request') });
       referToSharedResponses(operation);
       if (operation.security === undefined || operation.security.length === 0) {
         if (PUBLIC_OPERATIONS.has(operation.operationId ?? '')) operation.security = [];

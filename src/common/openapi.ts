@@ -178,10 +178,14 @@ export function sharedSchemas(): Record<string, Schema> {
   return schemas;
 }
 
-/** Errors any request can meet before its route runs, or from the stores. */
-export const ANY_ROUTE_ERRORS: readonly ErrorCode[] = ['bad_request', 'uri_too_long', 'validation_failed', 'headers_too_large', 'internal_error', 'service_unavailable'];
+/**
+ * Errors any request can meet before its route runs (the query's limits included), or from the
+ * stores. A path with a parameter can also be refused for a bad percent-encoding (400): the wiring
+ * adds that to every such operation (src/openapi.ts).
+ */
+export const ANY_ROUTE_ERRORS: readonly ErrorCode[] = ['uri_too_long', 'validation_failed', 'headers_too_large', 'internal_error', 'service_unavailable'];
 /** Errors of a request with a JSON body. */
-export const BODY_ERRORS: readonly ErrorCode[] = ['request_timeout', 'payload_too_large', 'unsupported_media_type'];
+export const BODY_ERRORS: readonly ErrorCode[] = ['bad_request', 'request_timeout', 'payload_too_large', 'unsupported_media_type'];
 /** Errors of every `/v1` route that takes the key. */
 export const KEY_ERRORS: readonly ErrorCode[] = ['unauthenticated', 'rate_limited'];
 /** The key guard's refusals for the organization's state: live keys of an organization not approved, any key of a suspended one. */

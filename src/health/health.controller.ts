@@ -57,10 +57,11 @@ export class HealthController {
   @ApiSuccess(200, 'Ready', { type: 'object', required: ['status', 'checks'], properties: { status: { const: 'ready' }, checks: CHECKS } })
   @ApiResponse({
     status: 503,
-    description: '`service_unavailable`: a backing store does not answer; details.checks says which',
+    description: '`service_unavailable`: a backing store does not answer (details.checks says which), or the service is shutting down',
     content: {
       'application/json': {
         schema: {
+          anyOf: [{ $ref: '#/components/schemas/ServiceUnavailableError' }, {
           type: 'object',
           required: ['status', 'error'],
           properties: {
@@ -71,6 +72,7 @@ export class HealthController {
               properties: { code: { const: 'service_unavailable' }, message: { type: 'string' }, details: { type: 'object', required: ['checks'], properties: { checks: CHECKS } } },
             },
           },
+        }],
         } as never,
       },
     },

@@ -28,7 +28,7 @@ export function organizationSchemas(): Record<string, Schema> {
   const keyFields = {
     id: KEY_ID_SCHEMA,
     name: { type: ['string', 'null'], maxLength: 100 },
-    prefix: { type: 'string', enum: ['service_test_', 'service_live_'], description: 'the start of the key' },
+    prefix: { type: 'string', pattern: '^service_(test|live)_', description: 'the start of the key: its environment and first characters' },
     last4: { type: 'string', minLength: 4, maxLength: 4, description: 'the last four characters of the key' },
     environment: ENVIRONMENT,
     scopes: KEY_SCOPES,

@@ -67,7 +67,8 @@ describe('The OpenAPI document', () => {
         const schema = resolved.content?.['application/json']?.schema;
         const refs = schema?.$ref !== undefined ? [schema.$ref] : ((schema?.anyOf ?? []) as { $ref: string }[]).map((item) => item.$ref);
         expect({ path, method, status, inEnvelope: refs.length > 0 || path === '/health/ready' }).toEqual({ path, method, status, inEnvelope: true });
-        for (const ref of refs) expect(ref).toMatch(/^#\/components\/schemas\/\w+Error$/);
+        // The readiness 503 also has its own schema (details.checks), beside the shared envelope.
+        for (const ref of refs.filter((item) => item !== undefined || path !== '/health/ready')) expect(ref).toMatch(/^#\/components\/schemas\/\w+Error$/);
       }
     }
   });
