@@ -45,6 +45,11 @@ describe('The OpenAPI document', () => {
     }
   });
 
+  it('is what the TypeScript client was generated from (npm run client:generate)', async () => {
+    const result = await run(process.execPath, [join(ROOT, 'clients', 'typescript', 'scripts', 'generate.mjs'), '--check'], { cwd: ROOT }).catch((error: { stderr?: string }) => ({ stdout: '', stderr: error.stderr ?? 'failed' }));
+    expect(result.stderr).toBe('');
+  });
+
   it('has one operation per scope, every operation named, tagged, secured and answering errors in the envelope', async () => {
     const document = (await generateOpenApiDocument()) as unknown as {
       paths: Record<string, Record<string, { operationId: string; security: unknown[]; responses: Record<string, { $ref?: string; content?: Record<string, { schema: { $ref?: string; anyOf?: unknown[] } }> }> }>>;
