@@ -44,7 +44,7 @@ export function scopeSchemaName(scope: Scope): string {
 
 function inputProperty(format: InputFormat): Schema {
   return format.regex === undefined
-    ? { type: 'string', minLength: 1, description: format.description }
+    ? { type: 'string', minLength: 1, description: format.description, example: format.example }
     : { type: 'string', pattern: format.regex.source, description: format.description, example: format.example };
 }
 

@@ -2012,7 +2012,10 @@ export interface components {
         };
         /** @description the image, and exactly one of nin or bvn */
         FaceMatchInput: {
-            /** @description base64 (or a data:image/jpeg;base64, or data:image/png;base64, URL) of a JPEG or PNG, 64 bytes to 1 MiB once decoded; never stored or echoed */
+            /**
+             * @description base64 (or a data:image/jpeg;base64, or data:image/png;base64, URL) of a JPEG or PNG, 64 bytes to 1 MiB once decoded; never stored or echoed
+             * @example iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg==
+             */
             image: string;
             /**
              * @description the 11-digit National Identification Number
