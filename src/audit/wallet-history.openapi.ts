@@ -1,4 +1,4 @@
-import { KOBO, TIMESTAMP, ref, type Schema } from '../common/openapi.js';
+import { TIMESTAMP, ref, type Schema } from '../common/openapi.js';
 import { SCOPES } from '../scopes/scopes.js';
 import { WALLET_ENTRY_TYPES } from '../wallets/wallet.read-model.js';
 
@@ -7,19 +7,22 @@ import { WALLET_ENTRY_TYPES } from '../wallets/wallet.read-model.js';
 
 const INTEGER_STRING: Schema = { type: 'string', pattern: '^\\d+$' };
 
+/** Figures as replayed: a log altered by hand can make any of them negative, and the replay shows it as it is. */
+const AMOUNT: Schema = { type: 'integer', description: 'kobo' };
+
 const FIGURES: Schema = {
   type: 'object',
   required: ['fundedKobo', 'debitedKobo', 'balanceKobo', 'reservedKobo', 'availableKobo'],
   properties: {
-    fundedKobo: KOBO,
-    debitedKobo: KOBO,
+    fundedKobo: AMOUNT,
+    debitedKobo: AMOUNT,
     balanceKobo: { type: 'integer', description: 'funded - debited' },
-    reservedKobo: { ...KOBO, description: 'open reservations' },
+    reservedKobo: { type: 'integer', description: 'open reservations' },
     availableKobo: { type: 'integer', description: 'balance - reserved' },
   },
 };
 
-const ENTRY_TOTALS: Schema = { type: 'object', required: ['count', 'amountKobo'], properties: { count: { type: 'integer', minimum: 0 }, amountKobo: KOBO } };
+const ENTRY_TOTALS: Schema = { type: 'object', required: ['count', 'amountKobo'], properties: { count: { type: 'integer', minimum: 0 }, amountKobo: AMOUNT } };
 
 export function walletHistorySchemas(): Record<string, Schema> {
   return {
@@ -34,10 +37,10 @@ export function walletHistorySchemas(): Record<string, Schema> {
         entryType: { type: 'string', enum: [...WALLET_ENTRY_TYPES] },
         reference: { type: 'string', description: 'the funding reference of a funding, the verification reference otherwise' },
         scope: { type: ['string', 'null'], enum: [...SCOPES, null], description: 'the scope of the check (reservations, debits and releases)' },
-        amountKobo: { ...KOBO, description: 'always positive; entryType says which way it moved' },
+        amountKobo: { ...AMOUNT, description: 'positive in a sound log; entryType says which way it moved' },
         balanceKobo: { type: 'integer', description: 'after this entry' },
-        reservedKobo: KOBO,
-        availableKobo: { type: 'integer' },
+        reservedKobo: AMOUNT,
+        availableKobo: AMOUNT,
         actor: { type: 'string', example: 'api_key:key_01JD3Q9ZK8W6V2C4X7N5B0M1TR' },
         chain: { type: 'string', enum: ['hashed', 'unhashed', 'broken'], description: 'unhashed: written before the hash chain existed' },
         hash: { type: ['string', 'null'], description: 'the stored SHA-256 chain hash' },

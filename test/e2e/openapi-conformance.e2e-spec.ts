@@ -85,7 +85,7 @@ describe('Answers match the OpenAPI document', () => {
   const expectError = (response: TestResponse, status: number, code: string) => expect({ status: response.status, code: response.body?.error?.code }).toEqual({ status, code });
 
   beforeAll(async () => {
-    app = await startTestApp({ validateResponses: true, env: { AUDITOR_TOKEN, PROVIDER_TIMEOUT_MS: '300', SANDBOX_CREDIT_KOBO: '10000000' } });
+    app = await startTestApp({ validateResponses: 'strict', env: { AUDITOR_TOKEN, PROVIDER_TIMEOUT_MS: '300', SANDBOX_CREDIT_KOBO: '10000000' } });
     openApi = app.openApi as OpenApiValidator;
     operations = openApi.operations().map(({ method, template, operation }) => {
       const raw = operation as unknown as {
@@ -241,7 +241,7 @@ describe('Answers match the OpenAPI document', () => {
   });
 
   it('answers 404 on every admin operation of an instance without an admin token, and on /metrics when it is off', async () => {
-    const closed = await startTestApp({ database: app.database, validateResponses: true, env: { ADMIN_TOKEN: '', METRICS_ENABLED: 'false' } });
+    const closed = await startTestApp({ database: app.database, validateResponses: 'strict', env: { ADMIN_TOKEN: '', METRICS_ENABLED: 'false' } });
     try {
       expectError(await closed.request('GET', '/metrics'), 404, 'not_found');
       for (const operation of operations.filter((candidate) => candidate.secured === 'admin')) {

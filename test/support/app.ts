@@ -27,7 +27,7 @@ export interface TestApp {
   request(method: string, path: string, options?: { body?: unknown; headers?: Record<string, string>; rawBody?: string }): Promise<TestResponse>;
   /** Same, with the admin bearer token. */
   admin(method: string, path: string, body?: unknown): Promise<TestResponse>;
-  /** With `validateResponses`: the validator every answer of `request` and `admin` went through. */
+  /** The validator every answer of `request` and `admin` went through (undefined with `validateResponses: false`). */
   readonly openApi: OpenApiValidator | undefined;
   close(): Promise<void>;
 }
@@ -50,8 +50,11 @@ export interface StartTestAppOptions {
   /**
    * Check every answer of `request` and `admin` against the OpenAPI document (openapi-validator.ts):
    * a status the operation does not document, or a body that does not match its schema, throws.
+   * `documented` (the default) checks the answers of the document's operations and lets a request
+   * to a path the document lacks through; `strict` also throws on those; `false` checks nothing
+   * (for a suite that breaks the service on purpose).
    */
-  readonly validateResponses?: boolean;
+  readonly validateResponses?: 'strict' | 'documented' | false;
 }
 
 /**
@@ -84,7 +87,8 @@ export async function startTestApp(options: StartTestAppOptions = {}): Promise<T
   const port = typeof address === 'object' && address !== null ? address.port : 0;
   const baseUrl = `http://127.0.0.1:${port}`;
 
-  const validator = options.validateResponses === true ? openApiValidator() : undefined;
+  const validation = options.validateResponses ?? 'documented';
+  const validator = validation === false ? undefined : openApiValidator();
   const request: TestApp['request'] = async (method, path, requestOptions = {}) => {
     const headers: Record<string, string> = { ...requestOptions.headers };
     let body: string | undefined = requestOptions.rawBody;
@@ -95,7 +99,10 @@ export async function startTestApp(options: StartTestAppOptions = {}): Promise<T
     const response = await fetch(`${baseUrl}${path}`, { method, headers, body });
     const text = await response.text();
     if (validator !== undefined) {
-      const problems = validator.check({ method, url: path, status: response.status, contentType: response.headers.get('content-type'), text });
+      const problems = validator.check(
+        { method, url: path, status: response.status, contentType: response.headers.get('content-type'), text },
+        { unknownOperation: validation === 'strict' ? 'problem' : 'ignore' },
+      );
       if (problems.length > 0) throw new Error(`The answer does not match the OpenAPI document:\n${problems.join('\n')}`);
     }
     let parsed: unknown = text;

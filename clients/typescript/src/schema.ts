@@ -2426,18 +2426,13 @@ export interface components {
              * @enum {string|null}
              */
             scope: "nin" | "pnv" | "vnin" | "bvn" | "pvc" | "passport" | "bank_account" | "premium_bank_account" | "phone" | "face_match" | null;
-            /**
-             * @description always positive; entryType says which way it moved
-             * @example 10000
-             */
+            /** @description positive in a sound log; entryType says which way it moved */
             amountKobo: number;
             /** @description after this entry */
             balanceKobo: number;
-            /**
-             * @description kobo (₦1 = 100 kobo)
-             * @example 10000
-             */
+            /** @description kobo */
             reservedKobo: number;
+            /** @description kobo */
             availableKobo: number;
             /** @example api_key:key_01JD3Q9ZK8W6V2C4X7N5B0M1TR */
             actor: string;
@@ -2472,22 +2467,13 @@ export interface components {
             lastRevision: string | null;
             /** @description the balance as of asOf */
             balance: {
-                /**
-                 * @description kobo (₦1 = 100 kobo)
-                 * @example 10000
-                 */
+                /** @description kobo */
                 fundedKobo: number;
-                /**
-                 * @description kobo (₦1 = 100 kobo)
-                 * @example 10000
-                 */
+                /** @description kobo */
                 debitedKobo: number;
                 /** @description funded - debited */
                 balanceKobo: number;
-                /**
-                 * @description open reservations
-                 * @example 10000
-                 */
+                /** @description open reservations */
                 reservedKobo: number;
                 /** @description balance - reserved */
                 availableKobo: number;
@@ -2496,34 +2482,22 @@ export interface components {
             totals: {
                 funding: {
                     count: number;
-                    /**
-                     * @description kobo (₦1 = 100 kobo)
-                     * @example 10000
-                     */
+                    /** @description kobo */
                     amountKobo: number;
                 };
                 reservation: {
                     count: number;
-                    /**
-                     * @description kobo (₦1 = 100 kobo)
-                     * @example 10000
-                     */
+                    /** @description kobo */
                     amountKobo: number;
                 };
                 debit: {
                     count: number;
-                    /**
-                     * @description kobo (₦1 = 100 kobo)
-                     * @example 10000
-                     */
+                    /** @description kobo */
                     amountKobo: number;
                 };
                 release: {
                     count: number;
-                    /**
-                     * @description kobo (₦1 = 100 kobo)
-                     * @example 10000
-                     */
+                    /** @description kobo */
                     amountKobo: number;
                 };
             };
