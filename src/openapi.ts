@@ -19,7 +19,7 @@ import { dirname, join } from 'node:path';
 
 /** Operations anyone may call: no key, no token (a portrait link is its own credential). */
 const PUBLIC_OPERATIONS = new Set(['getHealth', 'getReadiness', 'getPortrait', 'getMetrics']);
-const INTEGRATOR_TAGS = TAGS.slice(0, 5).map((tag) => tag.name);
+const INTEGRATOR_TAGS: string[] = TAGS.filter((tag) => tag.audience === 'integrator').map((tag) => tag.name);
 const HTTP_METHODS = ['get', 'put', 'post', 'delete', 'options', 'head', 'patch', 'trace'] as const;
 
 type Operation = { operationId?: string; summary?: string; tags?: string[]; security?: unknown[]; responses?: Record<string, unknown> };
@@ -133,7 +133,7 @@ function finish(document: OpenAPIObject): OpenAPIObject {
     tags,
     'x-tagGroups': [
       { name: 'Integrator API', tags: INTEGRATOR_TAGS },
-      { name: 'Admin API', tags: TAGS.map((tag) => tag.name).filter((name) => !INTEGRATOR_TAGS.includes(name)) },
+      { name: 'Admin API', tags: TAGS.filter((tag) => tag.audience === 'operator').map((tag) => tag.name) },
     ],
     ...rest,
     paths: Object.fromEntries(ordered.map((path) => [path, paths[path]])) as never,

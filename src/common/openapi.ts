@@ -261,16 +261,16 @@ export function ApiPaging(maxPage = 1_000_000, maxPageSize = 1_000_000): MethodD
 
 /** The document's tags, in its order: the integrators' routes first, then the operators'. */
 export const TAGS = [
-  { name: 'Verifications', description: 'Run a check of a scope, and read the checks run (X-Service-Key).' },
-  { name: 'Wallet', description: "The key's wallet: its balance and its ledger (X-Service-Key)." },
-  { name: 'Data protection', description: 'Erase the personal data of a verification or of a data subject (X-Service-Key).' },
-  { name: 'Portraits', description: 'Portrait images behind the signed links in verification results: the link is the credential.' },
-  { name: 'Health', description: 'Reachability, without a key.' },
-  { name: 'Admin: organizations', description: 'Register, approve, suspend and configure organizations (admin token; the auditor token reads).' },
-  { name: 'Admin: API keys', description: "Issue, list and revoke an organization's keys (admin token; the auditor token reads)." },
-  { name: 'Admin: wallets', description: 'Fund wallets and read their balances (admin token; the auditor token reads).' },
-  { name: 'Admin: audit', description: 'The finance audit: wallet histories replayed from the event log (admin or auditor token).' },
-  { name: 'Operations', description: 'Readiness, metrics and projection status, for operators and their tooling.' },
+  { name: 'Verifications', audience: 'integrator', description: 'Run a check of a scope, and read the checks run (X-Service-Key).' },
+  { name: 'Wallet', audience: 'integrator', description: "The key's wallet: its balance and its ledger (X-Service-Key)." },
+  { name: 'Data protection', audience: 'integrator', description: 'Erase the personal data of a verification or of a data subject (X-Service-Key).' },
+  { name: 'Portraits', audience: 'integrator', description: 'Portrait images behind the signed links in verification results: the link is the credential.' },
+  { name: 'Health', audience: 'integrator', description: 'Reachability, without a key.' },
+  { name: 'Admin: organizations', audience: 'operator', description: 'Register, approve, suspend and configure organizations (admin token; the auditor token reads).' },
+  { name: 'Admin: API keys', audience: 'operator', description: "Issue, list and revoke an organization's keys (admin token; the auditor token reads)." },
+  { name: 'Admin: wallets', audience: 'operator', description: 'Fund wallets and read their balances (admin token; the auditor token reads).' },
+  { name: 'Admin: audit', audience: 'operator', description: 'The finance audit: wallet histories replayed from the event log (admin or auditor token).' },
+  { name: 'Operations', audience: 'operator', description: 'Readiness, metrics and projection status, for operators and their tooling.' },
 ] as const;
 
 export type Tag = (typeof TAGS)[number]['name'];
