@@ -1,7 +1,7 @@
 import { Controller, Get, Inject, Param, Query, UseGuards } from '@nestjs/common';
-import { ApiBearerAuth, ApiOperation, ApiParam, ApiQuery, ApiResponse, ApiTags } from '@nestjs/swagger';
+import { ApiBearerAuth, ApiQuery } from '@nestjs/swagger';
 import { AdminGuard } from '../common/admin.guard.js';
-import { ErrorEnvelopeDto } from '../common/api.dto.js';
+import { ADMIN_ERRORS, ANY_ROUTE_ERRORS, ApiErrors, ApiPaging, ApiPathParam, ApiRoute, ApiSuccess, ENVIRONMENT, ORGANIZATION_ID, ref } from '../common/openapi.js';
 import { ok, type SuccessEnvelope } from '../common/envelope.js';
 import { isEnvironment, type Environment } from '../common/environment.js';
 import { ValidationFailed, type FieldError } from '../common/errors.js';
@@ -11,7 +11,6 @@ import { EVENT_STORE, type EventStore } from '../event-store/event-store.port.js
 import { assertOrganizationExists } from '../wallets/organization-exists.js';
 import { entryJson } from './audit-format.js';
 import { WalletReplay } from './wallet-replay.js';
-import { HistoryEnvelopeDto } from './wallet-history.dto.js';
 
 
 function asOfOf(value: unknown, errors: FieldError[]): Date | undefined {
@@ -30,27 +29,25 @@ function asOfOf(value: unknown, errors: FieldError[]): Date | undefined {
  * replays the stream from its start (the running balance and the chain need every earlier event)
  * and keeps only the requested page.
  */
-@ApiTags('admin')
-@ApiBearerAuth('admin')
+@ApiBearerAuth('adminToken')
 @Controller('admin/v1/organizations/:id/wallets/:environment/history')
 @UseGuards(AdminGuard)
 export class WalletHistoryController {
   constructor(@Inject(EVENT_STORE) private readonly store: EventStore) {}
 
   @Get()
-  @ApiOperation({
-    summary: 'Wallet history replayed from the event log, as of a moment',
-    description:
-      'Every entry (funding, reservation, debit, release) oldest first, with the running balance, reserved and available figures after it; meta holds the paging, the balance as of asOf, totals per entry type and the hash chain verification. Admin and auditor tokens.',
-  })
-  @ApiParam({ name: 'environment', enum: ['test', 'live'] })
-  @ApiQuery({ name: 'asOf', required: false, description: 'ISO 8601 with an offset: the replay ends before the first event that occurred after it' })
-  @ApiQuery({ name: 'page', required: false, description: 'from 1; default 1' })
-  @ApiQuery({ name: 'pageSize', required: false, description: '1 to 100, default 20; above 100 is capped to 100' })
-  @ApiResponse({ status: 200, type: HistoryEnvelopeDto })
-  @ApiResponse({ status: 401, description: 'unauthenticated', type: ErrorEnvelopeDto })
-  @ApiResponse({ status: 404, description: 'not_found: no such organization', type: ErrorEnvelopeDto })
-  @ApiResponse({ status: 422, description: 'validation_failed: environment, asOf, page or pageSize', type: ErrorEnvelopeDto })
+  @ApiRoute(
+    'getWalletHistory',
+    'Admin: audit',
+    'Replay a wallet history from the event log',
+    'Every entry (funding, reservation, debit, release) oldest first, with the running balance, reserved and available figures after it; meta holds the paging, the balance as of asOf, totals per entry type and the hash chain verification. Read from the event log, never the read models. Admin and auditor tokens.',
+  )
+  @ApiPathParam('id', ORGANIZATION_ID, 'the organization')
+  @ApiPathParam('environment', ENVIRONMENT, 'the wallet')
+  @ApiQuery({ name: 'asOf', required: false, description: 'ISO 8601 with an offset: the replay ends before the first event that occurred after it', schema: { type: 'string', format: 'date-time' } })
+  @ApiPaging()
+  @ApiSuccess(200, 'A page of entries, oldest first', { type: 'array', items: ref('HistoryEntry') }, ref('HistoryMeta'))
+  @ApiErrors(ANY_ROUTE_ERRORS, ADMIN_ERRORS)
   async history(@Param('id') organizationId: string, @Param('environment') environment: string, @Query() query: Record<string, unknown>): Promise<SuccessEnvelope<Record<string, unknown>[]>> {
     const errors: FieldError[] = [];
     if (!isEnvironment(environment)) errors.push({ field: 'environment', message: 'environment must be "test" or "live"' });

@@ -1,15 +1,24 @@
 import { Controller, Get, HttpCode, Inject, Res } from '@nestjs/common';
 import type { FastifyReply } from 'fastify';
+import { ApiResponse } from '@nestjs/swagger';
 import pg from 'pg';
 import { CONFIG } from '../config/runtime.js';
 import { PG_POOL } from '../database/pool.js';
 import type { AppConfig } from '../config/config.js';
 import { ok } from '../common/envelope.js';
+import { ANY_ROUTE_ERRORS, ApiErrors, ApiRoute, ApiSuccess, type Schema } from '../common/openapi.js';
 import { EVENT_STORE, type EventStore } from '../event-store/event-store.port.js';
 import { describeHoldback, type LogHoldback } from '../event-store/postgres-log-holdback.js';
 import { HELD_BACK_DEGRADED_SECONDS, LogHoldbackMonitor } from './log-holdback.monitor.js';
 
 const READY_CHECK_TIMEOUT_MS = 2_000;
+
+
+const CHECKS: Schema = {
+  type: 'object',
+  required: ['postgres', 'eventStore', 'eventStoreKind'],
+  properties: { postgres: { type: 'string', enum: ['ok', 'down'] }, eventStore: { type: 'string', enum: ['ok', 'down'] }, eventStoreKind: { type: 'string', enum: ['postgres', 'esdb'] } },
+};
 
 async function check(probe: () => Promise<unknown>): Promise<'ok' | 'down'> {
   let timer: NodeJS.Timeout | undefined;
@@ -38,6 +47,9 @@ export class HealthController {
   /** The spec's health check: reachability only, no key, no provider call. */
   @Get('v1/health')
   @HttpCode(200)
+  @ApiRoute('getHealth', 'Health', 'Check that the API is reachable', 'No key. It runs no check and calls no provider, so it does not prove that a scope\'s provider is available.')
+  @ApiSuccess(200, 'Reachable', { type: 'object', required: ['service', 'status'], properties: { service: { type: 'string', example: 'identity-verification-service' }, status: { const: 'ok' } } })
+  @ApiErrors(ANY_ROUTE_ERRORS)
   health() {
     return ok({ service: this.config.serviceName, status: 'ok' });
   }
@@ -49,6 +61,31 @@ export class HealthController {
    * subscriptions, read-your-writes) waits for the transaction that holds it.
    */
   @Get('health/ready')
+  @ApiRoute('getReadiness', 'Operations', 'Check readiness', 'For load balancers: 200 when PostgreSQL and the event store both answer (within 2 s each), else 503. No key.')
+  @ApiSuccess(200, 'Ready', { type: 'object', required: ['status', 'checks'], properties: { status: { const: 'ready' }, checks: CHECKS } })
+  @ApiResponse({
+    status: 503,
+    description: '`service_unavailable`: a backing store does not answer (details.checks says which), or the service is shutting down',
+    content: {
+      'application/json': {
+        schema: {
+          anyOf: [{ $ref: '#/components/schemas/ServiceUnavailableError' }, {
+          type: 'object',
+          required: ['status', 'error'],
+          properties: {
+            status: { const: false },
+            error: {
+              type: 'object',
+              required: ['code', 'message', 'details'],
+              properties: { code: { const: 'service_unavailable' }, message: { type: 'string' }, details: { type: 'object', required: ['checks'], properties: { checks: CHECKS } } },
+            },
+          },
+        }],
+        } as never,
+      },
+    },
+  })
+  @ApiErrors(ANY_ROUTE_ERRORS.filter((code) => code !== 'service_unavailable'))
   async ready(@Res() reply: FastifyReply): Promise<void> {
     let holdback: LogHoldback | null = null;
     const [postgres, eventStore] = await Promise.all([

@@ -64,7 +64,8 @@ describeOnProject('postgres', 'npm run maintenance -- encrypt-legacy-events on t
   beforeAll(async () => {
     dir = await mkdtemp(join(tmpdir(), 'ledger-legacy-'));
     env = { PORTRAIT_DIR: join(dir, 'portraits'), PORTRAIT_ENCRYPTION_KEY: randomBytes(32).toString('hex') };
-    app = await startTestApp({ env });
+    // Legacy events hold result fields an older normaliser wrote (`address`): not the fields the OpenAPI document names today.
+    app = await startTestApp({ env, validateResponses: false });
     pool = new pg.Pool({ connectionString: app.database.url, max: 2 });
     organizationId = (await createOrganization(app)).id;
     key = (await issueKey(app, organizationId)).key;
@@ -252,7 +253,7 @@ describeOnProject('postgres', 'npm run maintenance -- encrypt-legacy-events on t
 
 describeOnProject('esdb', 'npm run maintenance -- encrypt-legacy-events on EventStoreDB', 'the PostgreSQL store is covered above', () => {
   it('refuses, naming the procedure of docs/data-protection.md; the start-up check warns once the oldest request is plain', async () => {
-    const app = await startTestApp();
+    const app = await startTestApp({ validateResponses: false });
     try {
       const run = await runNode(MAINTENANCE, ['encrypt-legacy-events'], {
         env: { PATH: process.env.PATH, ...(await testEventStoreEnv(app.database)), DATABASE_URL: app.database.url, DATA_ENCRYPTION_KEY: TEST_DATA_ENCRYPTION_KEY },

@@ -1,9 +1,10 @@
 import { Controller, Get, Header, Inject, Param, Query, Res } from '@nestjs/common';
-import { ApiOperation, ApiParam, ApiProduces, ApiQuery, ApiResponse, ApiTags } from '@nestjs/swagger';
+import { ApiQuery, ApiResponse } from '@nestjs/swagger';
 import type { FastifyReply } from 'fastify';
 import { Clock } from '../common/clock.js';
 import { Forbidden, NotFound } from '../common/errors.js';
-import { checkPortraitLink } from './portrait-links.js';
+import { ANY_ROUTE_ERRORS, ApiErrors, ApiPathParam, ApiRoute } from '../common/openapi.js';
+import { checkPortraitLink, PORTRAIT_ID } from './portrait-links.js';
 import { PortraitStore } from './portrait.store.js';
 import { Portraits } from './portraits.service.js';
 
@@ -12,7 +13,6 @@ import { Portraits } from './portraits.service.js';
  * in an `<img>` tag without the API key). The signature binds portrait and expiry, and is checked
  * before the store is read.
  */
-@ApiTags('portraits')
 @Controller('v1/portraits')
 export class PortraitsController {
   constructor(
@@ -23,14 +23,21 @@ export class PortraitsController {
 
   @Get(':id')
   @Header('cache-control', 'private, no-store')
-  @ApiOperation({ summary: 'Download a portrait through the signed, expiring link found in a verification result (portraitUrl)' })
-  @ApiParam({ name: 'id', example: 'prt_0123456789abcdef0123456789abcdef' })
-  @ApiQuery({ name: 'expires', description: 'Unix seconds after which the link stops working' })
-  @ApiQuery({ name: 'signature', description: 'HMAC-SHA256 over portrait and expiry' })
-  @ApiProduces('image/png', 'image/jpeg')
-  @ApiResponse({ status: 200, description: 'The image bytes' })
-  @ApiResponse({ status: 403, description: 'portrait_link_expired or portrait_link_invalid' })
-  @ApiResponse({ status: 404, description: "No such portrait, or its verification's personal data was erased" })
+  @ApiRoute(
+    'getPortrait',
+    'Portraits',
+    'Download a portrait',
+    "Through the signed, expiring link in a verification result (`portraitUrl`): the link is the credential, so it works in an `<img>` tag without the key. Answers carry `Cache-Control: private, no-store`.",
+  )
+  @ApiPathParam('id', { type: 'string', pattern: PORTRAIT_ID.source, example: 'prt_0123456789abcdef_1f_2a0' }, 'the portrait')
+  @ApiQuery({ name: 'expires', required: true, description: 'Unix seconds after which the link stops working', schema: { type: 'string', pattern: '^\\d{1,12}$' } })
+  @ApiQuery({ name: 'signature', required: true, description: 'HMAC-SHA256 over portrait and expiry (base64url)', schema: { type: 'string', pattern: '^[A-Za-z0-9_-]{43}$' } })
+  @ApiResponse({
+    status: 200,
+    description: 'The image',
+    content: { 'image/png': { schema: { type: 'string', contentMediaType: 'image/png' } as never }, 'image/jpeg': { schema: { type: 'string', contentMediaType: 'image/jpeg' } as never } },
+  })
+  @ApiErrors(ANY_ROUTE_ERRORS, 'portrait_link_expired', 'portrait_link_invalid', 'not_found')
   async download(@Param('id') id: string, @Query('expires') expires: unknown, @Query('signature') signature: unknown, @Res() reply: FastifyReply): Promise<void> {
     // Nothing is read before the link is known to be one this service signed.
     const check = checkPortraitLink(this.store.linkSecret, id, expires, signature, this.clock.now());

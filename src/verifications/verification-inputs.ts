@@ -16,26 +16,52 @@ export const MIN_IMAGE_BYTES = 64;
 /** Any single string input longer than this is refused before pattern checks (images excepted). */
 const MAX_FIELD_LENGTH = 64;
 
-interface FieldRule {
-  readonly required: boolean;
+/** An input's rule: its check, and what the OpenAPI document says of it (the same regex as the check). */
+export interface InputFormat {
   readonly check: (value: string) => string | null;
+  readonly regex?: RegExp;
+  readonly description: string;
+  /** A value that passes, and that the sandbox answers `found` (docs/sandbox.md). */
+  readonly example: string;
 }
 
-const pattern =
-  (regex: RegExp, message: string) =>
-  (value: string): string | null =>
-    regex.test(value) ? null : message;
+export interface FieldRule {
+  readonly required: boolean;
+  readonly format: InputFormat;
+}
 
-const NIN = pattern(/^\d{11}$/, 'must be the 11-digit NIN');
-const BVN = pattern(/^\d{11}$/, 'must be the 11-digit BVN');
+const pattern = (regex: RegExp, message: string, description: string, example: string): InputFormat => ({
+  check: (value: string): string | null => (regex.test(value) ? null : message),
+  regex,
+  description,
+  example,
+});
+
+const NIN = pattern(/^\d{11}$/, 'must be the 11-digit NIN', 'the 11-digit National Identification Number', '21440414976');
+const BVN = pattern(/^\d{11}$/, 'must be the 11-digit BVN', 'the 11-digit Bank Verification Number', '22126025250');
 /** Nigerian mobile numbers: 070/080/081/090/091 + 8 digits, or the same after +234 / 234. */
 export const PHONE_PATTERN = /^(?:0|\+234|234)[789][01]\d{8}$/;
-const PHONE = pattern(PHONE_PATTERN, 'must be a Nigerian phone number: 080XXXXXXXX (11 digits), +234XXXXXXXXXX or 234XXXXXXXXXX');
-const VNIN = pattern(/^[A-Za-z0-9]{16}$/, 'must be a 16-character virtual NIN token (letters and digits)');
-const VIN = pattern(/^[A-Za-z0-9]{19}$/, "must be the 19-character Voter Identification Number of a voter's card (letters and digits)");
-const PASSPORT = pattern(/^[A-Za-z]\d{8}$/, 'must be a Nigerian passport number: a letter followed by 8 digits');
-const ACCOUNT = pattern(/^\d{10}$/, 'must be the 10-digit account number (NUBAN)');
-const BANK = pattern(/^[A-Za-z0-9][A-Za-z0-9 &.()_-]{0,49}$/, 'must be a bank code or identifier (up to 50 letters, digits, spaces or &.()_-)');
+const PHONE = pattern(
+  PHONE_PATTERN,
+  'must be a Nigerian phone number: 080XXXXXXXX (11 digits), +234XXXXXXXXXX or 234XXXXXXXXXX',
+  'a Nigerian mobile number: 080XXXXXXXX, +234XXXXXXXXXX or 234XXXXXXXXXX (one number in any of its forms)',
+  '08150292236',
+);
+const VNIN = pattern(/^[A-Za-z0-9]{16}$/, 'must be a 16-character virtual NIN token (letters and digits)', 'the 16-character virtual NIN token (letters and digits; case does not matter)', 'YS79377970479239');
+const VIN = pattern(
+  /^[A-Za-z0-9]{19}$/,
+  "must be the 19-character Voter Identification Number of a voter's card (letters and digits)",
+  "the 19-character Voter Identification Number of a permanent voter's card (case does not matter)",
+  '70C99262607B747FB36',
+);
+const PASSPORT = pattern(/^[A-Za-z]\d{8}$/, 'must be a Nigerian passport number: a letter followed by 8 digits', 'a Nigerian passport number: a letter and 8 digits', 'B43975538');
+const ACCOUNT = pattern(/^\d{10}$/, 'must be the 10-digit account number (NUBAN)', 'the 10-digit account number (NUBAN)', '7753968106');
+const BANK = pattern(
+  /^[A-Za-z0-9][A-Za-z0-9 &.()_-]{0,49}$/,
+  'must be a bank code or identifier (up to 50 letters, digits, spaces or &.()_-)',
+  'a bank code (`035`) or name (`Wema Bank`, `GTBank`): up to 50 letters, digits, spaces or &.()_-',
+  '035',
+);
 
 export type ImageType = 'image/jpeg' | 'image/png';
 
@@ -58,23 +84,30 @@ export function decodeImage(value: string): DecodedImage | string {
   return 'must be a JPEG or PNG image';
 }
 
-const IMAGE = (value: string): string | null => {
-  const decoded = decodeImage(value);
-  return typeof decoded === 'string' ? decoded : null;
+/** A 1×1 PNG (67 bytes): the smallest image face_match takes. */
+const PNG_EXAMPLE = 'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg==';
+
+const IMAGE: InputFormat = {
+  check: (value: string): string | null => {
+    const decoded = decodeImage(value);
+    return typeof decoded === 'string' ? decoded : null;
+  },
+  description: `base64 (or a data:image/jpeg;base64, or data:image/png;base64, URL) of a JPEG or PNG, ${MIN_IMAGE_BYTES} bytes to 1 MiB once decoded; never stored or echoed`,
+  example: PNG_EXAMPLE,
 };
 
 export const SCOPE_INPUTS: Readonly<Record<Scope, Readonly<Record<string, FieldRule>>>> = {
-  nin: { nin: { required: true, check: NIN } },
-  pnv: { phone: { required: true, check: PHONE } },
-  vnin: { vnin: { required: true, check: VNIN } },
-  bvn: { bvn: { required: true, check: BVN } },
-  pvc: { vin: { required: true, check: VIN } },
-  passport: { passport_number: { required: true, check: PASSPORT } },
-  bank_account: { bank: { required: true, check: BANK }, account_number: { required: true, check: ACCOUNT } },
-  premium_bank_account: { account_number: { required: true, check: ACCOUNT }, bank: { required: false, check: BANK } },
-  phone: { phone: { required: true, check: PHONE } },
-  // One of nin / bvn is required; checked below.
-  face_match: { image: { required: true, check: IMAGE }, nin: { required: false, check: NIN }, bvn: { required: false, check: BVN } },
+  nin: { nin: { required: true, format: NIN } },
+  pnv: { phone: { required: true, format: PHONE } },
+  vnin: { vnin: { required: true, format: VNIN } },
+  bvn: { bvn: { required: true, format: BVN } },
+  pvc: { vin: { required: true, format: VIN } },
+  passport: { passport_number: { required: true, format: PASSPORT } },
+  bank_account: { bank: { required: true, format: BANK }, account_number: { required: true, format: ACCOUNT } },
+  premium_bank_account: { account_number: { required: true, format: ACCOUNT }, bank: { required: false, format: BANK } },
+  phone: { phone: { required: true, format: { ...PHONE, example: '08131346060' } } },
+  // One of nin / bvn is required; checked below (FACE_MATCH_SUBJECTS).
+  face_match: { image: { required: true, format: IMAGE }, nin: { required: false, format: NIN }, bvn: { required: false, format: BVN } },
 };
 
 export interface ValidInputs {
@@ -128,12 +161,12 @@ export function validateInputs(scope: Scope, given: unknown): ValidInputs {
       errors.push({ field, message: `must be at most ${MAX_FIELD_LENGTH} characters` });
       continue;
     }
-    const problem = rule.check(value);
+    const problem = rule.format.check(value);
     if (problem !== null) errors.push({ field, message: problem });
     else input[field] = value;
   }
   if (scope === 'face_match') {
-    const given = ['nin', 'bvn'].filter((field) => body[field] !== undefined && body[field] !== null);
+    const given = FACE_MATCH_SUBJECTS.filter((field) => body[field] !== undefined && body[field] !== null);
     if (given.length === 0) errors.push({ field: 'nin', message: 'one of nin or bvn is required to compare the image against' });
     if (given.length === 2) errors.push({ field: 'bvn', message: 'give nin or bvn, not both' });
   }
@@ -152,7 +185,10 @@ function echo(scope: Scope, input: Readonly<Record<string, string>>): JsonObject
   return request;
 }
 
-const SUBJECT_RULES: Readonly<Record<SubjectKind, (value: string) => string | null>> = {
+/** face_match compares its image with the portrait of exactly one of these. */
+export const FACE_MATCH_SUBJECTS = ['nin', 'bvn'] as const;
+
+export const SUBJECT_FORMATS: Readonly<Record<SubjectKind, InputFormat>> = {
   nin: NIN,
   bvn: BVN,
   phone: PHONE,
@@ -173,7 +209,7 @@ export function validateSubject(given: unknown): { kind: SubjectKind; value: str
   const kind = fields[0] as SubjectKind;
   const value = body[kind];
   if (typeof value !== 'string') throw new ValidationFailed([{ field: kind, message: 'must be a string' }]);
-  const problem = value.length > MAX_FIELD_LENGTH ? `must be at most ${MAX_FIELD_LENGTH} characters` : SUBJECT_RULES[kind](value);
+  const problem = value.length > MAX_FIELD_LENGTH ? `must be at most ${MAX_FIELD_LENGTH} characters` : SUBJECT_FORMATS[kind].check(value);
   if (problem !== null) throw new ValidationFailed([{ field: kind, message: problem }]);
   return { kind, value };
 }

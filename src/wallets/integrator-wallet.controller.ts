@@ -1,17 +1,16 @@
 import { Controller, Get, Inject, Query, Req, Res, UseGuards } from '@nestjs/common';
-import { ApiHeader, ApiOperation, ApiQuery, ApiResponse, ApiSecurity, ApiTags } from '@nestjs/swagger';
+import { ApiHeader, ApiSecurity } from '@nestjs/swagger';
 import type { FastifyReply } from 'fastify';
 import type pg from 'pg';
 import { AnyOrganizationStatus, ApiKeyGuard, authenticatedKey, type KeyedRequest } from '../auth/api-key.guard.js';
-import { ErrorEnvelopeDto } from '../common/api.dto.js';
 import { ok, type SuccessEnvelope } from '../common/envelope.js';
 import type { Environment } from '../common/environment.js';
+import { ANY_ROUTE_ERRORS, ApiErrors, ApiPaging, ApiRoute, ApiSuccess, KEY_ERRORS, ref } from '../common/openapi.js';
 import { paging } from '../common/paging.js';
 import { PG_POOL } from '../database/pool.js';
 import { CONSISTENCY_TOKEN_DESCRIPTION, ReadYourWrites } from '../read-models/read-your-writes.js';
 import type { WalletBalance } from './wallet-ledger.port.js';
 import { readWalletBalance, readWalletTransactions, type TransactionView, WALLET_LEDGER_PROJECTION, WALLETS_PROJECTION } from './wallet.read-model.js';
-import { TransactionListEnvelopeDto } from './wallet-transactions.dto.js';
 
 export interface IntegratorWalletView extends WalletBalance {
   readonly environment: Environment;
@@ -22,11 +21,8 @@ export interface IntegratorWalletView extends WalletBalance {
  * read models, once they show the key's own writes (ReadYourWrites). Readable whatever the
  * organization's status (a suspended one still sees its balance).
  */
-@ApiTags('wallet')
 @ApiSecurity('serviceKey')
-@ApiHeader({ name: 'X-Service-Key', required: true, description: 'service_test_… or service_live_…' })
 @ApiHeader({ name: 'X-Consistency-Token', required: false, description: CONSISTENCY_TOKEN_DESCRIPTION })
-@ApiResponse({ status: 503, description: 'service_unavailable: the read models did not show the key\'s latest writes (or the token\'s) within 2 s, or a store is unavailable', type: ErrorEnvelopeDto })
 @Controller('v1/wallet')
 @UseGuards(ApiKeyGuard)
 @AnyOrganizationStatus()
@@ -37,6 +33,9 @@ export class WalletController {
   ) {}
 
   @Get()
+  @ApiRoute('getWallet', 'Wallet', 'Get the wallet balance', "The balance, reserved and available amounts of the key's environment's wallet, in kobo. A check needs its price available.")
+  @ApiSuccess(200, 'The wallet', ref('Wallet'))
+  @ApiErrors(ANY_ROUTE_ERRORS, KEY_ERRORS)
   async get(@Req() request: KeyedRequest, @Res({ passthrough: true }) reply: FastifyReply): Promise<SuccessEnvelope<IntegratorWalletView>> {
     const key = authenticatedKey(request);
     await this.readYourWrites.beforeRead(request, reply, key, 'wallet', [WALLETS_PROJECTION]);
@@ -44,17 +43,16 @@ export class WalletController {
   }
 
   @Get('transactions')
-  @ApiOperation({ summary: "The wallet's ledger for the key's environment, most recent first: fundings, reservations, debits and releases, each with the balance after it" })
-  @ApiQuery({ name: 'page', required: false, description: 'from 1; default 1' })
-  @ApiQuery({ name: 'pageSize', required: false, description: '1 to 100, default 20; above 100 is capped to 100' })
-  @ApiResponse({ status: 200, type: TransactionListEnvelopeDto })
-  @ApiResponse({ status: 401, description: 'unauthenticated: missing, unknown or revoked X-Service-Key', type: ErrorEnvelopeDto })
-  @ApiResponse({ status: 422, description: 'validation_failed: page or pageSize invalid, or X-Consistency-Token malformed', type: ErrorEnvelopeDto })
-  async transactions(
-    @Req() request: KeyedRequest,
-    @Res({ passthrough: true }) reply: FastifyReply,
-    @Query() query: Record<string, unknown>,
-  ): Promise<SuccessEnvelope<TransactionView[]>> {
+  @ApiRoute(
+    'listWalletTransactions',
+    'Wallet',
+    'List wallet transactions',
+    "The wallet's ledger for the key's environment, most recent first: fundings, reservations, debits and releases, each with the figures after it.",
+  )
+  @ApiPaging()
+  @ApiSuccess(200, 'A page of transactions, most recent first', { type: 'array', items: ref('WalletTransaction') }, ref('PagingMeta'))
+  @ApiErrors(ANY_ROUTE_ERRORS, KEY_ERRORS)
+  async transactions(@Req() request: KeyedRequest, @Res({ passthrough: true }) reply: FastifyReply, @Query() query: Record<string, unknown>): Promise<SuccessEnvelope<TransactionView[]>> {
     const key = authenticatedKey(request);
     const { page, pageSize } = paging(query ?? {});
     await this.readYourWrites.beforeRead(request, reply, key, 'wallet', [WALLET_LEDGER_PROJECTION]);

@@ -1,4 +1,5 @@
 import { Body, Controller, Get, Inject, Param, Post, Req, Res, UseGuards } from '@nestjs/common';
+import { ApiBearerAuth, ApiResponse } from '@nestjs/swagger';
 import { IsInt, IsString, Matches, Max, Min } from 'class-validator';
 import type { FastifyReply } from 'fastify';
 import type pg from 'pg';
@@ -6,6 +7,7 @@ import { AdminGuard, operatorActor, type AdminRequest } from '../common/admin.gu
 import { ok, type SuccessEnvelope } from '../common/envelope.js';
 import { isEnvironment, type Environment } from '../common/environment.js';
 import { ValidationFailed, type FieldError } from '../common/errors.js';
+import { ADMIN_ERRORS, ADMIN_WRITE_ERRORS, ANY_ROUTE_ERRORS, ApiErrors, ApiJsonBody, ApiPathParam, ApiRoute, ApiSuccess, BODY_ERRORS, ENVIRONMENT, okEnvelope, ORGANIZATION_ID, ref } from '../common/openapi.js';
 import { commandContext } from '../common/request-context.js';
 import { validateBody } from '../common/validation.js';
 import { PG_POOL } from '../database/pool.js';
@@ -38,6 +40,7 @@ function environmentErrors(environment: string): FieldError[] {
 }
 
 /** Operators fund wallets and read their balances: one wallet per organization and environment. */
+@ApiBearerAuth('adminToken')
 @Controller('admin/v1/organizations/:id/wallets/:environment')
 @UseGuards(AdminGuard)
 export class WalletsController {
@@ -50,6 +53,18 @@ export class WalletsController {
 
   /** 201 when this reference credits the wallet, 200 with the unchanged wallet when it already credited this amount, 409 when it credited another. */
   @Post('fundings')
+  @ApiRoute(
+    'fundWallet',
+    'Admin: wallets',
+    'Fund a wallet',
+    'Credits the wallet once per funding reference: 201 when it credits, 200 with the wallet unchanged when the reference already credited this amount, 409 `funding_reference_conflict` when it credited another.',
+  )
+  @ApiPathParam('id', ORGANIZATION_ID, 'the organization')
+  @ApiPathParam('environment', ENVIRONMENT, 'test (sandbox money) or live (real money)')
+  @ApiJsonBody(ref('Funding'), { transfer: { summary: 'a bank transfer of ₦5,000', value: { amountKobo: 500_000, reference: 'bank-transfer-2026-03-03-0001' } } })
+  @ApiSuccess(201, 'Credited', ref('OrganizationWallet'))
+  @ApiResponse({ status: 200, description: 'This reference already credited this amount: nothing more is credited', content: { 'application/json': { schema: okEnvelope(ref('OrganizationWallet')) as never } } })
+  @ApiErrors(ANY_ROUTE_ERRORS, BODY_ERRORS, ADMIN_WRITE_ERRORS, 'funding_reference_conflict')
   async fund(
     @Req() request: AdminRequest,
     @Res({ passthrough: true }) reply: FastifyReply,
@@ -67,6 +82,11 @@ export class WalletsController {
   }
 
   @Get()
+  @ApiRoute('getOrganizationWallet', 'Admin: wallets', "Get an organization's wallet", 'The balance, reserved and available amounts of one wallet, in kobo. Admin and auditor tokens.')
+  @ApiPathParam('id', ORGANIZATION_ID, 'the organization')
+  @ApiPathParam('environment', ENVIRONMENT, 'test (sandbox money) or live (real money)')
+  @ApiSuccess(200, 'The wallet', ref('OrganizationWallet'))
+  @ApiErrors(ANY_ROUTE_ERRORS, ADMIN_ERRORS)
   async get(@Param('id') organizationId: string, @Param('environment') environment: string): Promise<SuccessEnvelope<WalletView>> {
     const errors = environmentErrors(environment);
     if (errors.length > 0) throw new ValidationFailed(errors);

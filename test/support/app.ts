@@ -12,6 +12,7 @@ import { EVENT_STORE, type EventStore } from '../../src/event-store/event-store.
 import { createTestDatabase, type TestDatabase } from './database.js';
 import { testEventStoreEnv, testEventStoreKind, type TestEventStoreKind } from './event-store.js';
 import { TEST_DATA_ENCRYPTION_KEY } from './data-protection.js';
+import { openApiValidator, type OpenApiValidator } from './openapi-validator.js';
 
 export interface TestApp {
   readonly app: NestFastifyApplication;
@@ -26,6 +27,8 @@ export interface TestApp {
   request(method: string, path: string, options?: { body?: unknown; headers?: Record<string, string>; rawBody?: string }): Promise<TestResponse>;
   /** Same, with the admin bearer token. */
   admin(method: string, path: string, body?: unknown): Promise<TestResponse>;
+  /** The validator every answer of `request` and `admin` went through (undefined with `validateResponses: false`). */
+  readonly openApi: OpenApiValidator | undefined;
   close(): Promise<void>;
 }
 
@@ -44,6 +47,14 @@ export interface StartTestAppOptions {
   readonly embedded?: boolean;
   /** Where the app's log lines go (with LOG_LEVEL in `env`); by default nowhere (LOG_LEVEL=silent). */
   readonly logDestination?: DestinationStream;
+  /**
+   * Check every answer of `request` and `admin` against the OpenAPI document (openapi-validator.ts):
+   * a status the operation does not document, or a body that does not match its schema, throws.
+   * `documented` (the default) checks the answers of the document's operations and lets a request
+   * to a path the document lacks through; `strict` also throws on those; `false` checks nothing
+   * (for a suite that breaks the service on purpose).
+   */
+  readonly validateResponses?: 'strict' | 'documented' | false;
 }
 
 /**
@@ -76,6 +87,8 @@ export async function startTestApp(options: StartTestAppOptions = {}): Promise<T
   const port = typeof address === 'object' && address !== null ? address.port : 0;
   const baseUrl = `http://127.0.0.1:${port}`;
 
+  const validation = options.validateResponses ?? 'documented';
+  const validator = validation === false ? undefined : openApiValidator();
   const request: TestApp['request'] = async (method, path, requestOptions = {}) => {
     const headers: Record<string, string> = { ...requestOptions.headers };
     let body: string | undefined = requestOptions.rawBody;
@@ -85,6 +98,13 @@ export async function startTestApp(options: StartTestAppOptions = {}): Promise<T
     }
     const response = await fetch(`${baseUrl}${path}`, { method, headers, body });
     const text = await response.text();
+    if (validator !== undefined) {
+      const problems = validator.check(
+        { method, url: path, status: response.status, contentType: response.headers.get('content-type'), text },
+        { unknownOperation: validation === 'strict' ? 'problem' : 'ignore' },
+      );
+      if (problems.length > 0) throw new Error(`The answer does not match the OpenAPI document:\n${problems.join('\n')}`);
+    }
     let parsed: unknown = text;
     try {
       parsed = text === '' ? undefined : JSON.parse(text);
@@ -104,6 +124,7 @@ export async function startTestApp(options: StartTestAppOptions = {}): Promise<T
     eventStoreKind: testEventStoreKind(),
     request,
     admin: (method, path, body) => request(method, path, { body, headers: { authorization: `Bearer ${adminToken}` } }),
+    openApi: validator,
     close: async () => {
       await app.close();
       if (ownsDatabase) await database.drop();

@@ -1,0 +1,80 @@
+import { describe, expect, it } from '@jest/globals';
+import { execFile } from 'node:child_process';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
+import { generateOpenApiDocument, openApiJson } from '../../src/openapi.js';
+
+/**
+ * The OpenAPI document: the committed openapi/openapi.json is what the code generates
+ * (`npm run openapi` writes it), and `redocly lint` with the recommended rules (redocly.yaml)
+ * finds neither an error nor a warning in it.
+ */
+
+const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..');
+const COMMITTED = join(ROOT, 'openapi', 'openapi.json');
+const run = promisify(execFile);
+
+describe('The OpenAPI document', () => {
+  it('is committed as the code generates it (npm run openapi)', async () => {
+    const generated = openApiJson(await generateOpenApiDocument());
+    const committed = await readFile(COMMITTED, 'utf8').catch(() => '');
+    if (committed !== generated) throw new Error('openapi/openapi.json is out of date: run `npm run openapi` and commit the file');
+    expect(committed).toBe(generated);
+  });
+
+  it('passes redocly lint with the recommended rules: no error, no warning', async () => {
+    // Linted as generated, so that a stale committed file does not hide a problem of the code's document.
+    const dir = await mkdtemp(join(tmpdir(), 'openapi-lint-'));
+    try {
+      const file = join(dir, 'openapi.json');
+      await writeFile(file, openApiJson(await generateOpenApiDocument()));
+      const cli = join(ROOT, 'node_modules', '@redocly', 'cli', 'bin', 'cli.js');
+      const result = await run(process.execPath, [cli, 'lint', file, '--config', join(ROOT, 'redocly.yaml'), '--format', 'json'], {
+        cwd: ROOT,
+        env: { ...process.env, REDOCLY_TELEMETRY: 'off', REDOCLY_SUPPRESS_UPDATE_NOTICE: 'true', NO_COLOR: '1' },
+        maxBuffer: 64 * 1024 * 1024,
+      }).catch((error: { stdout?: string; stderr?: string }) => ({ stdout: error.stdout ?? '', stderr: error.stderr ?? '' }));
+      const report = JSON.parse(result.stdout.slice(result.stdout.indexOf('{'))) as { totals: { errors: number; warnings: number }; problems: { ruleId: string; message: string }[] };
+      expect(report.problems.map((problem) => `${problem.ruleId}: ${problem.message}`)).toEqual([]);
+      expect(report.totals).toMatchObject({ errors: 0, warnings: 0 });
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('is what the TypeScript client was generated from (npm run client:generate)', async () => {
+    const result = await run(process.execPath, [join(ROOT, 'clients', 'typescript', 'scripts', 'generate.mjs'), '--check'], { cwd: ROOT }).catch((error: { stderr?: string }) => ({ stdout: '', stderr: error.stderr ?? 'failed' }));
+    expect(result.stderr).toBe('');
+  });
+
+  it('has one operation per scope, every operation named, tagged, secured and answering errors in the envelope', async () => {
+    const document = (await generateOpenApiDocument()) as unknown as {
+      paths: Record<string, Record<string, { operationId: string; security: unknown[]; responses: Record<string, { $ref?: string; content?: Record<string, { schema: { $ref?: string; anyOf?: unknown[] } }> }> }>>;
+      components: { schemas: Record<string, unknown>; responses: Record<string, { content: Record<string, { schema: { $ref?: string; anyOf?: unknown[] } }> }> };
+    };
+    const operations = Object.entries(document.paths).flatMap(([path, item]) => Object.entries(item).map(([method, operation]) => ({ path, method, operation })));
+    const ids = operations.map(({ operation }) => operation.operationId);
+    expect(new Set(ids).size).toBe(ids.length);
+    for (const scope of ['nin', 'pnv', 'vnin', 'bvn', 'pvc', 'passport', 'bank_account', 'premium_bank_account', 'phone', 'face_match']) {
+      expect(document.paths[`/v1/${scope}`]?.post).toBeDefined();
+    }
+    expect(document.paths['/v1/{scope}']).toBeUndefined();
+    for (const { path, method, operation } of operations) {
+      const keyed = path.startsWith('/v1/') && !['/v1/health', '/v1/portraits/{id}'].includes(path);
+      const admin = path.startsWith('/admin/');
+      expect({ path, method, security: operation.security }).toEqual({ path, method, security: keyed ? [{ serviceKey: [] }] : admin ? [{ adminToken: [] }] : [] });
+      for (const [status, response] of Object.entries(operation.responses)) {
+        if (Number(status) < 400) continue;
+        const resolved = response.$ref === undefined ? response : document.components.responses[response.$ref.split('/').pop() as string];
+        const schema = resolved.content?.['application/json']?.schema;
+        const refs = schema?.$ref !== undefined ? [schema.$ref] : ((schema?.anyOf ?? []) as { $ref: string }[]).map((item) => item.$ref);
+        expect({ path, method, status, inEnvelope: refs.length > 0 || path === '/health/ready' }).toEqual({ path, method, status, inEnvelope: true });
+        // The readiness 503 also has its own schema (details.checks), beside the shared envelope.
+        for (const ref of refs.filter((item) => item !== undefined || path !== '/health/ready')) expect(ref).toMatch(/^#\/components\/schemas\/\w+Error$/);
+      }
+    }
+  });
+});
