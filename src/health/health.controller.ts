@@ -17,7 +17,22 @@ const READY_CHECK_TIMEOUT_MS = 2_000;
 const CHECKS: Schema = {
   type: 'object',
   required: ['postgres', 'eventStore', 'eventStoreKind'],
-  properties: { postgres: { type: 'string', enum: ['ok', 'down'] }, eventStore: { type: 'string', enum: ['ok', 'down'] }, eventStoreKind: { type: 'string', enum: ['postgres', 'esdb'] } },
+  properties: {
+    postgres: { type: 'string', enum: ['ok', 'down'] },
+    eventStore: { type: 'string', enum: ['ok', 'down'] },
+    eventStoreKind: { type: 'string', enum: ['postgres', 'esdb'] },
+    eventLog: {
+      type: 'object',
+      description: 'PostgreSQL log only: whether committed events wait behind an open transaction (held_back once for 5 s or more), and which backend holds them',
+      required: ['status', 'heldBackSeconds', 'heldBackEvents', 'holder'],
+      properties: {
+        status: { type: 'string', enum: ['ok', 'held_back'] },
+        heldBackSeconds: { type: 'number', minimum: 0 },
+        heldBackEvents: { type: 'integer', minimum: 0 },
+        holder: { type: ['object', 'null'], additionalProperties: true },
+      },
+    },
+  },
 };
 
 async function check(probe: () => Promise<unknown>): Promise<'ok' | 'down'> {
@@ -61,8 +76,12 @@ export class HealthController {
    * subscriptions, read-your-writes) waits for the transaction that holds it.
    */
   @Get('health/ready')
-  @ApiRoute('getReadiness', 'Operations', 'Check readiness', 'For load balancers: 200 when PostgreSQL and the event store both answer (within 2 s each), else 503. No key.')
-  @ApiSuccess(200, 'Ready', { type: 'object', required: ['status', 'checks'], properties: { status: { const: 'ready' }, checks: CHECKS } })
+  @ApiRoute('getReadiness', 'Operations', 'Check readiness', 'For load balancers: 200 when PostgreSQL and the event store both answer (within 2 s each), `degraded` while the PostgreSQL log is held back, else 503. No key.')
+  @ApiSuccess(200, 'Ready, or degraded (the PostgreSQL log held back: `reasons` says by what)', {
+    type: 'object',
+    required: ['status', 'checks'],
+    properties: { status: { type: 'string', enum: ['ready', 'degraded'] }, checks: CHECKS, reasons: { type: 'array', items: { type: 'string' } } },
+  })
   @ApiResponse({
     status: 503,
     description: '`service_unavailable`: a backing store does not answer (details.checks says which), or the service is shutting down',

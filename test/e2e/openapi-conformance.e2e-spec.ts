@@ -54,6 +54,7 @@ describe('Answers match the OpenAPI document', () => {
   /** The organization the admin operations change (suspended, offboarded, …), and its own test key. */
   let target: { id: string; key: string };
   const values: Record<string, string> = {};
+  let erasedPortraitLink: URL;
 
   const auth = (operation: DocumentOperation): Record<string, string> =>
     operation.secured === 'key' ? { 'x-service-key': key } : operation.secured === 'admin' ? { authorization: `Bearer ${app.adminToken}` } : {};
@@ -125,6 +126,8 @@ describe('Answers match the OpenAPI document', () => {
       'getPortrait?': portrait.search.slice(1),
       'destroyOrganizationPersonalData?': `confirm=${target.id}`,
     });
+    // The erased verification's portrait link stays validly signed: once erased, it answers 404.
+    erasedPortraitLink = new URL(toErase.body.data.result.portraitUrl as string);
   });
 
   afterAll(async () => {
@@ -193,8 +196,10 @@ describe('Answers match the OpenAPI document', () => {
     // Portrait links: altered, expired, unknown.
     const portraitPath = pathOf(byId('getPortrait'));
     expectError(await call(byId('getPortrait'), { path: portraitPath.replace(/signature=[^&]+/, `signature=${'A'.repeat(43)}`) }), 403, 'portrait_link_invalid');
-    expectError(await call(byId('getPortrait'), { path: portraitPath.replace(/expires=\d+/, 'expires=1000') }), 403, 'portrait_link_expired');
-    expectError(await call(byId('getPortrait'), { path: portraitPath.replace(/\/prt_[^?]+/, `/prt_${'0'.repeat(32)}`) }), 404, 'not_found');
+    // The signature binds the expiry and the id, so an altered one is an invalid link, checked before anything is read.
+    expectError(await call(byId('getPortrait'), { path: portraitPath.replace(/expires=\d+/, 'expires=1000') }), 403, 'portrait_link_invalid');
+    expectError(await call(byId('getPortrait'), { path: portraitPath.replace(/\/prt_[^?]+/, `/prt_${'0'.repeat(32)}`) }), 403, 'portrait_link_invalid');
+    expectError(await call(byId('getPortrait'), { path: `${erasedPortraitLink.pathname}${erasedPortraitLink.search}` }), 404, 'not_found');
     // 403: a scope not active, a key for other scopes, a live key without an upstream, a pending or suspended organization, the auditor's change.
     const narrow = await createOrganization(app, { approved: true, scopes: ['bvn'] });
     expectError(await call(nin, { body: { nin: '21440414976' }, headers: { 'x-service-key': (await issueKey(app, narrow.id)).key } }), 403, 'scope_not_active');

@@ -738,7 +738,7 @@ export interface paths {
         };
         /**
          * Check readiness
-         * @description For load balancers: 200 when PostgreSQL and the event store both answer (within 2 s each), else 503. No key.
+         * @description For load balancers: 200 when PostgreSQL and the event store both answer (within 2 s each), `degraded` while the PostgreSQL log is held back, else 503. No key.
          */
         get: operations["getReadiness"];
         put?: never;
@@ -2571,11 +2571,13 @@ export interface components {
             /** @example verifications */
             name: string;
             /** @enum {string} */
-            state: "running" | "catching_up" | "rebuilding" | "stopped" | "idle";
+            state: "running" | "catching_up" | "held_back" | "rebuilding" | "stopped" | "idle";
             /** @description the checkpoint: the last position applied */
             position: string;
-            /** @description a position in the event log (a string: 64 bits) */
+            /** @description the newest event visible to subscribers (on PostgreSQL, below the visible bound) */
             headPosition: string;
+            /** @description the newest event written: on PostgreSQL, above headPosition while the log is held back; lag is measured against it */
+            newestPosition: string;
             /** @description this projection's events after its checkpoint; null when the store cannot count them */
             lagEvents: number | null;
             /** @description lagEvents hit its bound (1,000,000): the real lag is at least that */
@@ -2601,6 +2603,18 @@ export interface components {
                 position: string;
                 lagEvents: number | null;
                 active: boolean;
+            } | null;
+            /** @description PostgreSQL only: committed events wait behind the visible bound, held by the oldest open transaction in the cluster; null when nothing is held back */
+            logHeldBack: {
+                seconds: number;
+                events: number;
+                /** @description a position in the event log (a string: 64 bits) */
+                visibleBound: string;
+                /** @description the backend (pid, database, application, state, transaction age) or prepared transaction holding the bound */
+                holder: {
+                    [key: string]: unknown;
+                } | null;
+                description: string;
             } | null;
         };
     };
@@ -4510,7 +4524,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Ready */
+            /** @description Ready, or degraded (the PostgreSQL log held back: `reasons` says by what) */
             200: {
                 headers: {
                     [name: string]: unknown;
@@ -4520,8 +4534,8 @@ export interface operations {
                         /** @constant */
                         status: true;
                         data: {
-                            /** @constant */
-                            status: "ready";
+                            /** @enum {string} */
+                            status: "ready" | "degraded";
                             checks: {
                                 /** @enum {string} */
                                 postgres: "ok" | "down";
@@ -4529,7 +4543,18 @@ export interface operations {
                                 eventStore: "ok" | "down";
                                 /** @enum {string} */
                                 eventStoreKind: "postgres" | "esdb";
+                                /** @description PostgreSQL log only: whether committed events wait behind an open transaction (held_back once for 5 s or more), and which backend holds them */
+                                eventLog?: {
+                                    /** @enum {string} */
+                                    status: "ok" | "held_back";
+                                    heldBackSeconds: number;
+                                    heldBackEvents: number;
+                                    holder: {
+                                        [key: string]: unknown;
+                                    } | null;
+                                };
                             };
+                            reasons?: string[];
                         };
                     };
                 };
@@ -4559,6 +4584,16 @@ export interface operations {
                                     eventStore: "ok" | "down";
                                     /** @enum {string} */
                                     eventStoreKind: "postgres" | "esdb";
+                                    /** @description PostgreSQL log only: whether committed events wait behind an open transaction (held_back once for 5 s or more), and which backend holds them */
+                                    eventLog?: {
+                                        /** @enum {string} */
+                                        status: "ok" | "held_back";
+                                        heldBackSeconds: number;
+                                        heldBackEvents: number;
+                                        holder: {
+                                            [key: string]: unknown;
+                                        } | null;
+                                    };
                                 };
                             };
                         };
