@@ -219,6 +219,16 @@ export class EventSourcedHandler<State, Command, E extends DomainEvent, Link = u
     return reload !== undefined ? reload() : this.read(stream);
   }
 
+  /** Reads `stream` again (pauses doubling from 5 ms, about 1.3 s in all) until its fold reaches `revision`; the last fold read, whatever it reached. */
+  private async reach(stream: Stream<State, Command, E>, from: Folded<State, Link>, revision: bigint, reload?: Reload<State, Link>): Promise<Folded<State, Link>> {
+    let folded = from;
+    for (let pauseMs = 5; folded.revision < revision && pauseMs <= 640; pauseMs *= 2) {
+      await sleep(pauseMs);
+      folded = await this.read(stream, folded, reload);
+    }
+    return folded;
+  }
+
   /** `from` caught up, the very object when nothing was added; undefined when the stream does not hold `from`'s last event. */
   private async catchUp(stream: Stream<State, Command, E>, from: Folded<State, Link>): Promise<Folded<State, Link> | undefined> {
     const { pageSize, maxPages } = this.options.paging;
@@ -329,6 +339,10 @@ export class EventSourcedHandler<State, Command, E extends DomainEvent, Link = u
         if (refusals >= this.options.retry.maxAttempts) return { status: 'conflict', folded: await refold() };
         await sleep(boundedBackoffMs(this.options.retry, refusals));
         folded = await refold();
+        // A read right after the refusal may not show yet the events that caused it (an EventStoreDB
+        // node's reads see only what its index holds): deciding on that fold would only be refused
+        // again. Read again, briefly, until the fold reaches the revision the refusal reported.
+        if (!behind && error.actual !== 'no_stream') folded = await this.reach(stream, folded, error.actual, reload);
         current = true;
         continue;
       }

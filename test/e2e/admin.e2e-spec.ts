@@ -3,7 +3,7 @@ import type { LoggerService } from '@nestjs/common';
 import pg from 'pg';
 import { hashApiKey } from '../../src/auth/api-key.js';
 import { startTestApp, type TestApp } from '../support/app.js';
-import { allEvents, eventsContaining, streamEvents } from '../support/event-store.js';
+import { allEvents, DEFAULT_TEST_READ_LAG_MS, eventsContaining, streamEvents, testEventStoreControl } from '../support/event-store.js';
 import { createOrganization, issueKey } from '../support/fixtures.js';
 
 const UNKNOWN_ORG = 'org_01JD3Q9ZK8W6V2C4X7N5B0M1TR';
@@ -228,6 +228,23 @@ describe('Admin API', () => {
     });
 
     it('issues concurrent keys for one organization without losing any (appends retried on a revision conflict)', async () => {
+      await concurrentKeys();
+    });
+
+    // On EventStoreDB a read right after a refused append may not show the winner's events yet: each
+    // retry reads until its fold reaches the revision the refusal reported (without that, one of the
+    // eight was answered 409 at this lag, every time). On the PostgreSQL log reads do not lag.
+    it('issues concurrent keys for one organization behind a 100 ms index lag (EventStoreDB; no lag on PostgreSQL)', async () => {
+      const control = await testEventStoreControl(app.database);
+      await control?.configure({ readLagMs: 100 });
+      try {
+        await concurrentKeys();
+      } finally {
+        await control?.configure({ readLagMs: DEFAULT_TEST_READ_LAG_MS });
+      }
+    });
+
+    async function concurrentKeys(): Promise<void> {
       const { id } = await createOrganization(app);
       const issued = await Promise.all(Array.from({ length: 8 }, (_, index) => app.admin('POST', `/admin/v1/organizations/${id}/keys`, { environment: 'test', name: `k${index}` })));
       expect(issued.map((response) => response.status)).toEqual(Array(8).fill(201));
@@ -235,7 +252,7 @@ describe('Admin API', () => {
       expect(ids.size).toBe(8);
       expect((await eventsOf(`organization-${id}`)).filter((event) => event.type === 'ApiKeyIssued').map((event) => event.data.keyId).sort()).toEqual([...ids].sort());
       expect((await app.admin('GET', `/admin/v1/organizations/${id}/keys`)).body.data).toHaveLength(8);
-    });
+    }
 
     it('validates key requests, listing each problem', async () => {
       const { id } = await createOrganization(app);
