@@ -103,13 +103,18 @@ export async function rebuildProjection(pool: pg.Pool, store: EventStore, databa
     const swapThreshold = options.swapThresholdEvents ?? 1_000;
     runner.start();
     runner.finished.catch((error: unknown) => (failure = error));
-    // Caught up: the runner found its queue empty after a short batch (the live edge).
-    while (failure === undefined && !options.signal?.aborted && runner.metrics.state !== 'running') {
+    // Caught up: the runner found its queue empty after a short batch (the live edge), and its
+    // checkpoint holds still from one look to the next (on EventStoreDB a subscription can reach
+    // what looks like the live edge while its catch-up is still delivering, behind the index).
+    let lastPosition: bigint | undefined;
+    while (failure === undefined && !options.signal?.aborted) {
       const head = await store.headPosition();
       const position = await positionOf(pool, checkpointName);
       if (head <= position) break;
       // Close enough: the swap applies the rest under its lock (a bounded count, so this stays cheap).
       if (store.kind === 'postgres' && (await countEvents(pool, store, projection, position, swapThreshold + 1)) !== null) break;
+      if (runner.metrics.state === 'running' && position === lastPosition) break;
+      lastPosition = position;
       await sleep(CAUGHT_UP_POLL_MS);
     }
     await runner.stop();
