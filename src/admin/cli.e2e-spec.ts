@@ -1,44 +1,26 @@
-import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { describe, expect, it } from '@jest/globals';
+import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import pg from 'pg';
 import { hashApiKey } from '../auth/api-key.js';
 import { MAX_FUNDING_KOBO } from '../wallets/wallet.decider.js';
-import { createTestDatabase, type TestDatabase } from '../../test/support/database.js';
+import { processTestBed } from '../../test/support/process-test-bed.js';
 import { DIST, runNode } from '../../test/support/processes.js';
-import { allEvents, createTestEventStore, eventsContaining, streamEvents, type TestEventStore } from '../../test/support/event-store.js';
+import { allEvents, eventsContaining, streamEvents } from '../../test/support/event-store.js';
 import { TEST_DATA_ENCRYPTION_KEY } from '../../test/support/data-protection.js';
 
 /** The built CLI (dist/, which a build never empties) against its own test database, in a working directory of its own. */
 describe('admin CLI', () => {
-  let database: TestDatabase;
-  let pool: pg.Pool;
-  let events: TestEventStore;
-  let workDir: string;
-
-  beforeAll(async () => {
-    database = await createTestDatabase();
-    pool = new pg.Pool({ connectionString: database.url, max: 2 });
-    events = await createTestEventStore(database, pool);
-    workDir = await mkdtemp(join(tmpdir(), 'ledger-cli-'));
-  });
-  afterAll(async () => {
-    await events?.close();
-    await pool?.end();
-    await database?.drop();
-    if (workDir !== undefined) await rm(workDir, { recursive: true, force: true });
-  });
+  const bed = processTestBed('ledger-cli-');
 
   function cli(...args: string[]) {
-    return runNode(DIST.admin, args, { cwd: workDir, env: { PATH: process.env.PATH, ...events.env, DATABASE_URL: database.url, DATA_ENCRYPTION_KEY: TEST_DATA_ENCRYPTION_KEY, DATA_DIR: join(workDir, '.data'), SANDBOX_CREDIT_KOBO: '100000' }, timeoutMs: 30_000 });
+    return runNode(DIST.admin, args, { cwd: bed.dir, env: { PATH: process.env.PATH, ...bed.events.env, DATABASE_URL: bed.database.url, DATA_ENCRYPTION_KEY: TEST_DATA_ENCRYPTION_KEY, DATA_DIR: join(bed.dir, '.data'), SANDBOX_CREDIT_KOBO: '100000' }, timeoutMs: 30_000 });
   }
   const json = async (...args: string[]) => {
     const result = await cli('--json', ...args);
     if (result.code !== 0) throw new Error(`admin ${args.join(' ')} exited ${result.code}: ${result.stderr}`);
     return JSON.parse(result.stdout);
   };
-  const eventTypes = async (streamId: string) => (await streamEvents(events.store, streamId)).map((event) => event.type);
+  const eventTypes = async (streamId: string) => (await streamEvents(bed.events.store, streamId)).map((event) => event.type);
 
   it('runs an organization through its life with the same events as the admin API, the operator recorded as the CLI', async () => {
     const created = await json('org', 'create', '--name', 'Cli Co', '--email', 'ops@cli.test');
@@ -72,7 +54,7 @@ describe('admin CLI', () => {
     expect(types.slice(0, 2)).toEqual(['OrganizationRegistered', 'OrganizationApproved']);
     expect(types.filter((type) => type === 'OrganizationApproved')).toHaveLength(1);
     expect(types.slice(-5)).toEqual(['ScopePriceSet', 'RateLimitSet', 'RateLimitSet', 'OrganizationSuspended', 'OrganizationReinstated']);
-    const actors = (await streamEvents(events.store, `organization-${id}`)).map((event) => event.metadata.actor);
+    const actors = (await streamEvents(bed.events.store, `organization-${id}`)).map((event) => event.metadata.actor);
     expect(actors).toEqual(types.map(() => ({ type: 'operator', id: 'cli' })));
     expect(await eventTypes(`wallet-${id}.test`)).toEqual(['WalletFunded']);
   });
@@ -83,7 +65,7 @@ describe('admin CLI', () => {
     expect(issued.key).toMatch(/^service_live_/);
     expect(issued.scopes).toEqual(['nin', 'bvn']);
     expect((await json('key', 'issue', id, '--env', 'live', '--scopes', 'nin', 'bvn')).scopes).toEqual(['nin', 'bvn']);
-    const log = await allEvents(events.store);
+    const log = await allEvents(bed.events.store);
     expect(log.filter((event) => event.data.keyHash === hashApiKey(issued.key))).toHaveLength(1);
     expect(eventsContaining(log, issued.key)).toEqual([]);
 
@@ -135,14 +117,14 @@ describe('admin CLI', () => {
   it('configures an upstream with credentials from a file: sealed in the event, never printed', async () => {
     const { id } = await json('org', 'create', '--name', 'Upstream Co', '--email', 'upstream@cli.test');
     const secret = 'sk_live_cli_secret_0123456789';
-    const file = join(workDir, 'dojah.json');
+    const file = join(bed.dir, 'dojah.json');
     await writeFile(file, JSON.stringify({ appId: 'app-cli', secretKey: secret }), { mode: 0o600 });
     await json('org', 'scopes', id, 'nin', 'bvn');
     const configured = await cli('--json', 'provider', 'set', id, '--env', 'live', '--provider', 'dojah', '--credentials', `@${file}`);
     expect(configured.code).toBe(0);
     expect(JSON.parse(configured.stdout).providers).toEqual({ live: { provider: 'dojah', fallback: null } });
     expect(`${configured.stdout}${configured.stderr}`).not.toContain(secret);
-    const log = await allEvents(events.store);
+    const log = await allEvents(bed.events.store);
     expect(log.filter((event) => event.type === 'ProviderConfigured' && event.data.organizationId === id && String(event.data.credentials).startsWith('v1.'))).toHaveLength(1);
     expect(eventsContaining(log, secret)).toEqual([]);
     expect((await cli('provider', 'set', id, '--env', 'live', '--provider', 'dojah', '--credentials', '{not json')).code).toBe(2);

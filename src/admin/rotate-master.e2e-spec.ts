@@ -1,53 +1,34 @@
-import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { describe, expect, it } from '@jest/globals';
 import { randomBytes } from 'node:crypto';
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import pg from 'pg';
 import { DataKeys } from '../data-protection/data-keys.js';
 import { LocalKeyManagement } from '../data-protection/key-management.port.js';
 import { parseMasterKey } from '../data-protection/master-key.js';
 import { open, seal } from '../data-protection/sealing.js';
-import { createTestDatabase, type TestDatabase } from '../../test/support/database.js';
+import { processTestBed } from '../../test/support/process-test-bed.js';
 import { DIST, runNode } from '../../test/support/processes.js';
 import { TEST_DATA_ENCRYPTION_KEY } from '../../test/support/data-protection.js';
-import { allEvents, createTestEventStore, type TestEventStore } from '../../test/support/event-store.js';
-
+import { allEvents } from '../../test/support/event-store.js';
 
 /** `npm run admin -- keys rotate-master`, built, against its own test database. */
 describe('admin CLI: keys rotate-master', () => {
-  let database: TestDatabase;
-  let pool: pg.Pool;
-  let events: TestEventStore;
-  let workDir: string;
-
-  beforeAll(async () => {
-    database = await createTestDatabase();
-    pool = new pg.Pool({ connectionString: database.url, max: 2 });
-    events = await createTestEventStore(database, pool);
-    workDir = await mkdtemp(join(tmpdir(), 'ledger-rotate-'));
-  });
-  afterAll(async () => {
-    await events?.close();
-    await pool?.end();
-    await database?.drop();
-    if (workDir !== undefined) await rm(workDir, { recursive: true, force: true });
-  });
+  const bed = processTestBed('ledger-rotate-');
 
   function cli(env: Record<string, string>, ...args: string[]) {
-    return runNode(DIST.admin, args, { cwd: workDir, env: { PATH: process.env.PATH, ...events.env, DATABASE_URL: database.url, DATA_DIR: join(workDir, '.data'), ...env }, timeoutMs: 30_000 });
+    return runNode(DIST.admin, args, { cwd: bed.dir, env: { PATH: process.env.PATH, ...bed.events.env, DATABASE_URL: bed.database.url, DATA_DIR: join(bed.dir, '.data'), ...env }, timeoutMs: 30_000 });
   }
 
   it('re-wraps every organization key under the new master key, touches no event, and changes nothing when run again', async () => {
     const old = new LocalKeyManagement(parseMasterKey(TEST_DATA_ENCRYPTION_KEY));
     const binding = { reference: 'vrf_ROTATE0000000000000000000', eventType: 'VerificationCompleted', field: 'result' };
-    const dataKey = await new DataKeys(pool, old).create('org_rotate_a', 'test', binding.reference);
-    await new DataKeys(pool, old).create('org_rotate_b', 'live', 'vrf_ROTATE0000000000000000001');
+    const dataKey = await new DataKeys(bed.pool, old).create('org_rotate_a', 'test', binding.reference);
+    await new DataKeys(bed.pool, old).create('org_rotate_b', 'live', 'vrf_ROTATE0000000000000000001');
     const sealed = seal(dataKey, { firstName: 'Blessing' }, binding);
-    const eventsBefore = (await allEvents(events.store)).length;
+    const eventsBefore = (await allEvents(bed.events.store)).length;
 
     const newKey = randomBytes(32).toString('base64');
-    const keyFile = join(workDir, 'new-master.key');
+    const keyFile = join(bed.dir, 'new-master.key');
     await writeFile(keyFile, newKey, { mode: 0o600 });
     const missing = await cli({ DATA_ENCRYPTION_KEY: TEST_DATA_ENCRYPTION_KEY }, 'keys', 'rotate-master');
     expect(missing.code).toBe(2);
@@ -60,10 +41,10 @@ describe('admin CLI: keys rotate-master', () => {
     expect(JSON.parse(rotated.stdout)).toEqual({ masterKeyId: next.masterKeyId, rewrapped: 2, alreadyRotated: 0, destroyed: 0 });
     expect(rotated.stdout).not.toContain(newKey);
 
-    const reopened = await new DataKeys(pool, next).get(binding.reference);
+    const reopened = await new DataKeys(bed.pool, next).get(binding.reference);
     expect(reopened.status).toBe('open');
     expect(open((reopened as { key: Buffer }).key, sealed, binding)).toEqual({ firstName: 'Blessing' });
-    expect((await allEvents(events.store)).length).toBe(eventsBefore);
+    expect((await allEvents(bed.events.store)).length).toBe(eventsBefore);
 
     // Run again (a repeated or resumed rotation), now configured with the new key: nothing to do.
     const again = await cli({ DATA_ENCRYPTION_KEY: newKey, NEW_DATA_ENCRYPTION_KEY: newKey }, '--json', 'keys', 'rotate-master');

@@ -1,15 +1,11 @@
-import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { describe, expect, it } from '@jest/globals';
 import type { ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import pg from 'pg';
 import { freePort } from '../../src/database/embedded-postgres.js';
 import { KEY_CACHE_TTL_MS } from '../../src/auth/key-cache.js';
 import { startTestApp } from '../support/app.js';
-import { createTestDatabase, type TestDatabase } from '../support/database.js';
-import { createTestEventStore, streamEvents, type TestEventStore } from '../support/event-store.js';
+import { processTestBed } from '../support/process-test-bed.js';
+import { streamEvents } from '../support/event-store.js';
 import { createOrganization, issueKey } from '../support/fixtures.js';
 import { TEST_DATA_ENCRYPTION_KEY } from '../support/data-protection.js';
 import { DIST, exited, healthy, runNode, startNodeProcess } from '../support/processes.js';
@@ -18,10 +14,6 @@ import { DIST, exited, healthy, runNode, startNodeProcess } from '../support/pro
 const NIN_CHECK = { path: '/v1/nin', body: { nin: '21440414976' } };
 const BVN_CHECK = { path: '/v1/bvn', body: { bvn: '22126025250' } };
 
-let database: TestDatabase;
-let pool: pg.Pool;
-let testStore: TestEventStore;
-let dataDir: string;
 let service: ChildProcess | undefined;
 let baseUrl = '';
 const adminToken = `admin_${randomBytes(24).toString('base64url')}`;
@@ -36,11 +28,11 @@ const admin = (method: string, path: string, body?: unknown) => call(method, pat
 const check = (key: string, what: { path: string; body: unknown }) => call('POST', what.path, { 'x-service-key': key }, what.body);
 
 function cli(...args: string[]) {
-  return runNode(DIST.admin, args, { env: { PATH: process.env.PATH, ...testStore.env, DATABASE_URL: database.url, DATA_ENCRYPTION_KEY: TEST_DATA_ENCRYPTION_KEY, DATA_DIR: dataDir }, timeoutMs: 30_000 });
+  return runNode(DIST.admin, args, { env: { PATH: process.env.PATH, ...bed.events.env, DATABASE_URL: bed.database.url, DATA_ENCRYPTION_KEY: TEST_DATA_ENCRYPTION_KEY, DATA_DIR: bed.dir }, timeoutMs: 30_000 });
 }
 
 /** The wallet stream's length: a check that is refused by the guard adds nothing to it, a charged one a reservation and a debit. */
-const walletEvents = async (organizationId: string) => (await streamEvents(testStore.store, `wallet-${organizationId}.test`)).length;
+const walletEvents = async (organizationId: string) => (await streamEvents(bed.events.store, `wallet-${organizationId}.test`)).length;
 
 async function startService(): Promise<void> {
   const port = await freePort();
@@ -48,10 +40,10 @@ async function startService(): Promise<void> {
   const started = await startNodeProcess(DIST.main, {
     env: {
       PATH: process.env.PATH,
-      ...testStore.env,
-      DATABASE_URL: database.url,
+      ...bed.events.env,
+      DATABASE_URL: bed.database.url,
       DATA_ENCRYPTION_KEY: TEST_DATA_ENCRYPTION_KEY,
-      DATA_DIR: dataDir,
+      DATA_DIR: bed.dir,
       PORT: String(port),
       HOST: '127.0.0.1',
       ADMIN_TOKEN: adminToken,
@@ -80,20 +72,12 @@ async function warmedKey(): Promise<{ organizationId: string; keyId: string; key
   return { organizationId, keyId: issued.body.data.id, key };
 }
 
-beforeAll(async () => {
-  database = await createTestDatabase();
-  pool = new pg.Pool({ connectionString: database.url, max: 2 });
-  testStore = await createTestEventStore(database, pool);
-  dataDir = await mkdtemp(join(tmpdir(), 'ledger-in-force-'));
-});
-
-afterAll(async () => {
-  if (service !== undefined && service.exitCode === null && service.signalCode === null) service.kill('SIGTERM');
-  if (service !== undefined) await exited(service);
-  await testStore?.close();
-  await pool?.end();
-  await database?.drop();
-  await rm(dataDir, { recursive: true, force: true });
+const bed = processTestBed('ledger-in-force-', {
+  poolMax: 2,
+  beforeTeardown: async () => {
+      if (service !== undefined && service.exitCode === null && service.signalCode === null) service.kill('SIGTERM');
+    if (service !== undefined) await exited(service);
+  },
 });
 
 describe('Operators\' changes are in force when the command returns', () => {

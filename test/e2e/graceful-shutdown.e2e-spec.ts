@@ -1,14 +1,10 @@
-import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { describe, expect, it } from '@jest/globals';
 import type { ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import pg from 'pg';
 import { freePort } from '../../src/database/embedded-postgres.js';
 import type { RecordedEvent } from '../../src/event-store/event-store.port.js';
-import { createTestDatabase, type TestDatabase } from '../support/database.js';
-import { allEvents, createTestEventStore, type TestEventStore } from '../support/event-store.js';
+import { processTestBed } from '../support/process-test-bed.js';
+import { allEvents } from '../support/event-store.js';
 import { TEST_DATA_ENCRYPTION_KEY } from '../support/data-protection.js';
 import { DIST, exited, healthy, startNodeProcess } from '../support/processes.js';
 
@@ -27,10 +23,6 @@ interface Outcome {
   readonly refused?: string;
 }
 
-let database: TestDatabase;
-let pool: pg.Pool;
-let testStore: TestEventStore;
-let dataDir: string;
 let child: ChildProcess | undefined;
 
 async function call(baseUrl: string, method: string, path: string, headers: Record<string, string>, body?: unknown): Promise<Outcome> {
@@ -49,20 +41,12 @@ async function call(baseUrl: string, method: string, path: string, headers: Reco
   }
 }
 
-beforeAll(async () => {
-  database = await createTestDatabase();
-  pool = new pg.Pool({ connectionString: database.url, max: 4 });
-  testStore = await createTestEventStore(database, pool);
-  dataDir = await mkdtemp(join(tmpdir(), 'ledger-shutdown-'));
-});
-
-afterAll(async () => {
-  if (child !== undefined && child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
-  if (child !== undefined) await exited(child);
-  await testStore?.close();
-  await pool?.end();
-  await database?.drop();
-  await rm(dataDir, { recursive: true, force: true });
+const bed = processTestBed('ledger-shutdown-', {
+  poolMax: 4,
+  beforeTeardown: async () => {
+      if (child !== undefined && child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+    if (child !== undefined) await exited(child);
+  },
 });
 
 describe('Graceful shutdown of the service process', () => {
@@ -73,10 +57,10 @@ describe('Graceful shutdown of the service process', () => {
     const started = await startNodeProcess(DIST.main, {
       env: {
         PATH: process.env.PATH,
-        ...testStore.env,
-        DATABASE_URL: database.url,
+        ...bed.events.env,
+        DATABASE_URL: bed.database.url,
         DATA_ENCRYPTION_KEY: TEST_DATA_ENCRYPTION_KEY,
-        DATA_DIR: dataDir,
+        DATA_DIR: bed.dir,
         PORT: String(port),
         HOST: '127.0.0.1',
         ADMIN_TOKEN: adminToken,
@@ -150,7 +134,7 @@ describe('Graceful shutdown of the service process', () => {
 
     // No check started without its answer reaching the client: every verification in the log is one a client was told about.
     const answeredReferences = new Set(answered.map((outcome) => outcome.body?.data?.reference ?? outcome.body?.error?.details?.reference).filter((reference) => reference !== undefined));
-    const events = await allEvents(testStore.store, { streamCategories: ['verification', 'wallet'] });
+    const events = await allEvents(bed.events.store, { streamCategories: ['verification', 'wallet'] });
     const byStream = new Map<string, RecordedEvent[]>();
     for (const event of events) byStream.set(event.streamId, [...(byStream.get(event.streamId) ?? []), event]);
     const verificationStreams = [...byStream.keys()].filter((streamId) => streamId.startsWith('verification-'));
