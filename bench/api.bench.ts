@@ -37,7 +37,7 @@ import { runMigrations } from '../src/database/data-source.js';
 import { freePort } from '../src/database/embedded-postgres.js';
 import type { JsonObject } from '../src/event-store/event-store.port.js';
 import { admin, withDatabase } from './bench-support.js';
-import { DEFAULT_CHECK_PLAN, isCheckPlan, type CheckTemplate } from './check-floor.js';
+import { isCheckPlan, type CheckTemplate } from './check-floor.js';
 import { pacedLoad, type PacedLoadOptions, type PacedLoadResult } from './paced-load.js';
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 30);
@@ -54,8 +54,8 @@ const ONLY = process.env.BENCH_ONLY ?? '';
 const POST_RATE = process.env.BENCH_POST_RATE === undefined || process.env.BENCH_POST_RATE === '' ? undefined : Number(process.env.BENCH_POST_RATE);
 /** BENCH_RUNS: how many times the POST closed loops (service, then check floor) and the paced POST phase run; the median is compared with the targets. */
 const RUNS = Number(process.env.BENCH_RUNS ?? 1);
-/** BENCH_CHECK_PLAN: the store transactions of a check the check floor makes (check-floor.ts, CHECK_PLANS). */
-const CHECK_PLAN = process.env.BENCH_CHECK_PLAN ?? DEFAULT_CHECK_PLAN;
+/** BENCH_CHECK_PLAN: the store transactions of a check the check floor makes (check-floor.ts, CHECK_PLANS); by default (auto) the service's. */
+const CHECK_PLAN = process.env.BENCH_CHECK_PLAN ?? 'auto';
 /** The check floor's own database, on the service's cluster. */
 const CHECK_FLOOR_DATABASE = 'ledger_check_floor';
 /** BENCH_CLOSED=0: skip the POST closed loop (the maximum throughput). */
@@ -65,7 +65,7 @@ const FLOOR = process.env.BENCH_FLOOR !== '0';
 if (!['', 'post', 'list'].includes(ONLY)) throw new Error('BENCH_ONLY must be post or list');
 if (!Number.isInteger(RUNS) || RUNS < 1 || RUNS > 9) throw new Error('BENCH_RUNS must be an integer from 1 to 9');
 if (POST_RATE !== undefined && !(POST_RATE > 0)) throw new Error('BENCH_POST_RATE must be a positive number');
-if (!isCheckPlan(CHECK_PLAN)) throw new Error('BENCH_CHECK_PLAN must be four-appends or two-write-sets');
+if (CHECK_PLAN !== 'auto' && !isCheckPlan(CHECK_PLAN)) throw new Error('BENCH_CHECK_PLAN must be auto, four-appends or two-write-sets');
 /** A phase not run: no figures (NaN), printed as skipped under the phase's own name. */
 const skipped: Omit<Result, 'name'> = { requestsPerSecond: NaN, p50Ms: NaN, p99Ms: NaN, non2xx: 0, errors: 0, total: 0 };
 
@@ -145,6 +145,33 @@ async function checksWritten(url: string): Promise<number> {
   try {
     const { rows } = await db.query<{ count: string }>("select count(*) from events where type = 'VerificationRequested'");
     return Number(rows[0].count);
+  } finally {
+    await db.end();
+  }
+}
+
+/**
+ * The share of the checks in the database at `url` whose request was committed in the transaction
+ * of their reservation, and whose completion in that of their capture: an event's position is its
+ * transaction's id times 1,000,000 plus its place in it (docs/architecture.md). Whatever the group
+ * commits gather, each is 0 when a check writes the two in sequence and 1 when it writes them in one
+ * write-set: the signature of a plan.
+ */
+async function sharedTransactions(url: string): Promise<{ requestWithReservation: number; completionWithCapture: number }> {
+  const db = new pg.Client({ connectionString: url });
+  await db.connect();
+  try {
+    const { rows } = await db.query<{ first: string; second: string; checks: string }>(
+      `select count(*) filter (where r.position / 1000000 = w.position / 1000000) as first,
+              count(*) filter (where c.position / 1000000 = d.position / 1000000) as second, count(*) as checks
+         from events r
+         join events w on w.type = 'WalletFundsReserved' and r.stream_id = 'verification-' || (w.data->>'reference')
+         join events c on c.stream_id = r.stream_id and c.type = 'VerificationCompleted'
+         join events d on d.type = 'WalletDebited' and d.stream_id = w.stream_id and d.data->>'reference' = w.data->>'reference'
+        where r.type = 'VerificationRequested'`,
+    );
+    const checks = Number(rows[0].checks);
+    return { requestWithReservation: Number(rows[0].first) / checks, completionWithCapture: Number(rows[0].second) / checks };
   } finally {
     await db.end();
   }
@@ -529,6 +556,7 @@ async function main(): Promise<void> {
     const floorUrl = checkFloorRuns ? await floorDatabase(databaseUrl, CHECK_FLOOR_DATABASE) : undefined;
     const templateFile = join(dataDir, 'check-template.json');
     if (template !== undefined) await writeFile(templateFile, JSON.stringify(template));
+    let floorPlan = CHECK_PLAN;
     const postClosedLoops = async (floorPort?: number, floorPid?: number) => {
       for (let run = 1; run <= RUNS; run++) {
         const of = RUNS > 1 ? ` (run ${run} of ${RUNS})` : '';
@@ -539,9 +567,9 @@ async function main(): Promise<void> {
         const floorCheck = { ...check, url: `http://127.0.0.1:${floorPort}/v1/nin` };
         checkFloors.push(
           await phase(
-            `floor: the check's statements (${CHECK_PLAN}), bare node:http`,
+            `floor: the check's statements (${floorPlan}), bare node:http`,
             true,
-            `floor: a check's statements in its transactions (${CHECK_PLAN}), bare node:http and pg, ${CONNECTIONS} connections, ${SECONDS} s${of}`,
+            `floor: a check's statements in its transactions (${floorPlan}), bare node:http and pg, ${CONNECTIONS} connections, ${SECONDS} s${of}`,
             () => closedLoop({ ...floorCheck, connections: CONNECTIONS, duration: SECONDS }),
             { pid: floorPid, databaseUrl: floorUrl, settle: () => floorCaughtUp(floorPort) },
           ),
@@ -553,6 +581,7 @@ async function main(): Promise<void> {
         const first = await fetch(`http://127.0.0.1:${floorPort}/v1/nin`, { method: 'POST', headers: check.headers, body: check.body });
         const firstBody = await first.text();
         if (first.status !== template?.answer.status || firstBody.length !== template.answer.body.length) throw new Error('the check floor does not answer what the service answers');
+        floorPlan = ((await (await fetch(`http://127.0.0.1:${floorPort}/caught-up`)).json()) as { plan: string }).plan;
         await postClosedLoops(floorPort, floorPid);
       });
     } else {
@@ -648,8 +677,15 @@ async function main(): Promise<void> {
     // The service against the check floor, run by run (each pair ran back to back), and the median of the ratios.
     const checkRatio = median(checkFloors.map((floor, run) => posts[run].requestsPerSecond / floor.requestsPerSecond));
     const checkFloor = checkFloors.length === 0 ? { name: 'floor: the check\'s statements, bare node:http', ...skipped } : medianRun(checkFloors, (result) => result.requestsPerSecond);
-    // The floor is a floor only if it does the service's work: the same rows inserted per check in every table, in every pair of runs.
+    // The floor is a floor only if it does the service's work: the same rows inserted per check in every table (those named differ), in every pair of runs.
     const mismatched = [...new Set(checkFloors.flatMap((floor, run) => (floor.tables === undefined || posts[run].tables === undefined ? ['(no counts)'] : rowMismatches(posts[run].tables as Map<string, TableRows>, floor.tables))))];
+    // And it must group a check's events into transactions as the service does (commits per check cannot tell: they move with what the group commits gather).
+    const serviceShared = checkFloors.length > 0 ? await sharedTransactions(databaseUrl) : undefined;
+    const floorShared = checkFloors.length > 0 && floorUrl !== undefined ? await sharedTransactions(floorUrl) : undefined;
+    if (serviceShared !== undefined && floorShared !== undefined) {
+      if (Math.abs(serviceShared.requestWithReservation - floorShared.requestWithReservation) > 0.05) mismatched.push('request and reservation grouped otherwise');
+      if (Math.abs(serviceShared.completionWithCapture - floorShared.completionWithCapture) > 0.05) mismatched.push('completion and capture grouped otherwise');
+    }
     const sameWork = checkFloors.length > 0 && mismatched.length === 0;
     const statementFloor = floors[1];
     const listRatio = list.requestsPerSecond / statementFloor.requestsPerSecond;
@@ -658,7 +694,7 @@ async function main(): Promise<void> {
     const figures = (result: Result) => [result.requestsPerSecond.toFixed(0), result.p50Ms.toFixed(1), result.p99Ms.toFixed(1), String(errorsOf(result))];
     const rows = [
       [`${post.name}, closed loop${runsNote}`, ...figures(post),
-        `>= 0.6x the check floor, 0 errors: ${checkRatio.toFixed(2)}x${sameWork || checkFloors.length === 0 ? '' : ` (the floor's rows differ in ${mismatched.join(', ')})`}`,
+        `>= 0.6x the check floor, 0 errors: ${checkRatio.toFixed(2)}x${sameWork || checkFloors.length === 0 ? '' : ` (not the service's work: ${mismatched.join(', ')})`}`,
         checkFloors.length === 0 ? 'skipped' : verdict(sameWork && checkRatio >= 0.6 && posts.every((result) => errorsOf(result) === 0))],
       [`${checkFloor.name}, closed loop${runsNote}`, ...figures(checkFloor), "(the check's floor)", ''],
       [`${postAtRate.name}${runsNote} (by p99)`, ...figures(postAtRate), `half the closed loop's rate sustained, p99 <= 50 ms, 0 errors${POST_RATE === undefined ? '' : ' (BENCH_POST_RATE set: not the target\'s rate)'}`,
@@ -693,7 +729,7 @@ async function main(): Promise<void> {
         const rows = [serviceTables.get(table), floorTables.get(table)];
         return rows.some((row) => row !== undefined && (Math.abs(row.inserted) >= 0.005 || Math.abs(row.updated) >= 0.005));
       });
-      process.stdout.write(`\nPer check, service and check floor (${CHECK_PLAN}): the floor does the same work: ${sameWork ? 'yes' : `NO (${mismatched.join(', ')})`}\n\n`);
+      process.stdout.write(`\nPer check, service and check floor (${floorPlan}): the floor does the same work: ${sameWork ? 'yes' : `NO (${mismatched.join(', ')})`}\n\n`);
       process.stdout.write('| table | rows inserted, service | rows inserted, floor | rows updated, service | rows updated, floor |\n|---|---|---|---|---|\n');
       for (const table of tables) {
         const service = serviceTables.get(table);
@@ -701,6 +737,9 @@ async function main(): Promise<void> {
         process.stdout.write(`| ${table}${BATCH_FOLDED_TABLES.has(table) ? ' (inserts depend on projection batches: not compared)' : ''} | ${service?.inserted.toFixed(3) ?? '-'} | ${floor?.inserted.toFixed(3) ?? '-'} | ${service?.updated.toFixed(3) ?? '-'} | ${floor?.updated.toFixed(3) ?? '-'} |\n`);
       }
       process.stdout.write(`| (commits, pg_stat_database) | ${post.commits?.toFixed(3)} | ${checkFloor.commits?.toFixed(3)} | | |\n`);
+      const share = (shared: { requestWithReservation: number; completionWithCapture: number } | undefined) =>
+        shared === undefined ? '-' : `${shared.requestWithReservation.toFixed(3)} / ${shared.completionWithCapture.toFixed(3)}`;
+      process.stdout.write(`| (checks whose request shares its reservation's transaction / completion its capture's, every check in the log) | ${share(serviceShared)} | ${share(floorShared)} | | |\n`);
     }
   } finally {
     child.kill('SIGTERM');

@@ -54,11 +54,18 @@ export const CHECK_PLANS = {
   ],
 } as const satisfies Record<string, readonly (readonly CheckPart[])[]>;
 export type CheckPlanName = keyof typeof CHECK_PLANS;
-/** The plan the service's code on this branch follows. */
-export const DEFAULT_CHECK_PLAN: CheckPlanName = 'four-appends';
-
 export function isCheckPlan(name: string): name is CheckPlanName {
   return Object.hasOwn(CHECK_PLANS, name);
+}
+
+/**
+ * The plan the service built from this code follows on `store`: a check written as two write-sets
+ * where the store appends several streams in one transaction (`multiStreamAppends: 'atomic'`),
+ * otherwise as four appends. bench:api checks the guess: a floor that commits more per check than
+ * the service is not the service's floor.
+ */
+export function servicePlan(store: EventStore): CheckPlanName {
+  return (store as { readonly multiStreamAppends?: string }).multiStreamAppends === 'atomic' ? 'two-write-sets' : 'four-appends';
 }
 
 interface TemplateEvent {
@@ -184,6 +191,8 @@ function eventOf(template: TemplateEvent, from: string, to: string): EventToAppe
 }
 
 export interface CheckFloor {
+  /** The plan it follows. */
+  readonly plan: CheckPlanName;
   /** Writes one check; answers the service's answer to it. */
   check(): Promise<{ status: number; contentType: string; body: string }>;
   /** True once every projection has applied everything in the floor's log. */
@@ -192,12 +201,14 @@ export interface CheckFloor {
 }
 
 /**
- * The floor on `pool` (a migrated database of its own): copies the template's setup, starts the
- * projections and waits until they have applied it.
+ * The floor on `pool` (a migrated database of its own), following `planName` (`auto`: the
+ * service's, servicePlan): copies the template's setup, starts the projections and waits until
+ * they have applied it.
  */
-export async function startCheckFloor(pool: pg.Pool, databaseUrl: string, template: CheckTemplate, planName: CheckPlanName): Promise<CheckFloor> {
-  const plan = CHECK_PLANS[planName];
+export async function startCheckFloor(pool: pg.Pool, databaseUrl: string, template: CheckTemplate, planName: CheckPlanName | 'auto'): Promise<CheckFloor> {
   const store: WithAppendMany = new PostgresEventStore({ pool, connectionString: databaseUrl });
+  const chosen = planName === 'auto' ? servicePlan(store) : planName;
+  const plan = CHECK_PLANS[chosen];
   for (const { streamId, events } of template.setup) {
     await store.append(streamId, events.map((event) => ({ id: randomUUID(), ...event })), { expectedRevision: 'no_stream' });
   }
@@ -217,6 +228,7 @@ export async function startCheckFloor(pool: pg.Pool, databaseUrl: string, templa
   const ulid = monotonicFactory();
   const { organizationId, environment } = template;
   return {
+    plan: chosen,
     caughtUp,
     async check() {
       const reference = `vrf_${ulid()}`;

@@ -12,8 +12,9 @@
  *     that arrive while a statement is under way share the next one (their parameters as arrays
  *     joined laterally, at most two statements under way): what a list that groups its reads, as
  *     the event store groups its appends, could reach at best.
- *   floor-server check DATABASE_URL TEMPLATE_FILE PLAN: the check floor (check-floor.ts) on its own
- *     migrated database: every POST writes what one check writes, in the transactions PLAN names.
+ *   floor-server check DATABASE_URL TEMPLATE_FILE PLAN|auto: the check floor (check-floor.ts) on its
+ *     own migrated database: every POST writes what one check writes, in the transactions PLAN
+ *     names (auto: the service's, as the store's capabilities tell).
  * It prints its port on stdout once it listens, and stops on SIGTERM.
  */
 import { readFileSync } from 'node:fs';
@@ -25,7 +26,7 @@ import { listStatement, pageFromRows, parseListQuery, type ListFilters } from '.
 import type { VerificationRow } from '../src/verifications/verification.views.js';
 import { isCheckPlan, startCheckFloor, type CheckTemplate } from './check-floor.js';
 
-const USAGE = 'usage: floor-server static BODY_FILE CONTENT_TYPE | floor-server query|batched DATABASE_URL ORGANIZATION_ID ENVIRONMENT | floor-server check DATABASE_URL TEMPLATE_FILE PLAN';
+const USAGE = 'usage: floor-server static BODY_FILE CONTENT_TYPE | floor-server query|batched DATABASE_URL ORGANIZATION_ID ENVIRONMENT | floor-server check DATABASE_URL TEMPLATE_FILE PLAN|auto';
 /** The service's default pool size (DB_POOL_SIZE). */
 const POOL_SIZE = 20;
 const JSON_TYPE = 'application/json; charset=utf-8';
@@ -112,15 +113,15 @@ function batchedAnswer(args: string[]): (response: ServerResponse) => void {
 /**
  * The check floor (check-floor.ts): a POST writes one check and answers the service's answer to it;
  * GET /caught-up answers 200 once the projections have applied everything the floor wrote, 503
- * before.
+ * before, and names the plan the floor follows.
  */
 async function checkAnswer([databaseUrl, templateFile, plan]: string[]): Promise<(request: IncomingMessage, response: ServerResponse) => void> {
-  if (databaseUrl === undefined || templateFile === undefined || plan === undefined || !isCheckPlan(plan)) throw new Error(USAGE);
+  if (databaseUrl === undefined || templateFile === undefined || plan === undefined || !(plan === 'auto' || isCheckPlan(plan))) throw new Error(USAGE);
   const template = JSON.parse(readFileSync(templateFile, 'utf8')) as CheckTemplate;
   const floor = await startCheckFloor(createPool(databaseUrl, POOL_SIZE), databaseUrl, template, plan);
   return (request, response) => {
     if (request.method === 'GET' && request.url === '/caught-up') {
-      floor.caughtUp().then((caughtUp) => send(response, caughtUp ? 200 : 503, JSON_TYPE, `{"caughtUp":${caughtUp}}`), () => sendUnavailable(response));
+      floor.caughtUp().then((caughtUp) => send(response, caughtUp ? 200 : 503, JSON_TYPE, JSON.stringify({ caughtUp, plan: floor.plan })), () => sendUnavailable(response));
       return;
     }
     floor.check().then(
