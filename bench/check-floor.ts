@@ -54,6 +54,11 @@ export const CHECK_PLANS = {
   ],
 } as const satisfies Record<string, readonly (readonly CheckPart[])[]>;
 export type CheckPlanName = keyof typeof CHECK_PLANS;
+for (const [name, plan] of Object.entries(CHECK_PLANS)) {
+  const parts = plan.flat().sort();
+  if (parts.join() !== ['capture', 'completion', 'request', 'reservation'].join()) throw new Error(`invariant: check plan ${name} must write each of the four events once`);
+  if (plan.some((transaction) => transaction.filter((part) => WALLET_PARTS.has(part)).length > 1)) throw new Error(`invariant: check plan ${name} puts two wallet events of one check in one transaction`);
+}
 export function isCheckPlan(name: string): name is CheckPlanName {
   return Object.hasOwn(CHECK_PLANS, name);
 }
