@@ -1,5 +1,5 @@
 /**
- * The machine's floors for bench:api's list phase: bare node:http servers that answer every request
+ * The machine's floors for bench:api's list and check phases: bare node:http servers that answer every request
  * without NestJS, Fastify, key, rate limit, log or metric, so that a run shows what latency the load
  * generator and the two cores allow before the service adds anything.
  *   floor-server static BODY_FILE CONTENT_TYPE: every answer is the bytes of one real answer of the
@@ -12,17 +12,21 @@
  *     that arrive while a statement is under way share the next one (their parameters as arrays
  *     joined laterally, at most two statements under way): what a list that groups its reads, as
  *     the event store groups its appends, could reach at best.
+ *   floor-server check DATABASE_URL TEMPLATE_FILE PLAN|auto: the check floor (check-floor.ts) on its
+ *     own migrated database: every POST writes what one check writes, in the transactions PLAN
+ *     names (auto: the service's, as the store's capabilities tell).
  * It prints its port on stdout once it listens, and stops on SIGTERM.
  */
 import { readFileSync } from 'node:fs';
-import { createServer, type ServerResponse } from 'node:http';
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import { ok } from '../src/common/envelope.js';
 import { isEnvironment } from '../src/common/environment.js';
 import { createPool } from '../src/database/pool.js';
 import { listStatement, pageFromRows, parseListQuery, type ListFilters } from '../src/verifications/verification.queries.js';
 import type { VerificationRow } from '../src/verifications/verification.views.js';
+import { isCheckPlan, startCheckFloor, type CheckTemplate } from './check-floor.js';
 
-const USAGE = 'usage: floor-server static BODY_FILE CONTENT_TYPE | floor-server query|batched DATABASE_URL ORGANIZATION_ID ENVIRONMENT';
+const USAGE = 'usage: floor-server static BODY_FILE CONTENT_TYPE | floor-server query|batched DATABASE_URL ORGANIZATION_ID ENVIRONMENT | floor-server check DATABASE_URL TEMPLATE_FILE PLAN|auto';
 /** The service's default pool size (DB_POOL_SIZE). */
 const POOL_SIZE = 20;
 const JSON_TYPE = 'application/json; charset=utf-8';
@@ -106,14 +110,42 @@ function batchedAnswer(args: string[]): (response: ServerResponse) => void {
   };
 }
 
+/**
+ * The check floor (check-floor.ts): a POST writes one check and answers the service's answer to it;
+ * GET /caught-up answers 200 once the projections have applied everything the floor wrote, 503
+ * before, and names the plan the floor follows.
+ */
+async function checkAnswer([databaseUrl, templateFile, plan]: string[]): Promise<(request: IncomingMessage, response: ServerResponse) => void> {
+  if (databaseUrl === undefined || templateFile === undefined || plan === undefined || !(plan === 'auto' || isCheckPlan(plan))) throw new Error(USAGE);
+  const template = JSON.parse(readFileSync(templateFile, 'utf8')) as CheckTemplate;
+  const floor = await startCheckFloor(createPool(databaseUrl, POOL_SIZE), databaseUrl, template, plan);
+  return (request, response) => {
+    if (request.method === 'GET' && request.url === '/caught-up') {
+      floor.caughtUp().then((caughtUp) => send(response, caughtUp ? 200 : 503, JSON_TYPE, JSON.stringify({ caughtUp, plan: floor.plan })), () => sendUnavailable(response));
+      return;
+    }
+    floor.check().then(
+      (answer) => send(response, answer.status, answer.contentType, answer.body),
+      () => sendUnavailable(response),
+    );
+  };
+}
+
 const [mode, ...args] = process.argv.slice(2);
-const answer = mode === 'static' ? staticAnswer(args) : mode === 'query' ? listAnswer(args) : mode === 'batched' ? batchedAnswer(args) : undefined;
-if (answer === undefined) throw new Error(USAGE);
+const listAnswers = { static: staticAnswer, query: listAnswer, batched: batchedAnswer } as const;
+const answer: (request: IncomingMessage, response: ServerResponse) => void =
+  mode === 'check'
+    ? await checkAnswer(args)
+    : mode !== undefined && Object.hasOwn(listAnswers, mode)
+      ? ((list) => (_request: IncomingMessage, response: ServerResponse) => list(response))(listAnswers[mode as keyof typeof listAnswers](args))
+      : (() => {
+          throw new Error(USAGE);
+        })();
 
 const server = createServer((request, response) => {
   // Read the request to its end, as the service does, before answering.
   request.resume();
-  request.once('end', () => answer(response));
+  request.once('end', () => answer(request, response));
 });
 server.listen(0, '127.0.0.1', () => {
   const address = server.address();

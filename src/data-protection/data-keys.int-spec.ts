@@ -51,6 +51,14 @@ describe('The key hierarchy in PostgreSQL', () => {
     expect(await keys.get(reference(601))).toEqual({ status: 'open', key: twice[1] });
   });
 
+  it("stores a result's tokens written alone, with no other check's write to share a statement with", async () => {
+    const keys = new DataKeys(pool, master);
+    await keys.create('org_alone', 'test', reference(700), (indexKey) => [blindToken(indexKey, 'nin', '21440417000')]);
+    await keys.index('org_alone', 'test', reference(700), (indexKey) => [blindToken(indexKey, 'phone', '08030000700')]);
+    const indexKey = await keys.indexKey('org_alone');
+    expect(await keys.referencesOf('org_alone', 'test', [blindToken(indexKey, 'phone', '08030000700')], 10)).toEqual([reference(700)]);
+  });
+
   it('makes a data key per verification, stored only wrapped, and opens it again from a fresh process', async () => {
     const keys = new DataKeys(pool, master);
     const key = await keys.create('org_a', 'test', reference(1));

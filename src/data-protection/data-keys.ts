@@ -83,7 +83,8 @@ export class DataKeys {
   private readonly writes = new GroupCommit<KeyWrite, boolean>({
     maxInFlight: 2,
     maxItems: 200,
-    writeOne: async (write) => write.wrappedKey !== null && (await this.writeKeys([write])).has(write.reference),
+    // Written first, then answered: a write of tokens alone (no key) is written too, and answers false.
+    writeOne: async (write) => (await this.writeKeys([write])).has(write.reference) && write.wrappedKey !== null,
     writeMany: async (batch) => {
       const created = await this.writeKeys(batch);
       // Two keys made for one reference in one batch: the first in the batch is the one stored.

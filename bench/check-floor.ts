@@ -1,0 +1,260 @@
+/**
+ * The check floor for bench:api: what the database work of one check costs with nothing around it.
+ *
+ * A check of POST /v1/{scope} writes, on the PostgreSQL store: its data key and the request's
+ * blind-index tokens (one statement through a group commit, src/data-protection/data-keys.ts), its
+ * request, its wallet reservation, its completion and its capture (appends through the store's
+ * group commit, the wallet's own queued and batched per wallet as the wallet ledger does, each
+ * batch confirmed by one read of the wallet stream first), the result's new tokens, a wallet
+ * snapshot every 1,000 wallet events, and the projections' writes (the real projection runners).
+ * The floor does exactly that with the service's own pieces (PostgresEventStore, DataKeys,
+ * WalletSnapshots, the projections' WorkerPool) on a pool of the service's size, and nothing else:
+ * no NestJS, Fastify, key check, rate limit, decider, sealing, provider, log or metric. Its events
+ * are one real check's, copied with a fresh reference (same types, same bytes), so every row it
+ * writes is the size of the service's. bench:api checks, in the same run, that it writes the
+ * same rows per check per table as the service did.
+ *
+ * Which store transactions a check makes is CHECK_PLANS[plan]: the one place to follow a change
+ * of the service's write path.
+ */
+import { randomBytes, randomUUID } from 'node:crypto';
+import type pg from 'pg';
+import { monotonicFactory } from 'ulid';
+import { DataKeys } from '../src/data-protection/data-keys.js';
+import { LocalKeyManagement } from '../src/data-protection/key-management.port.js';
+import type { AppendResult, EventStore, EventToAppend, ExpectedRevision, JsonObject } from '../src/event-store/event-store.port.js';
+import { PostgresEventStore } from '../src/event-store/postgres-event-store.js';
+import { PostgresWalletSnapshots, type WalletSnapshots } from '../src/wallets/wallet-snapshots.js';
+import { initialWalletState } from '../src/wallets/wallet.decider.js';
+import { isEnvironment } from '../src/common/environment.js';
+import { readProjectionStatus } from '../projections/status/projection-status.js';
+import { PROJECTIONS } from '../projections/index.js';
+import { WorkerPool } from '../projections/runner/worker-pool.js';
+
+/** A check's four events, by role. */
+export type CheckPart = 'request' | 'reservation' | 'completion' | 'capture';
+const WALLET_PARTS: ReadonlySet<CheckPart> = new Set(['reservation', 'capture']);
+
+/**
+ * The store transactions of one check, in order, each naming the events it commits together.
+ * A transaction with a wallet event goes through the wallet's queue (batched with the other
+ * checks' and appended with the wallet's expected revision); the verification's events of that
+ * transaction then ride in the same write-set (the store's appendMany). The data key and the
+ * request's tokens are written before the first transaction, the result's tokens after the one
+ * that holds the completion.
+ *   four-appends: request, reservation, completion, capture, each its own append (main today).
+ *   two-write-sets: request with reservation, completion with capture (issue 21 item 5 on
+ *     PostgreSQL: an atomic append of several streams).
+ */
+export const CHECK_PLANS = {
+  'four-appends': [['request'], ['reservation'], ['completion'], ['capture']],
+  'two-write-sets': [
+    ['request', 'reservation'],
+    ['completion', 'capture'],
+  ],
+} as const satisfies Record<string, readonly (readonly CheckPart[])[]>;
+export type CheckPlanName = keyof typeof CHECK_PLANS;
+for (const [name, plan] of Object.entries(CHECK_PLANS)) {
+  const parts = plan.flat().sort();
+  if (parts.join() !== ['capture', 'completion', 'request', 'reservation'].join()) throw new Error(`invariant: check plan ${name} must write each of the four events once`);
+  if (plan.some((transaction) => transaction.filter((part) => WALLET_PARTS.has(part)).length > 1)) throw new Error(`invariant: check plan ${name} puts two wallet events of one check in one transaction`);
+}
+export function isCheckPlan(name: string): name is CheckPlanName {
+  return Object.hasOwn(CHECK_PLANS, name);
+}
+
+/**
+ * The plan the service built from this code follows on `store`: a check written as two write-sets
+ * where the store appends several streams in one transaction (`multiStreamAppends: 'atomic'`),
+ * otherwise as four appends. bench:api checks the guess: a floor that commits more per check than
+ * the service is not the service's floor.
+ */
+export function servicePlan(store: EventStore): CheckPlanName {
+  return (store as { readonly multiStreamAppends?: string }).multiStreamAppends === 'atomic' ? 'two-write-sets' : 'four-appends';
+}
+
+interface TemplateEvent {
+  readonly type: string;
+  readonly data: JsonObject;
+  readonly metadata: JsonObject;
+}
+
+/** One real check of the service, as bench:api read it back from the service's database. */
+export interface CheckTemplate {
+  readonly reference: string;
+  readonly organizationId: string;
+  readonly environment: string;
+  readonly walletStream: string;
+  /** The organization's stream and the wallet's funding, copied first so that the projections see what they saw in the service. */
+  readonly setup: readonly { readonly streamId: string; readonly events: readonly TemplateEvent[] }[];
+  readonly events: Readonly<Record<CheckPart, TemplateEvent>>;
+  /** The check's blind-index tokens, those of its request first. */
+  readonly requestTokens: readonly string[];
+  readonly resultTokens: readonly string[];
+  /** The service's answer to the check. */
+  readonly answer: { readonly status: number; readonly contentType: string; readonly body: string };
+}
+
+/** The wallet ledger's batch bound, confirming read and snapshot interval (src/wallets/wallet-ledger.ts). */
+const WALLET_MAX_BATCH = 200;
+const WALLET_PAGE_SIZE = 1_000;
+const WALLET_SNAPSHOT_EVERY = 1_000n;
+/** How long the floor waits for its projections to catch up with the copied setup. */
+const SETUP_CATCH_UP_MS = 60_000;
+
+interface StreamAppend {
+  readonly streamId: string;
+  readonly events: readonly EventToAppend[];
+  readonly expectedRevision: ExpectedRevision;
+}
+
+/** The store's multi-stream append, where the store has one (issue 21 item 5). */
+type WithAppendMany = EventStore & { appendMany?: (appends: readonly StreamAppend[]) => Promise<AppendResult[]> };
+
+interface WalletWrite {
+  readonly walletEvents: readonly EventToAppend[];
+  /** The verification's events committed with them, in the same write-set. */
+  readonly alongside?: StreamAppend;
+  readonly resolve: () => void;
+  readonly reject: (error: unknown) => void;
+}
+
+/**
+ * One wallet's writes as the wallet ledger makes them: queued, one batch at a time (at most 200),
+ * each batch confirmed by a read of the stream from the revision it holds, then appended with
+ * that revision in one append; a snapshot every 1,000 events, in the background.
+ */
+class WalletWriter {
+  private readonly pending: WalletWrite[] = [];
+  private draining = false;
+  private snapshotRevision: bigint;
+
+  constructor(
+    private readonly store: WithAppendMany,
+    private readonly snapshots: WalletSnapshots,
+    private readonly template: CheckTemplate,
+    private revision: bigint,
+  ) {
+    this.snapshotRevision = revision;
+  }
+
+  write(walletEvents: readonly EventToAppend[], alongside?: StreamAppend): Promise<void> {
+    return new Promise((resolve, reject) => {
+      this.pending.push({ walletEvents, alongside, resolve, reject });
+      if (!this.draining) void this.drain();
+    });
+  }
+
+  private async drain(): Promise<void> {
+    this.draining = true;
+    try {
+      while (this.pending.length > 0) {
+        const batch = this.pending.splice(0, WALLET_MAX_BATCH);
+        try {
+          await this.writeBatch(batch);
+          for (const write of batch) write.resolve();
+        } catch (error) {
+          for (const write of batch) write.reject(error);
+        }
+      }
+    } finally {
+      this.draining = false;
+    }
+  }
+
+  private async writeBatch(batch: readonly WalletWrite[]): Promise<void> {
+    const streamId = this.template.walletStream;
+    await this.store.readStream(streamId, { direction: 'forwards', fromRevision: this.revision, maxCount: WALLET_PAGE_SIZE });
+    const events = batch.flatMap((write) => write.walletEvents);
+    const alongside = batch.flatMap((write) => (write.alongside === undefined ? [] : [write.alongside]));
+    if (alongside.length === 0) {
+      await this.store.append(streamId, events, { expectedRevision: this.revision });
+    } else {
+      if (this.store.appendMany === undefined) throw new Error('this plan needs the store’s appendMany, which this branch does not have');
+      await this.store.appendMany([{ streamId, events, expectedRevision: this.revision }, ...alongside]);
+    }
+    this.revision += BigInt(events.length);
+    if (this.revision - this.snapshotRevision >= WALLET_SNAPSHOT_EVERY) this.snapshot();
+  }
+
+  /** A snapshot row of the wallet's size as the ledger writes it (its state is not the fold's: nothing reads it here). */
+  private snapshot(): void {
+    const { organizationId, environment } = this.template;
+    if (!isEnvironment(environment)) throw new Error(`unknown environment ${environment}`);
+    const revision = this.revision;
+    this.snapshotRevision = revision;
+    void this.snapshots
+      .save({ streamId: this.template.walletStream, revision, link: randomBytes(32).toString('hex'), state: initialWalletState(organizationId, environment) })
+      .catch(() => undefined);
+  }
+}
+
+/** The template's event with `reference` in place of the template's (same length: `vrf_` and a ULID). */
+function eventOf(template: TemplateEvent, from: string, to: string): EventToAppend {
+  const swap = (value: JsonObject) => JSON.parse(JSON.stringify(value).replaceAll(from, to)) as JsonObject;
+  return { id: randomUUID(), type: template.type, data: swap(template.data), metadata: swap(template.metadata) };
+}
+
+export interface CheckFloor {
+  /** The plan it follows. */
+  readonly plan: CheckPlanName;
+  /** Writes one check; answers the service's answer to it. */
+  check(): Promise<{ status: number; contentType: string; body: string }>;
+  /** True once every projection has applied everything in the floor's log. */
+  caughtUp(): Promise<boolean>;
+  close(): Promise<void>;
+}
+
+/**
+ * The floor on `pool` (a migrated database of its own), following `planName` (`auto`: the
+ * service's, servicePlan): copies the template's setup, starts the projections and waits until
+ * they have applied it.
+ */
+export async function startCheckFloor(pool: pg.Pool, databaseUrl: string, template: CheckTemplate, planName: CheckPlanName | 'auto'): Promise<CheckFloor> {
+  const store: WithAppendMany = new PostgresEventStore({ pool, connectionString: databaseUrl });
+  const chosen = planName === 'auto' ? servicePlan(store) : planName;
+  const plan = CHECK_PLANS[chosen];
+  for (const { streamId, events } of template.setup) {
+    await store.append(streamId, events.map((event) => ({ id: randomUUID(), ...event })), { expectedRevision: 'no_stream' });
+  }
+  const walletRevision = BigInt(template.setup.find((stream) => stream.streamId === template.walletStream)?.events.length ?? 0) - 1n;
+  if (walletRevision < 0n) throw new Error('the template has no funding of its wallet');
+  const keys = new DataKeys(pool, new LocalKeyManagement(randomBytes(32)));
+  const wallet = new WalletWriter(store, new PostgresWalletSnapshots(pool), template, walletRevision);
+  const workers = new WorkerPool(pool, store, databaseUrl, PROJECTIONS);
+  workers.start();
+  const caughtUp = async () => (await readProjectionStatus(pool, store, PROJECTIONS)).every((status) => status.lagEvents === 0);
+  const deadline = Date.now() + SETUP_CATCH_UP_MS;
+  while (!(await caughtUp())) {
+    if (Date.now() > deadline) throw new Error('the check floor’s projections did not catch up with its setup');
+    await new Promise((wake) => setTimeout(wake, 100));
+  }
+
+  const ulid = monotonicFactory();
+  const { organizationId, environment } = template;
+  return {
+    plan: chosen,
+    caughtUp,
+    async check() {
+      const reference = `vrf_${ulid()}`;
+      const streamId = `verification-${reference}`;
+      await keys.create(organizationId, environment, reference, () => template.requestTokens);
+      let revision: ExpectedRevision = 'no_stream';
+      for (const transaction of plan) {
+        const parts = transaction as readonly CheckPart[];
+        const ownEvents = parts.filter((part) => !WALLET_PARTS.has(part)).map((part) => eventOf(template.events[part], template.reference, reference));
+        const walletEvents = parts.filter((part) => WALLET_PARTS.has(part)).map((part) => eventOf(template.events[part], template.reference, reference));
+        const own = ownEvents.length === 0 ? undefined : { streamId, events: ownEvents, expectedRevision: revision };
+        if (walletEvents.length > 0) await wallet.write(walletEvents, own);
+        else if (own !== undefined) await store.append(streamId, own.events, { expectedRevision: own.expectedRevision });
+        if (own !== undefined) revision = (revision === 'no_stream' ? -1n : (revision as bigint)) + BigInt(ownEvents.length);
+        if (parts.includes('completion') && template.resultTokens.length > 0) await keys.index(organizationId, environment, reference, () => template.resultTokens);
+      }
+      return { ...template.answer, body: template.answer.body.replaceAll(template.reference, reference) };
+    },
+    async close() {
+      await workers.stop();
+      await (store as PostgresEventStore).close();
+    },
+  };
+}
