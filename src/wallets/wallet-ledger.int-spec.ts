@@ -196,6 +196,8 @@ describe(`Wallet ledger on the ${testEventStoreKind()} event store`, () => {
         }
         return store.append(...args);
       },
+      multiStreamAppends: store.multiStreamAppends,
+      appendMany: (...args) => store.appendMany(...args),
       readStream: (...args) => store.readStream(...args),
       readAll: (...args) => store.readAll(...args),
       subscribeToAll: (...args) => store.subscribeToAll(...args),

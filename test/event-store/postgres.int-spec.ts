@@ -44,6 +44,33 @@ describe('PostgreSQL event log specifics', () => {
     await database.drop();
   });
 
+  it('writes an appendMany in one transaction, and group-commits many of them (one refused) without the refused one', async () => {
+    const id = () => `ws-${randomUUID().replace(/-/g, '')}`;
+    const event = () => ({ id: randomUUID(), type: 'Written', data: {} });
+    const [a, b] = [id(), id()];
+    await store.appendMany([
+      { streamId: a, events: [event(), event()], expectedRevision: 'no_stream' },
+      { streamId: b, events: [event()], expectedRevision: 'no_stream' },
+    ]);
+    const one = await pool.query<{ xmin: string }>('select distinct xmin::text from events where stream_id = any($1)', [[a, b]]);
+    expect(one.rows).toHaveLength(1);
+
+    const shared = id();
+    await store.append(shared, [event()], { expectedRevision: 'no_stream' });
+    const sets = Array.from({ length: 40 }, (_, index) => [
+      { streamId: id(), events: [event()], expectedRevision: 'no_stream' as const },
+      // One of them expects a revision the shared stream does not have.
+      { streamId: shared, events: [event()], expectedRevision: index === 7 ? 99n : ('any' as const) },
+    ]);
+    const outcomes = await Promise.allSettled(sets.map((set) => store.appendMany(set)));
+    expect(outcomes.map((outcome) => outcome.status === 'fulfilled')).toEqual(sets.map((_, index) => index !== 7));
+    const own = await pool.query<{ stream_id: string; xmin: string }>('select stream_id, xmin::text from events where stream_id = any($1)', [sets.map((set) => set[0].streamId)]);
+    expect(own.rows.map((row) => row.stream_id).sort()).toEqual(sets.filter((_, index) => index !== 7).map((set) => set[0].streamId).sort());
+    // Group commit: fewer transactions than write-sets.
+    expect(new Set(own.rows.map((row) => row.xmin)).size).toBeLessThan(39);
+    expect((await store.readStream(shared, { maxCount: 100 })).map((e) => e.revision)).toEqual(Array.from({ length: 40 }, (_, index) => BigInt(index)));
+  });
+
   it('never lets a subscriber pass an event whose transaction commits after a faster one', async () => {
     const from = await store.headPosition();
     const slow = await pool.connect();
