@@ -177,7 +177,7 @@ export class RunVerificationHandler implements ICommandHandler<RunVerification, 
       const finished = await this.streams.finish(reference, state, command, context);
       return this.settle(reference, finished.state, wallet, context);
     }
-    const made = this.streams.finishAlongside(reference, state, command, context);
+    const made = await this.streams.finishAlongside(reference, state, command, context);
     let written;
     try {
       written =

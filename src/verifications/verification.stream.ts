@@ -6,8 +6,8 @@ import { IdGenerator } from '../common/ids.js';
 import { streams } from '../common/streams.js';
 import { DataKeys } from '../data-protection/data-keys.js';
 import { newTokensOf, tokensOf } from '../data-protection/blind-index.js';
-import { type AppendResult, EVENT_STORE, type EventStore, EventStoreUnavailableError, type JsonObject, type StreamAppend } from '../event-store/event-store.port.js';
-import { EventSourcedHandler, type Folded, type Stream } from '../event-sourcing/event-sourced-handler.js';
+import { type AppendResult, EVENT_STORE, type EventStore, EventStoreUnavailableError, type JsonObject } from '../event-store/event-store.port.js';
+import { EventSourcedHandler, type Stream } from '../event-sourcing/event-sourced-handler.js';
 import { NO_RETRY } from '../event-sourcing/retry.js';
 import { ReadYourWrites } from '../read-models/read-your-writes.js';
 import type { Alongside } from '../wallets/wallet-ledger.port.js';
@@ -145,28 +145,34 @@ export class VerificationStreams {
   /**
    * The request, to be written in the transaction of its reservation: alone beside the reservation,
    * or followed by its rejection when the reservation is refused (the balance decides which, so the
-   * events are made once the wallet has decided). The data key is stored first, as for request().
+   * rejection is made once the wallet has decided). The data key is stored first, as for request().
    */
   async requestAlongside(command: Extract<VerificationCommand, { type: 'RequestVerification' }>, context: CommandContext): Promise<VerificationAlongside> {
     const { reference, organizationId, environment, request, priceKobo } = command.data;
     await this.keys.create(organizationId, environment, reference, (indexKey) => tokensOf(indexKey, request));
     const requested = stream(reference);
-    const initial = this.handler.initial(requested);
-    let prepared: { readonly append: StreamAppend; readonly state: VerificationState } | undefined;
+    // Sealed now, not in the wallet's batch: a failure here fails this check alone.
+    const made = await this.handler.prepare(requested, this.handler.initial(requested), [command], context);
+    let written: VerificationState | undefined;
     return {
       alongside: {
         streamId: requested.id,
         build: async ({ refusedAvailableKobo }) => {
-          const commands: VerificationCommand[] =
-            refusedAvailableKobo === undefined ? [command] : [command, { type: 'RejectVerification', priceKobo, balanceKobo: refusedAvailableKobo, at: this.clock.now() }];
-          prepared = await this.handler.prepare(requested, initial, commands, context);
-          return prepared.append;
+          if (refusedAvailableKobo === undefined) {
+            written = made.state;
+            return made.append;
+          }
+          // The rejection carries no personal data: nothing to fetch or seal.
+          const reject: VerificationCommand = { type: 'RejectVerification', priceKobo, balanceKobo: refusedAvailableKobo, at: this.clock.now() };
+          const rejected = await this.handler.prepare(requested, { state: made.state, revision: REQUEST_REVISION, position: null, link: undefined }, [reject], context);
+          written = rejected.state;
+          return { ...made.append, events: [...made.append.events, ...rejected.append.events] };
         },
       },
       written: async (result) => {
-        if (prepared === undefined) throw new InvariantViolated(`the request of ${reference} was written without being made`);
+        if (written === undefined) throw new InvariantViolated(`the request of ${reference} was written without being made`);
         this.readYourWrites.noteWrite({ organizationId, environment }, 'verification', result.position);
-        return { state: prepared.state, won: true, position: result.position };
+        return { state: written, won: true, position: result.position };
       },
     };
   }
@@ -177,25 +183,18 @@ export class VerificationStreams {
    * refused (another finisher first) nothing of the pair is written: the caller then finishes
    * through finishAgain, which reads the winner.
    */
-  finishAlongside(reference: string, state: VerificationState, command: TerminalCommand, context: CommandContext): VerificationAlongside {
+  async finishAlongside(reference: string, state: VerificationState, command: TerminalCommand, context: CommandContext): Promise<VerificationAlongside> {
     if (state.status !== 'pending') throw new InvariantViolated(`${reference} is ${state.status}, not pending, and cannot be finished alongside its wallet`);
     if (state.requested.reference !== reference) throw new InvariantViolated(`the state of ${state.requested.reference} was handed in to finish ${reference}`);
     const finishing = stream(reference);
-    const from: Folded<VerificationState> = { state, revision: REQUEST_REVISION, position: null, link: undefined };
-    let prepared: { readonly append: StreamAppend; readonly state: VerificationState } | undefined;
+    // Sealed now, not in the wallet's batch: a failure here fails this check alone.
+    const made = await this.handler.prepare(finishing, { state, revision: REQUEST_REVISION, position: null, link: undefined }, [command], context);
     return {
-      alongside: {
-        streamId: finishing.id,
-        build: async () => {
-          prepared = await this.handler.prepare(finishing, from, [command], context);
-          return prepared.append;
-        },
-      },
+      alongside: { streamId: finishing.id, build: async () => made.append },
       written: async (result) => {
-        if (prepared === undefined) throw new InvariantViolated(`the terminal event of ${reference} was written without being made`);
         this.readYourWrites.noteWrite(state.requested, 'verification', result.position);
         if (command.type === 'CompleteVerification') await this.indexResult(state.requested, command.result);
-        return { state: prepared.state, won: true, position: result.position };
+        return { state: made.state, won: true, position: result.position };
       },
     };
   }
