@@ -71,6 +71,34 @@ describe('PostgreSQL event log specifics', () => {
     expect((await store.readStream(shared, { maxCount: 100 })).map((e) => e.revision)).toEqual(Array.from({ length: 40 }, (_, index) => BigInt(index)));
   });
 
+  it('write-sets of two processes creating one new stream at once: exactly one is written, each other refused whole', async () => {
+    const other = connect(database.url);
+    try {
+      const id = () => `ws-${randomUUID().replace(/-/g, '')}`;
+      const event = () => ({ id: randomUUID(), type: 'Written', data: {} });
+      for (let round = 0; round < 3; round++) {
+        const shared = id();
+        // Batched on both sides: a batch whose new stream the other side's transaction creates
+        // meanwhile fails whole, and its write-sets are written again one by one.
+        const sets = Array.from({ length: 24 }, () => [
+          { streamId: id(), events: [event()], expectedRevision: 'no_stream' as const },
+          { streamId: shared, events: [event()], expectedRevision: 'no_stream' as const },
+        ]);
+        const outcomes = await Promise.allSettled(sets.map((set, index) => (index % 2 === 0 ? store : other.store).appendMany(set)));
+        const won = outcomes.flatMap((outcome, index) => (outcome.status === 'fulfilled' ? [index] : []));
+        expect(won).toHaveLength(1);
+        for (const outcome of outcomes) {
+          if (outcome.status === 'rejected') expect(outcome.reason).toMatchObject({ streamId: shared, expected: 'no_stream', actual: 0n });
+        }
+        const own = await pool.query<{ stream_id: string }>('select stream_id from events where stream_id = any($1)', [sets.map((set) => set[0].streamId)]);
+        expect(own.rows.map((row) => row.stream_id)).toEqual([sets[won[0]][0].streamId]);
+      }
+    } finally {
+      await other.store.close();
+      await other.pool.end();
+    }
+  });
+
   it('never lets a subscriber pass an event whose transaction commits after a faster one', async () => {
     const from = await store.headPosition();
     const slow = await pool.connect();
