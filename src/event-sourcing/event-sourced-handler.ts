@@ -2,7 +2,16 @@ import type { Clock } from '../common/clock.js';
 import { InvariantViolated } from '../common/errors.js';
 import { occurredAt, type CommandContext } from '../common/event.js';
 import type { IdGenerator } from '../common/ids.js';
-import { MAX_READ_COUNT, WrongExpectedRevisionError, type EventStore, type EventToAppend, type ExpectedRevision, type RecordedEvent } from '../event-store/event-store.port.js';
+import {
+  MAX_READ_COUNT,
+  WrongExpectedRevisionError,
+  type AppendResult,
+  type EventStore,
+  type EventToAppend,
+  type ExpectedRevision,
+  type RecordedEvent,
+  type StreamAppend,
+} from '../event-store/event-store.port.js';
 import { identityCodec, type EventCodec } from './codec.js';
 import type { Decider, DomainEvent, EventMeta } from './decider.js';
 import { assertRetryPolicy, boundedBackoffMs, type RetryPolicy } from './retry.js';
@@ -104,11 +113,34 @@ export interface DecidedEvent<E> {
   readonly context: CommandContext;
 }
 
-/** What a decision function returns: the events to append (possibly none), the state after them, and an answer of its own. */
+/**
+ * What a decision function returns: the events to append (possibly none), the state after them, and an answer of its own.
+ * `alongside`: appends to other streams (already in their stored form) that must be written in the
+ * same transaction as this stream's events, all or nothing (the check's request beside the wallet's
+ * reservation). Made after each decision, so a refused append decided again makes them again. Only
+ * on a store whose multi-stream appends are atomic.
+ */
 export interface Decision<State, E, Result> {
   readonly events: readonly DecidedEvent<E>[];
   readonly state: State;
   readonly result: Result;
+  readonly alongside?: () => Promise<readonly StreamAppend[]>;
+}
+
+/**
+ * An append made alongside a stream's own was refused for its expected revision: nothing of the
+ * write-set was written. Not retried by the kernel (the stream's own decision was not at fault):
+ * the caller decides what the other stream's refusal means.
+ */
+export class AlongsideRefused extends Error {
+  readonly code = 'alongside_refused';
+  constructor(readonly refusal: WrongExpectedRevisionError) {
+    super(`an append alongside was refused: ${refusal.message}`);
+  }
+
+  get streamId(): string {
+    return this.refusal.streamId;
+  }
 }
 
 /**
@@ -125,9 +157,17 @@ export interface Start<State, Link> {
 /** How a caller folds its stream afresh when a held fold turned out stale (the wallet: from its snapshot). */
 export type Reload<State, Link> = () => Promise<Folded<State, Link>>;
 
+/** `alongside`: the results of the decision's appends to other streams, in their order (empty when it had none). */
 export type Handled<State, E, Link, Result> =
-  | { readonly status: 'appended'; readonly folded: Folded<State, Link>; readonly events: readonly E[]; readonly position: bigint; readonly result: Result }
-  | { readonly status: 'unchanged'; readonly folded: Folded<State, Link>; readonly result: Result }
+  | {
+      readonly status: 'appended';
+      readonly folded: Folded<State, Link>;
+      readonly events: readonly E[];
+      readonly position: bigint;
+      readonly result: Result;
+      readonly alongside: readonly AppendResult[];
+    }
+  | { readonly status: 'unchanged'; readonly folded: Folded<State, Link>; readonly result: Result; readonly alongside: readonly AppendResult[] }
   /** Every attempt lost to another writer: `folded` is the stream as re-read after the last. */
   | { readonly status: 'conflict'; readonly folded: Folded<State, Link> };
 
@@ -320,13 +360,22 @@ export class EventSourcedHandler<State, Command, E extends DomainEvent, Link = u
             continue;
           }
         }
-        return { status: 'unchanged', folded, result: decision.result };
+        // Nothing for this stream, on a fold confirmed current: the appends alongside go on their own.
+        const alongside = decision.alongside === undefined ? [] : await this.appendAlongside(stream, undefined, await decision.alongside());
+        return { status: 'unchanged', folded, result: decision.result, alongside };
       }
 
       const { events, link } = await this.encode(stream, folded, decision.events, now);
+      const others = decision.alongside === undefined ? [] : await decision.alongside();
       let appended;
+      let alongside: readonly AppendResult[] = [];
       try {
-        appended = await this.store.append(stream.id, events, { expectedRevision: expectedRevision(folded) });
+        if (others.length === 0) appended = await this.store.append(stream.id, events, { expectedRevision: expectedRevision(folded) });
+        else {
+          const results = await this.appendAlongside(stream, { streamId: stream.id, events, expectedRevision: expectedRevision(folded) }, others);
+          appended = results[results.length - 1];
+          alongside = results.slice(0, -1);
+        }
       } catch (error) {
         if (!(error instanceof WrongExpectedRevisionError)) throw error;
         this.counters.conflicts++;
@@ -357,8 +406,48 @@ export class EventSourcedHandler<State, Command, E extends DomainEvent, Link = u
         events: decision.events.map(({ event }) => event),
         position: appended.position,
         result: decision.result,
+        alongside,
       };
     }
+  }
+
+  /**
+   * The others, then the stream's own append (if any), in one atomic write: the log then holds a
+   * check's request before its reservation and its terminal event before its capture, as when they
+   * were appended one after the other. A refusal of another stream is AlongsideRefused; one of this
+   * stream is the WrongExpectedRevisionError the loop decides again on.
+   */
+  private async appendAlongside(stream: Stream<State, Command, E>, own: StreamAppend | undefined, others: readonly StreamAppend[]): Promise<AppendResult[]> {
+    if (others.length === 0) return [];
+    if (this.store.multiStreamAppends !== 'atomic') throw new InvariantViolated(`appends alongside ${stream.id} need atomic multi-stream appends; this store writes them ${this.store.multiStreamAppends}`);
+    if (others.some((other) => other.streamId === stream.id)) throw new InvariantViolated(`an append alongside ${stream.id} names the stream itself`);
+    try {
+      return await this.store.appendMany(own === undefined ? others : [...others, own]);
+    } catch (error) {
+      if (error instanceof WrongExpectedRevisionError && error.streamId !== stream.id) throw new AlongsideRefused(error);
+      throw error;
+    }
+  }
+
+  /**
+   * Decides `commands` one after the other on `folded` and encodes their events, without appending
+   * them: for a caller that has them appended alongside another stream's (Decision.alongside).
+   * Decider errors are thrown as they are.
+   */
+  async prepare(stream: Stream<State, Command, E>, folded: Folded<State, Link>, commands: readonly Command[], context: CommandContext): Promise<{ readonly append: StreamAppend; readonly state: State }> {
+    const { decider } = stream;
+    const now = this.options.clock.now();
+    let state = folded.state;
+    const decided: DecidedEvent<E>[] = [];
+    for (const command of commands) {
+      for (const event of decider.decide(command, state)) {
+        state = decider.evolve(state, event, { revision: folded.revision + 1n + BigInt(decided.length), occurredAt: now });
+        decided.push({ event, context });
+      }
+    }
+    if (decided.length === 0) throw new InvariantViolated(`commands prepared for ${stream.id} decided nothing`);
+    const { events } = await this.encode(stream, folded, decided, now);
+    return { append: { streamId: stream.id, events, expectedRevision: expectedRevision(folded) }, state };
   }
 
   /** The decided events in their stored form: encoded by the codec, then seen (and possibly rewritten) by the append hook. */

@@ -29,6 +29,7 @@ import {
 import {
   type AppendResult,
   assertAppendable,
+  assertAppendableMany,
   assertReadCount,
   type EventFilter,
   type EventStore,
@@ -41,6 +42,7 @@ import {
   type ReadStreamOptions,
   type RecordedEvent,
   StreamDamagedError,
+  type StreamAppend,
   type SubscribeOptions,
   type Subscription,
   WrongExpectedRevisionError,
@@ -289,6 +291,8 @@ interface ScanOptions {
 
 export class EsdbEventStore implements EventStore {
   readonly kind = 'esdb' as const;
+  /** EventStoreDB has no transaction across streams: appendMany writes one stream after the other. */
+  readonly multiStreamAppends = 'in_order' as const;
   private readonly client: EventStoreDBClient;
   private readonly subscriptions = new Set<Subscription>();
   private closed = false;
@@ -310,6 +314,14 @@ export class EsdbEventStore implements EventStore {
       // The client's parse error quotes the string, which may hold a password: never echo it.
       throw new Error('the EventStoreDB connection string is invalid');
     }
+  }
+
+  /** In order, each an append of its own; the first refusal or failure stops there, the appends before it stay written. */
+  async appendMany(appends: readonly StreamAppend[]): Promise<AppendResult[]> {
+    assertAppendableMany(appends);
+    const results: AppendResult[] = [];
+    for (const part of appends) results.push(await this.append(part.streamId, part.events, { expectedRevision: part.expectedRevision }));
+    return results;
   }
 
   async append(streamId: string, events: readonly EventToAppend[], options: { expectedRevision: ExpectedRevision }): Promise<AppendResult> {

@@ -76,9 +76,35 @@ export interface Subscription extends AsyncIterable<RecordedEvent> {
   close(): Promise<void>;
 }
 
+/** One stream's part of a multi-stream append. */
+export interface StreamAppend {
+  readonly streamId: string;
+  readonly events: readonly EventToAppend[];
+  readonly expectedRevision: ExpectedRevision;
+}
+
+/**
+ * How `appendMany` writes its streams:
+ * - `atomic`: in one transaction, all or nothing. A stream that does not match its expected
+ *   revision refuses the whole append (WrongExpectedRevisionError naming that stream) and nothing
+ *   of it is written (PostgreSQL).
+ * - `in_order`: one append after the other, in the order given; the first refusal (or failure)
+ *   stops there, and the appends before it stay written (EventStoreDB, which has no multi-stream
+ *   transaction). Callers that need all-or-nothing check this flag and keep their own sequence
+ *   and recovery when it is `in_order`.
+ */
+export type MultiStreamAppends = 'atomic' | 'in_order';
+
 export interface EventStore {
   readonly kind: 'postgres' | 'esdb';
+  readonly multiStreamAppends: MultiStreamAppends;
   append(streamId: string, events: readonly EventToAppend[], options: { expectedRevision: ExpectedRevision }): Promise<AppendResult>;
+  /**
+   * Appends to several distinct streams, each with its own expected revision, as
+   * `multiStreamAppends` says; one result per append, in order. At most MAX_APPEND_COUNT events in
+   * all.
+   */
+  appendMany(appends: readonly StreamAppend[]): Promise<AppendResult[]>;
   /** A missing stream reads as an empty list. */
   readStream(streamId: string, options: ReadStreamOptions): Promise<RecordedEvent[]>;
   readAll(options: ReadAllOptions): Promise<RecordedEvent[]>;
@@ -151,6 +177,20 @@ export function assertReadCount(maxCount: number): void {
   if (!Number.isInteger(maxCount) || maxCount < 1 || maxCount > MAX_READ_COUNT) {
     throw new RangeError(`maxCount must be an integer from 1 to ${MAX_READ_COUNT}, got ${maxCount}`);
   }
+}
+
+/** The checks of assertAppendable on each part, plus: at least one part, distinct streams, the event bound over all parts. */
+export function assertAppendableMany(appends: readonly StreamAppend[]): void {
+  if (appends.length === 0) throw new RangeError('a multi-stream append takes at least one stream');
+  const streams = new Set<string>();
+  let events = 0;
+  for (const part of appends) {
+    assertAppendable(part.streamId, part.events, part.expectedRevision);
+    if (streams.has(part.streamId)) throw new RangeError(`a multi-stream append names ${part.streamId} twice`);
+    streams.add(part.streamId);
+    events += part.events.length;
+  }
+  if (events > MAX_APPEND_COUNT) throw new RangeError(`an append takes 1 to ${MAX_APPEND_COUNT} events, got ${events}`);
 }
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;

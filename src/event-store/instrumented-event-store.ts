@@ -7,7 +7,9 @@ import {
   type EventStore,
   type EventToAppend,
   type ExpectedRevision,
+  type MultiStreamAppends,
   type ReadAllOptions,
+  type StreamAppend,
   type ReadStreamOptions,
   type RecordedEvent,
   type SubscribeOptions,
@@ -34,6 +36,22 @@ export class InstrumentedEventStore implements EventStore {
       const result = await this.inner.append(streamId, events, options);
       stop({ outcome: 'ok' });
       return result;
+    } catch (error) {
+      stop({ outcome: outcomeOf(error) });
+      throw error;
+    }
+  }
+
+  get multiStreamAppends(): MultiStreamAppends {
+    return this.inner.multiStreamAppends;
+  }
+
+  async appendMany(appends: readonly StreamAppend[]): Promise<AppendResult[]> {
+    const stop = eventStoreAppendDurationSeconds.startTimer({ store: this.inner.kind });
+    try {
+      const results = await this.inner.appendMany(appends);
+      stop({ outcome: 'ok' });
+      return results;
     } catch (error) {
       stop({ outcome: outcomeOf(error) });
       throw error;

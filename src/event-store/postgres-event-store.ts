@@ -7,6 +7,7 @@ import { prepared } from '../database/prepared.js';
 import {
   type AppendResult,
   assertAppendable,
+  assertAppendableMany,
   assertReadCount,
   type EventFilter,
   type EventStore,
@@ -17,6 +18,7 @@ import {
   type ReadAllOptions,
   type ReadStreamOptions,
   type RecordedEvent,
+  type StreamAppend,
   type SubscribeOptions,
   type Subscription,
   WrongExpectedRevisionError,
@@ -80,11 +82,8 @@ interface Window {
   readonly announcedBefore: number;
 }
 
-interface PendingAppend {
-  readonly streamId: string;
-  readonly events: readonly EventToAppend[];
-  readonly expectedRevision: ExpectedRevision;
-}
+/** One write of the group commit: the appends of one write-set, all written or none (a single append is a set of one). */
+type WriteSet = readonly StreamAppend[];
 
 const COLUMNS = 'position, stream_id, revision, event_id, type, data, metadata, created_at';
 
@@ -156,12 +155,12 @@ export class PostgresEventStore implements EventStore {
   private closed = false;
   /** Counts announcements (own appends, notifications): a subscription that saw it move while reading reads again. */
   private announced = 0;
-  private readonly appends = new GroupCommit<PendingAppend, AppendResult>({
+  private readonly appends = new GroupCommit<WriteSet, AppendResult[]>({
     maxInFlight: MAX_BATCHES_IN_FLIGHT,
     maxItems: MAX_BATCH_APPENDS,
     maxWeight: MAX_BATCH_EVENTS,
-    weight: (pending) => pending.events.length,
-    writeOne: (pending) => this.appendOne(pending),
+    weight: (set) => set.reduce((events, part) => events + part.events.length, 0),
+    writeOne: async (set) => (set.length === 1 ? [await this.appendOne(set[0])] : this.appendSets([set])),
     writeMany: (batch) => this.appendBatch(batch),
     fatal: (error) => (isConnectionError(error) ? unreachable(error) : undefined),
   });
@@ -179,19 +178,32 @@ export class PostgresEventStore implements EventStore {
     this.connectionString = options.connectionString;
   }
 
+  /** Several streams in one transaction: all written or none (append_write_sets). */
+  readonly multiStreamAppends = 'atomic' as const;
+
   /**
    * Appends go through a group commit (src/database/group-commit.ts): an append made while
    * `MAX_BATCHES_IN_FLIGHT` batches are being written waits for one of them and is then written with
-   * every other append waiting by then, in one transaction (append_event_batch), each append keeping
+   * every other append waiting by then, in one transaction (append_write_sets), each append keeping
    * its own expected revision and atomicity. Alone, an append is written at once on its own
    * (append_events): no added latency when idle, one commit for many appends under load.
    */
   async append(streamId: string, events: readonly EventToAppend[], options: { expectedRevision: ExpectedRevision }): Promise<AppendResult> {
     assertAppendable(streamId, events, options.expectedRevision);
-    return this.appends.write({ streamId, events, expectedRevision: options.expectedRevision });
+    const [result] = await this.appends.write([{ streamId, events, expectedRevision: options.expectedRevision }]);
+    return result;
   }
 
-  private async appendOne(pending: PendingAppend, epochRaised = false): Promise<AppendResult> {
+  /**
+   * A write-set: its appends in one transaction, all or nothing, through the same group commit (a
+   * batch holds single appends and write-sets alike, and a refused write-set refuses only itself).
+   */
+  async appendMany(appends: readonly StreamAppend[]): Promise<AppendResult[]> {
+    assertAppendableMany(appends);
+    return this.appends.write(appends);
+  }
+
+  private async appendOne(pending: StreamAppend, epochRaised = false): Promise<AppendResult> {
     const { streamId, events, expectedRevision } = pending;
     try {
       const result = await this.pool.query<{ next_revision: string; last_position: string }>(
@@ -228,30 +240,102 @@ export class PostgresEventStore implements EventStore {
   }
 
   /**
-   * Several appends in one transaction. When the batch as a whole fails for a reason that belongs
-   * to one of its appends (an event id already in the log, data PostgreSQL refuses, a deadlock with
-   * a writer elsewhere), nothing of it was written and the group commit tries each append again on
-   * its own, so only the one at fault fails.
+   * Several write-sets in one transaction. When the batch as a whole fails for a reason that belongs
+   * to one of its writes (an event id already in the log, data PostgreSQL refuses, a deadlock with
+   * a writer elsewhere, a stream created meanwhile by another transaction), nothing of it was
+   * written and the group commit tries each write-set again on its own, so only the one at fault
+   * fails.
    */
-  private async appendBatch(batch: readonly PendingAppend[]): Promise<PromiseSettledResult<AppendResult>[]> {
+  private async appendBatch(batch: readonly WriteSet[]): Promise<PromiseSettledResult<AppendResult[]>[]> {
+    const rows = await this.writeSets(batch);
+    return this.settleSets(batch, rows);
+  }
+
+  /** Write-sets alone (a multi-stream append when it is not batched): refused ones throw, as a single append's refusal does. */
+  private async appendSets(batch: readonly WriteSet[], epochRaised = false): Promise<AppendResult[]> {
+    let rows;
+    try {
+      rows = await this.writeSets(batch);
+    } catch (error) {
+      const pgError = error as { code?: string; detail?: string; hint?: string; constraint?: string };
+      if (pgError.code === 'ES503' || (pgError.code === '23505' && pgError.constraint === 'events_pkey')) {
+        if (epochRaised) throw new EventStoreUnavailableError("the event log's positions are behind its events", { cause: error });
+        try {
+          await raisePositionEpoch(this.pool);
+        } catch (raiseError) {
+          if (isConnectionError(raiseError)) throw unreachable(raiseError);
+          throw new EventStoreUnavailableError("the event log's positions are behind its events and could not be raised", { cause: raiseError });
+        }
+        return this.appendSets(batch, true);
+      }
+      if (pgError.code === '23505' && pgError.constraint === 'events_event_id' && batch.length === 1) {
+        const retried = await this.previousAppendsOf(batch[0]);
+        if (retried !== undefined) return retried;
+        throw error;
+      }
+      // A stream of the set created by another transaction since this one looked.
+      if (pgError.code === 'ES409' && batch.length === 1) {
+        const part = batch[0].find((candidate) => candidate.streamId === pgError.hint) ?? batch[0][0];
+        return this.refusedSet(batch[0], part, BigInt(pgError.detail ?? '-1'));
+      }
+      if (isConnectionError(error)) throw unreachable(error);
+      throw error;
+    }
+    const [outcome] = await this.settleSets(batch, rows);
+    if (outcome.status === 'rejected') throw outcome.reason;
+    return outcome.value;
+  }
+
+  private async writeSets(batch: readonly WriteSet[]): Promise<{ next_revision: string | null; last_position: string; actual: string | null }[]> {
+    const parts = batch.flatMap((set, setIndex) => set.map((part) => ({ part, set: setIndex + 1 })));
     const { rows } = await this.pool.query<{ next_revision: string | null; last_position: string; actual: string | null }>(
-      prepared('select next_revision, last_position, actual from append_event_batch($1, $2, $3, $4, $5)', [
-        batch.map((pending) => pending.streamId),
-        batch.map((pending) => expectedCode(pending.expectedRevision).toString()),
-        batch.map((pending) => pending.events.length),
-        batch.flatMap((pending, index) => pending.events.map(() => index + 1)),
-        eventsJson(batch.flatMap((pending) => pending.events)),
+      prepared('select next_revision, last_position, actual from append_write_sets($1, $2, $3, $4, $5, $6)', [
+        parts.map(({ part }) => part.streamId),
+        parts.map(({ part }) => expectedCode(part.expectedRevision).toString()),
+        parts.map(({ part }) => part.events.length),
+        parts.map(({ set }) => set),
+        parts.flatMap(({ part }, index) => part.events.map(() => index + 1)),
+        eventsJson(parts.flatMap(({ part }) => part.events)),
       ]),
     );
+    if (rows.length !== parts.length) throw new Error(`invariant: append_write_sets answered ${rows.length} rows for ${parts.length} appends`);
     this.appended(rows.reduce((newest, row) => (row.next_revision !== null && BigInt(row.last_position) > newest ? BigInt(row.last_position) : newest), 0n));
+    return rows;
+  }
+
+  /** Each write-set's outcome from its rows: its results, or the refusal of its first append that did not match. */
+  private settleSets(batch: readonly WriteSet[], rows: readonly { next_revision: string | null; last_position: string; actual: string | null }[]) {
+    let row = 0;
     return Promise.allSettled(
-      batch.map(async (pending, index): Promise<AppendResult> => {
-        const row = rows[index];
-        return row.next_revision !== null
-          ? { nextExpectedRevision: BigInt(row.next_revision), position: BigInt(row.last_position) }
-          : this.refused(pending.streamId, pending.events, pending.expectedRevision, BigInt(row.actual ?? '-1'));
+      batch.map(async (set): Promise<AppendResult[]> => {
+        const own = rows.slice(row, row + set.length);
+        row += set.length;
+        if (own.every((part) => part.next_revision !== null)) {
+          return own.map((part) => ({ nextExpectedRevision: BigInt(part.next_revision as string), position: BigInt(part.last_position) }));
+        }
+        const refusing = own.findIndex((part) => part.actual !== null);
+        if (refusing === -1) throw new Error('invariant: a refused write-set names no stream that refused it');
+        return this.refusedSet(set, set[refusing], BigInt(own[refusing].actual as string));
       }),
     );
+  }
+
+  /** A write-set refused: a retry of one that succeeded answers with its results, anything else is the refusal of `part`. */
+  private async refusedSet(set: WriteSet, part: StreamAppend, actual: bigint): Promise<AppendResult[]> {
+    const retried = await this.previousAppendsOf(set);
+    if (retried !== undefined) return retried;
+    throw new WrongExpectedRevisionError(part.streamId, part.expectedRevision, actual < 0n ? 'no_stream' : actual);
+  }
+
+  /** previousAppendOf for every append of a write-set: its results when all of them are in the log as written. */
+  private async previousAppendsOf(set: WriteSet): Promise<AppendResult[] | undefined> {
+    const results: AppendResult[] = [];
+    for (const part of set) {
+      const previous = await this.previousAppendOf(part.streamId, part.events);
+      if (previous === undefined) return undefined;
+      results.push(previous);
+    }
+    return results;
   }
 
   /** An append refused for its expected revision: a retry of one that succeeded answers with its result, anything else is the conflict. */

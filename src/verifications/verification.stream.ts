@@ -6,10 +6,11 @@ import { IdGenerator } from '../common/ids.js';
 import { streams } from '../common/streams.js';
 import { DataKeys } from '../data-protection/data-keys.js';
 import { newTokensOf, tokensOf } from '../data-protection/blind-index.js';
-import { EVENT_STORE, type EventStore, EventStoreUnavailableError, type JsonObject } from '../event-store/event-store.port.js';
+import { type AppendResult, EVENT_STORE, type EventStore, EventStoreUnavailableError, type JsonObject } from '../event-store/event-store.port.js';
 import { EventSourcedHandler, type Stream } from '../event-sourcing/event-sourced-handler.js';
 import { NO_RETRY } from '../event-sourcing/retry.js';
 import { ReadYourWrites } from '../read-models/read-your-writes.js';
+import type { Alongside } from '../wallets/wallet-ledger.port.js';
 import { verificationDecider, type VerificationCommand, type VerificationState } from './verification.decider.js';
 import type { VerificationEvent } from './verification.events.js';
 import { PersonalFields, VerificationCodec } from './verification.codec.js';
@@ -77,6 +78,17 @@ export interface Decided {
   readonly position: bigint | null;
 }
 
+/**
+ * A verification event made to be written alongside a wallet command (Alongside), and what it
+ * became once written: `written` takes the append's result and answers the verification's state.
+ */
+export interface VerificationAlongside {
+  readonly alongside: Alongside;
+  written(result: AppendResult): Promise<Decided>;
+}
+
+type TerminalCommand = Exclude<VerificationCommand, { type: 'RequestVerification' }>;
+
 function stream(reference: string): Stream<VerificationState, VerificationCommand, VerificationEvent> {
   return { id: streams.verification(reference), decider: verificationDecider };
 }
@@ -91,6 +103,14 @@ export class VerificationStreams {
   private readonly handler: EventSourcedHandler<VerificationState, VerificationCommand, VerificationEvent>;
 
   private readonly rereads: FinishRereads;
+  /**
+   * Whether the store writes several streams in one transaction (PostgreSQL): the request is then
+   * written with its reservation, and the terminal event with its capture or release
+   * (requestAlongside, finishAlongside). Otherwise (EventStoreDB) each is an append of its own, in
+   * the order of DESIGN.md's run flow (request, finish), and the recovery process settles a check
+   * left between two of them.
+   */
+  readonly writesWithWallet: boolean;
 
   constructor(
     @Inject(EVENT_STORE) store: EventStore,
@@ -102,6 +122,7 @@ export class VerificationStreams {
     @Optional() @Inject(FINISH_REREADS) rereads?: FinishRereads,
   ) {
     this.rereads = rereads ?? DEFAULT_FINISH_REREADS;
+    this.writesWithWallet = store.multiStreamAppends === 'atomic';
     this.handler = new EventSourcedHandler({ store, clock, ids, retry: NO_RETRY, paging: PAGING, codec: new VerificationCodec(fields) });
   }
 
@@ -119,6 +140,76 @@ export class VerificationStreams {
     if (handled.status !== 'appended') throw new VerificationAlreadyExists('This reference is already in use');
     this.readYourWrites.noteWrite({ organizationId, environment }, 'verification', handled.position);
     return { state: handled.folded.state, won: true, position: handled.position };
+  }
+
+  /**
+   * The request, to be written in the transaction of its reservation: alone beside the reservation,
+   * or followed by its rejection when the reservation is refused (the balance decides which, so the
+   * rejection is made once the wallet has decided). The data key is stored first, as for request().
+   */
+  async requestAlongside(command: Extract<VerificationCommand, { type: 'RequestVerification' }>, context: CommandContext): Promise<VerificationAlongside> {
+    const { reference, organizationId, environment, request, priceKobo } = command.data;
+    await this.keys.create(organizationId, environment, reference, (indexKey) => tokensOf(indexKey, request));
+    const requested = stream(reference);
+    // Sealed now, not in the wallet's batch: a failure here fails this check alone.
+    const made = await this.handler.prepare(requested, this.handler.initial(requested), [command], context);
+    let written: VerificationState | undefined;
+    return {
+      alongside: {
+        streamId: requested.id,
+        build: async ({ refusedAvailableKobo }) => {
+          if (refusedAvailableKobo === undefined) {
+            written = made.state;
+            return made.append;
+          }
+          // The rejection carries no personal data: nothing to fetch or seal.
+          const reject: VerificationCommand = { type: 'RejectVerification', priceKobo, balanceKobo: refusedAvailableKobo, at: this.clock.now() };
+          const rejected = await this.handler.prepare(requested, { state: made.state, revision: REQUEST_REVISION, position: null, link: undefined }, [reject], context);
+          written = rejected.state;
+          return { ...made.append, events: [...made.append.events, ...rejected.append.events] };
+        },
+      },
+      written: async (result) => {
+        if (written === undefined) throw new InvariantViolated(`the request of ${reference} was written without being made`);
+        this.readYourWrites.noteWrite({ organizationId, environment }, 'verification', result.position);
+        return { state: written, won: true, position: result.position };
+      },
+    };
+  }
+
+  /**
+   * The terminal event, to be written in the transaction of the capture (found, not_found) or the
+   * release (failed), after the request (expected revision 0, as finish()). When its append is
+   * refused (another finisher first) nothing of the pair is written: the caller then finishes
+   * through finishAgain, which reads the winner.
+   */
+  async finishAlongside(reference: string, state: VerificationState, command: TerminalCommand, context: CommandContext): Promise<VerificationAlongside> {
+    if (state.status !== 'pending') throw new InvariantViolated(`${reference} is ${state.status}, not pending, and cannot be finished alongside its wallet`);
+    if (state.requested.reference !== reference) throw new InvariantViolated(`the state of ${state.requested.reference} was handed in to finish ${reference}`);
+    const finishing = stream(reference);
+    // Sealed now, not in the wallet's batch: a failure here fails this check alone.
+    const made = await this.handler.prepare(finishing, { state, revision: REQUEST_REVISION, position: null, link: undefined }, [command], context);
+    return {
+      alongside: { streamId: finishing.id, build: async () => made.append },
+      written: async (result) => {
+        this.readYourWrites.noteWrite(state.requested, 'verification', result.position);
+        if (command.type === 'CompleteVerification') await this.indexResult(state.requested, command.result);
+        return { state: made.state, won: true, position: result.position };
+      },
+    };
+  }
+
+  /**
+   * finish() after a terminal event written alongside the wallet was refused or went unanswered:
+   * the stream tells whether it was written (the append here is then refused and the re-read shows
+   * it, its result indexed here), another finisher won, or nothing is there yet (this appends it).
+   */
+  async finishAgain(reference: string, state: VerificationState, command: TerminalCommand, context: CommandContext): Promise<Decided> {
+    const decided = await this.finish(reference, state, command, context);
+    if (!decided.won && command.type === 'CompleteVerification' && state.status === 'pending' && sameOutcome(command, decided.state)) {
+      await this.indexResult(state.requested, command.result);
+    }
+    return decided;
   }
 
   /**

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { randomUUID } from 'node:crypto';
 import pg from 'pg';
 import { SystemClock } from '../common/clock.js';
-import { ServiceUnavailable } from '../common/errors.js';
+import { InvariantViolated, ServiceUnavailable } from '../common/errors.js';
 import { asDomainEvent, type CommandContext } from '../common/event.js';
 import { RandomIdGenerator } from '../common/ids.js';
 import { streams } from '../common/streams.js';
@@ -15,7 +15,8 @@ import type { WalletEvent } from './wallet.events.js';
 import { checkLink, GENESIS_LINK, linkAfter } from './wallet-chain.js';
 import { EventSourcedWalletLedger, type WalletLedgerOptions } from './wallet-ledger.js';
 import { PostgresWalletSnapshots } from './wallet-snapshots.js';
-import type { ReserveOutcome, WalletId } from './wallet-ledger.port.js';
+import type { Alongside, AlongsideOutcome, ReserveOutcome, WalletId } from './wallet-ledger.port.js';
+import { AlongsideRefused } from '../event-sourcing/event-sourced-handler.js';
 
 const context: CommandContext = { correlationId: 'req-wallet-ledger-test', actor: { type: 'system', id: 'test' } };
 const PRICE_KOBO = 1_000;
@@ -196,6 +197,8 @@ describe(`Wallet ledger on the ${testEventStoreKind()} event store`, () => {
         }
         return store.append(...args);
       },
+      multiStreamAppends: store.multiStreamAppends,
+      appendMany: (...args) => store.appendMany(...args),
       readStream: (...args) => store.readStream(...args),
       readAll: (...args) => store.readAll(...args),
       subscribeToAll: (...args) => store.subscribeToAll(...args),
@@ -302,6 +305,114 @@ describe(`Wallet ledger on the ${testEventStoreKind()} event store`, () => {
         [1n, 'WalletFundsReserved'],
       ]);
       await expectNeverOverdrawn(wallet);
+    });
+  });
+
+  describe('appends alongside a command (the request or the terminal event of a check)', () => {
+    /** An alongside that records each outcome it is built for and writes one event to a stream of its own. */
+    function alongsideOf(streamId: string, built: AlongsideOutcome[]): Alongside {
+      return {
+        streamId,
+        build: async (outcome) => {
+          built.push(outcome);
+          const type = outcome.refusedAvailableKobo === undefined ? 'Requested' : 'Rejected';
+          return { streamId, events: [{ id: randomUUID(), type, data: { availableKobo: outcome.refusedAvailableKobo ?? -1 } }], expectedRevision: 'no_stream' };
+        },
+      };
+    }
+    const otherStream = () => `verification-vrf_${randomUUID().replaceAll('-', '')}`;
+
+    if (testEventStoreKind() === 'esdb') {
+      it('are refused on a store that writes several streams one after the other, with nothing written', async () => {
+        const wallet = newWallet();
+        await a.ledger.fund(wallet, { fundingReference: 'f', amountKobo: 5_000 }, context);
+        const other = otherStream();
+        await expect(a.ledger.reserve(wallet, { reference: 'vrf_1', amountKobo: PRICE_KOBO, scope: 'nin' }, context, alongsideOf(other, []))).rejects.toBeInstanceOf(InvariantViolated);
+        expect(await history(wallet)).toHaveLength(1);
+        expect(await a.store.readStream(other, { maxCount: 10 })).toEqual([]);
+      });
+      return;
+    }
+
+    async function transactionOf(streamId: string): Promise<string[]> {
+      const { rows } = await a.pool.query<{ xmin: string }>('select xmin::text from events where stream_id = $1 order by revision', [streamId]);
+      return rows.map((row) => row.xmin);
+    }
+
+    it('writes the reservation and its alongside in one transaction; a refused reservation writes the alongside alone, made with the balance', async () => {
+      const wallet = newWallet();
+      const walletStream = streams.wallet(wallet.organizationId, wallet.environment);
+      await a.ledger.fund(wallet, { fundingReference: 'f', amountKobo: 1_500 }, context);
+      const [first, second] = [otherStream(), otherStream()];
+      const built: AlongsideOutcome[] = [];
+      const reserved = await a.ledger.reserve(wallet, { reference: 'vrf_1', amountKobo: PRICE_KOBO, scope: 'nin' }, context, alongsideOf(first, built));
+      expect(reserved).toMatchObject({ reserved: true, alongside: { nextExpectedRevision: 0n } });
+      const [, reservationTransaction] = await transactionOf(walletStream);
+      expect(await transactionOf(first)).toEqual([reservationTransaction]);
+
+      const refused = await a.ledger.reserve(wallet, { reference: 'vrf_2', amountKobo: PRICE_KOBO, scope: 'nin' }, context, alongsideOf(second, built));
+      expect(refused).toMatchObject({ reserved: false, availableKobo: 500, alongside: { nextExpectedRevision: 0n } });
+      expect(built).toEqual([{}, { refusedAvailableKobo: 500 }]);
+      expect((await a.store.readStream(second, { maxCount: 10 })).map((event) => [event.type, event.data.availableKobo])).toEqual([['Rejected', 500]]);
+      expect(await history(wallet)).toHaveLength(2);
+    });
+
+    it('fails only the command whose alongside its stream refuses, with nothing of it written; the others of its batch are written', async () => {
+      const wallet = newWallet();
+      await a.ledger.fund(wallet, { fundingReference: 'f', amountKobo: 100_000 }, context);
+      const taken = otherStream();
+      await a.store.append(taken, [{ id: randomUUID(), type: 'Requested', data: {} }], { expectedRevision: 'no_stream' });
+      const others = Array.from({ length: 8 }, () => otherStream());
+      // Made together: the first goes alone, the rest (the refused one among them) in one batch.
+      const outcomes = await Promise.allSettled(
+        [...others.slice(0, 4), taken, ...others.slice(4)].map((streamId, index) =>
+          a.ledger.reserve(wallet, { reference: `vrf_${index}`, amountKobo: PRICE_KOBO, scope: 'nin' }, context, alongsideOf(streamId, [])),
+        ),
+      );
+      expect(outcomes.map((outcome) => outcome.status)).toEqual(['fulfilled', 'fulfilled', 'fulfilled', 'fulfilled', 'rejected', 'fulfilled', 'fulfilled', 'fulfilled', 'fulfilled']);
+      expect((outcomes[4] as PromiseRejectedResult).reason).toBeInstanceOf(AlongsideRefused);
+      const reservations = (await history(wallet)).filter((event) => event.type === 'WalletFundsReserved').map((event) => event.data.reference);
+      expect(reservations.sort()).toEqual(['vrf_0', 'vrf_1', 'vrf_2', 'vrf_3', 'vrf_5', 'vrf_6', 'vrf_7', 'vrf_8']);
+      expect(await a.store.readStream(taken, { maxCount: 10 })).toHaveLength(1);
+      for (const streamId of others) expect(await a.store.readStream(streamId, { maxCount: 10 })).toHaveLength(1);
+      expect(await a.ledger.balance(wallet)).toEqual({ balanceKobo: 100_000, reservedKobo: 8 * PRICE_KOBO, availableKobo: 100_000 - 8 * PRICE_KOBO });
+    });
+
+    it('decided again after another writer moved the wallet first, is made again on the new decision and written once', async () => {
+      const wallet = newWallet();
+      const store = a.store;
+      let rival = true;
+      const raced: EventStore = {
+        kind: store.kind,
+        multiStreamAppends: store.multiStreamAppends,
+        append: (...args) => store.append(...args),
+        appendMany: async (...args) => {
+          if (rival) {
+            rival = false;
+            await b.ledger.reserve(wallet, { reference: 'vrf_rival', amountKobo: 4_500, scope: 'nin' }, context);
+          }
+          return store.appendMany(...args);
+        },
+        readStream: (...args) => store.readStream(...args),
+        readAll: (...args) => store.readAll(...args),
+        subscribeToAll: (...args) => store.subscribeToAll(...args),
+        headPosition: () => store.headPosition(),
+        ping: () => store.ping(),
+        close: async () => undefined,
+      };
+      const ledger = new EventSourcedWalletLedger(raced, new SystemClock(), new RandomIdGenerator());
+      await ledger.fund(wallet, { fundingReference: 'f', amountKobo: 5_000 }, context);
+      const other = otherStream();
+      const built: AlongsideOutcome[] = [];
+      // On the fold this ledger holds the reservation fits; the rival's reservation, written first, leaves 500 kobo.
+      expect(await ledger.reserve(wallet, { reference: 'vrf_1', amountKobo: PRICE_KOBO, scope: 'nin' }, context, alongsideOf(other, built))).toMatchObject({
+        reserved: false,
+        availableKobo: 500,
+      });
+      expect(built).toEqual([{}, { refusedAvailableKobo: 500 }]);
+      expect(ledger.stats.conflicts).toBe(1);
+      expect((await a.store.readStream(other, { maxCount: 10 })).map((event) => event.type)).toEqual(['Rejected']);
+      expect((await history(wallet)).map((event) => event.type)).toEqual(['WalletFunded', 'WalletFundsReserved']);
     });
   });
 

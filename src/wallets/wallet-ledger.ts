@@ -1,17 +1,17 @@
 import { type BeforeApplicationShutdown, Inject, Injectable, Logger, Optional } from '@nestjs/common';
 import { Clock } from '../common/clock.js';
-import { InsufficientBalance, ServiceUnavailable } from '../common/errors.js';
+import { InsufficientBalance, InvariantViolated, ServiceUnavailable } from '../common/errors.js';
 import type { CommandContext } from '../common/event.js';
 import { IdGenerator } from '../common/ids.js';
 import { streams } from '../common/streams.js';
-import { EVENT_STORE, type EventStore } from '../event-store/event-store.port.js';
-import { type Decision, type DecidedEvent, EventSourcedHandler, type Folded, type Stream } from '../event-sourcing/event-sourced-handler.js';
+import { type AppendResult, EVENT_STORE, type EventStore, type StreamAppend } from '../event-store/event-store.port.js';
+import { AlongsideRefused, type Decision, type DecidedEvent, EventSourcedHandler, type Folded, type Stream } from '../event-sourcing/event-sourced-handler.js';
 import { exponentialJitter } from '../event-sourcing/retry.js';
 import { ReadYourWrites } from '../read-models/read-your-writes.js';
 import { availableKobo, balanceKobo, walletDecider, type WalletCommand, type WalletState } from './wallet.decider.js';
 import { storedLink, WALLET_CHAIN } from './wallet-chain.js';
 import type { WalletEvent } from './wallet.events.js';
-import { type ReserveOutcome, type WalletBalance, type WalletId, WalletLedger } from './wallet-ledger.port.js';
+import { type Alongside, type ReserveOutcome, type WalletBalance, type WalletId, WalletLedger } from './wallet-ledger.port.js';
 import { WalletSnapshots } from './wallet-snapshots.js';
 
 export interface WalletLedgerOptions {
@@ -60,11 +60,13 @@ interface CommandResult {
   readonly state: WalletState;
   readonly position: bigint;
   readonly refusal?: InsufficientBalance;
+  readonly alongside?: AppendResult;
 }
 
 interface PendingCommand {
   readonly command: WalletCommand;
   readonly context: CommandContext;
+  readonly alongside?: Alongside;
   readonly resolve: (result: CommandResult) => void;
   readonly reject: (error: unknown) => void;
 }
@@ -115,6 +117,8 @@ function decideBatch(stream: WalletStream, folded: FoldedWallet, now: Date, batc
   let state = folded.state;
   const events: DecidedEvent<WalletEvent>[] = [];
   const outcomes: Outcome[] = [];
+  // The appends alongside, of the commands that did not fail, with what each decided.
+  const alongside: (() => Promise<StreamAppend>)[] = [];
   for (const pending of batch) {
     try {
       const decided = decider.decide(pending.command, state);
@@ -123,12 +127,16 @@ function decideBatch(stream: WalletStream, folded: FoldedWallet, now: Date, batc
         events.push({ event, context: pending.context });
       }
       outcomes.push({ written: decided.length > 0, state });
+      if (pending.alongside !== undefined) alongside.push(() => (pending.alongside as Alongside).build({}));
     } catch (error) {
-      if (error instanceof InsufficientBalance && pending.command.type === 'ReserveFunds') outcomes.push({ written: false, state, refusal: error });
-      else outcomes.push({ error });
+      if (error instanceof InsufficientBalance && pending.command.type === 'ReserveFunds') {
+        outcomes.push({ written: false, state, refusal: error });
+        const refusedAvailableKobo = availableKobo(state);
+        if (pending.alongside !== undefined) alongside.push(() => (pending.alongside as Alongside).build({ refusedAvailableKobo }));
+      } else outcomes.push({ error });
     }
   }
-  return { events, state, result: outcomes };
+  return { events, state, result: outcomes, ...(alongside.length === 0 ? {} : { alongside: () => Promise.all(alongside.map((build) => build())) }) };
 }
 
 /**
@@ -192,17 +200,20 @@ export class EventSourcedWalletLedger extends WalletLedger implements BeforeAppl
     });
   }
 
-  async reserve(wallet: WalletId, reservation: { reference: string; amountKobo: number; scope: string }, context: CommandContext): Promise<ReserveOutcome> {
-    const result = await this.submit(wallet, { type: 'ReserveFunds', ...reservation }, context);
-    return result.refusal === undefined ? { reserved: true } : { reserved: false, availableKobo: availableKobo(result.state) };
+  async reserve(wallet: WalletId, reservation: { reference: string; amountKobo: number; scope: string }, context: CommandContext, alongside?: Alongside): Promise<ReserveOutcome> {
+    const result = await this.submit(wallet, { type: 'ReserveFunds', ...reservation }, context, alongside);
+    const written = result.alongside === undefined ? {} : { alongside: result.alongside };
+    return result.refusal === undefined ? { reserved: true, ...written } : { reserved: false, availableKobo: availableKobo(result.state), ...written };
   }
 
-  async capture(wallet: WalletId, reference: string, context: CommandContext): Promise<void> {
-    await this.submit(wallet, { type: 'CaptureReservation', reference }, context);
+  async capture(wallet: WalletId, reference: string, context: CommandContext, alongside?: Alongside): Promise<{ readonly alongside?: AppendResult }> {
+    const result = await this.submit(wallet, { type: 'CaptureReservation', reference }, context, alongside);
+    return result.alongside === undefined ? {} : { alongside: result.alongside };
   }
 
-  async release(wallet: WalletId, reference: string, reason: string, context: CommandContext): Promise<void> {
-    await this.submit(wallet, { type: 'ReleaseReservation', reference, reason }, context);
+  async release(wallet: WalletId, reference: string, reason: string, context: CommandContext, alongside?: Alongside): Promise<{ readonly alongside?: AppendResult }> {
+    const result = await this.submit(wallet, { type: 'ReleaseReservation', reference, reason }, context, alongside);
+    return result.alongside === undefined ? {} : { alongside: result.alongside };
   }
 
   async fund(wallet: WalletId, funding: { fundingReference: string; amountKobo: number }, context: CommandContext) {
@@ -232,7 +243,7 @@ export class EventSourcedWalletLedger extends WalletLedger implements BeforeAppl
     return { id: streams.wallet(wallet.organizationId, wallet.environment), decider: walletDecider(wallet.organizationId, wallet.environment) };
   }
 
-  private submit(wallet: WalletId, command: WalletCommand, context: CommandContext): Promise<CommandResult> {
+  private submit(wallet: WalletId, command: WalletCommand, context: CommandContext, alongside?: Alongside): Promise<CommandResult> {
     const key = streams.wallet(wallet.organizationId, wallet.environment);
     let queue = this.queues.get(key);
     if (queue !== undefined && queue.pending.length >= this.options.maxPending) {
@@ -242,10 +253,10 @@ export class EventSourcedWalletLedger extends WalletLedger implements BeforeAppl
       if (queue === undefined) {
         queue = { stream: this.streamOf(wallet), wallet, pending: [] };
         this.queues.set(key, queue);
-        queue.pending.push({ command, context, resolve, reject });
+        queue.pending.push({ command, context, alongside, resolve, reject });
         void this.drain(key, queue);
       } else {
-        queue.pending.push({ command, context, resolve, reject });
+        queue.pending.push({ command, context, alongside, resolve, reject });
       }
     });
   }
@@ -268,22 +279,44 @@ export class EventSourcedWalletLedger extends WalletLedger implements BeforeAppl
     }
   }
 
-  private async runBatch(queue: WalletQueue, batch: readonly PendingCommand[]): Promise<void> {
+  private async runBatch(queue: WalletQueue, whole: readonly PendingCommand[]): Promise<void> {
     const { stream } = queue;
-    const cached = this.cache.get(stream.id);
-    // A batch that writes nothing (a refusal, a no-op capture) must not rest on a cached fold that
-    // another instance has moved past: the kernel confirms a start that is not current.
-    const from = cached === undefined ? { folded: await this.load(stream, queue.wallet), current: true } : { folded: cached, current: false };
-    const handled = await this.handler.run(stream, (folded, now) => decideBatch(stream, folded, now, batch), { from, reload: () => this.load(stream, queue.wallet) });
+    let batch = whole;
+    let handled;
+    let cached;
+    // Bounded: each refusal alongside takes one command out of the batch.
+    for (;;) {
+      cached = this.cache.get(stream.id);
+      // A batch that writes nothing (a refusal, a no-op capture) must not rest on a cached fold that
+      // another instance has moved past: the kernel confirms a start that is not current.
+      const from = cached === undefined ? { folded: await this.load(stream, queue.wallet), current: true } : { folded: cached, current: false };
+      const deciding = batch;
+      try {
+        handled = await this.handler.run(stream, (folded, now) => decideBatch(stream, folded, now, deciding), { from, reload: () => this.load(stream, queue.wallet) });
+        break;
+      } catch (error) {
+        // Another stream refused its append alongside one command: nothing was written; that
+        // command fails with the refusal and the others are decided again without it.
+        const refused = error instanceof AlongsideRefused ? batch.filter((pending) => pending.alongside?.streamId === error.streamId) : [];
+        if (refused.length === 0) throw error;
+        for (const pending of refused) pending.reject(error);
+        batch = batch.filter((pending) => !refused.includes(pending));
+        if (batch.length === 0) return;
+      }
+    }
     if (handled.status === 'conflict') throw new ServiceUnavailable('The wallet is busy; try again shortly');
     this.remember(stream.id, handled.folded, cached);
     const position = handled.status === 'appended' ? handled.position : (handled.folded.position ?? 0n);
     // Also when nothing was written: a read here must not show less than the fold this batch was decided on.
     if (position > 0n) this.readYourWrites?.noteWrite(queue.wallet, 'wallet', position);
+    // The results alongside, in the order their commands were decided (those that did not fail).
+    const alongside = [...handled.alongside];
+    const expected = handled.result.filter((outcome, index) => !('error' in outcome) && batch[index].alongside !== undefined).length;
+    if (alongside.length !== expected) throw new InvariantViolated(`a wallet batch wrote ${alongside.length} appends alongside for ${expected} commands`);
     handled.result.forEach((outcome, index) => {
       const pending = batch[index];
       if ('error' in outcome) pending.reject(outcome.error);
-      else pending.resolve({ ...outcome, position });
+      else pending.resolve({ ...outcome, position, ...(pending.alongside === undefined ? {} : { alongside: alongside.shift() }) });
     });
   }
 

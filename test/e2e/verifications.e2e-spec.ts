@@ -10,6 +10,8 @@ import { createOrganization, issueKey } from '../support/fixtures.js';
 import { allEvents } from '../support/event-store.js';
 import { OPENAPI_FILE } from '../support/openapi-validator.js';
 import { readFile } from 'node:fs/promises';
+import { PG_POOL } from '../../src/database/pool.js';
+import { describeOnProject } from '../support/store-independent.js';
 
 const VALID: Record<string, (digit: string) => Record<string, string>> = {
   nin: (d) => ({ nin: `1234567890${d}` }),
@@ -278,6 +280,48 @@ describe('Verifications API', () => {
       const got = await get(`/v1/verifications/${reference}`, k);
       expect(got.body.data).toMatchObject({ status: 'failed', charged: false, priceKobo: 1_000, errorMessage: expect.stringContaining('balance'), failureReason: 'insufficient_balance' });
       expect(await wallet(poor.id)).toEqual({ balanceKobo: 500, reservedKobo: 0, availableKobo: 500 });
+    });
+  });
+
+  describeOnProject('postgres', 'The transactions of a check in the event log', 'EventStoreDB has no transaction across streams: each write is an append of its own', () => {
+    /** The check's events on its verification stream and its wallet, in log order, with the transaction that wrote each. */
+    async function transactions(reference: string, organizationId: string = org.id): Promise<string[][]> {
+      const pool = app.app.get<symbol, import('pg').Pool>(PG_POOL);
+      const { rows } = await pool.query<{ type: string; xmin: string }>(
+        `select type, xmin::text from events where stream_id = $1 or (stream_id = $2 and data->>'reference' = $3) order by position`,
+        [`verification-${reference}`, `wallet-${organizationId}.test`, reference],
+      );
+      const byTransaction = new Map<string, string[]>();
+      for (const row of rows) byTransaction.set(row.xmin, [...(byTransaction.get(row.xmin) ?? []), row.type]);
+      return [...byTransaction.values()];
+    }
+
+    it('a charged check: the request with its reservation, then the completion with its capture', async () => {
+      const response = await post('nin', VALID.nin('5'));
+      expect(response.status).toBe(201);
+      expect(await transactions(response.body.data.reference)).toEqual([
+        ['VerificationRequested', 'WalletFundsReserved'],
+        ['VerificationCompleted', 'WalletDebited'],
+      ]);
+    });
+
+    it('a failed check: the request with its reservation, then the failure with the release', async () => {
+      const response = await post('nin', VALID.nin('2'));
+      expect(response.status).toBe(502);
+      expect(await transactions(response.body.error.details.reference)).toEqual([
+        ['VerificationRequested', 'WalletFundsReserved'],
+        ['VerificationFailed', 'WalletReservationReleased'],
+      ]);
+    });
+
+    it('a check refused for its balance: the request with its rejection, one transaction, nothing on the wallet', async () => {
+      const poor = await createOrganization(app);
+      const k = (await issueKey(app, poor.id)).key;
+      const balance = (await wallet(poor.id)).availableKobo;
+      expect((await app.admin('PUT', `/admin/v1/organizations/${poor.id}/prices`, { nin: balance + 1 })).status).toBe(200);
+      const refused = await post('nin', VALID.nin('5'), k);
+      expect(refused.status).toBe(402);
+      expect(await transactions(refused.body.error.details.reference, poor.id)).toEqual([['VerificationRequested', 'VerificationRejected']]);
     });
   });
 

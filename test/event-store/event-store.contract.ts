@@ -179,6 +179,82 @@ export function describeEventStoreContract(name: string, connect: () => Promise<
       });
     });
 
+    describe('append to several streams (appendMany)', () => {
+      it('writes each stream at its own expected revision and answers one result per stream, in order', async () => {
+        const order = stream('order');
+        const wallet = stream('wallet');
+        await store.append(wallet, [event('Opened'), event('Funded')], { expectedRevision: 'no_stream' });
+        const placed = event('Placed');
+        const held = event('Held');
+        const results = await store.appendMany([
+          { streamId: order, events: [placed], expectedRevision: 'no_stream' },
+          { streamId: wallet, events: [held], expectedRevision: 1n },
+        ]);
+        expect(results.map((result) => result.nextExpectedRevision)).toEqual([0n, 2n]);
+        const [readOrder] = await store.readStream(order, { maxCount: 10 });
+        const readWallet = await store.readStream(wallet, { fromRevision: 2n, maxCount: 10 });
+        expect([readOrder.id, readOrder.position]).toEqual([placed.id, results[0].position]);
+        expect(readWallet.map((e) => [e.id, e.revision, e.position])).toEqual([[held.id, 2n, results[1].position]]);
+      });
+
+      it('refuses a stream whose revision does not match, naming it: on an atomic store nothing is written, in order the streams before it are', async () => {
+        const first = stream('order');
+        const refusing = stream('wallet');
+        const last = stream('order');
+        await store.append(refusing, [event('Opened')], { expectedRevision: 'no_stream' });
+        const error = await store
+          .appendMany([
+            { streamId: first, events: [event('A')], expectedRevision: 'no_stream' },
+            { streamId: refusing, events: [event('B')], expectedRevision: 5n },
+            { streamId: last, events: [event('C')], expectedRevision: 'no_stream' },
+          ])
+          .then(
+            () => undefined,
+            (thrown: unknown) => thrown,
+          );
+        expect(error).toBeInstanceOf(WrongExpectedRevisionError);
+        expect(error).toMatchObject({ streamId: refusing, expected: 5n, actual: 0n });
+        expect(await store.readStream(refusing, { maxCount: 10 })).toHaveLength(1);
+        expect(await store.readStream(last, { maxCount: 10 })).toEqual([]);
+        expect(await store.readStream(first, { maxCount: 10 })).toHaveLength(store.multiStreamAppends === 'atomic' ? 0 : 1);
+      });
+
+      it('refuses a stream named twice and more events than one append takes', async () => {
+        const id = stream('order');
+        await expect(
+          store.appendMany([
+            { streamId: id, events: [event('A')], expectedRevision: 'any' },
+            { streamId: id, events: [event('B')], expectedRevision: 'any' },
+          ]),
+        ).rejects.toThrow(RangeError);
+        await expect(store.appendMany([])).rejects.toThrow(RangeError);
+      });
+
+      it('concurrent writes to shared streams: a refused one refuses only itself, the others are all written', async () => {
+        const shared = stream('wallet');
+        await store.append(shared, [event('Opened')], { expectedRevision: 'no_stream' });
+        const own = Array.from({ length: 12 }, () => stream('order'));
+        // All at once, so that an atomic store group-commits them: every one expects revision 0 of the
+        // shared stream, only one can have it; the others' own streams must stay empty.
+        const outcomes = await Promise.allSettled(
+          own.map((id) =>
+            store.appendMany([
+              { streamId: id, events: [event('Placed')], expectedRevision: 'no_stream' },
+              { streamId: shared, events: [event('Held')], expectedRevision: 0n },
+            ]),
+          ),
+        );
+        const won = outcomes.flatMap((outcome, index) => (outcome.status === 'fulfilled' ? [index] : []));
+        expect(won).toHaveLength(1);
+        for (const outcome of outcomes) {
+          if (outcome.status === 'rejected') expect(outcome.reason).toMatchObject({ streamId: shared, expected: 0n, actual: 1n });
+        }
+        expect(await store.readStream(shared, { maxCount: 10 })).toHaveLength(2);
+        const written = await Promise.all(own.map((id) => store.readStream(id, { maxCount: 10 })));
+        expect(written.map((events) => events.length)).toEqual(own.map((_, index) => (won.includes(index) || store.multiStreamAppends === 'in_order' ? 1 : 0)));
+      });
+    });
+
     describe('read all', () => {
       it('reads forwards from an exclusive position and backwards from the end', async () => {
         const head = await store.headPosition();

@@ -44,6 +44,61 @@ describe('PostgreSQL event log specifics', () => {
     await database.drop();
   });
 
+  it('writes an appendMany in one transaction, and group-commits many of them (one refused) without the refused one', async () => {
+    const id = () => `ws-${randomUUID().replace(/-/g, '')}`;
+    const event = () => ({ id: randomUUID(), type: 'Written', data: {} });
+    const [a, b] = [id(), id()];
+    await store.appendMany([
+      { streamId: a, events: [event(), event()], expectedRevision: 'no_stream' },
+      { streamId: b, events: [event()], expectedRevision: 'no_stream' },
+    ]);
+    const one = await pool.query<{ xmin: string }>('select distinct xmin::text from events where stream_id = any($1)', [[a, b]]);
+    expect(one.rows).toHaveLength(1);
+
+    const shared = id();
+    await store.append(shared, [event()], { expectedRevision: 'no_stream' });
+    const sets = Array.from({ length: 40 }, (_, index) => [
+      { streamId: id(), events: [event()], expectedRevision: 'no_stream' as const },
+      // One of them expects a revision the shared stream does not have.
+      { streamId: shared, events: [event()], expectedRevision: index === 7 ? 99n : ('any' as const) },
+    ]);
+    const outcomes = await Promise.allSettled(sets.map((set) => store.appendMany(set)));
+    expect(outcomes.map((outcome) => outcome.status === 'fulfilled')).toEqual(sets.map((_, index) => index !== 7));
+    const own = await pool.query<{ stream_id: string; xmin: string }>('select stream_id, xmin::text from events where stream_id = any($1)', [sets.map((set) => set[0].streamId)]);
+    expect(own.rows.map((row) => row.stream_id).sort()).toEqual(sets.filter((_, index) => index !== 7).map((set) => set[0].streamId).sort());
+    // Group commit: fewer transactions than write-sets.
+    expect(new Set(own.rows.map((row) => row.xmin)).size).toBeLessThan(39);
+    expect((await store.readStream(shared, { maxCount: 100 })).map((e) => e.revision)).toEqual(Array.from({ length: 40 }, (_, index) => BigInt(index)));
+  });
+
+  it('write-sets of two processes creating one new stream at once: exactly one is written, each other refused whole', async () => {
+    const other = connect(database.url);
+    try {
+      const id = () => `ws-${randomUUID().replace(/-/g, '')}`;
+      const event = () => ({ id: randomUUID(), type: 'Written', data: {} });
+      for (let round = 0; round < 3; round++) {
+        const shared = id();
+        // Batched on both sides: a batch whose new stream the other side's transaction creates
+        // meanwhile fails whole, and its write-sets are written again one by one.
+        const sets = Array.from({ length: 24 }, () => [
+          { streamId: id(), events: [event()], expectedRevision: 'no_stream' as const },
+          { streamId: shared, events: [event()], expectedRevision: 'no_stream' as const },
+        ]);
+        const outcomes = await Promise.allSettled(sets.map((set, index) => (index % 2 === 0 ? store : other.store).appendMany(set)));
+        const won = outcomes.flatMap((outcome, index) => (outcome.status === 'fulfilled' ? [index] : []));
+        expect(won).toHaveLength(1);
+        for (const outcome of outcomes) {
+          if (outcome.status === 'rejected') expect(outcome.reason).toMatchObject({ streamId: shared, expected: 'no_stream', actual: 0n });
+        }
+        const own = await pool.query<{ stream_id: string }>('select stream_id from events where stream_id = any($1)', [sets.map((set) => set[0].streamId)]);
+        expect(own.rows.map((row) => row.stream_id)).toEqual([sets[won[0]][0].streamId]);
+      }
+    } finally {
+      await other.store.close();
+      await other.pool.end();
+    }
+  });
+
   it('never lets a subscriber pass an event whose transaction commits after a faster one', async () => {
     const from = await store.headPosition();
     const slow = await pool.connect();
