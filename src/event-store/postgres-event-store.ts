@@ -97,7 +97,7 @@ const TABLE_COLUMNS = 'position, stream_id, revision, event_id, type, data, meta
 /**
  * What reads select: the commit time as milliseconds since the epoch (a float, read with
  * parseFloat and made a Date by one constructor call) rather than a timestamptz, whose text the
- * driver parses with a regular expression: a tenth of the client's CPU per event while catching up.
+ * driver parses with a regular expression (about 5 % of the client's CPU while catching up, profiled).
  * A Date holds whole milliseconds either way (both truncate).
  */
 const COLUMNS = "position, stream_id, revision, event_id, type, data, metadata, (extract(epoch from created_at) * 1000)::float8 as created_ms";
