@@ -56,9 +56,19 @@ export async function benchDatabase(
     serverUrl = handle.url;
   }
   const server = serverUrl;
-  const name = `ledger_bench_${randomBytes(6).toString('hex')}`;
-  await admin(server, (client) => client.query(`create database ${name}`));
-  cleanups.push(() => admin(server, (client) => client.query(`drop database if exists ${name} with (force)`)));
+  // BENCH_DATABASE names a database kept across runs (created when missing, never dropped here),
+  // so that a large log is written once and measured several times; drop it yourself afterwards.
+  const kept = process.env.BENCH_DATABASE;
+  if (kept !== undefined && kept !== '' && !/^ledger_bench_[a-z0-9_]{1,40}$/.test(kept)) throw new Error('BENCH_DATABASE must match ledger_bench_[a-z0-9_]{1,40}');
+  const name = kept !== undefined && kept !== '' ? kept : `ledger_bench_${randomBytes(6).toString('hex')}`;
+  if (name === kept) {
+    const exists = await admin(server, async (client) => (await client.query('select 1 from pg_database where datname = $1', [name])).rows.length > 0);
+    if (!exists) await admin(server, (client) => client.query(`create database ${name}`));
+    status(`database ${name} is kept after the run (BENCH_DATABASE): drop it when done`);
+  } else {
+    await admin(server, (client) => client.query(`create database ${name}`));
+    cleanups.push(() => admin(server, (client) => client.query(`drop database if exists ${name} with (force)`)));
+  }
   const url = withDatabase(server, name);
   await runMigrations(url);
   const pool = new pg.Pool({ connectionString: url, max: poolSize });

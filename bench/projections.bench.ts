@@ -1,23 +1,28 @@
 /**
  * Benchmark of the projections: `npm run bench:projections`.
  *
- * 1. BENCH_EVENTS (default 1,000,000) events written straight into the event log: 100
- *    organizations, then verifications requested, reserved, completed (80 %) or failed (20 %), and
- *    debited or released.
- * 2. Catch-up of each projection alone from position 0 (the production runner, batches of 1,000):
- *    the projection's own events per second.
+ * 1. BENCH_EVENTS (default 1,000,000) events generated inside PostgreSQL straight into the event
+ *    log (writeSampleLogInDatabase): 100 organizations, then verifications requested, reserved,
+ *    completed (80 %) or failed (20 %), and debited or released. With BENCH_DATABASE the database
+ *    is kept, and a later run on it reuses its log (the read models are reset).
+ * 2. Catch-up of each projection alone from position 0 (the production runner with its default
+ *    options): the projection's own events per second, and the CPU time per event of this process
+ *    and of its PostgreSQL sessions (the cost that sets the rate on an idle machine).
  * 3. Rebuild of all read models at once (shadow tables, catch-up, swap), as
- *    `npm run projections:rebuild -- --all` does.
+ *    `npm run projections:rebuild -- --all` does: the time, and each projection's events per second.
  * 4. GET /v1/verifications through the real HTTP app for one organization holding BENCH_LIST_ROWS
  *    (default 1,000,000) verifications, seeded straight into the read model: p99 of page 1 and
  *    page 5,000, with and without a status filter.
+ * 5. The database's size.
  *
  * PostgreSQL: DATABASE_URL when set (a database named ledger_bench_* is created and dropped there),
- * else an ephemeral embedded cluster. Progress on stderr, the table on stdout.
+ * else an ephemeral embedded cluster. Progress on stderr, the table on stdout, with the machine's
+ * load average at each phase (absolute rates on a shared machine follow it).
  */
 import { randomBytes } from 'node:crypto';
+import { readFileSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
-import { cpus, tmpdir, totalmem } from 'node:os';
+import { cpus, loadavg, tmpdir, totalmem } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import pg from 'pg';
@@ -26,8 +31,10 @@ import { loadConfig } from '../src/config/config.js';
 import { hashApiKey } from '../src/auth/api-key.js';
 import { PROJECTIONS } from '../projections/index.js';
 import { rebuildProjection } from '../projections/rebuild/rebuild.js';
-import { ProjectionRunner } from '../projections/runner/projection-runner.js';
-import { writeSampleLog } from '../projections/runner/sample-log.testing.js';
+import type { Projection } from '../projections/projection.js';
+import { shadowTableName } from '../projections/runner/locks.js';
+import { DEFAULT_RUNNER_OPTIONS, ProjectionRunner } from '../projections/runner/projection-runner.js';
+import { writeSampleLogInDatabase } from '../projections/runner/sample-log.testing.js';
 import { benchDatabase, format, runBench, runCleanups, sizeFromEnv, status } from './bench-support.js';
 
 const ORGANIZATIONS = 100;
@@ -35,7 +42,43 @@ const LIST_REQUESTS = 200;
 const LIST_WARMUP = 20;
 /** Below this many events a projection's catch-up time is its start-up, not its throughput. */
 const MIN_EVENTS_FOR_RATE = 10_000;
-const TARGETS = { catchUpEventsPerSecond: 20_000, rebuildSeconds: 90, page1P99Ms: 20, page5000P99Ms: 100 };
+const TARGETS = { catchUpEventsPerSecond: 100_000, rebuildEventsPerSecond: 100_000, page1P99Ms: 20, page5000P99Ms: 100 };
+const CLOCK_TICKS_PER_SECOND = 100;
+
+const load = () => loadavg().map((value) => value.toFixed(1)).join(' / ');
+
+/** CPU seconds a local process has used (Linux /proc), or undefined when it cannot be read (another host). */
+function processCpuSeconds(pid: number): number | undefined {
+  try {
+    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
+    return (Number(fields[11]) + Number(fields[12])) / CLOCK_TICKS_PER_SECOND;
+  } catch {
+    return undefined;
+  }
+}
+
+/** The CPU seconds used so far by this database's client sessions, when PostgreSQL runs on this machine. */
+async function sessionsCpu(pool: pg.Pool): Promise<Map<number, number> | undefined> {
+  const { rows } = await pool.query<{ pid: number; datname: string }>(
+    `select pid from pg_stat_activity where datname = current_database() and backend_type = 'client backend' and pid <> pg_backend_pid()`,
+  );
+  const seconds = new Map<number, number>();
+  for (const { pid } of rows) {
+    const used = processCpuSeconds(pid);
+    if (used === undefined) return undefined;
+    seconds.set(pid, used);
+  }
+  return seconds;
+}
+
+/** Empties a projection's tables and checkpoints (a kept database's earlier run). */
+async function resetProjection(pool: pg.Pool, projection: Projection): Promise<void> {
+  for (const table of projection.tables) {
+    await pool.query(`drop table if exists ${shadowTableName(table)}`);
+    await pool.query(`truncate ${table}`);
+  }
+  await pool.query('delete from projection_checkpoints where name = $1 or name = $2', [projection.name, `${projection.name}__rebuild`]);
+}
 
 
 /** The position of the newest event in the given stream categories (a category is the stream id before its first '-'). */
@@ -55,34 +98,36 @@ async function main(): Promise<void> {
   try {
     const { url, pool, store } = await benchDatabase('projections', 16, cleanups);
 
-    // 1. The log.
+    // 1. The log (kept from an earlier run on BENCH_DATABASE, when it holds one).
     const verifications = Math.max(1, Math.floor((events - ORGANIZATIONS * 4) / 4));
-    status(`writing ${format(events)} events (${ORGANIZATIONS} organizations, ${format(verifications)} verifications) straight into the log`);
     let started = performance.now();
-    let lastReport = 0;
-    const log = await writeSampleLog(pool, {
-      organizations: ORGANIZATIONS,
-      verifications,
-      onProgress: (written) => {
-        if (written - lastReport >= 100_000) {
-          lastReport = written;
-          status(`  ${format(written)} events written`);
-        }
-      },
-    });
-    await pool.query('vacuum analyze events');
-    const writeSeconds = (performance.now() - started) / 1000;
-    status(`log: ${format(log.events)} events in ${writeSeconds.toFixed(1)} s`);
+    const existing = Number((await pool.query<{ count: string }>('select count(*) as count from events')).rows[0].count);
+    let log: { events: number };
+    let writeSeconds: number | undefined;
+    if (existing > 0) {
+      log = { events: existing };
+      status(`log: ${format(existing)} events already in the kept database, reused`);
+    } else {
+      status(`writing ${format(events)} events (${ORGANIZATIONS} organizations, ${format(verifications)} verifications) straight into the log (load ${load()})`);
+      log = await writeSampleLogInDatabase(pool, { organizations: ORGANIZATIONS, verifications, onProgress: (written) => status(`  ${format(written)} events written`) });
+      await pool.query('vacuum analyze events');
+      writeSeconds = (performance.now() - started) / 1000;
+      status(`log: ${format(log.events)} events in ${writeSeconds.toFixed(1)} s`);
+    }
+    for (const projection of PROJECTIONS) await resetProjection(pool, projection);
 
     // 2. Catch-up of each projection alone.
-    const catchUp: { name: string; events: number; seconds: number }[] = [];
+    const catchUp: { name: string; events: number; seconds: number; clientCpuUs: number; databaseCpuUs: number | undefined; load: string }[] = [];
     for (const projection of PROJECTIONS) {
       let applied = 0;
       // Caught up means: the projection's own last event is applied (its categories' last event may
       // come before the log's last one), not merely a first batch shorter than the maximum.
       const target = await lastPositionOf(pool, projection.categories);
+      const loadBefore = load();
+      const cpuBefore = process.cpuUsage();
+      const sessionsBefore = await sessionsCpu(pool);
       started = performance.now();
-      const runner = new ProjectionRunner(pool, store, projection, { maxBatch: 1_000, maxAttempts: 3, onBatch: ({ size }) => (applied += size) });
+      const runner = new ProjectionRunner(pool, store, projection, { ...DEFAULT_RUNNER_OPTIONS, onBatch: ({ size }) => (applied += size) });
       runner.start();
       let failure: unknown;
       runner.finished.catch((error: unknown) => (failure = error));
@@ -91,20 +136,37 @@ async function main(): Promise<void> {
         await new Promise((resolveWait) => setTimeout(resolveWait, 20));
         if (++ticks % 250 === 0) status(`  ${projection.name}: ${format(applied)} events, ${format(runner.metrics.eventsPerSecond())} events/s`);
       }
+      const seconds = (performance.now() - started) / 1000;
+      const cpu = process.cpuUsage(cpuBefore);
+      // Sessions opened during the run count from zero; the pool keeps them open until it ends.
+      const sessionsAfter = await sessionsCpu(pool);
       await runner.stop();
       if (failure !== undefined) throw failure;
-      const seconds = (performance.now() - started) / 1000;
-      catchUp.push({ name: projection.name, events: applied, seconds });
-      status(`catch-up ${projection.name}: ${format(applied)} events in ${seconds.toFixed(1)} s = ${format(applied / seconds)} events/s`);
+      let databaseCpu: number | undefined;
+      if (sessionsBefore !== undefined && sessionsAfter !== undefined) {
+        databaseCpu = 0;
+        for (const [pid, used] of sessionsAfter) databaseCpu += used - (sessionsBefore.get(pid) ?? 0);
+      }
+      const perEvent = (cpuSeconds: number) => (cpuSeconds * 1e6) / Math.max(1, applied);
+      catchUp.push({
+        name: projection.name,
+        events: applied,
+        seconds,
+        clientCpuUs: perEvent((cpu.user + cpu.system) / 1e6),
+        databaseCpuUs: databaseCpu === undefined ? undefined : perEvent(databaseCpu),
+        load: loadBefore,
+      });
+      status(`catch-up ${projection.name}: ${format(applied)} events in ${seconds.toFixed(1)} s = ${format(applied / seconds)} events/s (load ${loadBefore})`);
     }
 
     // 3. Rebuild of every read model, concurrently, as the CLI does.
-    status('rebuilding all read models');
+    const rebuildLoad = load();
+    status(`rebuilding all read models (load ${rebuildLoad})`);
     started = performance.now();
-    const rebuilt = await Promise.all(PROJECTIONS.map((projection) => rebuildProjection(pool, store, url, projection, { maxBatch: 1_000 })));
+    const rebuilt = await Promise.all(PROJECTIONS.map((projection) => rebuildProjection(pool, store, url, projection)));
     const rebuildSeconds = (performance.now() - started) / 1000;
     if (rebuilt.some((result) => result.outcome !== 'swapped')) throw new Error('a rebuild did not swap');
-    status(`rebuild all: ${rebuildSeconds.toFixed(1)} s`);
+    status(`rebuild all: ${rebuildSeconds.toFixed(1)} s; ${rebuilt.map((result) => `${result.projection} ${format(result.eventsApplied)} events in ${result.seconds.toFixed(1)} s`).join(', ')}`);
 
     // 4. The list endpoint on a large organization.
     const organizationId = 'org_bench_list';
@@ -172,6 +234,16 @@ async function main(): Promise<void> {
       status(`list ${entry.label}: p50 ${percentile(timings, 50).toFixed(1)} ms, p99 ${percentile(timings, 99).toFixed(1)} ms (total ${String(total)})`);
     }
 
+    // 5. The database's size.
+    const sizes = (
+      await pool.query<{ database: string; events: string; read_models: string }>(
+        `select pg_database_size(current_database()) as database, pg_total_relation_size('events') as events,
+                (select sum(pg_total_relation_size(t::regclass)) from unnest($1::text[]) as t) as read_models`,
+        [PROJECTIONS.flatMap((projection) => projection.tables)],
+      )
+    ).rows[0];
+    const gib = (bytes: string) => `${(Number(bytes) / 2 ** 30).toFixed(2)} GiB`;
+
     // The table.
     const cpuinfo = await readFile('/proc/cpuinfo', 'utf8').catch(() => '');
     const cpuModel = /^model name\s*:\s*(.+)$/m.exec(cpuinfo)?.[1]?.trim() ?? cpus()[0]?.model ?? 'unknown';
@@ -180,23 +252,30 @@ async function main(): Promise<void> {
     const lines = [
       `## Projections benchmark`,
       '',
-      `Machine: ${cpus().length} cores (${cpuModel}), ${(totalmem() / 2 ** 30).toFixed(0)} GiB, PostgreSQL ${version}, Node ${process.version}`,
-      `Log: ${format(log.events)} events (${ORGANIZATIONS} organizations), written in ${writeSeconds.toFixed(1)} s straight into the events table`,
+      `Machine: ${cpus().length} cores (${cpuModel}), ${(totalmem() / 2 ** 30).toFixed(0)} GiB, PostgreSQL ${version}, Node ${process.version}; load average (1 / 5 / 15 min) at the end ${load()}`,
+      `Log: ${format(log.events)} events (${ORGANIZATIONS} organizations), ${writeSeconds === undefined ? 'kept from an earlier run' : `written in ${writeSeconds.toFixed(1)} s inside PostgreSQL`}`,
+      `Database: ${gib(sizes.database)} (events ${gib(sizes.events)}, read models ${gib(sizes.read_models)})`,
       '',
-      '| measure | value | target |',
-      '|---|---|---|',
+      '| measure | value | CPU per event (this process / PostgreSQL) | load at start | target |',
+      '|---|---|---|---|---|',
       ...catchUp.map((entry) => {
         const rate = entry.events / entry.seconds;
+        const cpu = `${entry.clientCpuUs.toFixed(1)} / ${entry.databaseCpuUs === undefined ? 'n/a' : entry.databaseCpuUs.toFixed(1)} µs`;
         // A few hundred events take less than the runner's start (lock, checkpoint, first read): no throughput figure.
         if (entry.events < MIN_EVENTS_FOR_RATE) {
-          return `| catch-up ${entry.name} (${format(entry.events)} events) | ${entry.seconds.toFixed(2)} s in all (start-up bound) | not a throughput figure |`;
+          return `| catch-up ${entry.name} (${format(entry.events)} events) | ${entry.seconds.toFixed(2)} s in all (start-up bound) | | ${entry.load} | not a throughput figure |`;
         }
-        return `| catch-up ${entry.name} (${format(entry.events)} events) | ${format(rate)} events/s | ≥ ${format(TARGETS.catchUpEventsPerSecond)}: ${mark(rate >= TARGETS.catchUpEventsPerSecond)} |`;
+        return `| catch-up ${entry.name} (${format(entry.events)} events) | ${format(rate)} events/s | ${cpu} | ${entry.load} | ≥ ${format(TARGETS.catchUpEventsPerSecond)}: ${mark(rate >= TARGETS.catchUpEventsPerSecond)} |`;
       }),
-      `| rebuild all read models | ${rebuildSeconds.toFixed(1)} s | ≤ ${TARGETS.rebuildSeconds} s: ${mark(rebuildSeconds <= TARGETS.rebuildSeconds)} |`,
+      `| rebuild all read models at once | ${rebuildSeconds.toFixed(1)} s | | ${rebuildLoad} | |`,
+      ...rebuilt.map((result) => {
+        if (result.eventsApplied < MIN_EVENTS_FOR_RATE) return `| rebuild ${result.projection} (${format(result.eventsApplied)} events) | ${result.seconds.toFixed(2)} s in all (start-up bound) | | | not a throughput figure |`;
+        const rate = result.eventsApplied / result.seconds;
+        return `| rebuild ${result.projection} (${format(result.eventsApplied)} events, alongside the others) | ${format(rate)} events/s (${result.seconds.toFixed(1)} s) | | | ≥ ${format(TARGETS.rebuildEventsPerSecond)}: ${mark(rate >= TARGETS.rebuildEventsPerSecond)} |`;
+      }),
       ...list.map((entry) => {
         const target = entry.label.startsWith('page 1') ? TARGETS.page1P99Ms : TARGETS.page5000P99Ms;
-        return `| GET /v1/verifications ${entry.label} (${format(listRows)} rows) | p99 ${entry.p99.toFixed(1)} ms (p50 ${entry.p50.toFixed(1)}) | ≤ ${target} ms: ${mark(entry.p99 <= target)} |`;
+        return `| GET /v1/verifications ${entry.label} (${format(listRows)} rows) | p99 ${entry.p99.toFixed(1)} ms (p50 ${entry.p50.toFixed(1)}) | | | ≤ ${target} ms: ${mark(entry.p99 <= target)} |`;
       }),
     ];
     process.stdout.write(`${lines.join('\n')}\n`);

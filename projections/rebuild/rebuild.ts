@@ -3,7 +3,7 @@ import { isConnectionError } from '../../src/database/connection-errors.js';
 import type { EventStore } from '../../src/event-store/event-store.port.js';
 import { applyEvents, type Projection } from '../projection.js';
 import { LOCK_NAMESPACE, lockKeySql, oldTableName, rebuildCheckpointName, shadowTableName } from '../runner/locks.js';
-import { errorMessage, ProjectionRunner, projectionContext, type RunnerLog } from '../runner/projection-runner.js';
+import { DEFAULT_RUNNER_OPTIONS, errorMessage, ProjectionRunner, projectionContext, type RunnerLog } from '../runner/projection-runner.js';
 import { compareTables, type TableDifference } from './verify.js';
 
 export interface RebuildProgress {
@@ -87,7 +87,7 @@ export async function rebuildProjection(pool: pg.Pool, store: EventStore, databa
       store,
       projection,
       {
-        maxBatch: options.maxBatch ?? 1_000,
+        maxBatch: options.maxBatch ?? DEFAULT_RUNNER_OPTIONS.maxBatch,
         maxAttempts: options.maxAttempts ?? 5,
         checkpointState: 'rebuilding',
         logger: options.logger,

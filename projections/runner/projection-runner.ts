@@ -42,7 +42,13 @@ export class LeadershipLostError extends Error {
   }
 }
 
-export const DEFAULT_RUNNER_OPTIONS: ProjectionRunnerOptions = { maxBatch: 500, maxAttempts: 5 };
+/**
+ * Batches of up to 5,000 events while catching up (at the live edge they hold what arrived since
+ * the last one, a few events): each batch costs a transaction, a checkpoint and a few statements
+ * whatever its size. Measured on wallet-ledger's catch-up of 150,000 events: 17.0 µs of the
+ * runner's CPU per event in batches of 1,000, 13.7 µs in batches of 5,000.
+ */
+export const DEFAULT_RUNNER_OPTIONS: ProjectionRunnerOptions = { maxBatch: 5_000, maxAttempts: 5 };
 const MAX_RETRY_DELAY_MS = 5_000;
 /** See ProjectionRunner.gather: how long the queue must stay still, and the most a live batch waits for it. */
 const GATHER_QUIET_MS = 1;
