@@ -28,6 +28,8 @@ const CANDIDATES_PER_READ = 16;
 /** Checkpoints written per statement. */
 const SAVE_BATCH = 200;
 
+const OVERWRITE = 'do update set entries = excluded.entries, latest_occurred_at = excluded.latest_occurred_at, state = excluded.state, mac = excluded.mac, saved_at = now()';
+
 export const HISTORY_CHECKPOINT_KEY_INFO = 'ivl wallet-history-checkpoint/1';
 
 /** The MAC key: HKDF-SHA-256 of the master key, for this use only (a master key rotation makes every checkpoint unusable: they are rebuilt). */
@@ -220,12 +222,15 @@ export class HistoryCheckpoints {
   async newest(store: EventStore, streamId: string, query: CheckpointQuery): Promise<CheckpointLookup> {
     const rejected: bigint[] = [];
     let below: string | null = null;
+    // Both columns grow with the revision: ordered by the one filtered on, the search starts at the boundary (an index)
+    // instead of walking back from the newest checkpoint.
+    const order = query.maxEntries !== undefined ? 'entries desc, revision desc' : query.asOf !== undefined ? 'latest_occurred_at desc, revision desc' : 'revision desc';
     for (;;) {
       const { rows }: { rows: CheckpointRow[] } = await this.pool.query<CheckpointRow>(
         prepared(
           `select revision, state, mac from wallet_history_checkpoints
            where stream_id = $1 and ($2::bigint is null or entries <= $2) and ($3::timestamptz is null or latest_occurred_at <= $3) and ($4::bigint is null or revision < $4)
-           order by revision desc limit ${CANDIDATES_PER_READ}`,
+           order by ${order} limit ${CANDIDATES_PER_READ}`,
           [streamId, query.maxEntries ?? null, query.asOf?.toISOString() ?? null, below],
         ),
       );
@@ -261,14 +266,20 @@ export class HistoryCheckpoints {
     let written = 0;
     for (const [conflict, subset] of [
       ['do nothing', states.filter((state) => !replace.has(state.revision))],
-      [
-        `do update set entries = excluded.entries, latest_occurred_at = excluded.latest_occurred_at, state = excluded.state, mac = excluded.mac, saved_at = now()`,
-        states.filter((state) => replace.has(state.revision)),
-      ],
+      [OVERWRITE, states.filter((state) => replace.has(state.revision))],
     ] as const) {
       written += await this.insert(streamId, subset, conflict);
     }
     return written;
+  }
+
+  /**
+   * Writes the state at the end of a replay (a revision between two regular checkpoints) and drops
+   * the earlier such rows of the stream: one tail checkpoint per stream, the newest.
+   */
+  async saveTail(streamId: string, state: ReplayState, every: number): Promise<number> {
+    await this.pool.query(prepared('delete from wallet_history_checkpoints where stream_id = $1 and revision < $2 and (revision + 1) % $3 <> 0', [streamId, state.revision.toString(), every]));
+    return this.insert(streamId, [state], OVERWRITE);
   }
 
   private async insert(streamId: string, states: readonly ReplayState[], conflict: string): Promise<number> {

@@ -6,9 +6,9 @@ import type { HistoryCheckpoints } from './history-checkpoints.js';
 import { WalletReplay, type AuditEntry, type ReplayState, type ReplaySummary } from './wallet-replay.js';
 
 /** Events between two checkpoints of a wallet: a page replays at most this many to reach its first entry. */
-export const DEFAULT_CHECKPOINT_EVERY = 1_000;
-/** Events per read of a history replay: a page needs about a checkpoint interval, and the replay reads one page ahead. */
-const READ_PAGE_SIZE = 500;
+export const DEFAULT_CHECKPOINT_EVERY = 250;
+/** Events per read at most (the replay reads one read ahead). */
+const MAX_READ = 1_000;
 
 export interface HistoryPageRequest {
   /** From 1. */
@@ -64,10 +64,14 @@ export class WalletHistory {
     const rejected = [...new Set([...atEnd.rejected, ...(atPage === atEnd ? [] : atPage.rejected)])];
     if (rejected.length > 0) this.logger.warn(`${rejected.length} history checkpoint(s) of ${streamId} did not match their MAC or the log's hash chain: replayed from an earlier one and written afresh`);
 
-    const taken: ReplayState[] = [];
-    const onState = (state: ReplayState) => void taken.push(state);
+    const taken = new Map<bigint, ReplayState>();
+    const onState = (state: ReplayState) => void taken.set(state.revision, state);
+    // Without asOf, a replay that reaches the end leaves the state there as well (the tail checkpoint), so that the next request
+    // replays only the events appended since.
+    const options = { to: asOf, stateEvery: this.every, stateAtEnd: asOf === undefined, onState };
     let eventsReplayed: number;
-    const pageReplay = new WalletReplay(this.store, wallet, { to: asOf, resume: atPage.state, stateEvery: this.every, onState, pageSize: READ_PAGE_SIZE });
+    // One read covers the page from its checkpoint: the read ahead is then the only one wasted.
+    const pageReplay = new WalletReplay(this.store, wallet, { ...options, resume: atPage.state, pageSize: Math.min(MAX_READ, this.every + request.pageSize) });
     const entries: AuditEntry[] = [];
     let index = atPage.state?.entries ?? 0;
     let last = atPage.state?.revision ?? -1n;
@@ -85,7 +89,7 @@ export class WalletHistory {
     let summary: ReplaySummary;
     let summaryFrom = atPage.state?.revision;
     if (stoppedAfterPage && atEnd.state !== undefined) {
-      const summaryReplay = new WalletReplay(this.store, wallet, { to: asOf, resume: atEnd.state, stateEvery: this.every, onState, pageSize: READ_PAGE_SIZE });
+      const summaryReplay = new WalletReplay(this.store, wallet, { ...options, resume: atEnd.state, pageSize: MAX_READ });
       for await (const _entry of summaryReplay.entries()) {
         // Only the figures at the end are needed.
       }
@@ -96,7 +100,11 @@ export class WalletHistory {
       summary = pageReplay.summary;
       eventsReplayed = summary.eventsReplayed - Number((atPage.state?.revision ?? -1n) + 1n);
     }
-    const written = await this.checkpoints.save(streamId, taken, rejected);
+    const states = [...taken.values()];
+    const isTail = (state: ReplayState) => (state.revision + 1n) % BigInt(this.every) !== 0n;
+    let written = await this.checkpoints.save(streamId, states.filter((state) => !isTail(state)), rejected);
+    // A new end only: one at or before the checkpoint the figures started from is no news.
+    for (const state of states.filter(isTail)) if (state.revision > (atEnd.state?.revision ?? -1n)) written += await this.checkpoints.saveTail(streamId, state, this.every);
     return { entries, summary, stats: { eventsReplayed, pageFrom: atPage.state?.revision, summaryFrom, checkpointsRejected: rejected.length, checkpointsWritten: written } };
   }
 }

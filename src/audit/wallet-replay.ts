@@ -158,6 +158,8 @@ export interface ReplayOptions {
   readonly resume?: ReplayState;
   /** With `onState`: hands over the running state after every event whose revision + 1 is a multiple of this. */
   readonly stateEvery?: number;
+  /** With `onState`: also hands over the state after the last event read, when the replay ends (not when its consumer stops early). */
+  readonly stateAtEnd?: boolean;
   readonly onState?: (state: ReplayState) => void | Promise<void>;
 }
 
@@ -288,6 +290,8 @@ export class WalletReplay {
       const page: RecordedEvent[] = await nextPage;
       // The next page is read while this one is folded and hashed: at most two pages in memory.
       nextPage = page.length === this.pageSize ? read((page.at(-1) as RecordedEvent).revision + 1n) : undefined;
+      // A consumer may stop early (a history page): the read ahead must not then fail unobserved.
+      void nextPage?.catch(() => undefined);
       for (const recorded of page) {
         if (recorded.revision !== (last?.revision ?? -1n) + 1n) {
           throw new Error(`invariant: wallet stream ${this.streamId} read revision ${recorded.revision} after ${String(last?.revision ?? 'none')}`);
@@ -386,6 +390,7 @@ export class WalletReplay {
     // A read started before the as-of point was reached is not needed, but must not fail unobserved.
     await nextPage?.catch(() => undefined);
 
+    if (this.options.stateAtEnd === true && last !== undefined && last !== resume) await onState?.(state());
     for (const reservation of open.values()) this.options.onOpenReservation?.(reservation);
     const closing = figures(fundedKobo, debitedKobo, reservedKobo);
     this.summaryValue = {
