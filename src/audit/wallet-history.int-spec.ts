@@ -108,14 +108,11 @@ describe(`History pages from verified checkpoints on the ${testEventStoreKind()}
 
   const REQUESTS: HistoryPageRequest[] = [
     { page: 1, pageSize: 20 },
-    { page: 2, pageSize: 7 },
     { page: 9, pageSize: 20 },
-    { page: 17, pageSize: 20 },
     { page: 4, pageSize: 100 },
     { page: 99, pageSize: 20 },
     { page: 1, pageSize: 20, asOf: stampOf(0) },
     { page: 3, pageSize: 10, asOf: new Date(stampOf(160).getTime() + 30_000) },
-    { page: 1, pageSize: 100, asOf: stampOf(119) },
     { page: 2, pageSize: 100, asOf: stampOf(240) },
     { page: 1, pageSize: 5, asOf: new Date(START - 1) },
   ];

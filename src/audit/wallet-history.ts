@@ -89,7 +89,8 @@ export class WalletHistory {
     let summary: ReplaySummary;
     let summaryFrom = atPage.state?.revision;
     if (stoppedAfterPage && atEnd.state !== undefined) {
-      const summaryReplay = new WalletReplay(this.store, wallet, { ...options, resume: atEnd.state, pageSize: MAX_READ });
+      // As of a moment, the replay stops before the next checkpoint (which is past it); without, it reads the events appended since.
+      const summaryReplay = new WalletReplay(this.store, wallet, { ...options, resume: atEnd.state, pageSize: Math.min(MAX_READ, this.every + 1) });
       for await (const _entry of summaryReplay.entries()) {
         // Only the figures at the end are needed.
       }
