@@ -117,9 +117,12 @@ describe(`History pages from verified checkpoints on the ${testEventStoreKind()}
     { page: 1, pageSize: 5, asOf: new Date(START - 1) },
   ];
 
-  async function expectSameAnswers(wallet: WalletId) {
+  /** A first page, a middle one, a partial last one and one as of a moment: enough to tell a checkpoint believed from one rejected. */
+  const SOME = [REQUESTS[0], REQUESTS[1], REQUESTS[2], REQUESTS[5]] as HistoryPageRequest[];
+
+  async function expectSameAnswers(wallet: WalletId, requests: readonly HistoryPageRequest[] = REQUESTS) {
     const pages = history();
-    for (const request of REQUESTS) {
+    for (const request of requests) {
       const { entries, summary } = await pages.page(wallet, request);
       expect({ request, entries, summary }).toEqual({ request, ...(await fullReplay(wallet, request)) });
     }
@@ -174,15 +177,15 @@ describe(`History pages from verified checkpoints on the ${testEventStoreKind()}
 
     // Figures changed in every row, the MAC left as it was.
     await pool.query(`update wallet_history_checkpoints set state = jsonb_set(jsonb_set(state, '{fundedKobo}', to_jsonb((state->>'fundedKobo')::bigint + 1000000)), '{entries}', '0') where stream_id = $1`, [streamId]);
-    await expectSameAnswers(wallet);
+    await expectSameAnswers(wallet, SOME);
     // Rewritten by the replays that passed them: the rows hold the true figures again.
     expect(await rows(wallet)).toEqual(good);
 
     // The MACs changed; then the columns used to pick a checkpoint.
     await pool.query(`update wallet_history_checkpoints set mac = repeat('a', 64) where stream_id = $1`, [streamId]);
-    await expectSameAnswers(wallet);
+    await expectSameAnswers(wallet, SOME);
     await pool.query(`update wallet_history_checkpoints set entries = 0, latest_occurred_at = '2000-01-01' where stream_id = $1`, [streamId]);
-    await expectSameAnswers(wallet);
+    await expectSameAnswers(wallet, SOME);
     await pool.query('delete from wallet_history_checkpoints where stream_id = $1', [streamId]);
     await history().page(wallet, { page: 1, pageSize: 20 });
     expect(await rows(wallet)).toEqual(good);
@@ -194,7 +197,7 @@ describe(`History pages from verified checkpoints on the ${testEventStoreKind()}
     const seen = await history().page(wallet, { page: 1, pageSize: 20 });
     expect(seen.stats.checkpointsRejected).toBe(1);
     expect(seen.summary).toEqual((await fullReplay(wallet, { page: 1, pageSize: 20 })).summary);
-    await expectSameAnswers(wallet);
+    await expectSameAnswers(wallet, SOME);
 
     // Rows of one wallet copied to another's stream: the MAC binds the stream.
     const other = await newWallet();
@@ -204,10 +207,10 @@ describe(`History pages from verified checkpoints on the ${testEventStoreKind()}
       [streamId, streamOf(other)],
     );
     expect((await history().page(other, { page: 1, pageSize: 20 })).stats).toMatchObject({ checkpointsRejected: Math.floor(EVENTS / EVERY) + 1, pageFrom: undefined });
-    await expectSameAnswers(other);
+    await expectSameAnswers(other, SOME);
 
     await pool.query('delete from wallet_history_checkpoints where stream_id = $1', [streamId]);
-    await expectSameAnswers(wallet);
+    await expectSameAnswers(wallet, SOME);
     expect(await rows(wallet)).toEqual(good);
     // What is stored is the replay's own state at that revision, in full.
     expect(good.find((row) => row.revision === '324')?.state).toEqual(stateToJson(await stateAt(wallet, 324n)));

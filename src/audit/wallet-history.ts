@@ -59,9 +59,10 @@ export class WalletHistory {
     const first = (request.page - 1) * request.pageSize;
     const end = first + request.pageSize;
 
-    const atEnd = await this.checkpoints.newest(this.store, streamId, { asOf });
-    const atPage = atEnd.state !== undefined && atEnd.state.entries <= first ? atEnd : await this.checkpoints.newest(this.store, streamId, { asOf, maxEntries: first });
-    const rejected = [...new Set([...atEnd.rejected, ...(atPage === atEnd ? [] : atPage.rejected)])];
+    // Both looked up at once (two round trips saved); the one for the page is not needed when the newest lies before the page.
+    const [atEnd, beforePage] = await Promise.all([this.checkpoints.newest(this.store, streamId, { asOf }), this.checkpoints.newest(this.store, streamId, { asOf, maxEntries: first })]);
+    const atPage = atEnd.state !== undefined && atEnd.state.entries <= first ? atEnd : beforePage;
+    const rejected = [...new Set([...atEnd.rejected, ...beforePage.rejected])];
     if (rejected.length > 0) this.logger.warn(`${rejected.length} history checkpoint(s) of ${streamId} did not match their MAC or the log's hash chain: replayed from an earlier one and written afresh`);
 
     const taken = new Map<bigint, ReplayState>();
