@@ -6,7 +6,7 @@ import type { HistoryCheckpoints } from './history-checkpoints.js';
 import { WalletReplay, type AuditEntry, type ReplayState, type ReplaySummary } from './wallet-replay.js';
 
 /** Events between two checkpoints of a wallet: a page replays at most this many to reach its first entry. */
-export const DEFAULT_CHECKPOINT_EVERY = 250;
+export const DEFAULT_CHECKPOINT_EVERY = 100;
 /** Events per read at most (the replay reads one read ahead). */
 const MAX_READ = 1_000;
 

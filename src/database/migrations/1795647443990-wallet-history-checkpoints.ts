@@ -2,7 +2,7 @@ import type { MigrationInterface, QueryRunner } from 'typeorm';
 
 /**
  * History checkpoints (src/audit/history-checkpoints.ts): the finance audit replay's running state
- * every 250 events of a wallet stream, so that a page of `GET …/history` replays from the nearest
+ * every 100 events of a wallet stream, so that a page of `GET …/history` replays from the nearest
  * one. A cache, never a fact: each row is used only when its MAC and the log's hash chain at its
  * revision both check out, and the table can be emptied at any time. `entries` and
  * `latest_occurred_at` copy the state's own figures (both grow with the revision), indexed to find
