@@ -10,7 +10,7 @@ import { isoWithOffset, parseIsoInstant } from '../common/time.js';
 import { EVENT_STORE, type EventStore } from '../event-store/event-store.port.js';
 import { assertOrganizationExists } from '../wallets/organization-exists.js';
 import { entryJson } from './audit-format.js';
-import { WalletReplay } from './wallet-replay.js';
+import { WalletHistory } from './wallet-history.js';
 
 
 function asOfOf(value: unknown, errors: FieldError[]): Date | undefined {
@@ -25,15 +25,18 @@ function asOfOf(value: unknown, errors: FieldError[]): Date | undefined {
 
 /**
  * The auditor's replay over HTTP: the same entries, figures and chain verification as
- * `npm run audit:wallet`, read from the event log, never from the read models. Every request
- * replays the stream from its start (the running balance and the chain need every earlier event)
- * and keeps only the requested page.
+ * `npm run audit:wallet`, read from the event log, never from the read models. A request replays
+ * the stream from the nearest verified history checkpoint before its page (and before the end or
+ * `asOf`, for the figures), not from its start: wallet-history.ts.
  */
 @ApiBearerAuth('adminToken')
 @Controller('admin/v1/organizations/:id/wallets/:environment/history')
 @UseGuards(AdminGuard)
 export class WalletHistoryController {
-  constructor(@Inject(EVENT_STORE) private readonly store: EventStore) {}
+  constructor(
+    @Inject(EVENT_STORE) private readonly store: EventStore,
+    @Inject(WalletHistory) private readonly walletHistory: WalletHistory,
+  ) {}
 
   @Get()
   @ApiRoute(
@@ -63,16 +66,8 @@ export class WalletHistoryController {
     if (errors.length > 0) throw new ValidationFailed(errors);
     await assertOrganizationExists(this.store, organizationId);
 
-    const replay = new WalletReplay(this.store, { organizationId, environment: environment as Environment }, { to: asOf });
-    const first = (page - 1) * pageSize;
-    const data: Record<string, unknown>[] = [];
-    let index = 0;
-    for await (const entry of replay.entries()) {
-      if (index >= first && index < first + pageSize) data.push(entryJson(entry));
-      index++;
-    }
-    const summary = replay.summary;
-    return ok(data, {
+    const { entries, summary } = await this.walletHistory.page({ organizationId, environment: environment as Environment }, { page, pageSize, asOf });
+    return ok(entries.map(entryJson), {
       total: summary.entriesShown,
       page,
       pageSize,

@@ -109,6 +109,38 @@ export interface ReplaySummary {
   readonly ledgerProblemCount: number;
 }
 
+/**
+ * Everything the wallet replay carries from one event to the next, after the event at `revision`:
+ * what a replay needs to go on from there as if it had read every event before (history
+ * checkpoints, history-checkpoints.ts). Only a replay without `from` produces or takes one.
+ */
+export interface ReplayState {
+  readonly revision: bigint;
+  readonly position: bigint;
+  /** The chain link of the event before `revision` (the genesis link at revision 0). */
+  readonly linkBefore: string;
+  /** The chain link after the event at `revision`: its stored hash, or the computed one for an event written before the chain. */
+  readonly link: string;
+  readonly chainStarted: boolean;
+  readonly hashedEvents: number;
+  readonly unhashedEvents: number;
+  readonly hashedFromRevision: bigint | null;
+  readonly firstBreak: LogProblem | null;
+  readonly breaks: number;
+  readonly fundedKobo: number;
+  readonly debitedKobo: number;
+  readonly reservedKobo: number;
+  /** The reservations open after `revision`, bounded by the checks in flight. */
+  readonly open: readonly OpenReservation[];
+  readonly totals: Readonly<Record<EntryType, EntryTotals>>;
+  /** Entries (valid wallet events) from revision 0 to `revision`: the index of the next entry. */
+  readonly entries: number;
+  readonly ledgerProblems: readonly LogProblem[];
+  readonly ledgerProblemCount: number;
+  /** The latest `occurredAt` of the events up to `revision` (they need not be in order): a replay as of any moment from it on passes this state. */
+  readonly latestOccurredAt: Date;
+}
+
 export interface ReplayOptions {
   /** Entries before this time are folded but not shown; the opening figures are those at this time. */
   readonly from?: Date;
@@ -122,6 +154,13 @@ export interface ReplayOptions {
   readonly observe?: (entry: AuditEntry) => void | Promise<void>;
   /** Called with each reservation still open at the as-of point when the replay ends (for reconciliation). */
   readonly onOpenReservation?: (reservation: OpenReservation) => void;
+  /** Start after the event a state was taken at (history checkpoints, trusted by the caller), not at revision 0. Not with `from`. */
+  readonly resume?: ReplayState;
+  /** With `onState`: hands over the running state after every event whose revision + 1 is a multiple of this. */
+  readonly stateEvery?: number;
+  /** With `onState`: also hands over the state after the last event read, when the replay ends (not when its consumer stops early). */
+  readonly stateAtEnd?: boolean;
+  readonly onState?: (state: ReplayState) => void | Promise<void>;
 }
 
 const DEFAULT_PAGE_SIZE = 1_000;
@@ -162,6 +201,9 @@ export class WalletReplay {
     this.pageSize = options.pageSize ?? DEFAULT_PAGE_SIZE;
     if (!Number.isInteger(this.pageSize) || this.pageSize < 1 || this.pageSize > 10_000) throw new RangeError('pageSize must be 1 to 10000');
     if (options.from !== undefined && options.to !== undefined && options.from > options.to) throw new RangeError('from is after to');
+    if (options.resume !== undefined && options.from !== undefined) throw new RangeError('a resumed replay has no from');
+    if (options.resume !== undefined && options.to !== undefined && options.resume.latestOccurredAt > options.to) throw new RangeError('the resumed state is past to');
+    if (options.stateEvery !== undefined && (!Number.isSafeInteger(options.stateEvery) || options.stateEvery < 1)) throw new RangeError('stateEvery must be a positive integer');
   }
 
   /** Available once `entries()` has run to its end. */
@@ -172,30 +214,58 @@ export class WalletReplay {
 
   /** The entries from `from` to `to`, oldest first; the summary is set when the iteration ends. */
   async *entries(): AsyncGenerator<AuditEntry> {
-    const { from, to } = this.options;
-    let fundedKobo = 0;
-    let debitedKobo = 0;
-    let reservedKobo = 0;
-    const open = new Map<string, OpenReservation>();
+    const { from, to, resume } = this.options;
+    let fundedKobo = resume?.fundedKobo ?? 0;
+    let debitedKobo = resume?.debitedKobo ?? 0;
+    let reservedKobo = resume?.reservedKobo ?? 0;
+    const open = new Map<string, OpenReservation>(resume?.open.map((reservation) => [reservation.reference, reservation]));
     let opening: Figures | undefined;
     const totals: Record<EntryType, { count: number; amountKobo: number }> = {
-      funding: { count: 0, amountKobo: 0 },
-      reservation: { count: 0, amountKobo: 0 },
-      debit: { count: 0, amountKobo: 0 },
-      release: { count: 0, amountKobo: 0 },
+      funding: { count: resume?.totals.funding.count ?? 0, amountKobo: resume?.totals.funding.amountKobo ?? 0 },
+      reservation: { count: resume?.totals.reservation.count ?? 0, amountKobo: resume?.totals.reservation.amountKobo ?? 0 },
+      debit: { count: resume?.totals.debit.count ?? 0, amountKobo: resume?.totals.debit.amountKobo ?? 0 },
+      release: { count: resume?.totals.release.count ?? 0, amountKobo: resume?.totals.release.amountKobo ?? 0 },
     };
-    let entriesShown = 0;
-    let link = GENESIS_LINK;
-    let chainStarted = false;
-    let hashedEvents = 0;
-    let unhashedEvents = 0;
-    let hashedFromRevision: bigint | null = null;
-    let firstBreak: LogProblem | null = null;
-    let breaks = 0;
-    const ledgerProblems: LogProblem[] = [];
-    let ledgerProblemCount = 0;
-    let last: RecordedEvent | undefined;
+    let entriesShown = resume?.entries ?? 0;
+    let link = resume?.link ?? GENESIS_LINK;
+    let linkBefore = resume?.linkBefore ?? GENESIS_LINK;
+    let chainStarted = resume?.chainStarted ?? false;
+    let hashedEvents = resume?.hashedEvents ?? 0;
+    let unhashedEvents = resume?.unhashedEvents ?? 0;
+    let hashedFromRevision: bigint | null = resume?.hashedFromRevision ?? null;
+    let firstBreak: LogProblem | null = resume?.firstBreak ?? null;
+    let breaks = resume?.breaks ?? 0;
+    const ledgerProblems: LogProblem[] = [...(resume?.ledgerProblems ?? [])];
+    let ledgerProblemCount = resume?.ledgerProblemCount ?? 0;
+    let last: Pick<RecordedEvent, 'revision' | 'position'> | undefined = resume;
+    let latestOccurredAt = resume?.latestOccurredAt ?? new Date(0);
     let eventsRead = 0;
+    const { stateEvery, onState } = this.options;
+    const state = (): ReplayState => {
+      if (last === undefined) throw new Error('invariant: a replay state is taken after an event');
+      return {
+        revision: last.revision,
+        position: last.position,
+        linkBefore,
+        link,
+        chainStarted,
+        hashedEvents,
+        unhashedEvents,
+        hashedFromRevision,
+        firstBreak,
+        breaks,
+        fundedKobo,
+        debitedKobo,
+        reservedKobo,
+        open: [...open.values()],
+        totals: structuredClone(totals),
+        entries: entriesShown,
+        ledgerProblems: [...ledgerProblems],
+        ledgerProblemCount,
+        latestOccurredAt,
+      };
+    };
+    const stateDue = (revision: bigint) => onState !== undefined && stateEvery !== undefined && (revision + 1n) % BigInt(stateEvery) === 0n;
 
     const problemAt = (recorded: RecordedEvent, kind: LogProblem['kind'], message: string): LogProblem => ({
       revision: recorded.revision.toString(),
@@ -215,11 +285,13 @@ export class WalletReplay {
 
     let done = false;
     const read = (fromRevision: bigint) => this.store.readStream(this.streamId, { direction: 'forwards', fromRevision, maxCount: this.pageSize });
-    let nextPage: Promise<RecordedEvent[]> | undefined = read(0n);
+    let nextPage: Promise<RecordedEvent[]> | undefined = read(resume === undefined ? 0n : resume.revision + 1n);
     while (nextPage !== undefined && !done) {
       const page: RecordedEvent[] = await nextPage;
       // The next page is read while this one is folded and hashed: at most two pages in memory.
       nextPage = page.length === this.pageSize ? read((page.at(-1) as RecordedEvent).revision + 1n) : undefined;
+      // A consumer may stop early (a history page): the read ahead must not then fail unobserved.
+      void nextPage?.catch(() => undefined);
       for (const recorded of page) {
         if (recorded.revision !== (last?.revision ?? -1n) + 1n) {
           throw new Error(`invariant: wallet stream ${this.streamId} read revision ${recorded.revision} after ${String(last?.revision ?? 'none')}`);
@@ -229,6 +301,8 @@ export class WalletReplay {
           done = true;
           break;
         }
+        if (at > latestOccurredAt) latestOccurredAt = at;
+        linkBefore = link;
 
         const check = checkLink(link, recorded, chainStarted);
         if (check.status === 'hashed') {
@@ -250,6 +324,7 @@ export class WalletReplay {
         if (entryType === undefined || typeof amountKobo !== 'number' || !Number.isSafeInteger(amountKobo) || amountKobo < 0) {
           ledgerProblem(recorded, entryType === undefined ? `${recorded.type} is not a wallet event` : 'its amount is not a non-negative whole number of kobo');
           last = recorded;
+          if (stateDue(recorded.revision)) await onState?.(state());
           continue;
         }
         if (data.organizationId !== this.wallet.organizationId || data.environment !== this.wallet.environment) ledgerProblem(recorded, 'it names another wallet than its stream');
@@ -307,6 +382,7 @@ export class WalletReplay {
           totals[entryType].amountKobo += amountKobo;
           yield entry;
         }
+        if (stateDue(recorded.revision)) await onState?.(state());
       }
       eventsRead += page.length;
       this.options.onProgress?.(eventsRead);
@@ -314,6 +390,7 @@ export class WalletReplay {
     // A read started before the as-of point was reached is not needed, but must not fail unobserved.
     await nextPage?.catch(() => undefined);
 
+    if (this.options.stateAtEnd === true && last !== undefined && last !== resume) await onState?.(state());
     for (const reservation of open.values()) this.options.onOpenReservation?.(reservation);
     const closing = figures(fundedKobo, debitedKobo, reservedKobo);
     this.summaryValue = {

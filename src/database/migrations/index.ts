@@ -14,6 +14,7 @@ import { LegacyEventSealing1732250000013 } from './1732250000013-legacy-event-se
 import { VerificationReasonCode1732250000014 } from './1732250000014-verification-reason-code.js';
 import { PositionEpoch1795647443977 } from './1795647443977-position-epoch.js';
 import { AppendWriteSets1795647443990 } from './1795647443990-append-write-sets.js';
+import { WalletHistoryCheckpoints1795647443991 } from './1795647443991-wallet-history-checkpoints.js';
 
 /** Every migration, in order: the event log's and the read models', all in this folder. Features add theirs here. */
 export const MIGRATIONS = [
@@ -33,4 +34,5 @@ export const MIGRATIONS = [
   VerificationReasonCode1732250000014,
   PositionEpoch1795647443977,
   AppendWriteSets1795647443990,
+  WalletHistoryCheckpoints1795647443991,
 ];
