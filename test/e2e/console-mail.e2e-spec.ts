@@ -33,7 +33,7 @@ describe('Console mail by SMTP', () => {
     });
     await new Promise<void>((resolve) => smtp.listen(0, '127.0.0.1', resolve));
     const port = (smtp.server.address() as AddressInfo).port;
-    app = await startTestApp({ env: { SMTP_URL: `smtp://127.0.0.1:${port}`, MAIL_FROM: 'Console <console@ledger.test>' } });
+    app = await startTestApp({ env: { SMTP_URL: `smtp://127.0.0.1:${port}`, MAIL_FROM: 'Console <console@ledger.test>', CONSOLE_MAIL_REQUESTS_PER_HOUR: '3' } });
     pool = new pg.Pool({ connectionString: app.database.url, max: 1 });
   });
   afterAll(async () => {
@@ -53,5 +53,17 @@ describe('Console mail by SMTP', () => {
     const { rows } = await pool.query('select body, link, sent_at from console_outbox where recipient = $1', [email]);
     expect(rows).toEqual([{ body: null, link: null, sent_at: expect.any(Date) }]);
     expect((await new ConsoleClient(app).call('GET', '/console/api/dev/mailbox')).status).toBe(404);
+  });
+
+  it('counts sign-ups and reset requests per address: past CONSOLE_MAIL_REQUESTS_PER_HOUR, 429 with Retry-After', async () => {
+    const client = new ConsoleClient(app);
+    // The sign-up of the test above was the first of three.
+    expect((await client.call('POST', '/console/api/password/forgot', { email: uniqueEmail('a') })).status).toBe(202);
+    expect((await client.call('POST', '/console/api/password/forgot', { email: uniqueEmail('b') })).status).toBe(202);
+    const refused = await client.call('POST', '/console/api/password/forgot', { email: uniqueEmail('c') });
+    expect(refused.status).toBe(429);
+    expect(Number(refused.headers.get('retry-after'))).toBeGreaterThan(0);
+    const signUp = await new ConsoleClient(app).signUp({ organizationName: 'Acme late', email: uniqueEmail('late'), password: 'correct horse battery' });
+    expect(signUp.status).toBe(429);
   });
 });
