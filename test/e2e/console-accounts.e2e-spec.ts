@@ -90,6 +90,13 @@ describe('Console API: accounts, roles and the operators', () => {
       expect((await new ConsoleClient(app).call('POST', '/console/api/login', { email, password: 'a brand new password' })).status).toBe(200);
     });
 
+    it('keeps the mailbox to requests from the machine itself', async () => {
+      const fastify = app.app.getHttpAdapter().getInstance();
+      expect((await fastify.inject({ method: 'GET', url: '/console/api/dev/mailbox', remoteAddress: '127.0.0.1' })).statusCode).toBe(200);
+      expect((await fastify.inject({ method: 'GET', url: '/console/api/dev/mailbox', remoteAddress: '10.0.0.5' })).statusCode).toBe(404);
+      expect((await fastify.inject({ method: 'GET', url: '/console/api/dev/mailbox', remoteAddress: '::ffff:192.168.1.20' })).statusCode).toBe(404);
+    });
+
     it('keeps the mailbox to the embedded default', async () => {
       const other = await startTestApp();
       try {
