@@ -15,6 +15,7 @@ import { VerificationReasonCode1732250000014 } from './1732250000014-verificatio
 import { PositionEpoch1795647443977 } from './1795647443977-position-epoch.js';
 import { AppendWriteSets1795647443990 } from './1795647443990-append-write-sets.js';
 import { WalletHistoryCheckpoints1795647443991 } from './1795647443991-wallet-history-checkpoints.js';
+import { ConsoleAccounts1795700000000 } from './1795700000000-console-accounts.js';
 
 /** Every migration, in order: the event log's and the read models', all in this folder. Features add theirs here. */
 export const MIGRATIONS = [
@@ -35,4 +36,5 @@ export const MIGRATIONS = [
   PositionEpoch1795647443977,
   AppendWriteSets1795647443990,
   WalletHistoryCheckpoints1795647443991,
+  ConsoleAccounts1795700000000,
 ];
