@@ -1,0 +1,5 @@
+import { PageTitle } from '../../components/common';
+
+export default function Page() {
+  return <PageTitle>security</PageTitle>;
+}
