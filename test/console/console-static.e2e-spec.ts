@@ -1,10 +1,10 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import Fastify, { type FastifyInstance } from 'fastify';
-import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { gunzipSync } from 'node:zlib';
-import { registerConsoleStatic } from '../../src/console/console-static.js';
+import { gunzipSync, gzipSync } from 'node:zlib';
+import { defaultConsoleDir, registerConsoleStatic } from '../../src/console/console-static.js';
 import { registerSecurityHeaders } from '../../src/common/security-headers.js';
 
 /** The console's pages and assets over a real HTTP server, from a built console of its own. */
@@ -75,5 +75,22 @@ describe('The console served at /console', () => {
     expect(response.statusCode).toBe(503);
     expect(response.body).toContain('npm run build');
     await empty.close();
+  });
+});
+
+/** The issue's budget: the JavaScript a first visit loads (the entry and what index.html preloads), gzipped. */
+const INITIAL_JS_BUDGET_BYTES = 300 * 1024;
+
+describe('The built console', () => {
+  it('loads at most 300 KB of gzipped JavaScript on a first visit; every page beyond sign-in comes later', async () => {
+    const dir = defaultConsoleDir();
+    const index = await readFile(join(dir, 'index.html'), 'utf8');
+    const initial = [...index.matchAll(/<(?:script[^>]*src|link[^>]*rel="modulepreload"[^>]*href)="\/console\/(assets\/[^"]+\.js)"/g)].map((match) => match[1]);
+    expect(initial.length).toBeGreaterThan(0);
+    const lazy = (await readdir(join(dir, 'assets'))).filter((file) => file.endsWith('.js') && !initial.includes(`assets/${file}`));
+    expect(lazy.length).toBeGreaterThan(5);
+    let gzippedBytes = 0;
+    for (const file of initial) gzippedBytes += gzipSync(await readFile(join(dir, file))).length;
+    expect(gzippedBytes).toBeLessThanOrEqual(INITIAL_JS_BUDGET_BYTES);
   });
 });
