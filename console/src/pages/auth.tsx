@@ -2,14 +2,14 @@ import { Alert, Anchor, Button, Paper, PasswordInput, Stack, Text, TextInput, Ti
 import { useState, type FormEvent } from 'react';
 import { Link, useLocation } from 'wouter';
 import { errorText, post } from '../api';
-import { useRefreshSession } from '../session';
+import { useSetSession, type Session } from '../session';
 
 export function LoginPage() {
   const [email, setEmail] = useState('');
   const [password, setPassword] = useState('');
   const [error, setError] = useState<string>();
   const [busy, setBusy] = useState(false);
-  const refresh = useRefreshSession();
+  const setSession = useSetSession();
   const [, navigate] = useLocation();
 
   const submit = async (event: FormEvent) => {
@@ -17,8 +17,7 @@ export function LoginPage() {
     setBusy(true);
     setError(undefined);
     try {
-      await post('/login', { email, password });
-      await refresh();
+      setSession(await post<Session>('/login', { email, password }));
       navigate('/');
     } catch (failure) {
       setError(errorText(failure));
@@ -66,7 +65,7 @@ export function SignupPage() {
   const [password, setPassword] = useState('');
   const [error, setError] = useState<string>();
   const [busy, setBusy] = useState(false);
-  const refresh = useRefreshSession();
+  const setSession = useSetSession();
   const [, navigate] = useLocation();
 
   const submit = async (event: FormEvent) => {
@@ -74,8 +73,7 @@ export function SignupPage() {
     setBusy(true);
     setError(undefined);
     try {
-      await post('/signup', { organizationName, email, password });
-      await refresh();
+      setSession(await post<Session>('/signup', { organizationName, email, password }));
       navigate('/playground');
     } catch (failure) {
       setError(errorText(failure));
@@ -103,7 +101,7 @@ export function SignupPage() {
           <TextInput label="Email" type="email" autoComplete="email" required value={email} onChange={(event) => setEmail(event.currentTarget.value)} />
           <PasswordInput
             label="Password"
-            description="At least 12 characters"
+            description="At least 10 characters"
             autoComplete="new-password"
             required
             value={password}
