@@ -81,16 +81,21 @@ export async function api<T>(method: Method, path: string, body?: unknown, init:
   return (envelope !== undefined && envelope !== null && typeof envelope === 'object' && 'data' in envelope ? envelope.data : parsed) as T;
 }
 
-/** The list answers: the rows and the paging meta. */
-export async function page<T>(path: string, signal?: AbortSignal): Promise<{ rows: T[]; meta: Paging }> {
+/** An answer with its meta: the list answers (rows and paging) and the audit's replay (entries and figures). */
+export async function withMeta<T, M>(path: string, signal?: AbortSignal): Promise<{ data: T; meta: M | undefined }> {
   const response = await send('GET', path, undefined, signal);
-  const parsed = (await parse(response)) as { data?: T[]; meta?: Paging } | undefined;
+  const parsed = (await parse(response)) as { data?: T; meta?: M } | undefined;
   if (!response.ok) {
     const error = failure(response.status, parsed);
-    if (response.status === 401) sessionLost?.();
+    if (response.status === 401 && error.code === 'unauthenticated') sessionLost?.();
     throw error;
   }
-  return { rows: parsed?.data ?? [], meta: parsed?.meta ?? { total: 0, page: 1, pageSize: 0, totalPages: 0 } };
+  return { data: parsed?.data as T, meta: parsed?.meta };
+}
+
+export async function page<T>(path: string, signal?: AbortSignal): Promise<{ rows: T[]; meta: Paging }> {
+  const { data, meta } = await withMeta<T[], Paging>(path, signal);
+  return { rows: data ?? [], meta: meta ?? { total: 0, page: 1, pageSize: 0, totalPages: 0 } };
 }
 
 export interface Paging {

@@ -1,5 +1,143 @@
-import { PageTitle } from '../../components/common';
+import { Badge, Button, Group, Paper, Select, SimpleGrid, Table, Text, TextInput, Title } from '@mantine/core';
+import { useQuery } from '@tanstack/react-query';
+import { useState, type FormEvent } from 'react';
+import { useSearch } from 'wouter';
+import { naira, query, when, withMeta } from '../../api';
+import { Failure, Loading, PageTitle } from '../../components/common';
 
-export default function Page() {
-  return <PageTitle>audit</PageTitle>;
+interface Entry {
+  revision: string;
+  entryType?: string;
+  eventType?: string;
+  reference: string;
+  scope: string | null;
+  amountKobo: number;
+  balanceKobo: number;
+  reservedKobo: number;
+  availableKobo: number;
+  occurredAt: string;
+  actor?: string;
+  chain?: string;
+}
+
+interface Figures {
+  fundedKobo?: number;
+  debitedKobo?: number;
+  balanceKobo: number;
+  reservedKobo: number;
+  availableKobo: number;
+}
+
+interface Meta {
+  closing?: Figures;
+  balance?: Figures;
+  chain?: { verified: boolean; head?: string; breaks?: number };
+  eventsReplayed?: number;
+  ledgerProblemCount?: number;
+  total?: number;
+}
+
+export default function OperatorAuditPage() {
+  const initial = new URLSearchParams(useSearch()).get('organization') ?? '';
+  const [organization, setOrganization] = useState(initial);
+  const [environment, setEnvironment] = useState<'test' | 'live'>('live');
+  const [asOf, setAsOf] = useState('');
+  const [asked, setAsked] = useState<{ organization: string; environment: string; asOf: string }>();
+  const asOfIso = asked?.asOf ? new Date(asked.asOf).toISOString() : undefined;
+  const path = asked ? `/operator/organizations/${encodeURIComponent(asked.organization)}/wallets/${asked.environment}/audit` : '';
+  const replay = useQuery({
+    queryKey: ['operator', 'audit', asked],
+    queryFn: ({ signal }) => withMeta<Entry[], Meta>(`${path}${query({ asOf: asOfIso })}`, signal),
+    enabled: asked !== undefined,
+  });
+  const submit = (event: FormEvent) => {
+    event.preventDefault();
+    setAsked({ organization: organization.trim(), environment, asOf });
+  };
+  const figures = replay.data?.meta?.closing ?? replay.data?.meta?.balance;
+
+  return (
+    <>
+      <PageTitle>Wallet audit</PageTitle>
+      <Text size="sm" c="dimmed" mb="md">
+        Replays a wallet from the event log (never from the read models), as of a moment, and verifies its hash chain.
+      </Text>
+      <Paper withBorder p="md" mb="md">
+        <form onSubmit={submit}>
+          <Group align="end" wrap="wrap">
+            <TextInput label="Organization identifier" placeholder="org_…" required value={organization} onChange={(event) => setOrganization(event.currentTarget.value)} w={300} />
+            <Select label="Wallet" data={['test', 'live']} value={environment} onChange={(value) => setEnvironment((value as 'test' | 'live') ?? 'live')} allowDeselect={false} w={100} />
+            <TextInput label="As of (optional)" type="datetime-local" value={asOf} onChange={(event) => setAsOf(event.currentTarget.value)} w={220} />
+            <Button type="submit">Replay</Button>
+            {asked ? (
+              <Button component="a" variant="light" href={`/console/api${path}.csv${query({ asOf: asOfIso })}`} download>
+                Download CSV
+              </Button>
+            ) : null}
+          </Group>
+        </form>
+      </Paper>
+      {replay.isFetching ? <Loading label="Replaying" /> : null}
+      <Failure error={replay.error} />
+      {replay.data ? (
+        <>
+          <SimpleGrid cols={{ base: 1, sm: 4 }} mb="md">
+            <Paper withBorder p="sm">
+              <Text size="xs" c="dimmed">Balance</Text>
+              <Text fw={700} data-testid="audit-balance">{naira(figures?.balanceKobo)}</Text>
+            </Paper>
+            <Paper withBorder p="sm">
+              <Text size="xs" c="dimmed">Reserved</Text>
+              <Text fw={700}>{naira(figures?.reservedKobo)}</Text>
+            </Paper>
+            <Paper withBorder p="sm">
+              <Text size="xs" c="dimmed">Available</Text>
+              <Text fw={700}>{naira(figures?.availableKobo)}</Text>
+            </Paper>
+            <Paper withBorder p="sm">
+              <Text size="xs" c="dimmed">Hash chain</Text>
+              {replay.data.meta?.chain ? (
+                <Badge color={replay.data.meta.chain.verified ? 'green.9' : 'red.9'}>{replay.data.meta.chain.verified ? 'verified' : 'broken'}</Badge>
+              ) : (
+                <Text>—</Text>
+              )}
+            </Paper>
+          </SimpleGrid>
+          <Title order={2} size="h4" mb="sm">
+            Entries
+          </Title>
+          <Table.ScrollContainer minWidth={800}>
+            <Table striped aria-label="Wallet entries">
+              <Table.Thead>
+                <Table.Tr>
+                  <Table.Th>Revision</Table.Th>
+                  <Table.Th>When</Table.Th>
+                  <Table.Th>Entry</Table.Th>
+                  <Table.Th>Reference</Table.Th>
+                  <Table.Th ta="right">Amount</Table.Th>
+                  <Table.Th ta="right">Balance</Table.Th>
+                  <Table.Th ta="right">Available</Table.Th>
+                  <Table.Th>Actor</Table.Th>
+                </Table.Tr>
+              </Table.Thead>
+              <Table.Tbody>
+                {(Array.isArray(replay.data.data) ? replay.data.data : []).map((entry) => (
+                  <Table.Tr key={entry.revision}>
+                    <Table.Td>{entry.revision}</Table.Td>
+                    <Table.Td>{when(entry.occurredAt)}</Table.Td>
+                    <Table.Td>{entry.entryType ?? entry.eventType}</Table.Td>
+                    <Table.Td ff="monospace" fz="sm">{entry.reference}</Table.Td>
+                    <Table.Td ta="right">{naira(entry.amountKobo)}</Table.Td>
+                    <Table.Td ta="right">{naira(entry.balanceKobo)}</Table.Td>
+                    <Table.Td ta="right">{naira(entry.availableKobo)}</Table.Td>
+                    <Table.Td fz="sm">{entry.actor ?? '—'}</Table.Td>
+                  </Table.Tr>
+                ))}
+              </Table.Tbody>
+            </Table>
+          </Table.ScrollContainer>
+        </>
+      ) : null}
+    </>
+  );
 }
