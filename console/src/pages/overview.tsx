@@ -77,7 +77,7 @@ export default function OverviewPage() {
             <ChecksChart
               days={chart.days}
               series={chart.series}
-              label={`${chart.total} checks in the last 30 days, ${chart.series.map((item) => `${item.label}: ${item.values.reduce((a, b) => a + b, 0)}`).join(', ')}`}
+              label={`Checks per day over the last 30 days: ${chart.total} in all (${chart.series.map((item) => `${item.label} ${item.values.reduce((a, b) => a + b, 0)}`).join(', ')})`}
             />
           </Suspense>
         )}
