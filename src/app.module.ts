@@ -11,6 +11,7 @@ import { RateLimitsModule } from './rate-limits/rate-limits.module.js';
 import { OrganizationsModule } from './organizations/organizations.module.js';
 import { VerificationsModule } from './verifications/verifications.module.js';
 import { WalletsModule } from './wallets/wallets.module.js';
+import { ConsoleModule } from './console/console.module.js';
 import { ProjectionsModule } from '../projections/projections.module.js';
 
 @Module({})
@@ -29,6 +30,7 @@ export class AppModule {
         WalletsModule,
         AuditModule,
         VerificationsModule,
+        ConsoleModule,
       ],
       providers: [{ provide: APP_FILTER, useClass: ErrorFilter }],
     };

@@ -43,6 +43,7 @@ export const apiKeysProjection: Projection = {
         return;
       case 'OrganizationRegistered':
       case 'OrganizationApproved':
+      case 'LiveAccessRequested':
       case 'OrganizationSuspended':
       case 'OrganizationReinstated':
       case 'ScopeActivated':

@@ -31,6 +31,9 @@ export const organizationsProjection: Projection = {
           [event.data.organizationId, at],
         );
         return;
+      case 'LiveAccessRequested':
+        await context.query(`update ${table} set live_access_requested_at = coalesce(live_access_requested_at, $2), updated_at = $2 where id = $1`, [event.data.organizationId, at]);
+        return;
       case 'OrganizationSuspended':
         await context.query(`update ${table} set status = 'suspended', suspension_reason = $2, updated_at = $3 where id = $1`, [event.data.organizationId, event.data.reason, at]);
         return;

@@ -135,20 +135,35 @@ export class ApiKeyGuard implements CanActivate {
     if (!header.startsWith(`service_${row.environment}_`)) throw new Unauthenticated('The API key is not valid');
 
     this.recordUsage(row.key_id);
-    return {
-      keyId: row.key_id,
-      organizationId: row.organization_id,
-      environment: row.environment,
-      keyScopes: row.scopes,
-      organization: {
-        status: row.status,
-        approved: row.approved,
-        activeScopes: row.active_scopes,
-        prices: row.prices ?? {},
-        providers: row.providers ?? {},
-        rateLimitPerMinute: row.rate_limit_per_minute,
-      },
-    };
+    return authenticatedKeyOf(row, row.environment);
+  }
+
+  /**
+   * The console's playground runs a check on one of the organization's own keys, chosen by id
+   * (or its newest active key of the environment), under the same rules as a request bearing it:
+   * the organization may run checks, and the request counts against the key's rate limit.
+   * undefined when the organization has no such active key.
+   */
+  async admitOwnKey(organizationId: string, environment: Environment, keyId: string | null, reply: FastifyReply): Promise<AuthenticatedKey | undefined> {
+    const { rows } = await this.pool.query<KeyRow>(
+      `select k.id as key_id, k.organization_id, k.environment, k.scopes,
+              o.status, o.approved, o.active_scopes, o.prices, o.providers, o.rate_limit_per_minute
+         from api_keys k join organizations o on o.id = k.organization_id
+        where k.organization_id = $1 and k.environment = $2 and k.revoked_at is null and ($3::text is null or k.id = $3)
+        order by k.created_at desc, k.id desc limit 1`,
+      [organizationId, environment, keyId],
+    );
+    const row = rows[0];
+    if (row === undefined) return undefined;
+    const key = authenticatedKeyOf(row, environment);
+    assertMayRunChecks(key);
+    const limit = await this.limiter.consume(key.keyId, key.organization.rateLimitPerMinute ?? this.config.rateLimits.perMinute);
+    if (!limit.allowed) {
+      void reply.header('retry-after', limit.resetSeconds);
+      throw new RateLimited(`Too many requests for this API key; at most ${limit.limit} a minute. Try again in ${limit.resetSeconds} s`, { limitPerMinute: limit.limit, retryAfterSeconds: limit.resetSeconds });
+    }
+    this.recordUsage(key.keyId);
+    return key;
   }
 
   /**
@@ -199,6 +214,23 @@ export class ApiKeyGuard implements CanActivate {
       )
       .catch(() => this.logger.warn('Could not record the last use of an API key'));
   }
+}
+
+function authenticatedKeyOf(row: KeyRow, environment: Environment): AuthenticatedKey {
+  return {
+    keyId: row.key_id,
+    organizationId: row.organization_id,
+    environment,
+    keyScopes: row.scopes,
+    organization: {
+      status: row.status,
+      approved: row.approved,
+      activeScopes: row.active_scopes,
+      prices: row.prices ?? {},
+      providers: row.providers ?? {},
+      rateLimitPerMinute: row.rate_limit_per_minute,
+    },
+  };
 }
 
 /**

@@ -32,6 +32,9 @@ export function sendError(reply: FastifyReply, exception: unknown): FastifyReply
   if (status >= 500 && status !== 502 && status !== 503) {
     logger.error(exception instanceof Error ? exception.stack ?? exception.message : 'non-error thrown');
   }
+  // A 429 says when to come back, whoever refused it (the key guard sets it already; the console's sign-in throttle does not).
+  const retryAfter = body.error.details.retryAfterSeconds;
+  if (status === 429 && typeof retryAfter === 'number' && !reply.hasHeader('retry-after')) void reply.header('retry-after', retryAfter);
   return reply.status(status).header('content-type', 'application/json; charset=utf-8').send(body);
 }
 

@@ -9,9 +9,13 @@ export interface Event<Type extends string, Data extends JsonObject> {
   readonly data: Data & { readonly schemaVersion: number };
 }
 
-/** Who caused an event: an integrator's API key, an operator, or the service itself (recovery, first run). */
+/**
+ * Who caused an event: an integrator's API key, an integrator's console user (`user`, id the user's),
+ * an operator (the admin token, the CLI, or an operator's console account as `user:<id>`), or the
+ * service itself (recovery, first run).
+ */
 export interface Actor extends JsonObject {
-  type: 'api_key' | 'operator' | 'system';
+  type: 'api_key' | 'user' | 'operator' | 'system';
   id: string;
 }
 

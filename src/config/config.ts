@@ -108,6 +108,19 @@ export interface AppConfig {
     /** Upper bound on a graceful stop (in-flight checks, HTTP drain, stores closed) before the process exits anyway. */
     readonly shutdownTimeoutMs: number;
   };
+  /** The console at /console: integrators' and operators' accounts, sessions and mail. */
+  readonly console: {
+    /** A session unused this long ends (CONSOLE_SESSION_IDLE_MINUTES). */
+    readonly sessionIdleMs: number;
+    /** A session ends this long after sign-in, however used (CONSOLE_SESSION_MAX_HOURS). */
+    readonly sessionMaxMs: number;
+    /** Secure cookies even when the request did not arrive over HTTPS (CONSOLE_SECURE_COOKIES; a TLS proxy in front). */
+    readonly secureCookies: boolean;
+    /** SMTP_URL: mail goes out through nodemailer; absent, it is logged (and, on the embedded default, shown in the development mailbox). */
+    readonly smtpUrl: string | undefined;
+    /** MAIL_FROM: the sender of the console's mail. */
+    readonly mailFrom: string;
+  };
   readonly rateLimits: {
     readonly store: RateLimitStore;
     /** Requests per API key per minute on /v1, unless an operator set another limit for the organization. */
@@ -339,6 +352,13 @@ export function loadConfig(env: Env = process.env): AppConfig {
       metricsEnabled: flag(env, 'METRICS_ENABLED', !production),
       corsOrigins: origins(env, 'CORS_ORIGINS'),
       shutdownTimeoutMs: integer(env, 'SHUTDOWN_TIMEOUT_MS', 25_000, 1_000, 600_000),
+    },
+    console: {
+      sessionIdleMs: integer(env, 'CONSOLE_SESSION_IDLE_MINUTES', 30, 1, 10_080) * 60_000,
+      sessionMaxMs: integer(env, 'CONSOLE_SESSION_MAX_HOURS', 12, 1, 720) * 3_600_000,
+      secureCookies: flag(env, 'CONSOLE_SECURE_COOKIES', false),
+      smtpUrl: url(env, 'SMTP_URL', ['smtp:', 'smtps:']),
+      mailFrom: text(env, 'MAIL_FROM') ?? 'Identity verification console <no-reply@localhost>',
     },
     rateLimits: {
       store: rateLimitStore,

@@ -3,7 +3,7 @@ import { CommandHandler, type ICommandHandler } from '@nestjs/cqrs';
 import { Clock } from '../common/clock.js';
 import { InvariantViolated } from '../common/errors.js';
 import { DataKeys } from '../data-protection/data-keys.js';
-import { ApproveOrganization, DestroyPersonalData, ReinstateOrganization, SetActiveScopes, SetRateLimit, SetRetention, SetScopePrices, SuspendOrganization } from './organization.commands.js';
+import { ApproveOrganization, DestroyPersonalData, ReinstateOrganization, RequestLiveAccess, SetActiveScopes, SetRateLimit, SetRetention, SetScopePrices, SuspendOrganization } from './organization.commands.js';
 import { OrganizationStore } from './organization.store.js';
 import { organizationView, type OrganizationView } from './organization.views.js';
 
@@ -13,6 +13,16 @@ export class ApproveOrganizationHandler implements ICommandHandler<ApproveOrgani
 
   async execute({ organizationId, context, options }: ApproveOrganization): Promise<OrganizationView> {
     const { state } = await this.organizations.execute(organizationId, { type: 'ApproveOrganization' }, context, options);
+    return organizationView(state);
+  }
+}
+
+@CommandHandler(RequestLiveAccess)
+export class RequestLiveAccessHandler implements ICommandHandler<RequestLiveAccess, OrganizationView> {
+  constructor(@Inject(OrganizationStore) private readonly organizations: OrganizationStore) {}
+
+  async execute({ organizationId, context, options }: RequestLiveAccess): Promise<OrganizationView> {
+    const { state } = await this.organizations.execute(organizationId, { type: 'RequestLiveAccess' }, context, options);
     return organizationView(state);
   }
 }

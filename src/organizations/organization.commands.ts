@@ -29,6 +29,13 @@ export class ApproveOrganization extends Command<OrganizationView> {
   }
 }
 
+/** From the console: the integrator asks for live access; the operators' approval queue lists it until approved. */
+export class RequestLiveAccess extends Command<OrganizationView> {
+  constructor(readonly organizationId: string, readonly context: CommandContext, readonly options: Options = {}) {
+    super();
+  }
+}
+
 export class SuspendOrganization extends Command<OrganizationView> {
   constructor(readonly organizationId: string, readonly reason: string, readonly context: CommandContext, readonly options: Options = {}) {
     super();

@@ -49,6 +49,8 @@ export interface OrganizationState {
   readonly retentionDays: number | null;
   /** When its keys were destroyed (offboarding); null while they stand. */
   readonly personalDataDestroyedAt: Date | null;
+  /** When it first asked for live access (the approval queue); null until it does. */
+  readonly liveAccessRequestedAt: Date | null;
 }
 
 export const initialState: OrganizationState = {
@@ -67,11 +69,14 @@ export const initialState: OrganizationState = {
   providers: {},
   retentionDays: null,
   personalDataDestroyedAt: null,
+  liveAccessRequestedAt: null,
 };
 
 export type OrganizationCommand =
   | { type: 'RegisterOrganization'; organizationId: string; name: string; email: string; activeScopes: readonly string[]; sandboxCreditKobo: number }
   | { type: 'ApproveOrganization' }
+  /** Idempotent: asking again, or once approved, changes nothing. */
+  | { type: 'RequestLiveAccess' }
   | { type: 'SuspendOrganization'; reason: string }
   | { type: 'ReinstateOrganization' }
   | { type: 'SetActiveScopes'; scopes: readonly string[] }
@@ -213,6 +218,8 @@ export function decide(command: OrganizationCommand, state: OrganizationState): 
   switch (command.type) {
     case 'ApproveOrganization':
       return state.approved ? [] : [{ type: 'OrganizationApproved', data: { schemaVersion: v, organizationId } }];
+    case 'RequestLiveAccess':
+      return state.approved || state.liveAccessRequestedAt !== null ? [] : [{ type: 'LiveAccessRequested', data: { schemaVersion: v, organizationId } }];
     case 'SuspendOrganization':
       return state.status === 'suspended' ? [] : [{ type: 'OrganizationSuspended', data: { schemaVersion: v, organizationId, reason: command.reason } }];
     case 'ReinstateOrganization':
@@ -317,6 +324,8 @@ export function evolve(state: OrganizationState, event: OrganizationEvent, meta:
         createdAt: meta.occurredAt,
         sandboxCreditKobo: event.data.sandboxCreditKobo ?? 0,
       };
+    case 'LiveAccessRequested':
+      return state.liveAccessRequestedAt !== null ? state : { ...state, liveAccessRequestedAt: meta.occurredAt };
     case 'OrganizationApproved':
       return { ...state, approved: true, status: state.status === 'pending' ? 'approved' : state.status };
     case 'OrganizationSuspended':

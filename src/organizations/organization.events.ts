@@ -12,6 +12,8 @@ export type OrganizationRegistered = Event<
   { organizationId: string; name: string; email: string; activeScopes: string[]; sandboxCreditKobo?: number }
 >;
 export type OrganizationApproved = Event<'OrganizationApproved', { organizationId: string }>;
+/** An integrator asked, from the console, for its live keys to be allowed: the operators' approval queue. */
+export type LiveAccessRequested = Event<'LiveAccessRequested', { organizationId: string }>;
 export type OrganizationSuspended = Event<'OrganizationSuspended', { organizationId: string; reason: string }>;
 export type OrganizationReinstated = Event<'OrganizationReinstated', { organizationId: string }>;
 export type ScopeActivated = Event<'ScopeActivated', { organizationId: string; scope: string }>;
@@ -55,6 +57,7 @@ export type PersonalDataDestroyed = Event<'PersonalDataDestroyed', { organizatio
 export type OrganizationEvent =
   | OrganizationRegistered
   | OrganizationApproved
+  | LiveAccessRequested
   | OrganizationSuspended
   | OrganizationReinstated
   | ScopeActivated
@@ -70,6 +73,7 @@ export type OrganizationEvent =
 export const ORGANIZATION_EVENT_TYPES: readonly OrganizationEvent['type'][] = [
   'OrganizationRegistered',
   'OrganizationApproved',
+  'LiveAccessRequested',
   'OrganizationSuspended',
   'OrganizationReinstated',
   'ScopeActivated',

@@ -142,3 +142,75 @@ export class ListApiKeysHandler implements IQueryHandler<ListApiKeys, ApiKeyView
     }));
   }
 }
+
+/** The organization as the console shows it: the admin API's view and when it asked for live access. */
+export interface ConsoleOrganizationView extends OrganizationView {
+  readonly liveAccessRequestedAt: string | null;
+}
+
+export class GetConsoleOrganization extends Query<ConsoleOrganizationView> {
+  constructor(readonly organizationId: string) {
+    super();
+  }
+}
+
+/** The operators' console list: a search on name, email or id, a status filter, and the approval queue. */
+export class SearchOrganizations extends Query<Page<ConsoleOrganizationView>> {
+  constructor(
+    readonly filters: { readonly search?: string; readonly status?: OrganizationStatus; readonly approvalQueue?: boolean },
+    readonly page: number,
+    readonly pageSize: number,
+  ) {
+    super();
+  }
+}
+
+function consoleView(row: OrganizationRow & { live_access_requested_at: Date | null }): ConsoleOrganizationView {
+  return { ...toView(row), liveAccessRequestedAt: row.live_access_requested_at === null ? null : isoWithOffset(row.live_access_requested_at) };
+}
+
+@QueryHandler(GetConsoleOrganization)
+export class GetConsoleOrganizationHandler implements IQueryHandler<GetConsoleOrganization, ConsoleOrganizationView> {
+  constructor(@Inject(PG_POOL) private readonly pool: pg.Pool) {}
+
+  async execute({ organizationId }: GetConsoleOrganization): Promise<ConsoleOrganizationView> {
+    if (!ORGANIZATION_ID.test(organizationId)) throw new NotFound('No organization with that id');
+    const { rows } = await this.pool.query<OrganizationRow & { live_access_requested_at: Date | null }>(
+      `select ${ORGANIZATION_COLUMNS}, live_access_requested_at from organizations where id = $1`,
+      [organizationId],
+    );
+    if (rows.length === 0) throw new NotFound('No organization with that id');
+    return consoleView(rows[0]);
+  }
+}
+
+@QueryHandler(SearchOrganizations)
+export class SearchOrganizationsHandler implements IQueryHandler<SearchOrganizations, Page<ConsoleOrganizationView>> {
+  constructor(@Inject(PG_POOL) private readonly pool: pg.Pool) {}
+
+  async execute({ filters, page, pageSize }: SearchOrganizations): Promise<Page<ConsoleOrganizationView>> {
+    const size = Math.min(Math.max(1, pageSize), MAX_PAGE_SIZE);
+    const conditions: string[] = [];
+    const params: unknown[] = [];
+    if (filters.search !== undefined && filters.search !== '') {
+      params.push(`%${filters.search.replace(/[\\%_]/g, (c) => `\\${c}`)}%`);
+      conditions.push(`(name ilike $${params.length} or email ilike $${params.length} or id ilike $${params.length})`);
+    }
+    if (filters.status !== undefined) {
+      params.push(filters.status);
+      conditions.push(`status = $${params.length}`);
+    }
+    if (filters.approvalQueue === true) conditions.push('live_access_requested_at is not null and not approved');
+    const where = conditions.length === 0 ? '' : `where ${conditions.join(' and ')}`;
+    const order = filters.approvalQueue === true ? 'live_access_requested_at, id' : 'created_at desc, id desc';
+    const [{ rows }, counted] = await Promise.all([
+      this.pool.query<OrganizationRow & { live_access_requested_at: Date | null }>(
+        `select ${ORGANIZATION_COLUMNS}, live_access_requested_at from organizations ${where} order by ${order} limit $${params.length + 1} offset $${params.length + 2}`,
+        [...params, size, (page - 1) * size],
+      ),
+      this.pool.query<{ total: string }>(`select count(*) as total from organizations ${where}`, params),
+    ]);
+    const total = Number(counted.rows[0].total);
+    return { items: rows.map(consoleView), meta: { total, page, pageSize: size, totalPages: Math.ceil(total / size) } };
+  }
+}

@@ -15,8 +15,11 @@ export class RunVerification extends Command<VerificationView> {
   }
 }
 
+/** Whose checks a read may see: an API key's organization and environment (the console's pages pass theirs). */
+export type VerificationOwner = Pick<AuthenticatedKey, 'organizationId' | 'environment'>;
+
 export class GetVerification extends Query<VerificationView> {
-  constructor(readonly key: AuthenticatedKey, readonly reference: string) {
+  constructor(readonly key: VerificationOwner, readonly reference: string) {
     super();
   }
 }
@@ -27,7 +30,7 @@ export interface VerificationPage {
 }
 
 export class ListVerifications extends Query<VerificationPage> {
-  constructor(readonly key: AuthenticatedKey, readonly query: Readonly<Record<string, unknown>>) {
+  constructor(readonly key: VerificationOwner, readonly query: Readonly<Record<string, unknown>>) {
     super();
   }
 }

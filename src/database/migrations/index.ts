@@ -13,6 +13,7 @@ import { Erasure1732250000012 } from './1732250000012-erasure.js';
 import { LegacyEventSealing1732250000013 } from './1732250000013-legacy-event-sealing.js';
 import { VerificationReasonCode1732250000014 } from './1732250000014-verification-reason-code.js';
 import { PositionEpoch1795647443977 } from './1795647443977-position-epoch.js';
+import { ConsoleAccounts1795700000000 } from './1795700000000-console-accounts.js';
 
 /** Every migration, in order: the event log's and the read models', all in this folder. Features add theirs here. */
 export const MIGRATIONS = [
@@ -31,4 +32,5 @@ export const MIGRATIONS = [
   LegacyEventSealing1732250000013,
   VerificationReasonCode1732250000014,
   PositionEpoch1795647443977,
+  ConsoleAccounts1795700000000,
 ];

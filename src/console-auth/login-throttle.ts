@@ -1,0 +1,73 @@
+import { Inject, Injectable } from '@nestjs/common';
+import type pg from 'pg';
+import { RateLimiterMemory, RateLimiterPostgres, type RateLimiterAbstract } from 'rate-limiter-flexible';
+import { RateLimited } from '../common/errors.js';
+import { PG_POOL } from '../database/pool.js';
+import { emailKey } from './tokens.js';
+
+const WINDOW_SECONDS = 15 * 60;
+/** Failed sign-ins of one account in the window before it is refused. */
+export const ACCOUNT_FAILURES = 5;
+/** Failed sign-ins from one address in the window before it is refused. */
+export const ADDRESS_FAILURES = 20;
+/** Sign-ups, password-reset and resend mails from one address per hour. */
+const ADDRESS_MAILS_PER_HOUR = 20;
+
+function limiter(pool: pg.Pool, keyPrefix: string, points: number, duration: number): RateLimiterAbstract {
+  const options = { points, duration, keyPrefix };
+  // The request rate limits' table (migration 1732250000005), shared by every instance.
+  return new RateLimiterPostgres({ ...options, storeClient: pool, storeType: 'pool', tableName: 'rate_limits', tableCreated: true, insuranceLimiter: new RateLimiterMemory(options) });
+}
+
+/**
+ * Sign-in throttling with rate-limiter-flexible, per account and per address, counting failures
+ * only: a refused attempt answers 429 with Retry-After before the password is even checked, and a
+ * success clears the account's count. Mails that anyone may trigger are counted per address.
+ */
+@Injectable()
+export class LoginThrottle {
+  private readonly accounts: RateLimiterAbstract;
+  private readonly addresses: RateLimiterAbstract;
+  private readonly mails: RateLimiterAbstract;
+
+  constructor(@Inject(PG_POOL) pool: pg.Pool) {
+    this.accounts = limiter(pool, 'console_login_account', ACCOUNT_FAILURES, WINDOW_SECONDS);
+    this.addresses = limiter(pool, 'console_login_address', ADDRESS_FAILURES, WINDOW_SECONDS);
+    this.mails = limiter(pool, 'console_mail_address', ADDRESS_MAILS_PER_HOUR, 3_600);
+  }
+
+  /** 429 when the account or the address has used up its failures. */
+  async assertMayTry(email: string, address: string): Promise<void> {
+    const [account, from] = await Promise.all([this.accounts.get(emailKey(email)), this.addresses.get(address)]);
+    const blocked = [
+      account !== null && account.consumedPoints >= ACCOUNT_FAILURES ? account.msBeforeNext : 0,
+      from !== null && from.consumedPoints >= ADDRESS_FAILURES ? from.msBeforeNext : 0,
+    ];
+    const waitMs = Math.max(...blocked);
+    if (waitMs > 0) throw tooMany(waitMs, 'Too many failed sign-ins');
+  }
+
+  async failed(email: string, address: string): Promise<void> {
+    await Promise.all([this.accounts.penalty(emailKey(email), 1), this.addresses.penalty(address, 1)]);
+  }
+
+  async succeeded(email: string): Promise<void> {
+    await this.accounts.delete(emailKey(email));
+  }
+
+  /** Counts one mail-sending request (sign-up, reset, resend) of an address; 429 past the hourly bound. */
+  async mailRequest(address: string): Promise<void> {
+    try {
+      await this.mails.consume(address);
+    } catch (rejection) {
+      const msBeforeNext = (rejection as { msBeforeNext?: number }).msBeforeNext;
+      if (typeof msBeforeNext === 'number') throw tooMany(msBeforeNext, 'Too many requests from this address');
+      throw rejection;
+    }
+  }
+}
+
+function tooMany(waitMs: number, what: string): RateLimited {
+  const retryAfterSeconds = Math.max(1, Math.ceil(waitMs / 1000));
+  return new RateLimited(`${what}; try again in ${retryAfterSeconds} s`, { retryAfterSeconds });
+}

@@ -1,0 +1,237 @@
+import { Inject, Injectable } from '@nestjs/common';
+import { CommandBus, QueryBus } from '@nestjs/cqrs';
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import type pg from 'pg';
+import { Clock } from '../common/clock.js';
+import { Forbidden, NotFound, Unauthenticated } from '../common/errors.js';
+import { commandContext } from '../common/request-context.js';
+import { RUNTIME, type Runtime } from '../config/runtime.js';
+import { PG_POOL } from '../database/pool.js';
+import { AccountStore, EmailTaken, type ConsoleUser, type OneTimeToken } from '../console-auth/accounts.js';
+import type { ConsoleIdentity } from '../console-auth/console.guard.js';
+import { LoginThrottle } from '../console-auth/login-throttle.js';
+import { Outbox } from '../console-auth/outbox.js';
+import { hashPassword, verifyPassword } from '../console-auth/passwords.js';
+import { CSRF_COOKIE, requestCookies, Sessions } from '../console-auth/sessions.js';
+import { consoleId, emailKey, sameToken, secretToken } from '../console-auth/tokens.js';
+import { Totp } from '../console-auth/totp.js';
+import { IssueApiKey, RegisterOrganization } from '../organizations/organization.commands.js';
+import { GetConsoleOrganization, GetOrganization, type ConsoleOrganizationView } from '../organizations/organization.queries.js';
+import { ConsoleLinks } from './console-links.js';
+import { InvalidCredentials, InvalidToken, TotpRefused } from './console.errors.js';
+
+const DAY_MS = 86_400_000;
+const VERIFY_EMAIL_TTL_MS = 3 * DAY_MS;
+const RESET_PASSWORD_TTL_MS = 60 * 60_000;
+export const INVITATION_TTL_MS = 7 * DAY_MS;
+/** The key every new organization gets for the playground, so that a test check runs right after sign-up. */
+export const PLAYGROUND_KEY_NAME = 'Console playground';
+
+export interface SessionView {
+  readonly csrfToken: string;
+  readonly user: null | {
+    readonly id: string;
+    readonly email: string;
+    readonly kind: ConsoleUser['kind'];
+    readonly role: ConsoleUser['role'];
+    readonly emailVerified: boolean;
+    readonly totpEnabled: boolean;
+  };
+  readonly organization: ConsoleOrganizationView | null;
+  readonly expiresAt: string | null;
+  readonly devMailbox: boolean;
+}
+
+/** Sign-up, sign-in and the session's answer: the accounts' rules, called by the console's controllers. */
+@Injectable()
+export class ConsoleSessions {
+  constructor(
+    @Inject(AccountStore) private readonly accounts: AccountStore,
+    @Inject(Sessions) private readonly sessions: Sessions,
+    @Inject(LoginThrottle) private readonly throttle: LoginThrottle,
+    @Inject(Outbox) private readonly outbox: Outbox,
+    @Inject(Totp) private readonly totp: Totp,
+    @Inject(ConsoleLinks) private readonly links: ConsoleLinks,
+    @Inject(CommandBus) private readonly commands: CommandBus,
+    @Inject(QueryBus) private readonly queries: QueryBus,
+    @Inject(PG_POOL) private readonly pool: pg.Pool,
+    @Inject(Clock) private readonly clock: Clock,
+    @Inject(RUNTIME) private readonly runtime: Runtime,
+  ) {}
+
+  /** The answer of GET /session and of every sign-in; anonymous callers get the double-submit cookie. */
+  async view(request: FastifyRequest, reply: FastifyReply, identity: ConsoleIdentity | undefined): Promise<SessionView> {
+    const devMailbox = this.outbox.devMailbox;
+    if (identity === undefined) {
+      let csrf = requestCookies(request)[CSRF_COOKIE];
+      if (csrf === undefined || !/^[A-Za-z0-9_-]{43}$/.test(csrf)) {
+        csrf = secretToken();
+        this.sessions.setCsrfCookie(request, reply, csrf);
+      }
+      return { csrfToken: csrf, user: null, organization: null, expiresAt: null, devMailbox };
+    }
+    const { user, session } = identity;
+    return {
+      csrfToken: session.csrfToken,
+      user: { id: user.id, email: user.email, kind: user.kind, role: user.role, emailVerified: user.emailVerifiedAt !== null, totpEnabled: user.totpEnabledAt !== null },
+      organization: user.organizationId === null ? null : await this.organization(user.organizationId),
+      expiresAt: this.sessions.endsAt(session).toISOString(),
+      devMailbox,
+    };
+  }
+
+  organization(organizationId: string): Promise<ConsoleOrganizationView> {
+    return this.queries.execute(new GetConsoleOrganization(organizationId));
+  }
+
+  /** A new session for `user`, its cookie set: the caller answers `view` of it. */
+  async signIn(user: ConsoleUser, request: FastifyRequest, reply: FastifyReply): Promise<ConsoleIdentity> {
+    const { token, session } = await this.sessions.create(user, request, this.clock.now());
+    this.sessions.setSessionCookie(request, reply, token);
+    return { user, session };
+  }
+
+  /**
+   * A new organization through the admin API's own command (pending, default scopes, sandbox
+   * credit), its owner, and a test key for the playground, all with the new user as the actor.
+   * Sign-ups of one address are serialised by an advisory lock, so two cannot both register an
+   * organization for it.
+   */
+  async signUp(input: { organizationName: string; email: string; password: string }, request: FastifyRequest): Promise<ConsoleUser> {
+    await this.throttle.mailRequest(request.ip);
+    const passwordHash = await hashPassword(input.password);
+    const lock = await this.pool.connect();
+    try {
+      await lock.query('select pg_advisory_lock(hashtextextended($1, 7))', [`console-email:${emailKey(input.email)}`]);
+      if ((await this.accounts.byEmail(input.email)) !== undefined) throw new EmailTaken('An account with this email exists already');
+      const userId = consoleId('usr');
+      const context = commandContext(request, { type: 'user', id: userId });
+      const organization = await this.commands.execute(new RegisterOrganization({ name: input.organizationName.trim(), email: input.email.trim() }, context));
+      const user = await this.accounts.insert({ id: userId, kind: 'integrator', organizationId: organization.id, email: input.email, role: 'owner', passwordHash, emailVerifiedAt: null, createdAt: this.clock.now() });
+      await this.commands.execute(new IssueApiKey(organization.id, { environment: 'test', name: PLAYGROUND_KEY_NAME, scopes: null }, context));
+      await this.sendVerification(user);
+      return user;
+    } finally {
+      await lock.query('select pg_advisory_unlock(hashtextextended($1, 7))', [`console-email:${emailKey(input.email)}`]).catch(() => undefined);
+      lock.release();
+    }
+  }
+
+  async sendVerification(user: ConsoleUser): Promise<void> {
+    const { token } = await this.accounts.createToken({ purpose: 'verify_email', userId: user.id, kind: user.kind, organizationId: user.organizationId, email: user.email, role: user.role, now: this.clock.now(), ttlMs: VERIFY_EMAIL_TTL_MS });
+    const link = this.links.page('verify-email', token);
+    await this.outbox.enqueue({ to: user.email, subject: 'Confirm your email address', text: `Confirm the email address of your console account:\n\n${link}\n\nThe link works once, for 3 days.`, link });
+  }
+
+  /** Throttled per account and address; operators with a second factor also send its code. */
+  async login(input: { email: string; password: string; totpCode?: string }, request: FastifyRequest): Promise<ConsoleUser> {
+    await this.throttle.assertMayTry(input.email, request.ip);
+    const user = await this.accounts.byEmail(input.email);
+    const matches = await verifyPassword(user?.passwordHash ?? null, input.password);
+    if (user === undefined || !matches) {
+      await this.throttle.failed(input.email, request.ip);
+      throw new InvalidCredentials('The email or the password is wrong');
+    }
+    if (user.kind === 'operator' && user.totpEnabledAt !== null && user.totpSecret !== null) {
+      if (input.totpCode === undefined || input.totpCode === '') throw new TotpRefused('totp_required', 'Enter the code of your authenticator app');
+      if (!(await this.totp.check(user.id, user.totpSecret, input.totpCode))) {
+        await this.throttle.failed(input.email, request.ip);
+        throw new TotpRefused('totp_invalid', 'The authenticator code is wrong');
+      }
+    }
+    await this.throttle.succeeded(input.email);
+    return user;
+  }
+
+  async verifyEmail(token: string): Promise<ConsoleUser> {
+    const used = await this.accounts.consumeToken(token, 'verify_email', this.clock.now());
+    if (used === null || used === undefined || used.userId === null) throw new InvalidToken('The link is unknown, used or expired');
+    await this.accounts.markEmailVerified(used.userId, this.clock.now());
+    const user = await this.accounts.byId(used.userId);
+    if (user === undefined) throw new InvalidToken('The link is unknown, used or expired');
+    return user;
+  }
+
+  /** Always the same answer, whether the address has an account or not. */
+  async forgotPassword(email: string, request: FastifyRequest): Promise<void> {
+    await this.throttle.mailRequest(request.ip);
+    const user = await this.accounts.byEmail(email);
+    if (user === undefined) return;
+    const { token } = await this.accounts.createToken({ purpose: 'reset_password', userId: user.id, kind: user.kind, organizationId: user.organizationId, email: user.email, role: user.role, now: this.clock.now(), ttlMs: RESET_PASSWORD_TTL_MS });
+    const link = this.links.page('reset-password', token);
+    await this.outbox.enqueue({ to: user.email, subject: 'Reset your password', text: `Someone asked to reset the password of your console account. If it was you:\n\n${link}\n\nThe link works once, for an hour. If it was not you, ignore this mail.`, link });
+  }
+
+  /** A new password; every session of the account ends. */
+  async resetPassword(token: string, password: string): Promise<void> {
+    const used = await this.accounts.consumeToken(token, 'reset_password', this.clock.now());
+    if (used === undefined || used.userId === null) throw new InvalidToken('The link is unknown, used or expired');
+    await this.accounts.setPassword(used.userId, await hashPassword(password));
+    // Whoever could read the mail could also sign in: the address is confirmed.
+    await this.accounts.markEmailVerified(used.userId, this.clock.now());
+    await this.sessions.revokeAll(used.userId, this.clock.now());
+  }
+
+  async changePassword(identity: ConsoleIdentity, currentPassword: string, newPassword: string, request: FastifyRequest): Promise<void> {
+    await this.throttle.assertMayTry(identity.user.email, request.ip);
+    if (!(await verifyPassword(identity.user.passwordHash, currentPassword))) {
+      await this.throttle.failed(identity.user.email, request.ip);
+      throw new InvalidCredentials('The current password is wrong');
+    }
+    await this.accounts.setPassword(identity.user.id, await hashPassword(newPassword));
+    await this.sessions.revokeAll(identity.user.id, this.clock.now(), identity.session.id);
+  }
+
+  async invitation(token: string): Promise<{ invitation: OneTimeToken; organizationName: string | null }> {
+    const invitation = await this.accounts.peekToken(token, 'invitation', this.clock.now());
+    if (invitation === undefined) throw new NotFound('No open invitation for this link');
+    const organizationName = invitation.organizationId === null ? null : (await this.queries.execute(new GetOrganization(invitation.organizationId))).name;
+    return { invitation, organizationName };
+  }
+
+  /** The invited account, its email confirmed by the link. */
+  async acceptInvitation(token: string, password: string): Promise<ConsoleUser> {
+    const passwordHash = await hashPassword(password);
+    const invitation = await this.accounts.consumeToken(token, 'invitation', this.clock.now());
+    if (invitation === undefined) throw new InvalidToken('The invitation is unknown, used or expired');
+    return this.accounts.insert({ kind: invitation.kind, organizationId: invitation.organizationId, email: invitation.email, role: invitation.role, passwordHash, emailVerifiedAt: this.clock.now(), createdAt: this.clock.now() });
+  }
+
+  /**
+   * The first operator account, with the admin token, while there is none. Later ones are invited
+   * by an admin (or created with the CLI).
+   */
+  async bootstrapOperator(input: { adminToken: string; email: string; password: string }): Promise<ConsoleUser> {
+    const adminToken = this.runtime.adminToken;
+    if (adminToken === undefined) throw new NotFound('The admin token is not configured: create the first operator with the CLI');
+    if (!sameToken(input.adminToken, adminToken)) throw new Unauthenticated('The admin token is not valid');
+    const passwordHash = await hashPassword(input.password);
+    const lock = await this.pool.connect();
+    try {
+      await lock.query("select pg_advisory_lock(hashtextextended('console-first-operator', 7))");
+      if ((await this.accounts.operatorCount()) > 0) throw new Forbidden('operators_exist', 'An operator account exists already: ask an admin for an invitation');
+      return await this.accounts.insert({ kind: 'operator', organizationId: null, email: input.email, role: 'admin', passwordHash, emailVerifiedAt: this.clock.now(), createdAt: this.clock.now() });
+    } finally {
+      await lock.query("select pg_advisory_unlock(hashtextextended('console-first-operator', 7))").catch(() => undefined);
+      lock.release();
+    }
+  }
+
+  async startTotp(user: ConsoleUser): Promise<{ secret: string; otpauthUrl: string }> {
+    if (user.totpEnabledAt !== null) throw new Forbidden('totp_enabled', 'The second factor is set up already');
+    const { secret, otpauthUrl, wrapped } = await this.totp.newSecret(user.id, user.email);
+    await this.accounts.setTotpSecret(user.id, wrapped);
+    return { secret, otpauthUrl };
+  }
+
+  async confirmTotp(user: ConsoleUser, code: string): Promise<ConsoleUser> {
+    const current = await this.accounts.byId(user.id);
+    if (current === undefined || current.totpSecret === null) throw new Forbidden('totp_not_started', 'Start the set-up first (POST /console/api/operator/totp/setup)');
+    if (current.totpEnabledAt !== null) return current;
+    if (!(await this.totp.check(current.id, current.totpSecret, code))) throw new TotpRefused('totp_invalid', 'The authenticator code is wrong');
+    await this.accounts.enableTotp(current.id, this.clock.now());
+    const enabled = await this.accounts.byId(current.id);
+    if (enabled === undefined) throw new NotFound('The account is gone');
+    return enabled;
+  }
+}

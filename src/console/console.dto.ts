@@ -1,0 +1,116 @@
+import { IsEmail, IsIn, IsOptional, IsString, Length, Matches, MaxLength } from 'class-validator';
+import { MAX_PASSWORD_LENGTH, MIN_PASSWORD_LENGTH } from '../console-auth/passwords.js';
+import { INTEGRATOR_ROLES, OPERATOR_ROLES } from '../console-auth/accounts.js';
+
+const NOT_BLANK = /\S/;
+const PASSWORD_MESSAGE = `password must be ${MIN_PASSWORD_LENGTH} to ${MAX_PASSWORD_LENGTH} characters`;
+
+export class SignUpDto {
+  @IsString()
+  @Length(2, 200, { message: 'organizationName must be 2 to 200 characters' })
+  @Matches(NOT_BLANK, { message: 'organizationName must not be blank' })
+  organizationName!: string;
+
+  @IsString()
+  @MaxLength(254)
+  @IsEmail({}, { message: 'email must be an email address' })
+  email!: string;
+
+  @IsString()
+  @Length(MIN_PASSWORD_LENGTH, MAX_PASSWORD_LENGTH, { message: PASSWORD_MESSAGE })
+  password!: string;
+}
+
+export class LoginDto {
+  @IsString()
+  @MaxLength(254)
+  email!: string;
+
+  @IsString()
+  @MaxLength(MAX_PASSWORD_LENGTH)
+  password!: string;
+
+  @IsOptional()
+  @IsString()
+  @MaxLength(10)
+  totpCode?: string;
+}
+
+export class TokenDto {
+  @IsString()
+  @Length(10, 100)
+  token!: string;
+}
+
+export class EmailDto {
+  @IsString()
+  @MaxLength(254)
+  @IsEmail({}, { message: 'email must be an email address' })
+  email!: string;
+}
+
+export class ResetPasswordDto {
+  @IsString()
+  @Length(10, 100)
+  token!: string;
+
+  @IsString()
+  @Length(MIN_PASSWORD_LENGTH, MAX_PASSWORD_LENGTH, { message: PASSWORD_MESSAGE })
+  password!: string;
+}
+
+export class ChangePasswordDto {
+  @IsString()
+  @MaxLength(MAX_PASSWORD_LENGTH)
+  currentPassword!: string;
+
+  @IsString()
+  @Length(MIN_PASSWORD_LENGTH, MAX_PASSWORD_LENGTH, { message: `newPassword must be ${MIN_PASSWORD_LENGTH} to ${MAX_PASSWORD_LENGTH} characters` })
+  newPassword!: string;
+}
+
+export class BootstrapOperatorDto {
+  @IsString()
+  @MaxLength(500)
+  adminToken!: string;
+
+  @IsString()
+  @MaxLength(254)
+  @IsEmail({}, { message: 'email must be an email address' })
+  email!: string;
+
+  @IsString()
+  @Length(MIN_PASSWORD_LENGTH, MAX_PASSWORD_LENGTH, { message: PASSWORD_MESSAGE })
+  password!: string;
+}
+
+export class TotpCodeDto {
+  @IsString()
+  @Matches(/^\d{6}$/, { message: 'code must be the 6 digits the authenticator shows' })
+  code!: string;
+}
+
+export class InviteMemberDto {
+  @IsString()
+  @MaxLength(254)
+  @IsEmail({}, { message: 'email must be an email address' })
+  email!: string;
+
+  @IsIn(INTEGRATOR_ROLES, { message: `role must be one of ${INTEGRATOR_ROLES.join(', ')}` })
+  role!: (typeof INTEGRATOR_ROLES)[number];
+}
+
+export class InviteOperatorDto {
+  @IsString()
+  @MaxLength(254)
+  @IsEmail({}, { message: 'email must be an email address' })
+  email!: string;
+
+  @IsIn(OPERATOR_ROLES, { message: `role must be one of ${OPERATOR_ROLES.join(', ')}` })
+  role!: (typeof OPERATOR_ROLES)[number];
+}
+
+export class SetRoleDto {
+  @IsIn(INTEGRATOR_ROLES, { message: `role must be one of ${INTEGRATOR_ROLES.join(', ')}` })
+  role!: (typeof INTEGRATOR_ROLES)[number];
+}

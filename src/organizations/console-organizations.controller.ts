@@ -1,0 +1,206 @@
+import { Body, Controller, Delete, Get, HttpCode, Inject, Param, Post, Put, Query, Req, UseGuards } from '@nestjs/common';
+import { CommandBus, QueryBus } from '@nestjs/cqrs';
+import { ApiExcludeController } from '@nestjs/swagger';
+import type pg from 'pg';
+import { Forbidden, NotFound } from '../common/errors.js';
+import { ok, type SuccessEnvelope } from '../common/envelope.js';
+import type { OrganizationStatus } from '../common/organization-status.js';
+import { paging } from '../common/paging.js';
+import { commandContext } from '../common/request-context.js';
+import { validateBody } from '../common/validation.js';
+import { PG_POOL } from '../database/pool.js';
+import { AccountStore } from '../console-auth/accounts.js';
+import { ConsoleAccess, consoleIdentity, ConsoleGuard, organizationOf, userActor, type ConsoleRequest } from '../console-auth/console.guard.js';
+import { readWalletBalance } from '../wallets/wallet.read-model.js';
+import type { WalletBalance } from '../wallets/wallet-ledger.port.js';
+import {
+  ApproveOrganization,
+  ConfigureProvider,
+  IssueApiKey,
+  ReinstateOrganization,
+  RequestLiveAccess,
+  RevokeApiKey,
+  SetActiveScopes,
+  SetRateLimit,
+  SetScopePrices,
+  SuspendOrganization,
+} from './organization.commands.js';
+import { IssueApiKeyDto, pricesBody, providerBody, rateLimitBody, SetScopesDto, SuspendOrganizationDto } from './organization.dto.js';
+import { GetConsoleOrganization, ListApiKeys, SearchOrganizations, type ConsoleOrganizationView } from './organization.queries.js';
+import type { ApiKeyView, IssuedApiKeyView } from './organization.views.js';
+
+const STATUSES: readonly OrganizationStatus[] = ['pending', 'approved', 'suspended'];
+
+/**
+ * The console's endpoints over organizations and keys, for integrators (their own organization)
+ * and operators (every one). The same commands and queries as the admin API: the console adds
+ * only who may call them, and the user as the events' actor.
+ */
+@ApiExcludeController()
+@Controller('console/api')
+@UseGuards(ConsoleGuard)
+export class ConsoleOrganizationsController {
+  constructor(
+    @Inject(CommandBus) private readonly commands: CommandBus,
+    @Inject(QueryBus) private readonly queries: QueryBus,
+    @Inject(PG_POOL) private readonly pool: pg.Pool,
+    @Inject(AccountStore) private readonly accounts: AccountStore,
+  ) {}
+
+  // The integrator's own organization.
+
+  @Get('organization')
+  @ConsoleAccess({ who: 'integrator', roles: ['owner', 'developer', 'finance'] })
+  async organization(@Req() request: ConsoleRequest): Promise<SuccessEnvelope<ConsoleOrganizationView>> {
+    return ok(await this.queries.execute(new GetConsoleOrganization(organizationOf(consoleIdentity(request).user))));
+  }
+
+  /** The owner asks for live access; an operator approves it from the approval queue. Needs a confirmed email. */
+  @Post('organization/live-access')
+  @HttpCode(200)
+  @ConsoleAccess({ who: 'integrator', roles: ['owner'] })
+  async requestLiveAccess(@Req() request: ConsoleRequest): Promise<SuccessEnvelope<ConsoleOrganizationView>> {
+    const { user } = consoleIdentity(request);
+    if (user.emailVerifiedAt === null) throw new Forbidden('email_not_verified', 'Confirm your email address first (see the mail we sent)');
+    const organizationId = organizationOf(user);
+    await this.commands.execute(new RequestLiveAccess(organizationId, commandContext(request, userActor(user))));
+    return ok(await this.queries.execute(new GetConsoleOrganization(organizationId)));
+  }
+
+  @Get('keys')
+  @ConsoleAccess({ who: 'integrator', roles: ['owner', 'developer'] })
+  async keys(@Req() request: ConsoleRequest): Promise<SuccessEnvelope<ApiKeyView[]>> {
+    return ok(await this.queries.execute(new ListApiKeys(organizationOf(consoleIdentity(request).user))));
+  }
+
+  @Post('keys')
+  @HttpCode(201)
+  @ConsoleAccess({ who: 'integrator', roles: ['owner', 'developer'] })
+  async issueKey(@Req() request: ConsoleRequest, @Body() body: unknown): Promise<SuccessEnvelope<IssuedApiKeyView>> {
+    const { user } = consoleIdentity(request);
+    return ok(await this.issue(request, organizationOf(user), body));
+  }
+
+  @Delete('keys/:keyId')
+  @ConsoleAccess({ who: 'integrator', roles: ['owner', 'developer'] })
+  async revokeKey(@Req() request: ConsoleRequest, @Param('keyId') keyId: string): Promise<SuccessEnvelope<ApiKeyView>> {
+    const { user } = consoleIdentity(request);
+    const keys = await this.queries.execute(new ListApiKeys(organizationOf(user)));
+    if (!keys.some((key) => key.id === keyId)) throw new NotFound('No key with that id in your organization');
+    return ok(await this.commands.execute(new RevokeApiKey(keyId, commandContext(request, userActor(user)))));
+  }
+
+  // The operators' console.
+
+  @Get('operator/organizations')
+  @ConsoleAccess({ who: 'operator' })
+  async list(@Query() query: Record<string, unknown>): Promise<SuccessEnvelope<ConsoleOrganizationView[]>> {
+    const { page, pageSize } = paging(query ?? {});
+    const search = typeof query?.search === 'string' ? query.search.slice(0, 200) : undefined;
+    const status = STATUSES.find((candidate) => candidate === query?.status);
+    const result = await this.queries.execute(new SearchOrganizations({ search, status }, page, pageSize));
+    return ok(result.items, result.meta);
+  }
+
+  @Get('operator/approval-queue')
+  @ConsoleAccess({ who: 'operator' })
+  async queue(@Query() query: Record<string, unknown>): Promise<SuccessEnvelope<ConsoleOrganizationView[]>> {
+    const { page, pageSize } = paging(query ?? {});
+    const result = await this.queries.execute(new SearchOrganizations({ approvalQueue: true }, page, pageSize));
+    return ok(result.items, result.meta);
+  }
+
+  @Get('operator/organizations/:id')
+  @ConsoleAccess({ who: 'operator' })
+  async get(@Param('id') id: string): Promise<SuccessEnvelope<{ organization: ConsoleOrganizationView; wallets: { test: WalletBalance; live: WalletBalance }; keys: ApiKeyView[]; members: unknown[] }>> {
+    const organization = await this.queries.execute(new GetConsoleOrganization(id));
+    const [test, live, keys, members] = await Promise.all([
+      readWalletBalance(this.pool, id, 'test'),
+      readWalletBalance(this.pool, id, 'live'),
+      this.queries.execute(new ListApiKeys(id)),
+      this.accounts.members(id),
+    ]);
+    return ok({ organization, wallets: { test, live }, keys, members: members.map((member) => ({ id: member.id, email: member.email, role: member.role, emailVerified: member.emailVerifiedAt !== null, createdAt: member.createdAt.toISOString() })) });
+  }
+
+  @Post('operator/organizations/:id/approve')
+  @HttpCode(200)
+  @ConsoleAccess({ who: 'operator', write: true })
+  async approve(@Req() request: ConsoleRequest, @Param('id') id: string): Promise<SuccessEnvelope<ConsoleOrganizationView>> {
+    await this.commands.execute(new ApproveOrganization(id, this.operatorContext(request)));
+    return this.organizationAnswer(id);
+  }
+
+  @Post('operator/organizations/:id/suspend')
+  @HttpCode(200)
+  @ConsoleAccess({ who: 'operator', write: true })
+  async suspend(@Req() request: ConsoleRequest, @Param('id') id: string, @Body() body: unknown): Promise<SuccessEnvelope<ConsoleOrganizationView>> {
+    const input = validateBody(SuspendOrganizationDto, body);
+    await this.commands.execute(new SuspendOrganization(id, input.reason, this.operatorContext(request)));
+    return this.organizationAnswer(id);
+  }
+
+  @Post('operator/organizations/:id/reinstate')
+  @HttpCode(200)
+  @ConsoleAccess({ who: 'operator', write: true })
+  async reinstate(@Req() request: ConsoleRequest, @Param('id') id: string): Promise<SuccessEnvelope<ConsoleOrganizationView>> {
+    await this.commands.execute(new ReinstateOrganization(id, this.operatorContext(request)));
+    return this.organizationAnswer(id);
+  }
+
+  @Put('operator/organizations/:id/scopes')
+  @ConsoleAccess({ who: 'operator', write: true })
+  async scopes(@Req() request: ConsoleRequest, @Param('id') id: string, @Body() body: unknown): Promise<SuccessEnvelope<ConsoleOrganizationView>> {
+    const input = validateBody(SetScopesDto, body);
+    await this.commands.execute(new SetActiveScopes(id, input.scopes, this.operatorContext(request)));
+    return this.organizationAnswer(id);
+  }
+
+  @Put('operator/organizations/:id/prices')
+  @ConsoleAccess({ who: 'operator', write: true })
+  async prices(@Req() request: ConsoleRequest, @Param('id') id: string, @Body() body: unknown): Promise<SuccessEnvelope<ConsoleOrganizationView>> {
+    await this.commands.execute(new SetScopePrices(id, pricesBody(body), this.operatorContext(request)));
+    return this.organizationAnswer(id);
+  }
+
+  @Put('operator/organizations/:id/provider')
+  @ConsoleAccess({ who: 'operator', write: true })
+  async provider(@Req() request: ConsoleRequest, @Param('id') id: string, @Body() body: unknown): Promise<SuccessEnvelope<ConsoleOrganizationView>> {
+    await this.commands.execute(new ConfigureProvider(id, providerBody(body), this.operatorContext(request)));
+    return this.organizationAnswer(id);
+  }
+
+  @Put('operator/organizations/:id/rate-limit')
+  @ConsoleAccess({ who: 'operator', write: true })
+  async rateLimit(@Req() request: ConsoleRequest, @Param('id') id: string, @Body() body: unknown): Promise<SuccessEnvelope<ConsoleOrganizationView>> {
+    await this.commands.execute(new SetRateLimit(id, rateLimitBody(body).requestsPerMinute, this.operatorContext(request)));
+    return this.organizationAnswer(id);
+  }
+
+  @Post('operator/organizations/:id/keys')
+  @HttpCode(201)
+  @ConsoleAccess({ who: 'operator', write: true })
+  async operatorIssueKey(@Req() request: ConsoleRequest, @Param('id') id: string, @Body() body: unknown): Promise<SuccessEnvelope<IssuedApiKeyView>> {
+    return ok(await this.issue(request, id, body));
+  }
+
+  @Delete('operator/keys/:keyId')
+  @ConsoleAccess({ who: 'operator', write: true })
+  async operatorRevokeKey(@Req() request: ConsoleRequest, @Param('keyId') keyId: string): Promise<SuccessEnvelope<ApiKeyView>> {
+    return ok(await this.commands.execute(new RevokeApiKey(keyId, this.operatorContext(request))));
+  }
+
+  private async issue(request: ConsoleRequest, organizationId: string, body: unknown): Promise<IssuedApiKeyView> {
+    const input = validateBody(IssueApiKeyDto, body);
+    const context = commandContext(request, userActor(consoleIdentity(request).user));
+    return this.commands.execute(new IssueApiKey(organizationId, { environment: input.environment, name: input.name ?? null, scopes: input.scopes ?? null }, context));
+  }
+
+  private operatorContext(request: ConsoleRequest) {
+    return commandContext(request, userActor(consoleIdentity(request).user));
+  }
+
+  private async organizationAnswer(id: string): Promise<SuccessEnvelope<ConsoleOrganizationView>> {
+    return ok(await this.queries.execute(new GetConsoleOrganization(id)));
+  }
+}
