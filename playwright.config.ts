@@ -15,7 +15,8 @@ export default defineConfig({
   // One worker: the tests share one service on a 2-core machine, and the flows are long.
   workers: 1,
   fullyParallel: false,
-  timeout: 90_000,
+  // The longest flows visit a dozen pages, each checked by axe and photographed twice, on a shared 2-core machine.
+  timeout: 240_000,
   expect: { timeout: 15_000 },
   retries: 0,
   forbidOnly: true,

@@ -74,7 +74,7 @@ export function Shell({ session, children }: { session: Session; children: React
                   { value: 'test', label: 'Test' },
                   { value: 'live', label: 'Live' },
                 ]}
-                color={environment === 'live' ? 'orange.9' : 'indigo'}
+                color={environment === 'live' ? '#8a5a00' : 'indigo'}
               />
             ) : null}
             {session.devMailbox ? (
@@ -102,6 +102,7 @@ export function Shell({ session, children }: { session: Session; children: React
               label={item.label}
               active={isCurrent(location, item.href, operator ? '/operator' : '/')}
               aria-current={isCurrent(location, item.href, operator ? '/operator' : '/') ? 'page' : undefined}
+              variant="filled"
               onClick={close}
             />
           ))}

@@ -52,8 +52,50 @@ export async function signUp(page: Page, options: { organization?: string; email
   await page.goto('/console/signup');
   await page.getByLabel('Organization name').fill(organization);
   await page.getByLabel('Email').fill(email);
-  await page.getByLabel('Password').fill(password);
+  await page.getByRole('textbox', { name: 'Password', exact: true }).fill(password);
   await page.getByRole('button', { name: 'Sign up' }).click();
   await expect(page.getByRole('heading', { name: 'Playground' })).toBeVisible();
   return { email, password, organization };
+}
+
+/** The console's API from the page's own context (its cookies), with the session's CSRF token on writes. */
+export async function consoleApi(page: Page, method: 'GET' | 'POST' | 'PUT' | 'DELETE', path: string, body?: unknown) {
+  const session = await page.request.get('/console/api/session');
+  const { csrfToken } = ((await session.json()) as { data: { csrfToken: string } }).data;
+  return page.request.fetch(`/console/api${path}`, {
+    method,
+    headers: method === 'GET' ? {} : { 'x-csrf-token': csrfToken },
+    data: body,
+  });
+}
+
+/** The newest link mailed to `to`, read from the development mailbox of the embedded default. */
+export async function mailedLink(page: Page, to: string, subject: RegExp): Promise<string> {
+  let link: string | null | undefined;
+  await expect
+    .poll(
+      async () => {
+        const response = await page.request.get('/console/api/dev/mailbox');
+        const messages = ((await response.json()) as { data: { to: string; subject: string; link: string | null }[] }).data;
+        link = messages.find((message) => message.to === to && subject.test(message.subject))?.link;
+        return link ?? null;
+      },
+      { message: `a mail to ${to} matching ${subject}`, timeout: 15_000 },
+    )
+    .not.toBeNull();
+  return link!;
+}
+
+/** Follows a mailed link in the page: the link's path, on the service the tests run against. */
+export async function openLink(page: Page, link: string): Promise<void> {
+  const url = new URL(link);
+  await page.goto(`${url.pathname}${url.search}`);
+}
+
+/** The read models follow the event log a moment later: reload until the page shows what was just done. */
+export async function eventually(page: Page, check: () => Promise<void>): Promise<void> {
+  await expect(async () => {
+    await page.reload();
+    await check();
+  }).toPass({ timeout: 20_000, intervals: [500, 1_000, 2_000] });
 }

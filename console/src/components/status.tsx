@@ -1,6 +1,6 @@
 import { Badge } from '@mantine/core';
 
-const COLORS: Record<string, string> = { found: 'green.9', not_found: 'yellow.9', failed: 'red.9', pending: 'gray.8' };
+const COLORS: Record<string, string> = { found: '#237032', not_found: '#8a5a00', failed: 'red.9', pending: 'gray.8' };
 
 export function StatusBadge({ status }: { status: string }) {
   return (

@@ -1,4 +1,5 @@
-import { Alert, Badge, Button, Code, Group, Modal, MultiSelect, Paper, Select, Stack, Table, Text, TextInput, Title, VisuallyHidden } from '@mantine/core';
+import { Alert, Badge, Button, Group, Modal, MultiSelect, Paper, Select, Stack, Table, Text, TextInput, Title, VisuallyHidden } from '@mantine/core';
+import { CodeBlock } from '../components/code';
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { useState, type FormEvent } from 'react';
 import { del, errorText, get, post, when } from '../api';
@@ -86,9 +87,9 @@ export default function KeysPage() {
             <Alert color="yellow" title="Shown this once">
               Copy the key now and keep it somewhere safe: the service keeps only its hash and cannot show it again.
             </Alert>
-            <Code block data-testid="issued-key">
+            <CodeBlock label="The new key" testId="issued-key">
               {issued.key}
-            </Code>
+            </CodeBlock>
             <Group justify="space-between">
               <CopyButton value={issued.key} label="Copy the key" />
               <Button onClick={() => setIssued(undefined)}>I have copied it</Button>

@@ -1,4 +1,5 @@
-import { Alert, Anchor, Code, Paper, Stack, Text, Title } from '@mantine/core';
+import { Alert, Anchor, Paper, Stack, Text, Title } from '@mantine/core';
+import { CodeBlock } from '../components/code';
 import { useQuery } from '@tanstack/react-query';
 import { get, when } from '../api';
 import { Failure, Loading } from '../components/common';
@@ -39,9 +40,7 @@ export default function MailboxPage() {
               Open the link
             </Anchor>
           ) : null}
-          <Code block mt="xs">
-            {message.text}
-          </Code>
+          <CodeBlock label={`The text of ${message.subject}`}>{message.text}</CodeBlock>
         </Paper>
       ))}
     </Stack>

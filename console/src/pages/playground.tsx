@@ -1,4 +1,5 @@
-import { Alert, Anchor, Button, Code, Grid, Group, Paper, Select, Stack, Text, TextInput, Title } from '@mantine/core';
+import { Alert, Anchor, Button, Grid, Group, Paper, Select, Stack, Text, TextInput, Title } from '@mantine/core';
+import { CodeBlock } from '../components/code';
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { useEffect, useMemo, useState, type FormEvent } from 'react';
 import { Link } from 'wouter';
@@ -125,7 +126,7 @@ export default function PlaygroundPage() {
                 </Title>
                 <CopyButton value={curlOf(window.location.origin, scope ?? '', input, key, environment)} label="Copy the curl command" />
               </Group>
-              <Code block>{curlOf(window.location.origin, scope ?? '', input, key, environment)}</Code>
+              <CodeBlock label="The curl command">{curlOf(window.location.origin, scope ?? '', input, key, environment)}</CodeBlock>
               <Text size="xs" c="dimmed" mt="xs">
                 The key is shown by its prefix and last characters only: put your whole key in its place.
               </Text>
@@ -150,9 +151,7 @@ export default function PlaygroundPage() {
                   </Anchor>{' '}
                   · {naira(result.priceKobo)} {result.charged ? 'charged' : 'not charged'}
                 </Text>
-                <Code block mt="sm">
-                  {JSON.stringify(result.result, null, 2)}
-                </Code>
+                <CodeBlock label="The result">{JSON.stringify(result.result, null, 2)}</CodeBlock>
               </Paper>
             ) : null}
           </Stack>

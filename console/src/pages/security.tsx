@@ -102,7 +102,7 @@ export function PasswordPanel() {
           <PasswordInput label="Current password" autoComplete="current-password" required value={currentPassword} onChange={(event) => setCurrent(event.currentTarget.value)} />
           <PasswordInput label="New password" autoComplete="new-password" required value={newPassword} onChange={(event) => setNew(event.currentTarget.value)} />
           {change.error ? <Text c="red.9" size="sm" role="alert">{errorText(change.error)}</Text> : null}
-          {change.isSuccess ? <Text c="green.9" size="sm" role="status">Changed; your other sessions are signed out.</Text> : null}
+          {change.isSuccess ? <Text c="#237032" size="sm" role="status">Changed; your other sessions are signed out.</Text> : null}
           <Button type="submit" loading={change.isPending} w="fit-content">
             Change password
           </Button>

@@ -70,7 +70,7 @@ export default function SettingsPage() {
           <Stack gap="sm">
             <Group>
               <Text>Status:</Text>
-              <Badge color={org.approved ? 'green.9' : org.liveAccessRequestedAt ? 'yellow.9' : 'gray.8'} data-testid="live-access">
+              <Badge color={org.approved ? '#237032' : org.liveAccessRequestedAt ? '#8a5a00' : 'gray.8'} data-testid="live-access">
                 {liveState}
               </Badge>
             </Group>
@@ -118,7 +118,7 @@ export default function SettingsPage() {
               {(scopes.data ?? []).map((scope) => (
                 <Table.Tr key={scope.scope}>
                   <Table.Td>{scope.scope}</Table.Td>
-                  <Table.Td>{scope.active ? <Badge color="green.9">active</Badge> : <Badge color="gray.8">not active</Badge>}</Table.Td>
+                  <Table.Td>{scope.active ? <Badge color="#237032">active</Badge> : <Badge color="gray.8">not active</Badge>}</Table.Td>
                   <Table.Td>{naira(scope.priceKobo)}</Table.Td>
                 </Table.Tr>
               ))}

@@ -1,4 +1,5 @@
-import { Alert, Anchor, Button, Code, Group, Image, Paper, SimpleGrid, Stack, Table, Text, Title } from '@mantine/core';
+import { Alert, Anchor, Button, Group, Image, Paper, SimpleGrid, Stack, Table, Text, Title } from '@mantine/core';
+import { CodeBlock } from '../components/code';
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { Link, useParams } from 'wouter';
 import { errorText, get, naira, post, query, when } from '../api';
@@ -108,7 +109,7 @@ export default function VerificationPage() {
           <Title order={3} size="h5" mt="md" mb="xs">
             Request
           </Title>
-          <Code block>{JSON.stringify(verification.request, null, 2)}</Code>
+          <CodeBlock label="The request">{JSON.stringify(verification.request, null, 2)}</CodeBlock>
         </Paper>
         {portrait ? (
           <Paper withBorder p="md">

@@ -97,7 +97,7 @@ export default function OperatorAuditPage() {
             <Paper withBorder p="sm">
               <Text size="xs" c="dimmed">Hash chain</Text>
               {replay.data.meta?.chain ? (
-                <Badge color={replay.data.meta.chain.verified ? 'green.9' : 'red.9'}>{replay.data.meta.chain.verified ? 'verified' : 'broken'}</Badge>
+                <Badge color={replay.data.meta.chain.verified ? '#237032' : 'red.9'}>{replay.data.meta.chain.verified ? 'verified' : 'broken'}</Badge>
               ) : (
                 <Text>—</Text>
               )}

@@ -1,4 +1,5 @@
 import { Alert, Anchor, Button, Code, Paper, PasswordInput, Stack, Text, TextInput, Title } from '@mantine/core';
+import { CodeBlock } from '../../components/code';
 import { useMutation } from '@tanstack/react-query';
 import { useState, type FormEvent } from 'react';
 import { useLocation } from 'wouter';
@@ -119,9 +120,9 @@ function Enrol() {
       ) : (
         <>
           <Text size="sm">Secret (enter it in the app by hand):</Text>
-          <Code block data-testid="totp-secret">
+          <CodeBlock label="TOTP secret" testId="totp-secret">
             {setup.data.secret}
-          </Code>
+          </CodeBlock>
           <Anchor href={setup.data.otpauthUrl} size="sm">
             Open in an authenticator app on this device
           </Anchor>

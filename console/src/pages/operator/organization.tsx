@@ -1,4 +1,5 @@
-import { Alert, Anchor, Badge, Button, Code, Group, Modal, MultiSelect, NumberInput, Paper, Select, SimpleGrid, Stack, Table, Text, Textarea, TextInput, Title } from '@mantine/core';
+import { Alert, Anchor, Badge, Button, Group, Modal, MultiSelect, NumberInput, Paper, Select, SimpleGrid, Stack, Table, Text, Textarea, TextInput, Title } from '@mantine/core';
+import { CodeBlock } from '../../components/code';
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { useEffect, useState, type FormEvent, type ReactNode } from 'react';
 import { Link, useParams } from 'wouter';
@@ -31,7 +32,7 @@ function Section({ title, children }: { title: string; children: ReactNode }) {
 
 function Outcome({ error, success }: { error: unknown; success?: string | false }) {
   if (error) return <Text c="red.9" size="sm" role="alert">{errorText(error)}</Text>;
-  if (success) return <Text c="green.9" size="sm" role="status">{success}</Text>;
+  if (success) return <Text c="#237032" size="sm" role="status">{success}</Text>;
   return null;
 }
 
@@ -396,7 +397,7 @@ export default function OperatorOrganizationPage() {
         {issued ? (
           <Stack>
             <Alert color="yellow">Shown this once: hand it to the organization now.</Alert>
-            <Code block>{issued.key}</Code>
+            <CodeBlock label="The new key">{issued.key}</CodeBlock>
             <CopyButton value={issued.key} label="Copy the key" />
           </Stack>
         ) : null}

@@ -9,8 +9,8 @@ import type { Organization } from '../../session';
 
 export function OrganizationState({ organization }: { organization: Organization }) {
   if (organization.status === 'suspended') return <Badge color="red.9">suspended</Badge>;
-  if (organization.approved) return <Badge color="green.9">approved</Badge>;
-  if (organization.liveAccessRequestedAt) return <Badge color="yellow.9">live access requested</Badge>;
+  if (organization.approved) return <Badge color="#237032">approved</Badge>;
+  if (organization.liveAccessRequestedAt) return <Badge color="#8a5a00">live access requested</Badge>;
   return <Badge color="gray.8">sandbox only</Badge>;
 }
 

@@ -64,7 +64,7 @@ export default function OperatorProjectionsPage() {
               <Table.Tr key={projection.name}>
                 <Table.Td>{projection.name}</Table.Td>
                 <Table.Td>
-                  <Badge color={projection.error ? 'red.9' : projection.state === 'live' || projection.state === 'running' ? 'green.9' : 'gray.8'}>{projection.state}</Badge>
+                  <Badge color={projection.error ? 'red.9' : projection.state === 'live' || projection.state === 'running' ? '#237032' : 'gray.8'}>{projection.state}</Badge>
                   {projection.error ? <Text size="xs" c="red.9">{projection.error}</Text> : null}
                 </Table.Td>
                 <Table.Td ta="right">

@@ -46,7 +46,7 @@ export default function OperatorSecurityPage() {
               <Table.Tr key={operator.id}>
                 <Table.Td>{operator.email}</Table.Td>
                 <Table.Td>{operator.role}</Table.Td>
-                <Table.Td>{operator.totpEnabled ? <Badge color="green.9">on</Badge> : <Badge color="gray.8">not set up</Badge>}</Table.Td>
+                <Table.Td>{operator.totpEnabled ? <Badge color="#237032">on</Badge> : <Badge color="gray.8">not set up</Badge>}</Table.Td>
                 <Table.Td>{when(operator.createdAt)}</Table.Td>
               </Table.Tr>
             ))}
@@ -72,7 +72,7 @@ export default function OperatorSecurityPage() {
               </Button>
             </Group>
             {invite.error ? <Text c="red.9" size="sm" role="alert">{errorText(invite.error)}</Text> : null}
-            {invite.isSuccess ? <Text c="green.9" size="sm" role="status">Invitation sent.</Text> : null}
+            {invite.isSuccess ? <Text c="#237032" size="sm" role="status">Invitation sent.</Text> : null}
           </form>
         ) : null}
       </Paper>

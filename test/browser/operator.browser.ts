@@ -1,0 +1,77 @@
+import { checkPage, eventually, expect, mailedLink, openLink, signUp, test } from './fixtures.js';
+import { operatorPage } from './operator.js';
+
+test('a live-access request approved in the operators\' console, a funding that reaches the wallet, then a live check', async ({ page, browser }) => {
+  const { email, organization } = await signUp(page);
+
+  // Live access needs a verified email: the link comes through the development mailbox.
+  await openLink(page, await mailedLink(page, email, /verif/i));
+  await expect(page.getByText('Your email address is verified')).toBeVisible();
+  await page.goto('/console/settings');
+  await page.getByRole('button', { name: 'Request live access' }).click();
+  await expect(page.getByTestId('live-access')).toHaveText('requested');
+
+  const operator = await operatorPage(browser);
+  await checkPage(operator, 'operator-organizations');
+  await operator.getByRole('link', { name: 'Approval queue' }).click();
+  const waiting = operator.getByRole('row').filter({ hasText: organization });
+  await eventually(operator, () => expect(waiting).toBeVisible({ timeout: 2_000 }));
+  await checkPage(operator, 'operator-queue');
+  await waiting.getByRole('button', { name: `Approve ${organization}` }).click();
+  await expect(waiting).toBeHidden();
+
+  await operator.getByRole('link', { name: 'Organizations' }).click();
+  await operator.getByLabel('Search').fill(organization);
+  await operator.getByRole('link', { name: organization }).click();
+  await expect(operator.getByRole('heading', { name: organization })).toBeVisible();
+  await expect(operator.getByText('approved', { exact: true })).toBeVisible();
+  const reference = `INV-${Date.now()}`;
+  await operator.getByRole('textbox', { name: 'Fund wallet' }).click();
+  await operator.getByRole('option', { name: 'live' }).click();
+  await operator.getByLabel('Amount (kobo)').fill('500000');
+  await operator.getByLabel('Funding reference').fill(reference);
+  await operator.getByRole('button', { name: 'Fund', exact: true }).click();
+  await expect(operator.getByText('Funded.')).toBeVisible();
+  await eventually(operator, () => expect(operator.getByTestId('wallet-live-balance')).toHaveText('₦5,000.00', { timeout: 2_000 }));
+  await checkPage(operator, 'operator-organization');
+
+  // The integrator sees the funding in the live wallet.
+  await page.goto('/console/wallet');
+  await page.getByText('Live', { exact: true }).click();
+  await eventually(page, async () => {
+    await expect(page.getByTestId('balance')).toHaveText('₦5,000.00', { timeout: 2_000 });
+    await expect(page.getByRole('table', { name: 'Wallet transactions' }).getByText(reference)).toBeVisible({ timeout: 2_000 });
+  });
+  await checkPage(page, 'wallet-live');
+
+  // A live key, then a live check from the playground (the embedded default answers an organization with no upstream from the sandbox).
+  await page.getByRole('link', { name: 'API keys' }).click();
+  await page.getByRole('textbox', { name: 'Environment' }).click();
+  await page.getByRole('option', { name: 'Live' }).click();
+  await page.getByRole('button', { name: 'Create key' }).click();
+  await expect(page.getByTestId('issued-key')).toHaveText(/^service_live_/);
+  await page.getByRole('button', { name: 'I have copied it' }).click();
+  await page.getByRole('link', { name: 'Playground' }).click();
+  await page.getByRole('button', { name: 'Run check' }).click();
+  await expect(page.getByTestId('result-reference')).toHaveText(/^vrf_/);
+  await expect(page.getByText(/charged$/)).toBeVisible();
+  await page.getByRole('link', { name: 'Wallet' }).click();
+  await eventually(page, () => expect(page.getByTestId('balance')).not.toHaveText('₦5,000.00', { timeout: 2_000 }));
+
+  for (const [link, heading, name] of [
+    ['Projections', 'Projections', 'operator-projections'],
+    ['Wallet audit', 'Wallet audit', 'operator-audit'],
+    ['Account', 'Operators and your account', 'operator-account'],
+  ] as const) {
+    await operator.getByRole('link', { name: link, exact: true }).click();
+    await expect(operator.getByRole('heading', { name: heading, level: 1 })).toBeVisible();
+    await checkPage(operator, name);
+  }
+  await operator.context().close();
+});
+
+test('the operators\' sign-in page', async ({ page }) => {
+  await page.goto('/console/operator/login');
+  await expect(page.getByRole('heading', { name: 'Operators\' sign-in' })).toBeVisible();
+  await checkPage(page, 'operator-login');
+});
