@@ -20,7 +20,8 @@ export default function ChecksChart({ days, series, label }: { days: string[]; s
         width: Math.max(280, element.clientWidth),
         height: 240,
         scales: { x: { time: true }, y: { range: (_u, _min, max) => [0, Math.max(1, max)] } },
-        axes: [{}, { label: 'checks', size: 50 }],
+        // Whole checks only on the count axis.
+        axes: [{}, { label: 'checks', size: 50, incrs: [1, 2, 5, 10, 20, 50, 100, 200, 500, 1_000, 2_000, 5_000, 10_000, 100_000] }],
         series: [{}, ...series.map((item) => ({ label: item.label, stroke: item.color, width: 2, points: { show: true, size: 5 } }))],
         legend: { live: false },
       },

@@ -48,10 +48,12 @@ export default function VerificationPage() {
     <>
       <PageTitle actions={<Anchor component={Link} href="/verifications">Back to the list</Anchor>}>Verification</PageTitle>
       <Paper withBorder p="md" mb="md">
-        <SimpleGrid cols={{ base: 1, sm: 2, md: 4 }}>
+        <SimpleGrid cols={{ base: 1, sm: 2, lg: 4 }}>
           <div>
             <Text size="xs" c="dimmed">Reference</Text>
-            <Text ff="monospace" size="sm" data-testid="verification-reference">{verification.reference}</Text>
+            <Text ff="monospace" size="sm" data-testid="verification-reference" style={{ wordBreak: 'break-all' }}>
+              {verification.reference}
+            </Text>
           </div>
           <div>
             <Text size="xs" c="dimmed">Scope</Text>
