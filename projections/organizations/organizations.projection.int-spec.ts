@@ -31,6 +31,13 @@ describe('organizations projection', () => {
     expect(await row()).toMatchObject({ status: 'approved', suspension_reason: null });
   });
 
+  it('given a live-access request, then its first time kept, and the approval leaves it', async () => {
+    await when([registered, event('LiveAccessRequested', {}, 1), event('LiveAccessRequested', {}, 2)]);
+    expect(await row()).toMatchObject({ live_access_requested_at: new Date(t0.getTime() + 60_000), approved: false });
+    await when([event('OrganizationApproved', {}, 3)]);
+    expect(await row()).toMatchObject({ live_access_requested_at: new Date(t0.getTime() + 60_000), approved: true });
+  });
+
   it('given scope and price changes, then the active set and the overrides', async () => {
     await when([
       registered,
@@ -58,6 +65,7 @@ describe('organizations projection', () => {
   it('replayed twice, same rows', async () => {
     const events = recorded([
       registered,
+      event('LiveAccessRequested', {}, 1),
       event('OrganizationApproved', {}, 1),
       event('ScopeActivated', { scope: 'phone' }, 2),
       event('ScopePriceSet', { scope: 'nin', priceKobo: 5_000 }, 3),

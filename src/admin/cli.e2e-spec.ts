@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { createHash } from 'node:crypto';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -39,6 +40,21 @@ describe('admin CLI', () => {
     return JSON.parse(result.stdout);
   };
   const eventTypes = async (streamId: string) => (await streamEvents(events.store, streamId)).map((event) => event.type);
+
+  it("creates an operators' console account with a one-time set-password link, once per email", async () => {
+    const created = await json('operator', 'create', '--email', 'ops@ledger.test', '--role', 'auditor');
+    expect(created).toMatchObject({ email: 'ops@ledger.test', role: 'auditor' });
+    const link = new URL(created.setPasswordLink);
+    expect(link.pathname).toBe('/console/reset-password');
+    const { rows } = await pool.query(
+      'select u.kind, u.role, u.password_hash, t.purpose, t.used_at from console_tokens t join console_users u on u.id = t.user_id where t.token_hash = $1',
+      [createHash('sha256').update(link.searchParams.get('token') ?? '').digest('hex')],
+    );
+    expect(rows).toEqual([{ kind: 'operator', role: 'auditor', password_hash: null, purpose: 'reset_password', used_at: null }]);
+    const again = await cli('operator', 'create', '--email', 'OPS@ledger.test');
+    expect(again.code).toBe(1);
+    expect(again.stderr).toContain('email_taken');
+  });
 
   it('runs an organization through its life with the same events as the admin API, the operator recorded as the CLI', async () => {
     const created = await json('org', 'create', '--name', 'Cli Co', '--email', 'ops@cli.test');

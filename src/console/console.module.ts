@@ -5,13 +5,15 @@ import { ConsoleAuthModule } from '../console-auth/console-auth.module.js';
 import { VerificationsModule } from '../verifications/verifications.module.js';
 import { ConsoleAccountsController } from './console-accounts.controller.js';
 import { ConsoleIntegratorController } from './console-integrator.controller.js';
+import { ConsoleOperatorController } from './console-operator.controller.js';
+import { WalletsModule } from '../wallets/wallets.module.js';
 import { ConsoleLinks } from './console-links.js';
 import { ConsoleSessions } from './console-session.service.js';
 
 /** The console's server side under /console/api (the pages themselves are static files served apart). */
 @Module({
-  imports: [CqrsModule, ConsoleAuthModule, VerificationsModule],
-  controllers: [ConsoleAccountsController, ConsoleIntegratorController],
+  imports: [CqrsModule, ConsoleAuthModule, VerificationsModule, WalletsModule],
+  controllers: [ConsoleAccountsController, ConsoleIntegratorController, ConsoleOperatorController],
   providers: [ConsoleLinks, ConsoleSessions, ApiKeyGuard],
 })
 export class ConsoleModule {}

@@ -1,4 +1,6 @@
-import { Body, Controller, Delete, Get, HttpCode, Inject, Param, Post, Put, Query, Req, UseGuards } from '@nestjs/common';
+import { Body, Controller, Delete, Get, HttpCode, Inject, Param, Post, Put, Query, Req, Res, UseGuards } from '@nestjs/common';
+import type { FastifyReply } from 'fastify';
+import { ReadYourWrites } from '../read-models/read-your-writes.js';
 import { CommandBus, QueryBus } from '@nestjs/cqrs';
 import { ApiExcludeController } from '@nestjs/swagger';
 import type pg from 'pg';
@@ -11,7 +13,7 @@ import { validateBody } from '../common/validation.js';
 import { PG_POOL } from '../database/pool.js';
 import { AccountStore } from '../console-auth/accounts.js';
 import { ConsoleAccess, consoleIdentity, ConsoleGuard, organizationOf, userActor, type ConsoleRequest } from '../console-auth/console.guard.js';
-import { readWalletBalance } from '../wallets/wallet.read-model.js';
+import { readWalletBalance, WALLETS_PROJECTION } from '../wallets/wallet.read-model.js';
 import type { WalletBalance } from '../wallets/wallet-ledger.port.js';
 import {
   ApproveOrganization,
@@ -45,6 +47,7 @@ export class ConsoleOrganizationsController {
     @Inject(QueryBus) private readonly queries: QueryBus,
     @Inject(PG_POOL) private readonly pool: pg.Pool,
     @Inject(AccountStore) private readonly accounts: AccountStore,
+    @Inject(ReadYourWrites) private readonly readYourWrites: ReadYourWrites,
   ) {}
 
   // The integrator's own organization.
@@ -112,8 +115,10 @@ export class ConsoleOrganizationsController {
 
   @Get('operator/organizations/:id')
   @ConsoleAccess({ who: 'operator' })
-  async get(@Param('id') id: string): Promise<SuccessEnvelope<{ organization: ConsoleOrganizationView; wallets: { test: WalletBalance; live: WalletBalance }; keys: ApiKeyView[]; members: unknown[] }>> {
+  async get(@Req() request: ConsoleRequest, @Res({ passthrough: true }) reply: FastifyReply, @Param('id') id: string): Promise<SuccessEnvelope<{ organization: ConsoleOrganizationView; wallets: { test: WalletBalance; live: WalletBalance }; keys: ApiKeyView[]; members: unknown[] }>> {
     const organization = await this.queries.execute(new GetConsoleOrganization(id));
+    // The wallets as this instance wrote them (a check or a funding just made here shows at once).
+    for (const environment of ['test', 'live'] as const) await this.readYourWrites.beforeRead(request, reply, { organizationId: id, environment }, 'wallet', [WALLETS_PROJECTION]);
     const [test, live, keys, members] = await Promise.all([
       readWalletBalance(this.pool, id, 'test'),
       readWalletBalance(this.pool, id, 'live'),

@@ -61,6 +61,19 @@ describe('organization decider', () => {
     });
   });
 
+  describe('asking for live access (from the console)', () => {
+    const requested: OrganizationEvent = { type: 'LiveAccessRequested', data: { schemaVersion: v, organizationId } };
+    it('records the request once, with its time', () => {
+      given([registered()]).when({ type: 'RequestLiveAccess' }).then([requested]);
+      expect(given([registered(), requested]).state.liveAccessRequestedAt).toEqual(at);
+    });
+    it('changes nothing when asked again or once approved', () => {
+      given([registered(), requested]).when({ type: 'RequestLiveAccess' }).thenNothing();
+      given([registered(), approved]).when({ type: 'RequestLiveAccess' }).thenNothing();
+    });
+    it('refuses an organization that does not exist', () => given([]).when({ type: 'RequestLiveAccess' }).thenThrows(NotFound));
+  });
+
   describe('suspending and reinstating', () => {
     it('suspends with the reason', () =>
       given([registered(), approved]).when({ type: 'SuspendOrganization', reason: 'fraud review' }).then([suspended]));

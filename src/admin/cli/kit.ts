@@ -6,7 +6,7 @@ import { ValidationFailed } from '../../common/errors.js';
 /** Everything heavy, loaded only once the arguments parsed, so a usage error answers at once. */
 export async function loadKit() {
   await import('reflect-metadata');
-  const [core, cqrs, app, config, migrations, database, validation, paging, wallets, walletRules, fundingReference, commands, dto, queries, store, logging, nestLogger, pinoModule, runtime] =
+  const [core, cqrs, app, config, migrations, database, validation, paging, wallets, walletRules, fundingReference, commands, dto, queries, store, logging, nestLogger, pinoModule, runtime, consoleAccounts] =
     await Promise.all([
       import('@nestjs/core'),
       import('@nestjs/cqrs'),
@@ -27,6 +27,7 @@ export async function loadKit() {
       import('../../logging/nest-logger.js'),
       import('pino'),
       import('../../config/runtime.js'),
+      import('../../console-auth/accounts.js'),
     ]);
   return {
     ...core,
@@ -48,6 +49,7 @@ export async function loadKit() {
     ...nestLogger,
     pino: pinoModule.pino,
     CONFIG: runtime.CONFIG,
+    AccountStore: consoleAccounts.AccountStore,
   };
 }
 export type Kit = Awaited<ReturnType<typeof loadKit>>;

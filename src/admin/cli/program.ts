@@ -2,6 +2,7 @@ import { Command } from 'commander';
 import type { SetJob } from './kit.js';
 import { addKeyCommands } from './key.commands.js';
 import { addMasterKeyCommands } from './master-key.commands.js';
+import { addOperatorCommands } from './operator.commands.js';
 import { addOrgCommands } from './org.commands.js';
 import { addProviderCommands } from './provider.commands.js';
 import { addWalletCommands } from './wallet.commands.js';
@@ -19,6 +20,7 @@ export function buildProgram(setJob: SetJob): Command {
   addKeyCommands(program, setJob);
   addWalletCommands(program, setJob);
   addMasterKeyCommands(program, setJob);
+  addOperatorCommands(program, setJob);
   program.addHelpText(
     'after',
     `
@@ -32,6 +34,7 @@ Examples:
   $ npm run admin -- key issue org_01J… --env live --scopes nin,bvn
   $ npm run admin -- wallet fund org_01J… --env live --amount 500000 --reference bank:TRX-2026-0001
   $ npm run admin -- wallet balance org_01J… --env live
+  $ npm run admin -- operator create --email ops@ledger.example --role admin
 
 Who may run it: the CLI does not go through the admin API and asks for no token. It talks to the
 database (and event store) directly, with the service's own configuration (DATABASE_URL, EVENT_STORE,

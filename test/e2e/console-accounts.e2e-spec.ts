@@ -1,0 +1,235 @@
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { generate } from 'otplib';
+import pg from 'pg';
+import { startTestApp, type TestApp } from '../support/app.js';
+import { ConsoleClient, uniqueEmail } from '../support/console-client.js';
+import { streamEvents } from '../support/event-store.js';
+
+const PASSWORD = 'correct horse battery';
+
+/**
+ * The console's mail, roles, live access and operators' console, on the embedded default's
+ * behaviour (the development mailbox exists there), over HTTP with a cookie-keeping client.
+ */
+describe('Console API: accounts, roles and the operators', () => {
+  let app: TestApp;
+  let pool: pg.Pool;
+
+  beforeAll(async () => {
+    app = await startTestApp({ embedded: true, env: { SANDBOX_CREDIT_KOBO: '500000', DEFAULT_ACTIVE_SCOPES: 'nin,bvn' } });
+    pool = new pg.Pool({ connectionString: app.database.url, max: 2 });
+  });
+  afterAll(async () => {
+    await pool?.end();
+    await app?.close();
+  });
+
+  /** The one-time link of the newest mail to `to` whose subject matches, once the outbox has it. */
+  async function linkFor(to: string, subject: RegExp): Promise<string> {
+    for (let attempt = 0; attempt < 50; attempt++) {
+      const mailbox = await new ConsoleClient(app).call('GET', '/console/api/dev/mailbox');
+      expect(mailbox.status).toBe(200);
+      const mail = mailbox.body.data.find((m: { to: string; subject: string }) => m.to === to && subject.test(m.subject));
+      if (mail !== undefined) return new URL(mail.link).searchParams.get('token') as string;
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+    throw new Error(`no mail to ${to} matching ${subject}`);
+  }
+
+  async function signedUp(label: string) {
+    const client = new ConsoleClient(app);
+    const email = uniqueEmail(label);
+    const response = await client.signUp({ organizationName: `Acme ${label}`, email, password: PASSWORD });
+    expect(response.status).toBe(201);
+    return { client, email, organizationId: response.body.data.organization.id as string, userId: response.body.data.user.id as string };
+  }
+
+  async function operator(): Promise<ConsoleClient> {
+    const client = new ConsoleClient(app);
+    const email = uniqueEmail('operator');
+    await client.session();
+    const created = await client.call('POST', '/console/api/operator/bootstrap', { adminToken: app.adminToken, email, password: PASSWORD });
+    if (created.status === 201) {
+      const setup = await client.call('POST', '/console/api/operator/totp/setup');
+      const confirmed = await client.call('POST', '/console/api/operator/totp/confirm', { code: await generate({ secret: setup.body.data.secret }) });
+      expect(confirmed.body.data.user.totpEnabled).toBe(true);
+      operatorSecret = setup.body.data.secret;
+      operatorEmail = email;
+      return client;
+    }
+    const again = new ConsoleClient(app);
+    const login = await again.call('POST', '/console/api/operator/login', { email: operatorEmail, password: PASSWORD, totpCode: await generate({ secret: operatorSecret }) });
+    expect(login.status).toBe(200);
+    return again;
+  }
+  let operatorSecret = '';
+  let operatorEmail = '';
+
+  describe('email verification and password reset through the outbox', () => {
+    it('confirms the email with the mailed link, once', async () => {
+      const { client, email } = await signedUp('verify');
+      const token = await linkFor(email, /Confirm your email/);
+      const verified = await client.call('POST', '/console/api/email/verify', { token });
+      expect(verified.status).toBe(200);
+      expect(verified.body.data.user.emailVerified).toBe(true);
+      const reused = await client.call('POST', '/console/api/email/verify', { token });
+      expect(reused.status).toBe(422);
+      expect(reused.body.error.code).toBe('invalid_token');
+    });
+
+    it('resets the password with the mailed link and ends every session; an unknown address gets the same answer', async () => {
+      const { client, email } = await signedUp('reset');
+      const anonymous = new ConsoleClient(app);
+      expect((await anonymous.call('POST', '/console/api/password/forgot', { email })).status).toBe(202);
+      expect((await anonymous.call('POST', '/console/api/password/forgot', { email: uniqueEmail('nobody') })).status).toBe(202);
+      const token = await linkFor(email, /Reset your password/);
+      expect((await anonymous.call('POST', '/console/api/password/reset', { token, password: 'a brand new password' })).status).toBe(200);
+      expect((await client.call('GET', '/console/api/keys')).status).toBe(401);
+      expect((await new ConsoleClient(app).call('POST', '/console/api/login', { email, password: PASSWORD })).status).toBe(401);
+      expect((await new ConsoleClient(app).call('POST', '/console/api/login', { email, password: 'a brand new password' })).status).toBe(200);
+    });
+
+    it('keeps the mailbox to the embedded default', async () => {
+      const other = await startTestApp();
+      try {
+        expect((await new ConsoleClient(other).call('GET', '/console/api/dev/mailbox')).status).toBe(404);
+      } finally {
+        await other.close();
+      }
+    });
+  });
+
+  describe('sessions end', () => {
+    it('after the idle time and at the absolute end (401 and the cookie cleared)', async () => {
+      const idle = await signedUp('idle');
+      await pool.query("update console_sessions s set last_seen_at = now() - interval '31 minutes' from console_users u where u.id = s.user_id and u.email = $1", [idle.email]);
+      const refused = await idle.client.call('GET', '/console/api/keys');
+      expect(refused.status).toBe(401);
+      expect(refused.headers.getSetCookie().some((line) => /^ivl_session=;/.test(line))).toBe(true);
+      const old = await signedUp('absolute');
+      await pool.query("update console_sessions s set expires_at = now() - interval '1 second' from console_users u where u.id = s.user_id and u.email = $1", [old.email]);
+      expect((await old.client.call('GET', '/console/api/keys')).status).toBe(401);
+    });
+  });
+
+  describe('team roles', () => {
+    it('invites a developer and a finance member, each refused what their role may not do', async () => {
+      const { client: owner } = await signedUp('team');
+      const members: Record<string, ConsoleClient> = {};
+      for (const role of ['developer', 'finance'] as const) {
+        const email = uniqueEmail(role);
+        const invited = await owner.call('POST', '/console/api/team/invitations', { email, role });
+        expect(invited.status).toBe(201);
+        const token = await linkFor(email, /invited/);
+        const member = new ConsoleClient(app);
+        await member.session();
+        const accepted = await member.call('POST', '/console/api/invitations/accept', { token, password: PASSWORD });
+        expect(accepted.status).toBe(201);
+        expect(accepted.body.data.user).toMatchObject({ role, emailVerified: true });
+        members[role] = member;
+      }
+      const developer = members.developer;
+      const finance = members.finance;
+      expect((await developer.call('GET', '/console/api/keys')).status).toBe(200);
+      expect((await developer.call('POST', '/console/api/playground/nin', { input: { nin: '21440414976' } })).status).toBe(201);
+      const devWallet = await developer.call('GET', '/console/api/wallet');
+      expect(devWallet.status).toBe(403);
+      expect(devWallet.body.error).toMatchObject({ code: 'forbidden_role', details: { requiredRoles: ['owner', 'finance'] } });
+      expect((await developer.call('POST', '/console/api/team/invitations', { email: uniqueEmail('x'), role: 'owner' })).status).toBe(403);
+      expect((await finance.call('GET', '/console/api/wallet')).status).toBe(200);
+      expect((await finance.call('GET', '/console/api/wallet/transactions.csv')).status).toBe(200);
+      expect((await finance.call('GET', '/console/api/keys')).status).toBe(403);
+      expect((await finance.call('POST', '/console/api/keys', { environment: 'test' })).status).toBe(403);
+      expect((await finance.call('POST', '/console/api/playground/nin', { input: { nin: '21440414976' } })).status).toBe(403);
+      expect((await finance.call('GET', '/console/api/verifications')).status).toBe(403);
+      const team = await owner.call('GET', '/console/api/team');
+      expect(team.body.data.members.map((m: { role: string }) => m.role).sort()).toEqual(['developer', 'finance', 'owner']);
+      const self = team.body.data.members.find((m: { you: boolean }) => m.you);
+      const demote = await owner.call('PUT', `/console/api/team/members/${self.id}`, { role: 'developer' });
+      expect(demote.status).toBe(409);
+      expect(demote.body.error.code).toBe('last_owner');
+    });
+
+    it('keeps operators out of the integrators\' pages and integrators out of the operators\'', async () => {
+      const { client } = await signedUp('kinds');
+      expect((await client.call('GET', '/console/api/operator/organizations')).body.error.code).toBe('wrong_console');
+      const op = await operator();
+      expect((await op.call('GET', '/console/api/keys')).body.error.code).toBe('wrong_console');
+    });
+  });
+
+  describe('the operators\' console', () => {
+    it('takes a live-access request through the approval queue to a live check, and a funding to the wallet', async () => {
+      const { client, email, organizationId, userId } = await signedUp('live');
+      const unverified = await client.call('POST', '/console/api/organization/live-access');
+      expect(unverified.body.error.code).toBe('email_not_verified');
+      await client.call('POST', '/console/api/email/verify', { token: await linkFor(email, /Confirm your email/) });
+      const requested = await client.call('POST', '/console/api/organization/live-access');
+      expect(requested.status).toBe(200);
+      expect(requested.body.data.liveAccessRequestedAt).not.toBeNull();
+
+      const op = await operator();
+      const queue = await op.call('GET', '/console/api/operator/approval-queue');
+      expect(queue.body.data.map((o: { id: string }) => o.id)).toContain(organizationId);
+      const approved = await op.call('POST', `/console/api/operator/organizations/${organizationId}/approve`);
+      expect(approved.body.data).toMatchObject({ approved: true, status: 'approved' });
+      expect((await op.call('GET', '/console/api/operator/approval-queue')).body.data.map((o: { id: string }) => o.id)).not.toContain(organizationId);
+      const funded = await op.call('POST', `/console/api/operator/organizations/${organizationId}/wallets/live/fundings`, { amountKobo: 250_000, reference: `transfer-${organizationId}` });
+      expect(funded.status).toBe(201);
+      const events = await streamEvents(app.eventStore, `organization-${organizationId}`);
+      const approval = events.find((event) => event.type === 'OrganizationApproved');
+      expect((approval?.metadata.actor as { type: string }).type).toBe('operator');
+      expect(events.find((event) => event.type === 'LiveAccessRequested')?.metadata.actor).toEqual({ type: 'user', id: userId });
+
+      const wallet = await client.call('GET', '/console/api/wallet?environment=live');
+      expect(wallet.body.data).toMatchObject({ environment: 'live', balanceKobo: 250_000 });
+      const key = await client.call('POST', '/console/api/keys', { environment: 'live', name: 'production' });
+      expect(key.status).toBe(201);
+      const check = await client.call('POST', '/console/api/playground/nin', { environment: 'live', input: { nin: '21440414976' } });
+      expect(check.status).toBe(201);
+      expect(check.body.data).toMatchObject({ status: 'found', charged: true });
+
+      const page = await op.call('GET', `/console/api/operator/organizations/${organizationId}`);
+      expect(page.body.data.wallets.live.balanceKobo).toBe(250_000 - check.body.data.priceKobo);
+      const audit = await op.call('GET', `/console/api/operator/organizations/${organizationId}/wallets/live/audit`);
+      expect(audit.status).toBe(200);
+      expect(audit.body.meta.summary.chain.verified).toBe(true);
+      const csv = await op.call('GET', `/console/api/operator/organizations/${organizationId}/wallets/live/audit.csv`);
+      expect(String(csv.body).trim().split('\n')).toHaveLength(4);
+      const reconcile = await op.call('GET', `/console/api/operator/organizations/${organizationId}/wallets/live/reconcile`);
+      expect(reconcile.body.data.differenceCount).toBe(0);
+      const projections = await op.call('GET', '/console/api/operator/projections');
+      expect(projections.body.data.projections.map((p: { name: string }) => p.name)).toContain('wallets');
+      expect(projections.body.data.history.length).toBeGreaterThan(0);
+    });
+
+    it('asks for the second factor, and an auditor reads but changes nothing', async () => {
+      const op = await operator();
+      const noCode = await new ConsoleClient(app).call('POST', '/console/api/operator/login', { email: operatorEmail, password: PASSWORD });
+      expect(noCode.body.error.code).toBe('totp_required');
+      const wrongCode = await new ConsoleClient(app).call('POST', '/console/api/operator/login', { email: operatorEmail, password: PASSWORD, totpCode: '000000' });
+      expect(wrongCode.body.error.code).toMatch(/totp_invalid|rate_limited/);
+      const second = await new ConsoleClient(app).call('POST', '/console/api/operator/bootstrap', { adminToken: app.adminToken, email: uniqueEmail('late'), password: PASSWORD });
+      expect(second.body.error.code).toBe('operators_exist');
+
+      const auditorEmail = uniqueEmail('auditor');
+      expect((await op.call('POST', '/console/api/operator/operators/invitations', { email: auditorEmail, role: 'auditor' })).status).toBe(201);
+      const auditor = new ConsoleClient(app);
+      await auditor.session();
+      const accepted = await auditor.call('POST', '/console/api/invitations/accept', { token: await linkFor(auditorEmail, /operators/), password: PASSWORD });
+      expect(accepted.body.data.user).toMatchObject({ kind: 'operator', role: 'auditor', totpEnabled: false });
+      expect((await auditor.call('GET', '/console/api/operator/organizations')).body.error.code).toBe('totp_enrollment_required');
+      const setup = await auditor.call('POST', '/console/api/operator/totp/setup');
+      await auditor.call('POST', '/console/api/operator/totp/confirm', { code: await generate({ secret: setup.body.data.secret }) });
+      const { organizationId } = await signedUp('audited');
+      const list = await auditor.call('GET', `/console/api/operator/organizations?search=${encodeURIComponent('Acme audited')}`);
+      expect(list.body.data.map((o: { id: string }) => o.id)).toContain(organizationId);
+      const refused = await auditor.call('POST', `/console/api/operator/organizations/${organizationId}/suspend`, { reason: 'no' });
+      expect(refused.status).toBe(403);
+      expect(refused.body.error.code).toBe('read_only');
+      expect((await auditor.call('POST', `/console/api/operator/organizations/${organizationId}/wallets/test/fundings`, { amountKobo: 1, reference: 'x' })).body.error.code).toBe('read_only');
+      const suspended = await op.call('POST', `/console/api/operator/organizations/${organizationId}/suspend`, { reason: 'Unpaid invoices' });
+      expect(suspended.body.data).toMatchObject({ status: 'suspended', suspensionReason: 'Unpaid invoices' });
+    });
+  });
+});
