@@ -5,7 +5,7 @@ test('a live-access request approved in the operators\' console, a funding that 
   const { email, organization } = await signUp(page);
 
   // Live access needs a verified email: the link comes through the development mailbox.
-  await openLink(page, await mailedLink(page, email, /verif/i));
+  await openLink(page, await mailedLink(page, email, /confirm your email/i));
   await expect(page.getByText('Your email address is verified')).toBeVisible();
   await page.goto('/console/settings');
   await page.getByRole('button', { name: 'Request live access' }).click();
@@ -26,7 +26,7 @@ test('a live-access request approved in the operators\' console, a funding that 
   await expect(operator.getByRole('heading', { name: organization })).toBeVisible();
   await expect(operator.getByText('approved', { exact: true })).toBeVisible();
   const reference = `INV-${Date.now()}`;
-  await operator.getByRole('textbox', { name: 'Fund wallet' }).click();
+  await operator.getByRole('combobox', { name: 'Fund wallet' }).click();
   await operator.getByRole('option', { name: 'live' }).click();
   await operator.getByLabel('Amount (kobo)').fill('500000');
   await operator.getByLabel('Funding reference').fill(reference);
@@ -46,7 +46,7 @@ test('a live-access request approved in the operators\' console, a funding that 
 
   // A live key, then a live check from the playground (the embedded default answers an organization with no upstream from the sandbox).
   await page.getByRole('link', { name: 'API keys' }).click();
-  await page.getByRole('textbox', { name: 'Environment' }).click();
+  await page.getByRole('combobox', { name: 'Environment' }).click();
   await page.getByRole('option', { name: 'Live' }).click();
   await page.getByRole('button', { name: 'Create key' }).click();
   await expect(page.getByTestId('issued-key')).toHaveText(/^service_live_/);

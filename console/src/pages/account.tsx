@@ -2,7 +2,7 @@ import { Alert, Anchor, Button, Paper, PasswordInput, Stack, Text, TextInput, Ti
 import { useQuery } from '@tanstack/react-query';
 import { useEffect, useRef, useState, type FormEvent, type ReactNode } from 'react';
 import { Link, useLocation, useSearch } from 'wouter';
-import { errorText, get, post } from '../api';
+import { errorText, get, post, query } from '../api';
 import { Loading } from '../components/common';
 import { useSetSession, type Session } from '../session';
 
@@ -131,7 +131,7 @@ function AcceptInvitation() {
   const [error, setError] = useState<string>();
   const invitation = useQuery({
     queryKey: ['invitation', token],
-    queryFn: ({ signal }) => get<{ email: string; role: string; organizationName: string | null; kind: string }>(`/invitations/${encodeURIComponent(token)}`, signal),
+    queryFn: ({ signal }) => get<{ email: string; role: string; organizationName: string | null; kind: string }>(`/invitation${query({ token })}`, signal),
   });
   const submit = async (event: FormEvent) => {
     event.preventDefault();

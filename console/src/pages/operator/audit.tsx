@@ -1,8 +1,8 @@
-import { Badge, Button, Group, Paper, Select, SimpleGrid, Table, Text, TextInput, Title } from '@mantine/core';
+import { Badge, Button, Group, Paper, Select, SimpleGrid, Stack, Table, Text, TextInput, Title } from '@mantine/core';
 import { useQuery } from '@tanstack/react-query';
 import { useState, type FormEvent } from 'react';
 import { useSearch } from 'wouter';
-import { naira, query, when, withMeta } from '../../api';
+import { get, naira, query, when, withMeta } from '../../api';
 import { Failure, Loading, PageTitle } from '../../components/common';
 
 interface Entry {
@@ -29,12 +29,19 @@ interface Figures {
 }
 
 interface Meta {
-  closing?: Figures;
-  balance?: Figures;
-  chain?: { verified: boolean; head?: string; breaks?: number };
-  eventsReplayed?: number;
-  ledgerProblemCount?: number;
   total?: number;
+  summary?: {
+    closing?: Figures;
+    chain?: { verified: boolean; head?: string; breaks?: number };
+    eventsReplayed?: number;
+    ledgerProblemCount?: number;
+  };
+}
+
+interface Reconciliation {
+  differences: { check: string; message: string }[];
+  differenceCount: number;
+  notes: string[];
 }
 
 export default function OperatorAuditPage() {
@@ -54,7 +61,13 @@ export default function OperatorAuditPage() {
     event.preventDefault();
     setAsked({ organization: organization.trim(), environment, asOf });
   };
-  const figures = replay.data?.meta?.closing ?? replay.data?.meta?.balance;
+  const figures = replay.data?.meta?.summary?.closing;
+  const chain = replay.data?.meta?.summary?.chain;
+  const reconcile = useQuery({
+    queryKey: ['operator', 'reconcile', asked],
+    queryFn: ({ signal }) => get<Reconciliation>(path.replace(/\/audit$/, '/reconcile'), signal),
+    enabled: false,
+  });
 
   return (
     <>
@@ -96,13 +109,41 @@ export default function OperatorAuditPage() {
             </Paper>
             <Paper withBorder p="sm">
               <Text size="xs" c="dimmed">Hash chain</Text>
-              {replay.data.meta?.chain ? (
-                <Badge color={replay.data.meta.chain.verified ? '#237032' : 'red.9'}>{replay.data.meta.chain.verified ? 'verified' : 'broken'}</Badge>
-              ) : (
-                <Text>—</Text>
-              )}
+              {chain ? <Badge color={chain.verified ? '#237032' : 'red.9'} data-testid="audit-chain">{chain.verified ? 'verified' : 'broken'}</Badge> : <Text>—</Text>}
             </Paper>
           </SimpleGrid>
+          <Paper withBorder p="md" mb="md">
+            <Group justify="space-between">
+              <Title order={2} size="h4">
+                Reconciliation with the read models
+              </Title>
+              <Button variant="light" onClick={() => void reconcile.refetch()} loading={reconcile.isFetching}>
+                Reconcile
+              </Button>
+            </Group>
+            <Failure error={reconcile.error} />
+            {reconcile.data ? (
+              reconcile.data.differenceCount === 0 ? (
+                <Text mt="sm" data-testid="reconcile-result">
+                  No difference: the balances the API shows match the event log.
+                </Text>
+              ) : (
+                <Stack mt="sm" gap="xs" data-testid="reconcile-result">
+                  <Text c="red.9">{reconcile.data.differenceCount} differences</Text>
+                  {reconcile.data.differences.map((difference, index) => (
+                    <Text size="sm" key={index}>
+                      {difference.check}: {difference.message}
+                    </Text>
+                  ))}
+                </Stack>
+              )
+            ) : null}
+            {reconcile.data?.notes.map((note, index) => (
+              <Text size="xs" c="dimmed" key={index}>
+                {note}
+              </Text>
+            ))}
+          </Paper>
           <Title order={2} size="h4" mb="sm">
             Entries
           </Title>

@@ -12,8 +12,9 @@ import { OrganizationState } from './organizations';
 
 interface Detail {
   organization: Organization;
-  wallets: Record<Environment, Wallet>;
+  wallets: Record<Environment, Omit<Wallet, 'environment'>>;
   keys: ApiKey[];
+  members?: { id: string; email: string; role: string; emailVerified: boolean; createdAt: string }[];
 }
 
 /** The scopes the service knows (the spec's list); what each costs and whether it is active is the organization's. */
@@ -393,6 +394,33 @@ export default function OperatorOrganizationPage() {
           </Table>
         </Table.ScrollContainer>
       </Paper>
+      {detail.data.members && detail.data.members.length > 0 ? (
+        <Paper withBorder p="md" mt="md">
+          <Title order={2} size="h4" mb="sm">
+            Console users
+          </Title>
+          <Table aria-label="Console users of the organization">
+            <Table.Thead>
+              <Table.Tr>
+                <Table.Th>Email</Table.Th>
+                <Table.Th>Role</Table.Th>
+                <Table.Th>Email verified</Table.Th>
+                <Table.Th>Since</Table.Th>
+              </Table.Tr>
+            </Table.Thead>
+            <Table.Tbody>
+              {detail.data.members.map((member) => (
+                <Table.Tr key={member.id}>
+                  <Table.Td>{member.email}</Table.Td>
+                  <Table.Td>{member.role}</Table.Td>
+                  <Table.Td>{member.emailVerified ? 'yes' : 'no'}</Table.Td>
+                  <Table.Td>{when(member.createdAt)}</Table.Td>
+                </Table.Tr>
+              ))}
+            </Table.Tbody>
+          </Table>
+        </Paper>
+      ) : null}
       <Modal opened={issued !== undefined} onClose={() => setIssued(undefined)} title="The new key" size="lg">
         {issued ? (
           <Stack>

@@ -75,7 +75,7 @@ export default function OperatorOrganizationsPage() {
           label="Status"
           placeholder="Any"
           clearable
-          data={['active', 'suspended']}
+          data={['pending', 'approved', 'suspended']}
           value={status}
           onChange={(value) => {
             setStatus(value);

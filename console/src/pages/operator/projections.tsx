@@ -21,7 +21,7 @@ interface ProjectionStatus {
 
 interface Answer {
   projections: ProjectionStatus[];
-  history: { at: string; projection: string; lagEvents: number | null }[];
+  history: { at: string; projections: { name: string; lagEvents: number | null; lagSeconds: number | null }[] }[];
 }
 
 const PALETTE = ['#364fc7', '#2b8a3e', '#e67700', '#c92a2a', '#862e9c', '#0b7285', '#5f3dc4', '#a61e4d'];
@@ -29,15 +29,14 @@ const PALETTE = ['#364fc7', '#2b8a3e', '#e67700', '#c92a2a', '#862e9c', '#0b7285
 export default function OperatorProjectionsPage() {
   const status = useQuery({ queryKey: ['operator', 'projections'], queryFn: ({ signal }) => get<Answer>('/operator/projections', signal), refetchInterval: 10_000 });
   const chart = useMemo(() => {
-    const history = status.data?.history ?? [];
-    const times = [...new Set(history.map((point) => point.at))].sort();
-    const names = [...new Set(history.map((point) => point.projection))].sort();
+    const history = [...(status.data?.history ?? [])].sort((a, b) => a.at.localeCompare(b.at));
+    const names = [...new Set(history.flatMap((sample) => sample.projections.map((projection) => projection.name)))].sort();
     return {
-      times,
+      times: history.map((sample) => sample.at),
       series: names.map((name, index) => ({
         label: name,
         color: PALETTE[index % PALETTE.length],
-        values: times.map((at) => history.find((point) => point.at === at && point.projection === name)?.lagEvents ?? null),
+        values: history.map((sample) => sample.projections.find((projection) => projection.name === name)?.lagEvents ?? null),
       })),
     };
   }, [status.data]);

@@ -16,10 +16,19 @@ interface OperatorRow {
 
 export default function OperatorSecurityPage() {
   const { data: session } = useSession();
-  const operators = useQuery({ queryKey: ['operator', 'operators'], queryFn: ({ signal }) => get<OperatorRow[]>('/operator/operators', signal) });
+  const operators = useQuery({
+    queryKey: ['operator', 'operators'],
+    queryFn: ({ signal }) => get<{ operators: OperatorRow[]; invitations: { id: string; email: string; role: string; expiresAt: string }[] }>('/operator/operators', signal),
+  });
   const [email, setEmail] = useState('');
   const [role, setRole] = useState('auditor');
-  const invite = useMutation({ mutationFn: () => post('/operator/operators/invitations', { email, role }), onSuccess: () => setEmail('') });
+  const invite = useMutation({
+    mutationFn: () => post('/operator/operators/invitations', { email, role }),
+    onSuccess: () => {
+      setEmail('');
+      void operators.refetch();
+    },
+  });
   const submit = (event: FormEvent) => {
     event.preventDefault();
     invite.mutate();
@@ -42,12 +51,20 @@ export default function OperatorSecurityPage() {
             </Table.Tr>
           </Table.Thead>
           <Table.Tbody>
-            {(operators.data ?? []).map((operator) => (
+            {(operators.data?.operators ?? []).map((operator) => (
               <Table.Tr key={operator.id}>
                 <Table.Td>{operator.email}</Table.Td>
                 <Table.Td>{operator.role}</Table.Td>
                 <Table.Td>{operator.totpEnabled ? <Badge color="#237032">on</Badge> : <Badge color="gray.8">not set up</Badge>}</Table.Td>
                 <Table.Td>{when(operator.createdAt)}</Table.Td>
+              </Table.Tr>
+            ))}
+            {(operators.data?.invitations ?? []).map((invitation) => (
+              <Table.Tr key={invitation.id}>
+                <Table.Td>{invitation.email}</Table.Td>
+                <Table.Td>{invitation.role}</Table.Td>
+                <Table.Td>invited, until {when(invitation.expiresAt)}</Table.Td>
+                <Table.Td>—</Table.Td>
               </Table.Tr>
             ))}
           </Table.Tbody>
