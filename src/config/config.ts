@@ -120,6 +120,8 @@ export interface AppConfig {
     readonly smtpUrl: string | undefined;
     /** MAIL_FROM: the sender of the console's mail. */
     readonly mailFrom: string;
+    /** Sign-ups and other mail-sending requests one address may make per hour (CONSOLE_MAIL_REQUESTS_PER_HOUR). */
+    readonly mailRequestsPerHour: number;
   };
   readonly rateLimits: {
     readonly store: RateLimitStore;
@@ -359,6 +361,7 @@ export function loadConfig(env: Env = process.env): AppConfig {
       secureCookies: flag(env, 'CONSOLE_SECURE_COOKIES', false),
       smtpUrl: url(env, 'SMTP_URL', ['smtp:', 'smtps:']),
       mailFrom: text(env, 'MAIL_FROM') ?? 'Identity verification console <no-reply@localhost>',
+      mailRequestsPerHour: integer(env, 'CONSOLE_MAIL_REQUESTS_PER_HOUR', 30, 1, 1_000_000),
     },
     rateLimits: {
       store: rateLimitStore,

@@ -3,6 +3,8 @@ import type pg from 'pg';
 import { RateLimiterMemory, RateLimiterPostgres, type RateLimiterAbstract } from 'rate-limiter-flexible';
 import { RateLimited } from '../common/errors.js';
 import { PG_POOL } from '../database/pool.js';
+import type { AppConfig } from '../config/config.js';
+import { CONFIG } from '../config/runtime.js';
 import { emailKey } from './tokens.js';
 
 const WINDOW_SECONDS = 15 * 60;
@@ -10,8 +12,6 @@ const WINDOW_SECONDS = 15 * 60;
 export const ACCOUNT_FAILURES = 5;
 /** Failed sign-ins from one address in the window before it is refused. */
 export const ADDRESS_FAILURES = 20;
-/** Sign-ups, password-reset and resend mails from one address per hour. */
-const ADDRESS_MAILS_PER_HOUR = 20;
 
 function limiter(pool: pg.Pool, keyPrefix: string, points: number, duration: number): RateLimiterAbstract {
   const options = { points, duration, keyPrefix };
@@ -30,10 +30,10 @@ export class LoginThrottle {
   private readonly addresses: RateLimiterAbstract;
   private readonly mails: RateLimiterAbstract;
 
-  constructor(@Inject(PG_POOL) pool: pg.Pool) {
+  constructor(@Inject(PG_POOL) pool: pg.Pool, @Inject(CONFIG) config: AppConfig) {
     this.accounts = limiter(pool, 'console_login_account', ACCOUNT_FAILURES, WINDOW_SECONDS);
     this.addresses = limiter(pool, 'console_login_address', ADDRESS_FAILURES, WINDOW_SECONDS);
-    this.mails = limiter(pool, 'console_mail_address', ADDRESS_MAILS_PER_HOUR, 3_600);
+    this.mails = limiter(pool, 'console_mail_address', config.console.mailRequestsPerHour, 3_600);
   }
 
   /** 429 when the account or the address has used up its failures. */

@@ -1,5 +1,5 @@
 import { Inject, Injectable } from '@nestjs/common';
-import { createTransport, type Transporter } from 'nodemailer';
+import type { Transporter } from 'nodemailer';
 import type pg from 'pg';
 import { Clock } from '../common/clock.js';
 import { PeriodicSweep } from '../common/periodic-pass.js';
@@ -110,7 +110,8 @@ export class Outbox extends PeriodicSweep<number> {
       this.logger.log(`Mail to ${maskedAddress(mail.to)}: ${mail.subject}${mail.link === null ? '' : ` ${mail.link}`}`);
       return;
     }
-    this.transport ??= createTransport(smtpUrl);
+    // Loaded only where mail goes out by SMTP: the CLIs and the embedded default never pay for it.
+    this.transport ??= (await import('nodemailer')).createTransport(smtpUrl);
     await this.transport.sendMail({ from: this.config.console.mailFrom, to: mail.to, subject: mail.subject, text: mail.text });
   }
 

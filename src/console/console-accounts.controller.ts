@@ -1,4 +1,4 @@
-import { Body, Controller, Delete, Get, HttpCode, Inject, Param, Post, Req, Res, UseGuards } from '@nestjs/common';
+import { Body, Controller, Delete, Get, HttpCode, Inject, Param, Post, Query, Req, Res, UseGuards } from '@nestjs/common';
 import { ApiExcludeController } from '@nestjs/swagger';
 import type { FastifyReply } from 'fastify';
 import { Clock } from '../common/clock.js';
@@ -134,9 +134,11 @@ export class ConsoleAccountsController {
     if (id === session.id) this.sessions.clearSessionCookie(request, reply);
   }
 
-  @Get('invitations/:token')
+  /** The token in the query string, which request logs leave out (a path would be logged, and an open invitation is a credential). */
+  @Get('invitation')
   @ConsoleAccess({ who: 'anyone' })
-  async invitation(@Param('token') token: string): Promise<SuccessEnvelope<{ email: string; role: string; kind: string; organizationName: string | null }>> {
+  async invitation(@Query('token') token: unknown): Promise<SuccessEnvelope<{ email: string; role: string; kind: string; organizationName: string | null }>> {
+    if (typeof token !== 'string' || token.length > 100) throw new NotFound('No open invitation for this link');
     const { invitation, organizationName } = await this.console.invitation(token);
     return ok({ email: invitation.email, role: invitation.role, kind: invitation.kind, organizationName });
   }

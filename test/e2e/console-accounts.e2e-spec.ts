@@ -121,11 +121,14 @@ describe('Console API: accounts, roles and the operators', () => {
         const invited = await owner.call('POST', '/console/api/team/invitations', { email, role });
         expect(invited.status).toBe(201);
         const token = await linkFor(email, /invited/);
+        const shown = await new ConsoleClient(app).call('GET', `/console/api/invitation?token=${encodeURIComponent(token)}`);
+        expect(shown.body.data).toMatchObject({ email, role, kind: 'integrator', organizationName: 'Acme team' });
         const member = new ConsoleClient(app);
         await member.session();
         const accepted = await member.call('POST', '/console/api/invitations/accept', { token, password: PASSWORD });
         expect(accepted.status).toBe(201);
         expect(accepted.body.data.user).toMatchObject({ role, emailVerified: true });
+        expect((await new ConsoleClient(app).call('GET', `/console/api/invitation?token=${encodeURIComponent(token)}`)).status).toBe(404);
         members[role] = member;
       }
       const developer = members.developer;
