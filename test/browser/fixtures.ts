@@ -92,10 +92,15 @@ export async function openLink(page: Page, link: string): Promise<void> {
   await page.goto(`${url.pathname}${url.search}`);
 }
 
-/** The read models follow the event log a moment later: reload until the page shows what was just done. */
+/**
+ * The read models follow the event log a moment later: look, and reload until the page shows what
+ * was just done. Each look may wait `lookMs` for the page (a reload on a busy machine takes seconds).
+ */
 export async function eventually(page: Page, check: () => Promise<void>): Promise<void> {
+  let first = true;
   await expect(async () => {
-    await page.reload();
+    if (!first) await page.reload();
+    first = false;
     await check();
-  }).toPass({ timeout: 20_000, intervals: [500, 1_000, 2_000] });
+  }).toPass({ timeout: 40_000, intervals: [500, 1_000, 2_000] });
 }

@@ -22,7 +22,7 @@ test.describe('An integrator, from sign-up to the first check', () => {
     await page.getByRole('link', { name: 'Verifications' }).click();
     await expect(page.getByRole('heading', { name: 'Verifications' })).toBeVisible();
     const row = page.getByRole('link', { name: checked });
-    await eventually(page, () => expect(row).toBeVisible({ timeout: 2_000 }));
+    await eventually(page, () => expect(row).toBeVisible({ timeout: 5_000 }));
     await checkPage(page, 'verifications');
 
     await row.click();
@@ -31,7 +31,7 @@ test.describe('An integrator, from sign-up to the first check', () => {
     await checkPage(page, 'verification');
 
     await page.getByRole('link', { name: 'Wallet' }).click();
-    await eventually(page, () => expect(page.getByRole('table', { name: 'Wallet transactions' }).getByText(checked).first()).toBeVisible({ timeout: 2_000 }));
+    await eventually(page, () => expect(page.getByRole('table', { name: 'Wallet transactions' }).getByText(checked).first()).toBeVisible({ timeout: 5_000 }));
     // The sandbox credit (SANDBOX_CREDIT_KOBO, 1,000,000 kobo by default) less the one check's price.
     const verification = (await (await consoleApi(page, 'GET', `/verifications/${checked}?environment=test`)).json()).data as { priceKobo: number; charged: boolean };
     expect(verification.charged).toBe(true);
@@ -40,7 +40,7 @@ test.describe('An integrator, from sign-up to the first check', () => {
     await checkPage(page, 'wallet');
 
     await page.getByRole('link', { name: 'Overview' }).click();
-    await eventually(page, () => expect(page.getByRole('img', { name: /over the last 30 days: 1 in all \(found 1\)/ })).toBeVisible({ timeout: 2_000 }));
+    await eventually(page, () => expect(page.getByRole('img', { name: /over the last 30 days: 1 in all \(found 1\)/ })).toBeVisible({ timeout: 5_000 }));
     await expect(page.getByRole('table', { name: 'Recent checks' }).getByText(checked)).toBeVisible();
     await checkPage(page, 'overview');
 

@@ -15,7 +15,7 @@ test('a live-access request approved in the operators\' console, a funding that 
   await checkPage(operator, 'operator-organizations');
   await operator.getByRole('link', { name: 'Approval queue' }).click();
   const waiting = operator.getByRole('row').filter({ hasText: organization });
-  await eventually(operator, () => expect(waiting).toBeVisible({ timeout: 2_000 }));
+  await eventually(operator, () => expect(waiting).toBeVisible({ timeout: 5_000 }));
   await checkPage(operator, 'operator-queue');
   await waiting.getByRole('button', { name: `Approve ${organization}` }).click();
   await expect(waiting).toBeHidden();
@@ -32,15 +32,15 @@ test('a live-access request approved in the operators\' console, a funding that 
   await operator.getByLabel('Funding reference').fill(reference);
   await operator.getByRole('button', { name: 'Fund', exact: true }).click();
   await expect(operator.getByText('Funded.')).toBeVisible();
-  await eventually(operator, () => expect(operator.getByTestId('wallet-live-balance')).toHaveText('₦5,000.00', { timeout: 2_000 }));
+  await eventually(operator, () => expect(operator.getByTestId('wallet-live-balance')).toHaveText('₦5,000.00', { timeout: 5_000 }));
   await checkPage(operator, 'operator-organization');
 
   // The integrator sees the funding in the live wallet.
   await page.goto('/console/wallet');
   await page.getByText('Live', { exact: true }).click();
   await eventually(page, async () => {
-    await expect(page.getByTestId('balance')).toHaveText('₦5,000.00', { timeout: 2_000 });
-    await expect(page.getByRole('table', { name: 'Wallet transactions' }).getByText(reference)).toBeVisible({ timeout: 2_000 });
+    await expect(page.getByTestId('balance')).toHaveText('₦5,000.00', { timeout: 5_000 });
+    await expect(page.getByRole('table', { name: 'Wallet transactions' }).getByText(reference)).toBeVisible({ timeout: 5_000 });
   });
   await checkPage(page, 'wallet-live');
 
@@ -56,7 +56,7 @@ test('a live-access request approved in the operators\' console, a funding that 
   await expect(page.getByTestId('result-reference')).toHaveText(/^vrf_/);
   await expect(page.getByText(/charged$/)).toBeVisible();
   await page.getByRole('link', { name: 'Wallet' }).click();
-  await eventually(page, () => expect(page.getByTestId('balance')).not.toHaveText('₦5,000.00', { timeout: 2_000 }));
+  await eventually(page, () => expect(page.getByTestId('balance')).not.toHaveText('₦5,000.00', { timeout: 5_000 }));
 
   for (const [link, heading, name] of [
     ['Projections', 'Projections', 'operator-projections'],

@@ -6,7 +6,7 @@ async function invite(owner: Page, browser: Browser, role: 'developer' | 'financ
   const email = uniqueEmail(role);
   await owner.goto('/console/team');
   await owner.getByLabel('Email').fill(email);
-  await owner.getByRole('combobox', { name: 'Role' }).click();
+  await owner.getByRole('combobox', { name: 'Role', exact: true }).click();
   await owner.getByRole('option', { name: new RegExp(`^${role[0].toUpperCase()}${role.slice(1)}:`) }).click();
   await owner.getByRole('button', { name: 'Send invitation' }).click();
   await expect(owner.getByRole('table', { name: 'Pending invitations' }).getByText(email)).toBeVisible();
