@@ -58,7 +58,7 @@ export function Shell({ session, children }: { session: Session; children: React
               {operator ? 'Operators' : (session.organization?.name ?? 'Console')}
             </Text>
             {operator ? (
-              <Badge color="grape" variant="light">
+              <Badge color="grape" variant="outline">
                 {session.user?.role}
               </Badge>
             ) : null}

@@ -1,5 +1,5 @@
-import { checkPage, eventually, expect, mailedLink, openLink, signUp, test } from './fixtures.js';
-import { operatorPage } from './operator.js';
+import { checkPage, consoleApi, eventually, expect, mailedLink, openLink, signUp, test, uniqueEmail } from './fixtures.js';
+import { operatorPage, totpCode } from './operator.js';
 
 test('a live-access request approved in the operators\' console, a funding that reaches the wallet, then a live check', async ({ page, browser }) => {
   const { email, organization } = await signUp(page);
@@ -58,9 +58,21 @@ test('a live-access request approved in the operators\' console, a funding that 
   await page.getByRole('link', { name: 'Wallet' }).click();
   await eventually(page, () => expect(page.getByTestId('balance')).not.toHaveText('₦5,000.00', { timeout: 5_000 }));
 
+  // The live wallet replayed from the event log: the funding less the live check, its hash chain verified, no difference with the read models.
+  await operator.goto('/console/operator');
+  await operator.getByLabel('Search').fill(organization);
+  await operator.getByRole('link', { name: organization }).click();
+  await operator.getByRole('link', { name: 'Audit these wallets' }).click();
+  await operator.getByRole('button', { name: 'Replay' }).click();
+  await expect(operator.getByTestId('audit-chain')).toHaveText('verified');
+  await expect(operator.getByRole('table', { name: 'Wallet entries' }).getByText(reference)).toBeVisible();
+  await expect(operator.getByTestId('audit-balance')).not.toHaveText('₦5,000.00');
+  await operator.getByRole('button', { name: 'Reconcile' }).click();
+  await expect(operator.getByTestId('reconcile-result')).toContainText('No difference');
+  await checkPage(operator, 'operator-audit');
+
   for (const [link, heading, name] of [
     ['Projections', 'Projections', 'operator-projections'],
-    ['Wallet audit', 'Wallet audit', 'operator-audit'],
     ['Account', 'Operators and your account', 'operator-account'],
   ] as const) {
     await operator.getByRole('link', { name: link, exact: true }).click();
@@ -74,4 +86,37 @@ test('the operators\' sign-in page', async ({ page }) => {
   await page.goto('/console/operator/login');
   await expect(page.getByRole('heading', { name: 'Operators\' sign-in' })).toBeVisible();
   await checkPage(page, 'operator-login');
+});
+
+test('an auditor invited by an operator sees an organization and can change nothing', async ({ page, browser }) => {
+  const { organization } = await signUp(page);
+  const operator = await operatorPage(browser);
+  const email = uniqueEmail('auditor');
+  await operator.getByRole('link', { name: 'Account', exact: true }).click();
+  await operator.getByLabel('Invite by email').fill(email);
+  await operator.getByRole('button', { name: 'Invite', exact: true }).click();
+  await expect(operator.getByText('Invitation sent.')).toBeVisible();
+
+  const auditor = await (await browser.newContext()).newPage();
+  await openLink(auditor, await mailedLink(operator, email, /invited/i));
+  await auditor.getByRole('textbox', { name: 'Password', exact: true }).fill('an auditor password of some length');
+  await auditor.getByRole('button', { name: 'Accept the invitation' }).click();
+  await expect(auditor.getByRole('heading', { name: 'Set up your second factor' })).toBeVisible();
+  await auditor.getByRole('button', { name: 'Show the secret' }).click();
+  const secret = (await auditor.getByTestId('totp-secret').textContent())!.trim();
+  await auditor.getByLabel('Code').fill(await totpCode(secret));
+  await auditor.getByRole('button', { name: 'Confirm' }).click();
+  await expect(auditor.getByRole('heading', { name: 'Organizations' })).toBeVisible();
+
+  await auditor.getByLabel('Search').fill(organization);
+  await auditor.getByRole('link', { name: organization }).click();
+  await expect(auditor.getByText('Auditor account: you can see everything here and change nothing.')).toBeVisible();
+  for (const control of ['Approve', 'Suspend', 'Fund', 'Issue key', 'Save prices']) await expect(auditor.getByRole('button', { name: control, exact: true })).toHaveCount(0);
+  await checkPage(auditor, 'auditor-organization');
+  const id = new URL(auditor.url()).pathname.split('/').pop()!;
+  const refused = await consoleApi(auditor, 'POST', `/operator/organizations/${id}/approve`);
+  expect(refused.status()).toBe(403);
+  expect((await refused.json()).error.code).toBe('read_only');
+  await auditor.context().close();
+  await operator.context().close();
 });

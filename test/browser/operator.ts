@@ -41,7 +41,7 @@ export async function operatorPage(browser: Browser): Promise<Page> {
   }
   const secret = (await readFile(SECRET_FILE(), 'utf8')).trim();
   await page.goto('/console/operator/login');
-  await page.getByLabel('Email').fill(OPERATOR_EMAIL);
+  await page.getByRole('textbox', { name: 'Email', exact: true }).fill(OPERATOR_EMAIL);
   await page.getByRole('textbox', { name: 'Password', exact: true }).fill(OPERATOR_PASSWORD);
   await page.getByRole('button', { name: 'Sign in' }).click();
   await page.getByLabel('Code from your authenticator app').fill(await totpCode(secret));

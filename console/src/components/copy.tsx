@@ -4,7 +4,7 @@ export function CopyButton({ value, label = 'Copy' }: { value: string; label?: s
   return (
     <MantineCopyButton value={value}>
       {({ copied, copy }) => (
-        <Button size="xs" variant={copied ? 'filled' : 'light'} color={copied ? 'teal.9' : undefined} onClick={copy} aria-label={label}>
+        <Button size="xs" variant={copied ? 'filled' : 'outline'} color={copied ? 'teal.9' : undefined} onClick={copy} aria-label={label}>
           {copied ? 'Copied' : 'Copy'}
         </Button>
       )}

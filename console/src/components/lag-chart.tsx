@@ -13,7 +13,7 @@ export default function LagChart({ times, series }: { times: string[]; series: {
         width: Math.max(280, element.clientWidth),
         height: 240,
         scales: { x: { time: true }, y: { range: (_u, _min, max) => [0, Math.max(1, max)] } },
-        axes: [{}, { label: 'events behind', size: 60 }],
+        axes: [{}, { label: 'events behind', size: 60, incrs: [1, 2, 5, 10, 20, 50, 100, 200, 500, 1_000, 10_000, 100_000, 1_000_000] }],
         series: [{}, ...series.map((item) => ({ label: item.label, stroke: item.color, width: 2, spanGaps: true }))],
         legend: { live: false },
       },

@@ -1,4 +1,5 @@
 import { Alert, Badge, Button, Group, Modal, MultiSelect, Paper, Select, Stack, Table, Text, TextInput, Title, VisuallyHidden } from '@mantine/core';
+import { Scroll } from '../components/scroll';
 import { CodeBlock } from '../components/code';
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { useState, type FormEvent } from 'react';
@@ -105,7 +106,7 @@ export default function KeysPage() {
       {keys.isPending ? (
         <Loading />
       ) : (
-        <Table.ScrollContainer minWidth={720}>
+        <Scroll minWidth={720}>
           <Table striped aria-label={`${environment} API keys`}>
             <Table.Thead>
               <Table.Tr>
@@ -152,7 +153,7 @@ export default function KeysPage() {
             </Table.Tbody>
           </Table>
           {shown.length === 0 ? <Text c="dimmed">No {environment} keys yet.</Text> : null}
-        </Table.ScrollContainer>
+        </Scroll>
       )}
     </>
   );

@@ -1,4 +1,5 @@
 import { Anchor, Paper, SegmentedControl, Table, Text, Title, Group } from '@mantine/core';
+import { Scroll } from '../components/scroll';
 import { useQuery } from '@tanstack/react-query';
 import { lazy, Suspense, useMemo, useState } from 'react';
 import { Link } from 'wouter';
@@ -89,7 +90,7 @@ export default function OverviewPage() {
         {data.recent.length === 0 ? (
           <Text c="dimmed">None yet.</Text>
         ) : (
-          <Table.ScrollContainer minWidth={480}>
+          <Scroll minWidth={480}>
             <Table aria-label="Recent checks">
               <Table.Thead>
                 <Table.Tr>
@@ -122,7 +123,7 @@ export default function OverviewPage() {
                 ))}
               </Table.Tbody>
             </Table>
-          </Table.ScrollContainer>
+          </Scroll>
         )}
       </Paper>
     </>

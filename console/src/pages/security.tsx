@@ -1,4 +1,5 @@
 import { Badge, Button, Paper, PasswordInput, Stack, Table, Text, Title } from '@mantine/core';
+import { Scroll } from '../components/scroll';
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { useState, type FormEvent } from 'react';
 import { del, errorText, get, post, when } from '../api';
@@ -44,7 +45,7 @@ export function SessionsPanel() {
       {sessions.isPending ? (
         <Loading />
       ) : (
-        <Table.ScrollContainer minWidth={640}>
+        <Scroll minWidth={640}>
           <Table aria-label="Sessions">
             <Table.Thead>
               <Table.Tr>
@@ -73,7 +74,7 @@ export function SessionsPanel() {
               ))}
             </Table.Tbody>
           </Table>
-        </Table.ScrollContainer>
+        </Scroll>
       )}
     </Paper>
   );

@@ -1,4 +1,5 @@
 import { Alert, Badge, Button, Group, Paper, SimpleGrid, Stack, Table, Text, Title } from '@mantine/core';
+import { Scroll } from '../components/scroll';
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { errorText, get, naira, post, when } from '../api';
 import { Failure, Loading, PageTitle } from '../components/common';
@@ -87,7 +88,7 @@ export default function SettingsPage() {
                 <Alert color="yellow" title="Verify your email first">
                   <Stack gap="xs">
                     <Text size="sm">Open the link we sent to {session?.user?.email} to request live access.</Text>
-                    <Button size="xs" variant="light" onClick={() => resend.mutate()} loading={resend.isPending} w="fit-content">
+                    <Button size="xs" variant="outline" onClick={() => resend.mutate()} loading={resend.isPending} w="fit-content">
                       Send the link again
                     </Button>
                     {resend.isSuccess ? <Text size="sm" role="status">Sent.</Text> : null}
@@ -105,7 +106,7 @@ export default function SettingsPage() {
           Scopes
         </Title>
         <Failure error={scopes.error} />
-        <Table.ScrollContainer minWidth={400}>
+        <Scroll minWidth={400}>
           <Table aria-label="Scopes">
             <Table.Thead>
               <Table.Tr>
@@ -124,7 +125,7 @@ export default function SettingsPage() {
               ))}
             </Table.Tbody>
           </Table>
-        </Table.ScrollContainer>
+        </Scroll>
         <Text size="xs" c="dimmed" mt="xs">
           To activate another scope, write to the service's operators.
         </Text>

@@ -1,4 +1,5 @@
 import { Badge, Button, Group, Paper, Select, Table, Text, TextInput, Title } from '@mantine/core';
+import { Scroll } from '../components/scroll';
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { useState, type FormEvent } from 'react';
 import { del, errorText, get, post, put, when } from '../api';
@@ -65,7 +66,7 @@ export default function TeamPage() {
         <Title order={2} size="h4" mb="sm">
           Members
         </Title>
-        <Table.ScrollContainer minWidth={560}>
+        <Scroll minWidth={560}>
           <Table aria-label="Team members">
             <Table.Thead>
               <Table.Tr>
@@ -111,7 +112,7 @@ export default function TeamPage() {
               ))}
             </Table.Tbody>
           </Table>
-        </Table.ScrollContainer>
+        </Scroll>
       </Paper>
       <Paper withBorder p="md">
         <Title order={2} size="h4" mb="sm">

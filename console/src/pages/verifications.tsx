@@ -1,4 +1,5 @@
 import { Anchor, Group, Pagination, Select, Table, Text } from '@mantine/core';
+import { Scroll } from '../components/scroll';
 import { keepPreviousData, useQuery } from '@tanstack/react-query';
 import { useState } from 'react';
 import { Link } from 'wouter';
@@ -57,7 +58,7 @@ export default function VerificationsPage() {
         <Loading />
       ) : list.data ? (
         <>
-          <Table.ScrollContainer minWidth={560}>
+          <Scroll minWidth={560}>
             <Table striped highlightOnHover aria-label={`Verifications in ${environment}`}>
               <Table.Thead>
                 <Table.Tr>
@@ -89,7 +90,7 @@ export default function VerificationsPage() {
                 ))}
               </Table.Tbody>
             </Table>
-          </Table.ScrollContainer>
+          </Scroll>
           {list.data.rows.length === 0 ? (
             <Text c="dimmed" mt="md">
               No verifications in {environment} yet{scope || status ? ' with these filters' : ''}.

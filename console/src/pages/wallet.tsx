@@ -1,4 +1,5 @@
 import { Button, Group, Pagination, Table, Text, Title } from '@mantine/core';
+import { Scroll } from '../components/scroll';
 import { keepPreviousData, useQuery } from '@tanstack/react-query';
 import { useState } from 'react';
 import { get, naira, page as fetchPage, query, when } from '../api';
@@ -23,7 +24,7 @@ export default function WalletPage() {
     <>
       <PageTitle
         actions={
-          <Button component="a" href={`/console/api/wallet/transactions.csv${query({ environment })}`} download variant="light">
+          <Button component="a" href={`/console/api/wallet/transactions.csv${query({ environment })}`} download variant="outline">
             Export CSV
           </Button>
         }
@@ -40,7 +41,7 @@ export default function WalletPage() {
         <Loading />
       ) : transactions.data ? (
         <>
-          <Table.ScrollContainer minWidth={720}>
+          <Scroll minWidth={720}>
             <Table striped aria-label="Wallet transactions">
               <Table.Thead>
                 <Table.Tr>
@@ -69,7 +70,7 @@ export default function WalletPage() {
                 ))}
               </Table.Tbody>
             </Table>
-          </Table.ScrollContainer>
+          </Scroll>
           {transactions.data.rows.length === 0 ? (
             <Text c="dimmed" mt="md">
               No transactions in {environment} yet.

@@ -1,4 +1,5 @@
 import { Badge, Button, Group, Paper, Select, SimpleGrid, Stack, Table, Text, TextInput, Title } from '@mantine/core';
+import { Scroll } from '../../components/scroll';
 import { useQuery } from '@tanstack/react-query';
 import { useState, type FormEvent } from 'react';
 import { useSearch } from 'wouter';
@@ -83,7 +84,7 @@ export default function OperatorAuditPage() {
             <TextInput label="As of (optional)" type="datetime-local" value={asOf} onChange={(event) => setAsOf(event.currentTarget.value)} w={220} />
             <Button type="submit">Replay</Button>
             {asked ? (
-              <Button component="a" variant="light" href={`/console/api${path}.csv${query({ asOf: asOfIso })}`} download>
+              <Button component="a" variant="outline" href={`/console/api${path}.csv${query({ asOf: asOfIso })}`} download>
                 Download CSV
               </Button>
             ) : null}
@@ -117,7 +118,7 @@ export default function OperatorAuditPage() {
               <Title order={2} size="h4">
                 Reconciliation with the read models
               </Title>
-              <Button variant="light" onClick={() => void reconcile.refetch()} loading={reconcile.isFetching}>
+              <Button variant="outline" onClick={() => void reconcile.refetch()} loading={reconcile.isFetching}>
                 Reconcile
               </Button>
             </Group>
@@ -147,7 +148,7 @@ export default function OperatorAuditPage() {
           <Title order={2} size="h4" mb="sm">
             Entries
           </Title>
-          <Table.ScrollContainer minWidth={800}>
+          <Scroll minWidth={800}>
             <Table striped aria-label="Wallet entries">
               <Table.Thead>
                 <Table.Tr>
@@ -176,7 +177,7 @@ export default function OperatorAuditPage() {
                 ))}
               </Table.Tbody>
             </Table>
-          </Table.ScrollContainer>
+          </Scroll>
         </>
       ) : null}
     </>

@@ -87,7 +87,7 @@ function Bootstrap() {
         <PasswordInput label="Admin token" required value={adminToken} onChange={(event) => setAdminToken(event.currentTarget.value)} />
         <TextInput label="Your email" type="email" required value={email} onChange={(event) => setEmail(event.currentTarget.value)} />
         <PasswordInput label="Choose a password" autoComplete="new-password" required value={password} onChange={(event) => setPassword(event.currentTarget.value)} />
-        <Button type="submit" variant="light" loading={create.isPending}>
+        <Button type="submit" variant="outline" loading={create.isPending}>
           Create the account
         </Button>
       </Stack>

@@ -1,4 +1,5 @@
 import { Alert, Anchor, Badge, Button, Group, Modal, MultiSelect, NumberInput, Paper, Select, SimpleGrid, Stack, Table, Text, Textarea, TextInput, Title } from '@mantine/core';
+import { Scroll } from '../../components/scroll';
 import { CodeBlock } from '../../components/code';
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { useEffect, useState, type FormEvent, type ReactNode } from 'react';
@@ -140,7 +141,7 @@ export default function OperatorOrganizationPage() {
                   </Button>
                 ) : null}
                 {organization.status === 'suspended' ? (
-                  <Button variant="light" onClick={() => reinstate.mutate()} loading={reinstate.isPending}>
+                  <Button variant="outline" onClick={() => reinstate.mutate()} loading={reinstate.isPending}>
                     Reinstate
                   </Button>
                 ) : (
@@ -357,7 +358,7 @@ export default function OperatorOrganizationPage() {
           </form>
         ) : null}
         <Outcome error={issue.error ?? revoke.error} />
-        <Table.ScrollContainer minWidth={640}>
+        <Scroll minWidth={640}>
           <Table striped aria-label="Keys of the organization">
             <Table.Thead>
               <Table.Tr>
@@ -392,7 +393,7 @@ export default function OperatorOrganizationPage() {
               ))}
             </Table.Tbody>
           </Table>
-        </Table.ScrollContainer>
+        </Scroll>
       </Paper>
       {detail.data.members && detail.data.members.length > 0 ? (
         <Paper withBorder p="md" mt="md">

@@ -1,4 +1,5 @@
 import { Anchor, Badge, Group, Pagination, Select, Table, Text, TextInput } from '@mantine/core';
+import { Scroll } from '../../components/scroll';
 import { useDebouncedValue } from '@mantine/hooks';
 import { keepPreviousData, useQuery } from '@tanstack/react-query';
 import { useState } from 'react';
@@ -16,7 +17,7 @@ export function OrganizationState({ organization }: { organization: Organization
 
 export function OrganizationsTable({ rows, label }: { rows: Organization[]; label: string }) {
   return (
-    <Table.ScrollContainer minWidth={640}>
+    <Scroll minWidth={640}>
       <Table striped highlightOnHover aria-label={label}>
         <Table.Thead>
           <Table.Tr>
@@ -43,7 +44,7 @@ export function OrganizationsTable({ rows, label }: { rows: Organization[]; labe
           ))}
         </Table.Tbody>
       </Table>
-    </Table.ScrollContainer>
+    </Scroll>
   );
 }
 

@@ -1,4 +1,5 @@
 import { Badge, Paper, Table, Text, Title } from '@mantine/core';
+import { Scroll } from '../../components/scroll';
 import { useQuery } from '@tanstack/react-query';
 import { lazy, Suspense, useMemo } from 'react';
 import { get, when } from '../../api';
@@ -46,7 +47,7 @@ export default function OperatorProjectionsPage() {
   return (
     <>
       <PageTitle>Projections</PageTitle>
-      <Table.ScrollContainer minWidth={720}>
+      <Scroll minWidth={720}>
         <Table striped aria-label="Projections">
           <Table.Thead>
             <Table.Tr>
@@ -76,7 +77,7 @@ export default function OperatorProjectionsPage() {
             ))}
           </Table.Tbody>
         </Table>
-      </Table.ScrollContainer>
+      </Scroll>
       <Paper withBorder p="md" mt="md">
         <Title order={2} size="h4" mb="sm">
           Lag over the last hour

@@ -1,4 +1,5 @@
 import { Anchor, Button, Table, Text } from '@mantine/core';
+import { Scroll } from '../../components/scroll';
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { Link } from 'wouter';
 import { errorText, get, post, when } from '../../api';
@@ -21,7 +22,7 @@ export default function OperatorQueuePage() {
       {approve.error ? <Text c="red.9" role="alert">{errorText(approve.error)}</Text> : null}
       {queue.data?.length === 0 ? <Text c="dimmed">No organization is waiting for live access.</Text> : null}
       {queue.data && queue.data.length > 0 ? (
-        <Table.ScrollContainer minWidth={640}>
+        <Scroll minWidth={640}>
           <Table striped aria-label="Organizations waiting for live access">
             <Table.Thead>
               <Table.Tr>
@@ -54,7 +55,7 @@ export default function OperatorQueuePage() {
               ))}
             </Table.Tbody>
           </Table>
-        </Table.ScrollContainer>
+        </Scroll>
       ) : null}
     </>
   );
