@@ -2,6 +2,7 @@ import { Module } from '@nestjs/common';
 import { DataProtectionModule } from '../data-protection/data-protection.module.js';
 import { AccountStore } from './accounts.js';
 import { ConsoleGuard } from './console.guard.js';
+import { ConsoleHousekeeping } from './housekeeping.js';
 import { LoginThrottle } from './login-throttle.js';
 import { Outbox } from './outbox.js';
 import { Sessions } from './sessions.js';
@@ -10,7 +11,7 @@ import { Totp } from './totp.js';
 /** The console's accounts, sessions, CSRF and roles (ConsoleGuard), sign-in throttling, TOTP and mail. */
 @Module({
   imports: [DataProtectionModule],
-  providers: [AccountStore, Sessions, ConsoleGuard, LoginThrottle, Outbox, Totp],
-  exports: [AccountStore, Sessions, ConsoleGuard, LoginThrottle, Outbox, Totp],
+  providers: [AccountStore, Sessions, ConsoleGuard, LoginThrottle, Outbox, Totp, ConsoleHousekeeping],
+  exports: [AccountStore, Sessions, ConsoleGuard, LoginThrottle, Outbox, Totp, ConsoleHousekeeping],
 })
 export class ConsoleAuthModule {}

@@ -11,6 +11,9 @@ import { Sessions } from '../console-auth/sessions.js';
 import { ConsoleSessions, type SessionView } from './console-session.service.js';
 import { BootstrapOperatorDto, ChangePasswordDto, EmailDto, LoginDto, ResetPasswordDto, SignUpDto, TokenDto, TotpCodeDto } from './console.dto.js';
 
+/** 127.0.0.0/8 and ::1, also as IPv4-mapped IPv6. */
+const LOOPBACK = /^(?:127\.\d{1,3}\.\d{1,3}\.\d{1,3}|::1|::ffff:127\.\d{1,3}\.\d{1,3}\.\d{1,3})$/;
+
 /** The console's accounts: sign-up, sign-in, sessions, email verification, passwords, invitations, operators' second factor. */
 @ApiExcludeController()
 @Controller('console/api')
@@ -152,11 +155,15 @@ export class ConsoleAccountsController {
     return ok(await this.console.view(request, reply, await this.console.signIn(user, request, reply)));
   }
 
-  /** The development mailbox: only on the embedded default, where mail is not sent anywhere. */
+  /**
+   * The development mailbox: only on the embedded default, where mail is not sent anywhere, and
+   * only to this machine (it shows password-reset links; the embedded default listens on every
+   * interface).
+   */
   @Get('dev/mailbox')
   @ConsoleAccess({ who: 'anyone' })
-  async mailbox(): Promise<SuccessEnvelope<MailboxEntry[]>> {
-    if (!this.outbox.devMailbox) throw new NotFound('Not found');
+  async mailbox(@Req() request: ConsoleRequest): Promise<SuccessEnvelope<MailboxEntry[]>> {
+    if (!this.outbox.devMailbox || !LOOPBACK.test(request.ip)) throw new NotFound('Not found');
     return ok(await this.outbox.mailbox());
   }
 

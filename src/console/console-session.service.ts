@@ -3,7 +3,7 @@ import { CommandBus, QueryBus } from '@nestjs/cqrs';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type pg from 'pg';
 import { Clock } from '../common/clock.js';
-import { Forbidden, NotFound, Unauthenticated } from '../common/errors.js';
+import { Forbidden, NotFound, Unauthenticated, ValidationFailed } from '../common/errors.js';
 import { commandContext } from '../common/request-context.js';
 import { RUNTIME, type Runtime } from '../config/runtime.js';
 import { PG_POOL } from '../database/pool.js';
@@ -106,7 +106,13 @@ export class ConsoleSessions {
       if ((await this.accounts.byEmail(input.email)) !== undefined) throw new EmailTaken('An account with this email exists already');
       const userId = consoleId('usr');
       const context = commandContext(request, { type: 'user', id: userId });
-      const organization = await this.commands.execute(new RegisterOrganization({ name: input.organizationName.trim(), email: input.email.trim() }, context));
+      const organization = await this.commands
+        .execute(new RegisterOrganization({ name: input.organizationName.trim(), email: input.email.trim() }, context))
+        .catch((error: unknown) => {
+          // The command names the fields as the admin API does; the sign-up form calls the name organizationName.
+          if (error instanceof ValidationFailed) throw new ValidationFailed(error.fields.map((field) => (field.field === 'name' ? { field: 'organizationName', message: field.message.replace(/^name\b/, 'organizationName') } : field)));
+          throw error;
+        });
       const user = await this.accounts.insert({ id: userId, kind: 'integrator', organizationId: organization.id, email: input.email, role: 'owner', passwordHash, emailVerifiedAt: null, createdAt: this.clock.now() });
       await this.commands.execute(new IssueApiKey(organization.id, { environment: 'test', name: PLAYGROUND_KEY_NAME, scopes: null }, context));
       await this.sendVerification(user);

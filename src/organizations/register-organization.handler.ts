@@ -5,7 +5,9 @@ import { CONFIG } from '../config/runtime.js';
 import { IdGenerator } from '../common/ids.js';
 import { PROJECTION_WAIT_MS, ProjectionWaiter } from '../read-models/projection-waiter.js';
 import { WALLET_PROJECTIONS } from '../wallets/wallet.read-model.js';
+import { validateBody } from '../common/validation.js';
 import { RegisterOrganization } from './organization.commands.js';
+import { RegisterOrganizationDto } from './organization.dto.js';
 import { OrganizationStore } from './organization.store.js';
 import { SandboxCreditSweep } from './sandbox-credit.js';
 import { organizationView, type OrganizationView } from './organization.views.js';
@@ -22,7 +24,9 @@ export class RegisterOrganizationHandler implements ICommandHandler<RegisterOrga
     @Inject(ProjectionWaiter) private readonly waiter: ProjectionWaiter,
   ) {}
 
-  async execute({ input, context, options }: RegisterOrganization): Promise<OrganizationView> {
+  async execute({ input: given, context, options }: RegisterOrganization): Promise<OrganizationView> {
+    // The one check of a registration's fields, whoever registers (the admin API, the CLI, the console's sign-up).
+    const input = validateBody(RegisterOrganizationDto, { name: given.name, email: given.email });
     const organizationId = this.ids.organizationId();
     const registered = await this.organizations.execute(
       organizationId,

@@ -3,6 +3,7 @@ import { generate } from 'otplib';
 import pg from 'pg';
 import { startTestApp, type TestApp } from '../support/app.js';
 import { ConsoleClient, uniqueEmail } from '../support/console-client.js';
+import { ConsoleHousekeeping } from '../../src/console-auth/housekeeping.js';
 import { streamEvents } from '../support/event-store.js';
 
 const PASSWORD = 'correct horse battery';
@@ -89,6 +90,13 @@ describe('Console API: accounts, roles and the operators', () => {
       expect((await new ConsoleClient(app).call('POST', '/console/api/login', { email, password: 'a brand new password' })).status).toBe(200);
     });
 
+    it('keeps the mailbox to requests from the machine itself', async () => {
+      const fastify = app.app.getHttpAdapter().getInstance();
+      expect((await fastify.inject({ method: 'GET', url: '/console/api/dev/mailbox', remoteAddress: '127.0.0.1' })).statusCode).toBe(200);
+      expect((await fastify.inject({ method: 'GET', url: '/console/api/dev/mailbox', remoteAddress: '10.0.0.5' })).statusCode).toBe(404);
+      expect((await fastify.inject({ method: 'GET', url: '/console/api/dev/mailbox', remoteAddress: '::ffff:192.168.1.20' })).statusCode).toBe(404);
+    });
+
     it('keeps the mailbox to the embedded default', async () => {
       const other = await startTestApp();
       try {
@@ -109,6 +117,22 @@ describe('Console API: accounts, roles and the operators', () => {
       const old = await signedUp('absolute');
       await pool.query("update console_sessions s set expires_at = now() - interval '1 second' from console_users u where u.id = s.user_id and u.email = $1", [old.email]);
       expect((await old.client.call('GET', '/console/api/keys')).status).toBe(401);
+    });
+  });
+
+  describe('housekeeping', () => {
+    it('deletes sessions and one-time tokens ended over a week ago, and keeps the rest', async () => {
+      const { client, email } = await signedUp('housekeeping');
+      await pool.query("update console_sessions s set revoked_at = now() - interval '8 days' from console_users u where u.id = s.user_id and u.email = $1", [email]);
+      await pool.query("update console_tokens set used_at = now() - interval '8 days' where email = $1", [email]);
+      const housekeeping = app.app.get(ConsoleHousekeeping);
+      expect(await housekeeping.runOnce()).toBeGreaterThanOrEqual(2);
+      const { rows } = await pool.query('select (select count(*) from console_sessions s join console_users u on u.id = s.user_id where u.email = $1) as sessions, (select count(*) from console_tokens where email = $1) as tokens', [email]);
+      expect(rows[0]).toEqual({ sessions: '0', tokens: '0' });
+      expect((await client.call('GET', '/console/api/session')).body.data.user).toBeNull();
+      const other = await signedUp('housekeeping-kept');
+      await housekeeping.runOnce();
+      expect((await other.client.call('GET', '/console/api/session')).body.data.user).not.toBeNull();
     });
   });
 

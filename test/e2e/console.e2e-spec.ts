@@ -72,6 +72,17 @@ describe('Console API: integrators', () => {
       expect(organizationId).toMatch(/^org_/);
     });
 
+    it("refuses a blank name and a bad email by the registration command's own rules, every field at once, writing nothing", async () => {
+      const client = new ConsoleClient(app);
+      await client.session();
+      const refused = await client.call('POST', '/console/api/signup', { organizationName: '   ', email: 'not-an-email', password: PASSWORD });
+      expect(refused.status).toBe(422);
+      expect([...new Set(refused.body.error.details.fields.map((field: { field: string }) => field.field))].sort()).toEqual(['email', 'organizationName']);
+      const short = await client.call('POST', '/console/api/signup', { organizationName: 'Acme', email: uniqueEmail('short'), password: 'short' });
+      expect(short.body.error.details.fields).toEqual([{ field: 'password', message: 'password must be 10 to 200 characters' }]);
+      expect((await client.call('POST', '/console/api/login', { email: 'not-an-email', password: PASSWORD })).status).toBe(401);
+    });
+
     it('refuses a second account on the same email (409 email_taken)', async () => {
       const { email } = await signedUp('twice');
       const again = await new ConsoleClient(app).signUp({ organizationName: 'Acme again', email: email.toUpperCase(), password: PASSWORD });

@@ -20,7 +20,7 @@ describe('Given the admin command line', () => {
   const program = buildProgram(() => undefined);
   const commands = leaves(program);
 
-  it('has the commands an operator needs, wallet balance among them', () => {
+  it('has the commands an operator needs, wallet balance and operator accounts among them', () => {
     expect(commands.map((leaf) => leaf.path)).toEqual([
       'org create',
       'org get',
@@ -39,6 +39,7 @@ describe('Given the admin command line', () => {
       'wallet fund',
       'wallet balance',
       'keys rotate-master',
+      'operator create',
     ]);
   });
 
