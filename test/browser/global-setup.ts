@@ -6,5 +6,6 @@ export default async function globalSetup(): Promise<() => Promise<void>> {
   execFileSync(process.execPath, ['scripts/build.mjs'], { stdio: 'inherit' });
   const service = await startService();
   process.env.CONSOLE_BASE_URL = service.baseUrl;
+  process.env.CONSOLE_DATA_DIR = service.dataDir;
   return () => service.stop();
 }

@@ -1,3 +1,4 @@
+import { onServiceDatabase } from './database.js';
 import { consoleApi, expect, signUp, test } from './fixtures.js';
 
 test('a state-changing request without the session\'s CSRF token, or with another, is refused', async ({ page }) => {
@@ -61,4 +62,19 @@ test('sign-in is throttled per account after repeated failures', async ({ page, 
   await expect(await attempt(password)).toContainText(/too many|try again/i);
   await expect(stranger.getByRole('heading', { name: 'Sign in' })).toBeVisible();
   await stranger.context().close();
+});
+
+test('a session left idle past CONSOLE_SESSION_IDLE_MINUTES ends: the next page lands on sign-in', async ({ page }) => {
+  const { email } = await signUp(page);
+  await page.getByRole('link', { name: 'Overview' }).click();
+  await expect(page.getByRole('heading', { name: /^Overview/ })).toBeVisible();
+  // Thirty-one minutes of idleness, written where the service keeps its sessions (the default idle time is 30 minutes).
+  const aged = await onServiceDatabase(
+    "update console_sessions s set last_seen_at = now() - interval '31 minutes' from console_users u where u.id = s.user_id and u.email = $1",
+    [email],
+  );
+  expect(aged).toBe(1);
+  await page.getByRole('link', { name: 'Wallet' }).click();
+  await expect(page.getByRole('heading', { name: 'Sign in' })).toBeVisible();
+  expect((await page.context().cookies()).find((cookie) => cookie.name === 'ivl_session')).toBeUndefined();
 });

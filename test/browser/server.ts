@@ -22,6 +22,8 @@ async function freePort(): Promise<number> {
 
 export interface RunningService {
   readonly baseUrl: string;
+  /** The service's DATA_DIR: its embedded PostgreSQL cluster can be joined from there. */
+  readonly dataDir: string;
   stop(): Promise<void>;
 }
 
@@ -89,5 +91,5 @@ export async function startService(): Promise<RunningService> {
     }
     await new Promise((wake) => setTimeout(wake, 250));
   }
-  return { baseUrl, stop };
+  return { baseUrl, dataDir, stop };
 }
