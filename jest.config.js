@@ -48,12 +48,13 @@ export default {
     {
       ...integration,
       displayName: { name: 'integration-esdb', color: 'magenta' },
-      // The embedded cluster's sharing and the build script do not depend on the event store: run once, above.
+      // The embedded cluster's sharing, the build script and the console's static serving do not depend on the event store: run once, above.
       testPathIgnorePatterns: [
         '/node_modules/',
         '<rootDir>/test/event-store/postgres\\.int-spec\\.ts$',
         '<rootDir>/test/e2e/embedded-cluster\\.e2e-spec\\.ts$',
         '<rootDir>/test/scripts/',
+        '<rootDir>/test/console/',
       ],
       setupFiles: ['<rootDir>/test/support/esdb-project.setup.ts'],
     },

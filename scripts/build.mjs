@@ -103,5 +103,39 @@ export async function compileTree(roots, outDir, { force = false } = {}) {
   return count;
 }
 
-const count = await compileTree(['src', 'projections', 'bench', 'chaos'], 'dist', { force: process.argv.includes('--force') });
+/** The newest modification time of a file or folder under `path` (0 when it does not exist). */
+async function newestMs(path) {
+  let info;
+  try {
+    info = await stat(path);
+  } catch {
+    return 0;
+  }
+  if (!info.isDirectory()) return info.mtimeMs;
+  const entries = await readdir(path);
+  return Math.max(info.mtimeMs, ...(await Promise.all(entries.map((entry) => newestMs(join(path, entry))))));
+}
+
+/**
+ * Builds the console (console/, a Vite single-page app) into dist/console when a file of it, the
+ * lock file (a library's version) or this script changed since the last console build, and answers
+ * whether it built. A tree without console/ (the build's own test) has nothing to build.
+ */
+export async function buildConsole({ force = false } = {}) {
+  const stamp = join('dist', 'console', STAMP);
+  const inputsMs = Math.max(await newestMs('console'), await newestMs('package-lock.json'), await newestMs(fileURLToPath(import.meta.url)));
+  if (inputsMs === 0 || (await mtimeMs('console/vite.config.ts')) === undefined) return false;
+  const stampMs = await mtimeMs(stamp);
+  if (!force && stampMs !== undefined && inputsMs <= stampMs) return false;
+  const startedMs = Date.now();
+  const { build } = await import('vite');
+  await build({ configFile: 'console/vite.config.ts', logLevel: 'warn' });
+  await writeFile(stamp, '');
+  await utimes(stamp, startedMs / 1_000, startedMs / 1_000);
+  return true;
+}
+
+const force = process.argv.includes('--force');
+const count = await compileTree(['src', 'projections', 'bench', 'chaos'], 'dist', { force });
 if (count > 0) process.stderr.write(`built ${count} files into dist/\n`);
+if (await buildConsole({ force })) process.stderr.write('built the console into dist/console/\n');

@@ -16,6 +16,7 @@ import { PinoNestLogger } from './logging/nest-logger.js';
 import { registerRequestLogging } from './logging/request-log.js';
 import { instrumentHttp, serveMetrics } from './metrics/http-metrics.js';
 import { setupOpenApi } from './openapi.js';
+import { registerConsoleStatic } from './console/console-static.js';
 
 /** Request bodies above this are refused with 413 before any parsing (face_match images included). */
 export const BODY_LIMIT_BYTES = 2 * 1024 * 1024;
@@ -83,6 +84,8 @@ export async function createApp(runtime: Runtime, options: CreateAppOptions = {}
   if (config.operations.corsOrigins.length > 0) app.enableCors(corsOptions(config));
   if (config.operations.docsEnabled) setupOpenApi(app);
   if (config.operations.metricsEnabled) serveMetrics(fastify);
+  // The console's pages and assets at /console (its API, /console/api, is the console module's).
+  registerConsoleStatic(fastify);
   await app.init();
   return app;
 }

@@ -58,10 +58,13 @@ async function start(config: ReturnType<typeof loadConfig>, logger: Logger): Pro
   // Before listening, so that the warning (if any) is logged before the line that says the service is up.
   await warnOfPlainPersonalData({ kind: config.eventStore.kind, pool: app.get(PG_POOL), store: app.get(EVENT_STORE), logger });
   await app.listen(config.port, config.host);
+  const address = `http://${config.host === '0.0.0.0' ? '127.0.0.1' : config.host}:${config.port}`;
   logger.info(
-    { eventStore: config.eventStore.kind, docs: config.operations.docsEnabled, metrics: config.operations.metricsEnabled },
-    `Listening on http://${config.host === '0.0.0.0' ? '127.0.0.1' : config.host}:${config.port}`,
+    { eventStore: config.eventStore.kind, docs: config.operations.docsEnabled, metrics: config.operations.metricsEnabled, console: `${address}/console` },
+    `Listening on ${address}; the console is at ${address}/console`,
   );
+  // For the person at the terminal: where to sign up and run a first check.
+  if (process.stdout.isTTY === true) process.stdout.write(`\nOpen the console: ${address}/console (sign up, then run a sandbox check in the Playground)\n\n`);
 }
 
 main().catch((error: unknown) => {

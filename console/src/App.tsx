@@ -1,0 +1,117 @@
+import { lazy, Suspense, type ComponentType } from 'react';
+import { Redirect, Route, Switch, useLocation } from 'wouter';
+import { Failure, Loading } from './components/common';
+import { Plain, Shell } from './Layout';
+import { EnvironmentProvider, isIntegrator, isOperator, mayOpen, useSession, type Session } from './session';
+import { LoginPage, SignupPage } from './pages/auth';
+
+// Every page but the sign-in ones is its own chunk: the first load carries only what a visitor needs.
+const OverviewPage = lazy(() => import('./pages/overview'));
+const KeysPage = lazy(() => import('./pages/keys'));
+const VerificationsPage = lazy(() => import('./pages/verifications'));
+const VerificationPage = lazy(() => import('./pages/verification'));
+const WalletPage = lazy(() => import('./pages/wallet'));
+const PlaygroundPage = lazy(() => import('./pages/playground'));
+const SettingsPage = lazy(() => import('./pages/settings'));
+const TeamPage = lazy(() => import('./pages/team'));
+const SecurityPage = lazy(() => import('./pages/security'));
+const AccountPages = lazy(() => import('./pages/account'));
+const MailboxPage = lazy(() => import('./pages/mailbox'));
+const OperatorLoginPage = lazy(() => import('./pages/operator/login'));
+const OperatorOrganizationsPage = lazy(() => import('./pages/operator/organizations'));
+const OperatorOrganizationPage = lazy(() => import('./pages/operator/organization'));
+const OperatorQueuePage = lazy(() => import('./pages/operator/queue'));
+const OperatorProjectionsPage = lazy(() => import('./pages/operator/projections'));
+const OperatorAuditPage = lazy(() => import('./pages/operator/audit'));
+const OperatorSecurityPage = lazy(() => import('./pages/operator/security'));
+
+function Integrator({ page, session, component: Page }: { page: string; session: Session; component: ComponentType }) {
+  if (!isIntegrator(session)) return <Redirect to="/login" />;
+  if (!mayOpen(session, page)) {
+    return (
+      <Shell session={session}>
+        <Failure error={new Error('Your role does not give access to this page.')} />
+      </Shell>
+    );
+  }
+  return (
+    <Shell session={session}>
+      <Suspense fallback={<Loading />}>
+        <Page />
+      </Suspense>
+    </Shell>
+  );
+}
+
+function Operator({ session, component: Page }: { session: Session; component: ComponentType }) {
+  if (!isOperator(session)) return <Redirect to="/operator/login" />;
+  if (session.user?.totpEnabled !== true) return <Redirect to="/operator/login" />;
+  return (
+    <Shell session={session}>
+      <Suspense fallback={<Loading />}>
+        <Page />
+      </Suspense>
+    </Shell>
+  );
+}
+
+function Public({ component: Page }: { component: ComponentType }) {
+  return (
+    <Plain>
+      <Suspense fallback={<Loading />}>
+        <Page />
+      </Suspense>
+    </Plain>
+  );
+}
+
+export function App() {
+  const { data: session, isPending, error } = useSession();
+  const [location] = useLocation();
+  if (isPending) return <Loading label="Loading the console" />;
+  if (error || session === undefined)
+    return (
+      <Plain>
+        <Failure error={error ?? new Error('No session')} />
+      </Plain>
+    );
+  const current = session;
+  const signedIn = isIntegrator(current);
+
+  return (
+    <EnvironmentProvider>
+      <Switch>
+        <Route path="/login">{signedIn ? <Redirect to="/" /> : <Plain><LoginPage /></Plain>}</Route>
+        <Route path="/signup">{signedIn ? <Redirect to="/playground" /> : <Plain><SignupPage /></Plain>}</Route>
+        <Route path="/verify-email">{() => <Public component={AccountPages} />}</Route>
+        <Route path="/reset-password">{() => <Public component={AccountPages} />}</Route>
+        <Route path="/forgot-password">{() => <Public component={AccountPages} />}</Route>
+        <Route path="/accept-invitation">{() => <Public component={AccountPages} />}</Route>
+        <Route path="/dev/mailbox">{() => <Public component={MailboxPage} />}</Route>
+        <Route path="/operator/login">
+          {isOperator(current) && current.user?.totpEnabled === true ? <Redirect to="/operator" /> : <Public component={OperatorLoginPage} />}
+        </Route>
+        <Route path="/operator">{() => <Operator session={current} component={OperatorOrganizationsPage} />}</Route>
+        <Route path="/operator/queue">{() => <Operator session={current} component={OperatorQueuePage} />}</Route>
+        <Route path="/operator/organizations/:id">{() => <Operator session={current} component={OperatorOrganizationPage} />}</Route>
+        <Route path="/operator/projections">{() => <Operator session={current} component={OperatorProjectionsPage} />}</Route>
+        <Route path="/operator/audit">{() => <Operator session={current} component={OperatorAuditPage} />}</Route>
+        <Route path="/operator/security">{() => <Operator session={current} component={OperatorSecurityPage} />}</Route>
+        <Route path="/">{() => <Integrator page="overview" session={current} component={OverviewPage} />}</Route>
+        <Route path="/keys">{() => <Integrator page="keys" session={current} component={KeysPage} />}</Route>
+        <Route path="/verifications">{() => <Integrator page="verifications" session={current} component={VerificationsPage} />}</Route>
+        <Route path="/verifications/:reference">{() => <Integrator page="verifications" session={current} component={VerificationPage} />}</Route>
+        <Route path="/wallet">{() => <Integrator page="wallet" session={current} component={WalletPage} />}</Route>
+        <Route path="/playground">{() => <Integrator page="playground" session={current} component={PlaygroundPage} />}</Route>
+        <Route path="/settings">{() => <Integrator page="settings" session={current} component={SettingsPage} />}</Route>
+        <Route path="/team">{() => <Integrator page="team" session={current} component={TeamPage} />}</Route>
+        <Route path="/security">{() => <Integrator page="security" session={current} component={SecurityPage} />}</Route>
+        <Route>
+          <Plain>
+            <Failure error={new Error(`No page at ${location}.`)} />
+          </Plain>
+        </Route>
+      </Switch>
+    </EnvironmentProvider>
+  );
+}

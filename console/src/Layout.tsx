@@ -1,0 +1,125 @@
+import { Anchor, AppShell, Badge, Burger, Button, Group, NavLink, SegmentedControl, Text, Title, VisuallyHidden } from '@mantine/core';
+import { useDisclosure } from '@mantine/hooks';
+import type { ReactNode } from 'react';
+import { Link, useLocation } from 'wouter';
+import { post } from './api';
+import { mayOpen, useEnvironment, useForgetSession, type Environment, type Session } from './session';
+
+const INTEGRATOR_PAGES = [
+  { page: 'overview', href: '/', label: 'Overview' },
+  { page: 'playground', href: '/playground', label: 'Playground' },
+  { page: 'verifications', href: '/verifications', label: 'Verifications' },
+  { page: 'keys', href: '/keys', label: 'API keys' },
+  { page: 'wallet', href: '/wallet', label: 'Wallet' },
+  { page: 'team', href: '/team', label: 'Team' },
+  { page: 'settings', href: '/settings', label: 'Settings' },
+  { page: 'security', href: '/security', label: 'Sessions' },
+] as const;
+
+const OPERATOR_PAGES = [
+  { href: '/operator', label: 'Organizations' },
+  { href: '/operator/queue', label: 'Approval queue' },
+  { href: '/operator/projections', label: 'Projections' },
+  { href: '/operator/audit', label: 'Wallet audit' },
+  { href: '/operator/security', label: 'Account' },
+] as const;
+
+function isCurrent(location: string, href: string, root: string): boolean {
+  return href === root ? location === root : location === href || location.startsWith(`${href}/`);
+}
+
+export function Shell({ session, children }: { session: Session; children: ReactNode }) {
+  const [opened, { toggle, close }] = useDisclosure(false);
+  const [location, navigate] = useLocation();
+  const { environment, setEnvironment } = useEnvironment();
+  const forget = useForgetSession();
+  const operator = session.user?.kind === 'operator';
+
+  const signOut = async () => {
+    try {
+      await post('/logout');
+    } finally {
+      await forget();
+      navigate(operator ? '/operator/login' : '/login');
+    }
+  };
+
+  const links = operator
+    ? OPERATOR_PAGES.map((item) => ({ ...item, visible: true }))
+    : INTEGRATOR_PAGES.map((item) => ({ ...item, visible: mayOpen(session, item.page) }));
+
+  return (
+    <AppShell header={{ height: 60 }} navbar={{ width: 230, breakpoint: 'sm', collapsed: { mobile: !opened } }} padding="md">
+      <AppShell.Header>
+        <Group h="100%" px="md" justify="space-between" wrap="nowrap">
+          <Group gap="sm" wrap="nowrap">
+            <Burger opened={opened} onClick={toggle} hiddenFrom="sm" size="sm" aria-label="Open the menu" />
+            <Text fw={700} component="span">
+              {operator ? 'Operators' : (session.organization?.name ?? 'Console')}
+            </Text>
+            {operator ? (
+              <Badge color="grape" variant="outline">
+                {session.user?.role}
+              </Badge>
+            ) : null}
+          </Group>
+          <Group gap="sm" wrap="nowrap">
+            {!operator ? (
+              <SegmentedControl
+                aria-label="Environment"
+                size="xs"
+                value={environment}
+                onChange={(value) => setEnvironment(value as Environment)}
+                data={[
+                  { value: 'test', label: 'Test' },
+                  { value: 'live', label: 'Live' },
+                ]}
+                color={environment === 'live' ? '#8a5a00' : 'indigo'}
+              />
+            ) : null}
+            {session.devMailbox ? (
+              <Anchor component={Link} href="/dev/mailbox" size="xs" visibleFrom="sm">
+                Mailbox
+              </Anchor>
+            ) : null}
+            <Button variant="subtle" size="xs" onClick={() => void signOut()}>
+              Sign out
+            </Button>
+          </Group>
+        </Group>
+      </AppShell.Header>
+      <AppShell.Navbar p="xs" aria-label="Pages">
+        <VisuallyHidden>
+          <Title order={2}>Pages</Title>
+        </VisuallyHidden>
+        {links
+          .filter((item) => item.visible)
+          .map((item) => (
+            <NavLink
+              key={item.href}
+              component={Link}
+              href={item.href}
+              label={item.label}
+              active={isCurrent(location, item.href, operator ? '/operator' : '/')}
+              aria-current={isCurrent(location, item.href, operator ? '/operator' : '/') ? 'page' : undefined}
+              variant="filled"
+              onClick={close}
+            />
+          ))}
+        <Text size="xs" c="dimmed" mt="auto" p="xs">
+          {session.user?.email} · {session.user?.role}
+        </Text>
+      </AppShell.Navbar>
+      <AppShell.Main>{children}</AppShell.Main>
+    </AppShell>
+  );
+}
+
+/** A centred card for the signed-out pages. */
+export function Plain({ children }: { children: ReactNode }) {
+  return (
+    <main style={{ maxWidth: 440, margin: '0 auto', padding: '48px 16px' }}>
+      {children}
+    </main>
+  );
+}

@@ -1,0 +1,13 @@
+import type { ReactNode } from 'react';
+
+/**
+ * A table that scrolls sideways on narrow screens. Plain overflow rather than Mantine's scroll
+ * area, so that the region can take keyboard focus and be scrolled with the arrow keys.
+ */
+export function Scroll({ minWidth, children }: { minWidth: number; children: ReactNode }) {
+  return (
+    <div tabIndex={0} style={{ overflowX: 'auto' }}>
+      <div style={{ minWidth }}>{children}</div>
+    </div>
+  );
+}

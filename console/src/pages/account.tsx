@@ -1,0 +1,180 @@
+import { Alert, Anchor, Button, Paper, PasswordInput, Stack, Text, TextInput, Title } from '@mantine/core';
+import { useQuery } from '@tanstack/react-query';
+import { useEffect, useRef, useState, type FormEvent, type ReactNode } from 'react';
+import { Link, useLocation, useSearch } from 'wouter';
+import { errorText, get, post, query } from '../api';
+import { Loading } from '../components/common';
+import { useSetSession, type Session } from '../session';
+
+function Card({ title, children }: { title: string; children: ReactNode }) {
+  return (
+    <Paper withBorder p="lg" radius="md">
+      <Stack>
+        <Title order={1} size="h2">
+          {title}
+        </Title>
+        {children}
+      </Stack>
+    </Paper>
+  );
+}
+
+function useToken(): string {
+  return new URLSearchParams(useSearch()).get('token') ?? '';
+}
+
+function VerifyEmail() {
+  const token = useToken();
+  const setSession = useSetSession();
+  const [state, setState] = useState<{ done?: boolean; error?: string }>({});
+  const started = useRef(false);
+  useEffect(() => {
+    if (started.current) return;
+    started.current = true;
+    post<Session>('/email/verify', { token })
+      .then((session) => {
+        setSession(session);
+        setState({ done: true });
+      })
+      .catch((error: unknown) => setState({ error: errorText(error) }));
+  }, [token, setSession]);
+  return (
+    <Card title="Email verification">
+      {state.done ? (
+        <Alert color="green" role="status">
+          Your email address is verified. <Anchor component={Link} href="/">Go to the console</Anchor>
+        </Alert>
+      ) : state.error ? (
+        <Alert color="red" role="alert">
+          {state.error}
+        </Alert>
+      ) : (
+        <Loading label="Verifying" />
+      )}
+    </Card>
+  );
+}
+
+function ForgotPassword() {
+  const [email, setEmail] = useState('');
+  const [sent, setSent] = useState(false);
+  const [error, setError] = useState<string>();
+  const submit = async (event: FormEvent) => {
+    event.preventDefault();
+    try {
+      await post('/password/forgot', { email });
+      setSent(true);
+    } catch (failure) {
+      setError(errorText(failure));
+    }
+  };
+  return (
+    <Card title="Reset your password">
+      {sent ? (
+        <Alert color="green" role="status">
+          If an account uses {email}, a link to set a new password is on its way.
+        </Alert>
+      ) : (
+        <form onSubmit={(event) => void submit(event)}>
+          <Stack>
+            {error ? <Alert color="red" role="alert">{error}</Alert> : null}
+            <TextInput label="Email" type="email" autoComplete="email" required value={email} onChange={(event) => setEmail(event.currentTarget.value)} />
+            <Button type="submit">Send the link</Button>
+          </Stack>
+        </form>
+      )}
+      <Anchor component={Link} href="/login" size="sm">
+        Back to sign-in
+      </Anchor>
+    </Card>
+  );
+}
+
+function ResetPassword() {
+  const token = useToken();
+  const [password, setPassword] = useState('');
+  const [done, setDone] = useState(false);
+  const [error, setError] = useState<string>();
+  const submit = async (event: FormEvent) => {
+    event.preventDefault();
+    try {
+      await post('/password/reset', { token, password });
+      setDone(true);
+    } catch (failure) {
+      setError(errorText(failure));
+    }
+  };
+  return (
+    <Card title="Choose a new password">
+      {done ? (
+        <Alert color="green" role="status">
+          Your password is changed and every session signed out. <Anchor component={Link} href="/login">Sign in</Anchor>
+        </Alert>
+      ) : (
+        <form onSubmit={(event) => void submit(event)}>
+          <Stack>
+            {error ? <Alert color="red" role="alert">{error}</Alert> : null}
+            <PasswordInput label="New password" autoComplete="new-password" required value={password} onChange={(event) => setPassword(event.currentTarget.value)} />
+            <Button type="submit">Set the password</Button>
+          </Stack>
+        </form>
+      )}
+    </Card>
+  );
+}
+
+function AcceptInvitation() {
+  const token = useToken();
+  const setSession = useSetSession();
+  const [, navigate] = useLocation();
+  const [password, setPassword] = useState('');
+  const [error, setError] = useState<string>();
+  const invitation = useQuery({
+    queryKey: ['invitation', token],
+    queryFn: ({ signal }) => get<{ email: string; role: string; organizationName: string | null; kind: string }>(`/invitation${query({ token })}`, signal),
+  });
+  const submit = async (event: FormEvent) => {
+    event.preventDefault();
+    try {
+      const session = await post<Session>('/invitations/accept', { token, password });
+      setSession(session);
+      navigate(session.user?.kind === 'operator' ? '/operator/login' : '/');
+    } catch (failure) {
+      setError(errorText(failure));
+    }
+  };
+  if (invitation.isPending) return <Loading />;
+  if (invitation.error) {
+    return (
+      <Card title="Invitation">
+        <Alert color="red" role="alert">
+          This invitation is unknown, used or expired.
+        </Alert>
+      </Card>
+    );
+  }
+  return (
+    <Card title="Join your team">
+      <Text>
+        {invitation.data.email} is invited as <b>{invitation.data.role}</b>
+        {invitation.data.organizationName ? ` of ${invitation.data.organizationName}` : ' of the operators'}. Choose a password to accept.
+      </Text>
+      <form onSubmit={(event) => void submit(event)}>
+        <Stack>
+          {error ? <Alert color="red" role="alert">{error}</Alert> : null}
+          <PasswordInput label="Password" autoComplete="new-password" required value={password} onChange={(event) => setPassword(event.currentTarget.value)} />
+          <Button type="submit">Accept the invitation</Button>
+        </Stack>
+      </form>
+    </Card>
+  );
+}
+
+/** The pages reached from the links in the console's emails, and the forgotten-password form. */
+export default function AccountPages() {
+  const [location] = useLocation();
+  if (location === '/verify-email') return <VerifyEmail />;
+  if (location === '/reset-password') return <ResetPassword />;
+  if (location === '/accept-invitation') return <AcceptInvitation />;
+  return <ForgotPassword />;
+}

@@ -1,0 +1,123 @@
+import { Alert, Anchor, Button, Paper, PasswordInput, Stack, Text, TextInput, Title } from '@mantine/core';
+import { useState, type FormEvent } from 'react';
+import { Link, useLocation } from 'wouter';
+import { errorText, post } from '../api';
+import { useSetSession, type Session } from '../session';
+
+export function LoginPage() {
+  const [email, setEmail] = useState('');
+  const [password, setPassword] = useState('');
+  const [error, setError] = useState<string>();
+  const [busy, setBusy] = useState(false);
+  const setSession = useSetSession();
+  const [, navigate] = useLocation();
+
+  const submit = async (event: FormEvent) => {
+    event.preventDefault();
+    setBusy(true);
+    setError(undefined);
+    try {
+      setSession(await post<Session>('/login', { email, password }));
+      navigate('/');
+    } catch (failure) {
+      setError(errorText(failure));
+    } finally {
+      setBusy(false);
+    }
+  };
+
+  return (
+    <Paper withBorder p="lg" radius="md">
+      <form onSubmit={(event) => void submit(event)}>
+        <Stack>
+          <Title order={1} size="h2">
+            Sign in
+          </Title>
+          {error ? (
+            <Alert color="red" role="alert">
+              {error}
+            </Alert>
+          ) : null}
+          <TextInput label="Email" type="email" autoComplete="email" required value={email} onChange={(event) => setEmail(event.currentTarget.value)} />
+          <PasswordInput label="Password" autoComplete="current-password" required value={password} onChange={(event) => setPassword(event.currentTarget.value)} />
+          <Button type="submit" loading={busy}>
+            Sign in
+          </Button>
+          <Text size="sm">
+            No account yet?{' '}
+            <Anchor component={Link} href="/signup">
+              Sign up
+            </Anchor>
+            {' · '}
+            <Anchor component={Link} href="/forgot-password">
+              Forgot your password?
+            </Anchor>
+          </Text>
+        </Stack>
+      </form>
+    </Paper>
+  );
+}
+
+export function SignupPage() {
+  const [organizationName, setOrganizationName] = useState('');
+  const [email, setEmail] = useState('');
+  const [password, setPassword] = useState('');
+  const [error, setError] = useState<string>();
+  const [busy, setBusy] = useState(false);
+  const setSession = useSetSession();
+  const [, navigate] = useLocation();
+
+  const submit = async (event: FormEvent) => {
+    event.preventDefault();
+    setBusy(true);
+    setError(undefined);
+    try {
+      setSession(await post<Session>('/signup', { organizationName, email, password }));
+      navigate('/playground');
+    } catch (failure) {
+      setError(errorText(failure));
+    } finally {
+      setBusy(false);
+    }
+  };
+
+  return (
+    <Paper withBorder p="lg" radius="md">
+      <form onSubmit={(event) => void submit(event)}>
+        <Stack>
+          <Title order={1} size="h2">
+            Create your account
+          </Title>
+          <Text size="sm" c="dimmed">
+            Your organization starts with sandbox credit: run test checks as soon as you are in.
+          </Text>
+          {error ? (
+            <Alert color="red" role="alert">
+              {error}
+            </Alert>
+          ) : null}
+          <TextInput label="Organization name" required value={organizationName} onChange={(event) => setOrganizationName(event.currentTarget.value)} />
+          <TextInput label="Email" type="email" autoComplete="email" required value={email} onChange={(event) => setEmail(event.currentTarget.value)} />
+          <PasswordInput
+            label="Password"
+            description="At least 10 characters"
+            autoComplete="new-password"
+            required
+            value={password}
+            onChange={(event) => setPassword(event.currentTarget.value)}
+          />
+          <Button type="submit" loading={busy}>
+            Sign up
+          </Button>
+          <Text size="sm">
+            Already have an account?{' '}
+            <Anchor component={Link} href="/login">
+              Sign in
+            </Anchor>
+          </Text>
+        </Stack>
+      </form>
+    </Paper>
+  );
+}

@@ -1,0 +1,185 @@
+import { Badge, Button, Group, Paper, Select, SimpleGrid, Stack, Table, Text, TextInput, Title } from '@mantine/core';
+import { Scroll } from '../../components/scroll';
+import { useQuery } from '@tanstack/react-query';
+import { useState, type FormEvent } from 'react';
+import { useSearch } from 'wouter';
+import { get, naira, query, when, withMeta } from '../../api';
+import { Failure, Loading, PageTitle } from '../../components/common';
+
+interface Entry {
+  revision: string;
+  entryType?: string;
+  eventType?: string;
+  reference: string;
+  scope: string | null;
+  amountKobo: number;
+  balanceKobo: number;
+  reservedKobo: number;
+  availableKobo: number;
+  occurredAt: string;
+  actor?: string;
+  chain?: string;
+}
+
+interface Figures {
+  fundedKobo?: number;
+  debitedKobo?: number;
+  balanceKobo: number;
+  reservedKobo: number;
+  availableKobo: number;
+}
+
+interface Meta {
+  total?: number;
+  summary?: {
+    closing?: Figures;
+    chain?: { verified: boolean; head?: string; breaks?: number };
+    eventsReplayed?: number;
+    ledgerProblemCount?: number;
+  };
+}
+
+interface Reconciliation {
+  differences: { check: string; message: string }[];
+  differenceCount: number;
+  notes: string[];
+}
+
+export default function OperatorAuditPage() {
+  const initial = new URLSearchParams(useSearch()).get('organization') ?? '';
+  const [organization, setOrganization] = useState(initial);
+  const [environment, setEnvironment] = useState<'test' | 'live'>('live');
+  const [asOf, setAsOf] = useState('');
+  const [asked, setAsked] = useState<{ organization: string; environment: string; asOf: string }>();
+  const asOfIso = asked?.asOf ? new Date(asked.asOf).toISOString() : undefined;
+  const path = asked ? `/operator/organizations/${encodeURIComponent(asked.organization)}/wallets/${asked.environment}/audit` : '';
+  const replay = useQuery({
+    queryKey: ['operator', 'audit', asked],
+    queryFn: ({ signal }) => withMeta<Entry[], Meta>(`${path}${query({ asOf: asOfIso })}`, signal),
+    enabled: asked !== undefined,
+  });
+  const submit = (event: FormEvent) => {
+    event.preventDefault();
+    setAsked({ organization: organization.trim(), environment, asOf });
+  };
+  const figures = replay.data?.meta?.summary?.closing;
+  const chain = replay.data?.meta?.summary?.chain;
+  const reconcile = useQuery({
+    queryKey: ['operator', 'reconcile', asked],
+    queryFn: ({ signal }) => get<Reconciliation>(path.replace(/\/audit$/, '/reconcile'), signal),
+    enabled: false,
+  });
+
+  return (
+    <>
+      <PageTitle>Wallet audit</PageTitle>
+      <Text size="sm" c="dimmed" mb="md">
+        Replays a wallet from the event log (never from the read models), as of a moment, and verifies its hash chain.
+      </Text>
+      <Paper withBorder p="md" mb="md">
+        <form onSubmit={submit}>
+          <Group align="end" wrap="wrap">
+            <TextInput label="Organization identifier" placeholder="org_…" required value={organization} onChange={(event) => setOrganization(event.currentTarget.value)} w={300} />
+            <Select label="Wallet" data={['test', 'live']} value={environment} onChange={(value) => setEnvironment((value as 'test' | 'live') ?? 'live')} allowDeselect={false} w={100} />
+            <TextInput label="As of (optional)" type="datetime-local" value={asOf} onChange={(event) => setAsOf(event.currentTarget.value)} w={220} />
+            <Button type="submit">Replay</Button>
+            {asked ? (
+              <Button component="a" variant="outline" href={`/console/api${path}.csv${query({ asOf: asOfIso })}`} download>
+                Download CSV
+              </Button>
+            ) : null}
+          </Group>
+        </form>
+      </Paper>
+      {replay.isFetching ? <Loading label="Replaying" /> : null}
+      <Failure error={replay.error} />
+      {replay.data ? (
+        <>
+          <SimpleGrid cols={{ base: 1, sm: 4 }} mb="md">
+            <Paper withBorder p="sm">
+              <Text size="xs" c="dimmed">Balance</Text>
+              <Text fw={700} data-testid="audit-balance">{naira(figures?.balanceKobo)}</Text>
+            </Paper>
+            <Paper withBorder p="sm">
+              <Text size="xs" c="dimmed">Reserved</Text>
+              <Text fw={700}>{naira(figures?.reservedKobo)}</Text>
+            </Paper>
+            <Paper withBorder p="sm">
+              <Text size="xs" c="dimmed">Available</Text>
+              <Text fw={700}>{naira(figures?.availableKobo)}</Text>
+            </Paper>
+            <Paper withBorder p="sm">
+              <Text size="xs" c="dimmed">Hash chain</Text>
+              {chain ? <Badge color={chain.verified ? '#237032' : 'red.9'} data-testid="audit-chain">{chain.verified ? 'verified' : 'broken'}</Badge> : <Text>—</Text>}
+            </Paper>
+          </SimpleGrid>
+          <Paper withBorder p="md" mb="md">
+            <Group justify="space-between">
+              <Title order={2} size="h4">
+                Reconciliation with the read models
+              </Title>
+              <Button variant="outline" onClick={() => void reconcile.refetch()} loading={reconcile.isFetching}>
+                Reconcile
+              </Button>
+            </Group>
+            <Failure error={reconcile.error} />
+            {reconcile.data ? (
+              reconcile.data.differenceCount === 0 ? (
+                <Text mt="sm" data-testid="reconcile-result">
+                  No difference: the balances the API shows match the event log.
+                </Text>
+              ) : (
+                <Stack mt="sm" gap="xs" data-testid="reconcile-result">
+                  <Text c="red.9">{reconcile.data.differenceCount} differences</Text>
+                  {reconcile.data.differences.map((difference, index) => (
+                    <Text size="sm" key={index}>
+                      {difference.check}: {difference.message}
+                    </Text>
+                  ))}
+                </Stack>
+              )
+            ) : null}
+            {reconcile.data?.notes.map((note, index) => (
+              <Text size="xs" c="dimmed" key={index}>
+                {note}
+              </Text>
+            ))}
+          </Paper>
+          <Title order={2} size="h4" mb="sm">
+            Entries
+          </Title>
+          <Scroll minWidth={800}>
+            <Table striped aria-label="Wallet entries">
+              <Table.Thead>
+                <Table.Tr>
+                  <Table.Th>Revision</Table.Th>
+                  <Table.Th>When</Table.Th>
+                  <Table.Th>Entry</Table.Th>
+                  <Table.Th>Reference</Table.Th>
+                  <Table.Th ta="right">Amount</Table.Th>
+                  <Table.Th ta="right">Balance</Table.Th>
+                  <Table.Th ta="right">Available</Table.Th>
+                  <Table.Th>Actor</Table.Th>
+                </Table.Tr>
+              </Table.Thead>
+              <Table.Tbody>
+                {(Array.isArray(replay.data.data) ? replay.data.data : []).map((entry) => (
+                  <Table.Tr key={entry.revision}>
+                    <Table.Td>{entry.revision}</Table.Td>
+                    <Table.Td>{when(entry.occurredAt)}</Table.Td>
+                    <Table.Td>{entry.entryType ?? entry.eventType}</Table.Td>
+                    <Table.Td ff="monospace" fz="sm">{entry.reference}</Table.Td>
+                    <Table.Td ta="right">{naira(entry.amountKobo)}</Table.Td>
+                    <Table.Td ta="right">{naira(entry.balanceKobo)}</Table.Td>
+                    <Table.Td ta="right">{naira(entry.availableKobo)}</Table.Td>
+                    <Table.Td fz="sm">{entry.actor ?? '—'}</Table.Td>
+                  </Table.Tr>
+                ))}
+              </Table.Tbody>
+            </Table>
+          </Scroll>
+        </>
+      ) : null}
+    </>
+  );
+}

@@ -1,0 +1,436 @@
+import { Alert, Anchor, Badge, Button, Group, Modal, MultiSelect, NumberInput, Paper, Select, SimpleGrid, Stack, Table, Text, Textarea, TextInput, Title } from '@mantine/core';
+import { Scroll } from '../../components/scroll';
+import { CodeBlock } from '../../components/code';
+import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
+import { useEffect, useState, type FormEvent, type ReactNode } from 'react';
+import { Link, useParams } from 'wouter';
+import { del, errorText, get, naira, post, put, when } from '../../api';
+import { CopyButton } from '../../components/copy';
+import { Failure, Loading, PageTitle } from '../../components/common';
+import { readOnly, useSession, type Environment, type Organization } from '../../session';
+import type { ApiKey, IssuedApiKey, Wallet } from '../../types';
+import { OrganizationState } from './organizations';
+
+interface Detail {
+  organization: Organization;
+  wallets: Record<Environment, Omit<Wallet, 'environment'>>;
+  keys: ApiKey[];
+  members?: { id: string; email: string; role: string; emailVerified: boolean; createdAt: string }[];
+}
+
+/** The scopes the service knows (the spec's list); what each costs and whether it is active is the organization's. */
+const KNOWN_SCOPES = ['nin', 'pnv', 'vnin', 'bvn', 'pvc', 'passport', 'bank_account', 'premium_bank_account', 'phone', 'face_match'];
+
+function Section({ title, children }: { title: string; children: ReactNode }) {
+  return (
+    <Paper withBorder p="md">
+      <Title order={2} size="h4" mb="sm">
+        {title}
+      </Title>
+      {children}
+    </Paper>
+  );
+}
+
+function Outcome({ error, success }: { error: unknown; success?: string | false }) {
+  if (error) return <Text c="red.9" size="sm" role="alert">{errorText(error)}</Text>;
+  if (success) return <Text c="#237032" size="sm" role="status">{success}</Text>;
+  return null;
+}
+
+export default function OperatorOrganizationPage() {
+  const { id } = useParams<{ id: string }>();
+  const path = `/operator/organizations/${encodeURIComponent(id)}`;
+  const client = useQueryClient();
+  const { data: session } = useSession();
+  const writable = !readOnly(session);
+  const detail = useQuery({ queryKey: ['operator', 'organization', id], queryFn: ({ signal }) => get<Detail>(path, signal) });
+  const refresh = () => client.invalidateQueries({ queryKey: ['operator'] });
+
+  const [reason, setReason] = useState('');
+  const [scopes, setScopes] = useState<string[]>([]);
+  const [prices, setPrices] = useState<Record<string, number | string>>({});
+  const [rateLimit, setRateLimit] = useState<number | string>('');
+  const [provider, setProvider] = useState({ environment: 'live', provider: 'sandbox', fallback: '', credentials: '' });
+  const [funding, setFunding] = useState({ environment: 'test' as Environment, amountKobo: '' as number | string, reference: '' });
+  const [keyForm, setKeyForm] = useState({ environment: 'test' as Environment, name: '' });
+  const [issued, setIssued] = useState<IssuedApiKey>();
+
+  useEffect(() => {
+    const organization = detail.data?.organization;
+    if (!organization) return;
+    setScopes(organization.activeScopes);
+    setPrices(organization.prices);
+    setRateLimit(organization.rateLimitPerMinute ?? '');
+  }, [detail.data]);
+
+  const approve = useMutation({ mutationFn: () => post(`${path}/approve`), onSuccess: refresh });
+  const suspend = useMutation({ mutationFn: () => post(`${path}/suspend`, { reason }), onSuccess: refresh });
+  const reinstate = useMutation({ mutationFn: () => post(`${path}/reinstate`), onSuccess: refresh });
+  const saveScopes = useMutation({ mutationFn: () => put(`${path}/scopes`, { scopes }), onSuccess: refresh });
+  const savePrices = useMutation({
+    mutationFn: () => put(`${path}/prices`, Object.fromEntries(Object.entries(prices).filter(([, value]) => value !== '').map(([scope, value]) => [scope, Number(value)]))),
+    onSuccess: refresh,
+  });
+  const saveRateLimit = useMutation({ mutationFn: () => put(`${path}/rate-limit`, { requestsPerMinute: rateLimit === '' ? null : Number(rateLimit) }), onSuccess: refresh });
+  const saveProvider = useMutation({
+    mutationFn: () =>
+      put(`${path}/provider`, {
+        environment: provider.environment,
+        provider: provider.provider,
+        fallback: provider.fallback === '' ? undefined : provider.fallback,
+        credentials: provider.credentials.trim() === '' ? undefined : (JSON.parse(provider.credentials) as unknown),
+      }),
+    onSuccess: () => {
+      setProvider((current) => ({ ...current, credentials: '' }));
+      void refresh();
+    },
+  });
+  const fund = useMutation({
+    mutationFn: () => post<Wallet>(`${path}/wallets/${funding.environment}/fundings`, { amountKobo: Number(funding.amountKobo), reference: funding.reference }),
+    onSuccess: () => {
+      setFunding((current) => ({ ...current, amountKobo: '', reference: '' }));
+      void refresh();
+    },
+  });
+  const issue = useMutation({
+    mutationFn: () => post<IssuedApiKey>(`${path}/keys`, { environment: keyForm.environment, name: keyForm.name.trim() === '' ? undefined : keyForm.name.trim() }),
+    onSuccess: (key) => {
+      setIssued(key);
+      void refresh();
+    },
+  });
+  const revoke = useMutation({ mutationFn: (keyId: string) => del(`/operator/keys/${encodeURIComponent(keyId)}`), onSuccess: refresh });
+
+  if (detail.isPending) return <Loading />;
+  if (detail.error) return <Failure error={detail.error} />;
+  const { organization, wallets, keys } = detail.data;
+  const allScopes = [...new Set([...KNOWN_SCOPES, ...organization.activeScopes, ...Object.keys(organization.prices)])];
+  const submit = (mutation: { mutate: () => void }) => (event: FormEvent) => {
+    event.preventDefault();
+    mutation.mutate();
+  };
+
+  return (
+    <>
+      <PageTitle actions={<Anchor component={Link} href="/operator">All organizations</Anchor>}>{organization.name}</PageTitle>
+      <Group mb="md" gap="xs">
+        <OrganizationState organization={organization} />
+        <Text size="sm" c="dimmed" ff="monospace">
+          {organization.id}
+        </Text>
+        <Text size="sm" c="dimmed">
+          {organization.email} · since {when(organization.createdAt)}
+        </Text>
+      </Group>
+      {!writable ? (
+        <Alert color="gray" mb="md">
+          Auditor account: you can see everything here and change nothing.
+        </Alert>
+      ) : null}
+      <SimpleGrid cols={{ base: 1, lg: 2 }} spacing="md">
+        <Section title="Standing">
+          <Stack gap="sm">
+            {organization.suspensionReason ? <Text size="sm">Suspended: {organization.suspensionReason}</Text> : null}
+            {organization.liveAccessRequestedAt && !organization.approved ? <Text size="sm">Live access requested {when(organization.liveAccessRequestedAt)}.</Text> : null}
+            {writable ? (
+              <Group align="end">
+                {!organization.approved ? (
+                  <Button onClick={() => approve.mutate()} loading={approve.isPending}>
+                    Approve
+                  </Button>
+                ) : null}
+                {organization.status === 'suspended' ? (
+                  <Button variant="outline" onClick={() => reinstate.mutate()} loading={reinstate.isPending}>
+                    Reinstate
+                  </Button>
+                ) : (
+                  <form onSubmit={submit(suspend)}>
+                    <Group align="end">
+                      <TextInput label="Reason for suspension" required value={reason} onChange={(event) => setReason(event.currentTarget.value)} w={240} />
+                      <Button type="submit" color="red.9" variant="outline" loading={suspend.isPending}>
+                        Suspend
+                      </Button>
+                    </Group>
+                  </form>
+                )}
+              </Group>
+            ) : null}
+            <Outcome error={approve.error ?? suspend.error ?? reinstate.error} />
+          </Stack>
+        </Section>
+
+        <Section title="Wallets">
+          <Table aria-label="Wallets">
+            <Table.Thead>
+              <Table.Tr>
+                <Table.Th>Wallet</Table.Th>
+                <Table.Th ta="right">Balance</Table.Th>
+                <Table.Th ta="right">Reserved</Table.Th>
+                <Table.Th ta="right">Available</Table.Th>
+              </Table.Tr>
+            </Table.Thead>
+            <Table.Tbody>
+              {(['test', 'live'] as const).map((environment) => (
+                <Table.Tr key={environment}>
+                  <Table.Td>{environment}</Table.Td>
+                  <Table.Td ta="right" data-testid={`wallet-${environment}-balance`}>{naira(wallets[environment]?.balanceKobo)}</Table.Td>
+                  <Table.Td ta="right">{naira(wallets[environment]?.reservedKobo)}</Table.Td>
+                  <Table.Td ta="right">{naira(wallets[environment]?.availableKobo)}</Table.Td>
+                </Table.Tr>
+              ))}
+            </Table.Tbody>
+          </Table>
+          {writable ? (
+            <form onSubmit={submit(fund)}>
+              <Group align="end" mt="sm" wrap="wrap">
+                <Select
+                  label="Fund wallet"
+                  data={['test', 'live']}
+                  value={funding.environment}
+                  onChange={(value) => setFunding((current) => ({ ...current, environment: (value as Environment) ?? 'test' }))}
+                  allowDeselect={false}
+                  w={100}
+                />
+                <NumberInput
+                  label="Amount (kobo)"
+                  description={funding.amountKobo === '' ? ' ' : naira(Number(funding.amountKobo))}
+                  min={1}
+                  allowDecimal={false}
+                  required
+                  value={funding.amountKobo}
+                  onChange={(value) => setFunding((current) => ({ ...current, amountKobo: value }))}
+                  w={160}
+                />
+                <TextInput
+                  label="Funding reference"
+                  description="e.g. the invoice number"
+                  required
+                  value={funding.reference}
+                  onChange={(event) => {
+                    const value = event.currentTarget.value;
+                    setFunding((current) => ({ ...current, reference: value }));
+                  }}
+                  w={180}
+                />
+                <Button type="submit" loading={fund.isPending}>
+                  Fund
+                </Button>
+              </Group>
+            </form>
+          ) : null}
+          <Outcome error={fund.error} success={fund.isSuccess && 'Funded.'} />
+          <Anchor component={Link} href={`/operator/audit?organization=${organization.id}`} size="sm" mt="xs" display="block">
+            Audit these wallets
+          </Anchor>
+        </Section>
+
+        <Section title="Scopes and prices">
+          <form onSubmit={submit(saveScopes)}>
+            <Group align="end">
+              <MultiSelect label="Active scopes" data={allScopes} value={scopes} onChange={setScopes} disabled={!writable} w={320} />
+              {writable ? (
+                <Button type="submit" loading={saveScopes.isPending}>
+                  Save scopes
+                </Button>
+              ) : null}
+            </Group>
+          </form>
+          <Outcome error={saveScopes.error} success={saveScopes.isSuccess && 'Saved.'} />
+          <form onSubmit={submit(savePrices)}>
+            <Table mt="sm" aria-label="Prices">
+              <Table.Thead>
+                <Table.Tr>
+                  <Table.Th>Scope</Table.Th>
+                  <Table.Th>Price (kobo)</Table.Th>
+                </Table.Tr>
+              </Table.Thead>
+              <Table.Tbody>
+                {allScopes.map((scope) => (
+                  <Table.Tr key={scope}>
+                    <Table.Td>{scope}</Table.Td>
+                    <Table.Td>
+                      <NumberInput
+                        aria-label={`Price of ${scope} in kobo`}
+                        size="xs"
+                        min={0}
+                        allowDecimal={false}
+                        disabled={!writable}
+                        value={prices[scope] ?? ''}
+                        onChange={(value) => setPrices((current) => ({ ...current, [scope]: value }))}
+                        w={140}
+                      />
+                    </Table.Td>
+                  </Table.Tr>
+                ))}
+              </Table.Tbody>
+            </Table>
+            {writable ? (
+              <Button type="submit" mt="sm" loading={savePrices.isPending}>
+                Save prices
+              </Button>
+            ) : null}
+          </form>
+          <Outcome error={savePrices.error} success={savePrices.isSuccess && 'Saved.'} />
+        </Section>
+
+        <Stack>
+          <Section title="Provider">
+            {organization.providers ? (
+              <Text size="sm" mb="sm">
+                Test: {organization.providers.test?.provider ?? '—'} · Live: {organization.providers.live?.provider ?? '—'}
+                {organization.providers.live?.fallback ? ` (fallback ${organization.providers.live.fallback})` : ''}
+              </Text>
+            ) : null}
+            {writable ? (
+              <form onSubmit={submit(saveProvider)}>
+                <Stack gap="xs">
+                  <Group>
+                    <Select label="Environment" data={['test', 'live']} value={provider.environment} onChange={(value) => setProvider((current) => ({ ...current, environment: value ?? 'live' }))} allowDeselect={false} w={110} />
+                    <Select label="Provider" data={['sandbox', 'dojah', 'prembly']} value={provider.provider} onChange={(value) => setProvider((current) => ({ ...current, provider: value ?? 'sandbox' }))} allowDeselect={false} w={130} />
+                    <Select label="Fallback" data={['dojah', 'prembly']} clearable value={provider.fallback || null} onChange={(value) => setProvider((current) => ({ ...current, fallback: value ?? '' }))} w={130} />
+                  </Group>
+                  <Textarea
+                    label="Credentials (JSON)"
+                    description="Kept encrypted; never shown again"
+                    autosize
+                    minRows={2}
+                    value={provider.credentials}
+                    onChange={(event) => {
+                      const value = event.currentTarget.value;
+                      setProvider((current) => ({ ...current, credentials: value }));
+                    }}
+                  />
+                  <Button type="submit" loading={saveProvider.isPending} w="fit-content">
+                    Set provider
+                  </Button>
+                </Stack>
+              </form>
+            ) : null}
+            <Outcome error={saveProvider.error} success={saveProvider.isSuccess && 'Saved.'} />
+          </Section>
+          <Section title="Rate limit">
+            <form onSubmit={submit(saveRateLimit)}>
+              <Group align="end">
+                <NumberInput
+                  label="Requests per minute per key"
+                  description="Empty: the service's default"
+                  min={1}
+                  allowDecimal={false}
+                  disabled={!writable}
+                  value={rateLimit}
+                  onChange={setRateLimit}
+                  w={220}
+                />
+                {writable ? (
+                  <Button type="submit" loading={saveRateLimit.isPending}>
+                    Save
+                  </Button>
+                ) : null}
+              </Group>
+            </form>
+            <Outcome error={saveRateLimit.error} success={saveRateLimit.isSuccess && 'Saved.'} />
+          </Section>
+        </Stack>
+      </SimpleGrid>
+
+      <Paper withBorder p="md" mt="md">
+        <Title order={2} size="h4" mb="sm">
+          API keys
+        </Title>
+        {writable ? (
+          <form onSubmit={submit(issue)}>
+            <Group align="end" mb="sm">
+              <Select label="Environment" data={['test', 'live']} value={keyForm.environment} onChange={(value) => setKeyForm((current) => ({ ...current, environment: (value as Environment) ?? 'test' }))} allowDeselect={false} w={110} />
+              <TextInput
+                label="Name"
+                value={keyForm.name}
+                onChange={(event) => {
+                  const value = event.currentTarget.value;
+                  setKeyForm((current) => ({ ...current, name: value }));
+                }}
+                w={220}
+              />
+              <Button type="submit" loading={issue.isPending}>
+                Issue key
+              </Button>
+            </Group>
+          </form>
+        ) : null}
+        <Outcome error={issue.error ?? revoke.error} />
+        <Scroll minWidth={640}>
+          <Table striped aria-label="Keys of the organization">
+            <Table.Thead>
+              <Table.Tr>
+                <Table.Th>Name</Table.Th>
+                <Table.Th>Key</Table.Th>
+                <Table.Th>Environment</Table.Th>
+                <Table.Th>Last used</Table.Th>
+                <Table.Th>Action</Table.Th>
+              </Table.Tr>
+            </Table.Thead>
+            <Table.Tbody>
+              {keys.map((key) => (
+                <Table.Tr key={key.id}>
+                  <Table.Td>{key.name ?? 'unnamed'}</Table.Td>
+                  <Table.Td ff="monospace" fz="sm">
+                    {key.prefix}…{key.last4}
+                  </Table.Td>
+                  <Table.Td>{key.environment}</Table.Td>
+                  <Table.Td>{key.lastUsedAt ? when(key.lastUsedAt) : 'never'}</Table.Td>
+                  <Table.Td>
+                    {key.revokedAt ? (
+                      <Badge color="gray.8">revoked</Badge>
+                    ) : writable ? (
+                      <Button size="xs" color="red.9" variant="outline" onClick={() => revoke.mutate(key.id)} aria-label={`Revoke ${key.prefix}…${key.last4}`}>
+                        Revoke
+                      </Button>
+                    ) : (
+                      'active'
+                    )}
+                  </Table.Td>
+                </Table.Tr>
+              ))}
+            </Table.Tbody>
+          </Table>
+        </Scroll>
+      </Paper>
+      {detail.data.members && detail.data.members.length > 0 ? (
+        <Paper withBorder p="md" mt="md">
+          <Title order={2} size="h4" mb="sm">
+            Console users
+          </Title>
+          <Table aria-label="Console users of the organization">
+            <Table.Thead>
+              <Table.Tr>
+                <Table.Th>Email</Table.Th>
+                <Table.Th>Role</Table.Th>
+                <Table.Th>Email verified</Table.Th>
+                <Table.Th>Since</Table.Th>
+              </Table.Tr>
+            </Table.Thead>
+            <Table.Tbody>
+              {detail.data.members.map((member) => (
+                <Table.Tr key={member.id}>
+                  <Table.Td>{member.email}</Table.Td>
+                  <Table.Td>{member.role}</Table.Td>
+                  <Table.Td>{member.emailVerified ? 'yes' : 'no'}</Table.Td>
+                  <Table.Td>{when(member.createdAt)}</Table.Td>
+                </Table.Tr>
+              ))}
+            </Table.Tbody>
+          </Table>
+        </Paper>
+      ) : null}
+      <Modal opened={issued !== undefined} onClose={() => setIssued(undefined)} title="The new key" size="lg">
+        {issued ? (
+          <Stack>
+            <Alert color="yellow">Shown this once: hand it to the organization now.</Alert>
+            <CodeBlock label="The new key">{issued.key}</CodeBlock>
+            <CopyButton value={issued.key} label="Copy the key" />
+          </Stack>
+        ) : null}
+      </Modal>
+    </>
+  );
+}

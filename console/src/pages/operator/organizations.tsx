@@ -1,0 +1,104 @@
+import { Anchor, Badge, Group, Pagination, Select, Table, Text, TextInput } from '@mantine/core';
+import { Scroll } from '../../components/scroll';
+import { useDebouncedValue } from '@mantine/hooks';
+import { keepPreviousData, useQuery } from '@tanstack/react-query';
+import { useState } from 'react';
+import { Link } from 'wouter';
+import { page as fetchPage, query, when } from '../../api';
+import { Failure, Loading, PageTitle } from '../../components/common';
+import type { Organization } from '../../session';
+
+export function OrganizationState({ organization }: { organization: Organization }) {
+  if (organization.status === 'suspended') return <Badge color="red.9">suspended</Badge>;
+  if (organization.approved) return <Badge color="#237032">approved</Badge>;
+  if (organization.liveAccessRequestedAt) return <Badge color="#8a5a00">live access requested</Badge>;
+  return <Badge color="gray.8">sandbox only</Badge>;
+}
+
+export function OrganizationsTable({ rows, label }: { rows: Organization[]; label: string }) {
+  return (
+    <Scroll minWidth={640}>
+      <Table striped highlightOnHover aria-label={label}>
+        <Table.Thead>
+          <Table.Tr>
+            <Table.Th>Name</Table.Th>
+            <Table.Th>Email</Table.Th>
+            <Table.Th>State</Table.Th>
+            <Table.Th>Created</Table.Th>
+          </Table.Tr>
+        </Table.Thead>
+        <Table.Tbody>
+          {rows.map((organization) => (
+            <Table.Tr key={organization.id}>
+              <Table.Td>
+                <Anchor component={Link} href={`/operator/organizations/${organization.id}`}>
+                  {organization.name}
+                </Anchor>
+              </Table.Td>
+              <Table.Td>{organization.email}</Table.Td>
+              <Table.Td>
+                <OrganizationState organization={organization} />
+              </Table.Td>
+              <Table.Td>{when(organization.createdAt)}</Table.Td>
+            </Table.Tr>
+          ))}
+        </Table.Tbody>
+      </Table>
+    </Scroll>
+  );
+}
+
+export default function OperatorOrganizationsPage() {
+  const [search, setSearch] = useState('');
+  const [debounced] = useDebouncedValue(search, 300);
+  const [status, setStatus] = useState<string | null>(null);
+  const [page, setPage] = useState(1);
+  const list = useQuery({
+    queryKey: ['operator', 'organizations', debounced, status, page],
+    queryFn: ({ signal }) => fetchPage<Organization>(`/operator/organizations${query({ search: debounced, status, page, pageSize: 20 })}`, signal),
+    placeholderData: keepPreviousData,
+  });
+  return (
+    <>
+      <PageTitle>Organizations</PageTitle>
+      <Group mb="md" align="end">
+        <TextInput
+          label="Search"
+          placeholder="Name, email or identifier"
+          value={search}
+          onChange={(event) => {
+            setSearch(event.currentTarget.value);
+            setPage(1);
+          }}
+          w={280}
+        />
+        <Select
+          label="Status"
+          placeholder="Any"
+          clearable
+          data={['pending', 'approved', 'suspended']}
+          value={status}
+          onChange={(value) => {
+            setStatus(value);
+            setPage(1);
+          }}
+          w={160}
+        />
+      </Group>
+      <Failure error={list.error} />
+      {list.isPending ? <Loading /> : null}
+      {list.data ? (
+        <>
+          <OrganizationsTable rows={list.data.rows} label="Organizations" />
+          {list.data.rows.length === 0 ? <Text c="dimmed">No organization matches.</Text> : null}
+          <Group justify="space-between" mt="md">
+            <Text size="sm" c="dimmed">
+              {list.data.meta.total} in all
+            </Text>
+            {list.data.meta.totalPages > 1 ? <Pagination total={list.data.meta.totalPages} value={page} onChange={setPage} aria-label="Pages of organizations" /> : null}
+          </Group>
+        </>
+      ) : null}
+    </>
+  );
+}

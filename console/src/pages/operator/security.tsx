@@ -1,0 +1,100 @@
+import { Badge, Button, Group, Paper, Select, Table, Text, TextInput, Title } from '@mantine/core';
+import { useMutation, useQuery } from '@tanstack/react-query';
+import { useState, type FormEvent } from 'react';
+import { errorText, get, post, when } from '../../api';
+import { Failure, PageTitle } from '../../components/common';
+import { readOnly, useSession } from '../../session';
+import { PasswordPanel, SessionsPanel } from '../security';
+
+interface OperatorRow {
+  id: string;
+  email: string;
+  role: string;
+  totpEnabled: boolean;
+  createdAt: string;
+}
+
+export default function OperatorSecurityPage() {
+  const { data: session } = useSession();
+  const operators = useQuery({
+    queryKey: ['operator', 'operators'],
+    queryFn: ({ signal }) => get<{ operators: OperatorRow[]; invitations: { id: string; email: string; role: string; expiresAt: string }[] }>('/operator/operators', signal),
+  });
+  const [email, setEmail] = useState('');
+  const [role, setRole] = useState('auditor');
+  const invite = useMutation({
+    mutationFn: () => post('/operator/operators/invitations', { email, role }),
+    onSuccess: () => {
+      setEmail('');
+      void operators.refetch();
+    },
+  });
+  const submit = (event: FormEvent) => {
+    event.preventDefault();
+    invite.mutate();
+  };
+  return (
+    <>
+      <PageTitle>Operators and your account</PageTitle>
+      <Paper withBorder p="md" mb="md">
+        <Title order={2} size="h4" mb="sm">
+          Operator accounts
+        </Title>
+        <Failure error={operators.error} />
+        <Table aria-label="Operator accounts">
+          <Table.Thead>
+            <Table.Tr>
+              <Table.Th>Email</Table.Th>
+              <Table.Th>Role</Table.Th>
+              <Table.Th>Second factor</Table.Th>
+              <Table.Th>Since</Table.Th>
+            </Table.Tr>
+          </Table.Thead>
+          <Table.Tbody>
+            {(operators.data?.operators ?? []).map((operator) => (
+              <Table.Tr key={operator.id}>
+                <Table.Td>{operator.email}</Table.Td>
+                <Table.Td>{operator.role}</Table.Td>
+                <Table.Td>{operator.totpEnabled ? <Badge color="#237032">on</Badge> : <Badge color="gray.8">not set up</Badge>}</Table.Td>
+                <Table.Td>{when(operator.createdAt)}</Table.Td>
+              </Table.Tr>
+            ))}
+            {(operators.data?.invitations ?? []).map((invitation) => (
+              <Table.Tr key={invitation.id}>
+                <Table.Td>{invitation.email}</Table.Td>
+                <Table.Td>{invitation.role}</Table.Td>
+                <Table.Td>invited, until {when(invitation.expiresAt)}</Table.Td>
+                <Table.Td>—</Table.Td>
+              </Table.Tr>
+            ))}
+          </Table.Tbody>
+        </Table>
+        {!readOnly(session) ? (
+          <form onSubmit={submit}>
+            <Group align="end" mt="md">
+              <TextInput label="Invite by email" type="email" required value={email} onChange={(event) => setEmail(event.currentTarget.value)} w={260} />
+              <Select
+                label="Role"
+                data={[
+                  { value: 'admin', label: 'admin: changes everything' },
+                  { value: 'auditor', label: 'auditor: reads, changes nothing' },
+                ]}
+                value={role}
+                onChange={(value) => setRole(value ?? 'auditor')}
+                allowDeselect={false}
+                w={280}
+              />
+              <Button type="submit" loading={invite.isPending}>
+                Invite
+              </Button>
+            </Group>
+            {invite.error ? <Text c="red.9" size="sm" role="alert">{errorText(invite.error)}</Text> : null}
+            {invite.isSuccess ? <Text c="#237032" size="sm" role="status">Invitation sent.</Text> : null}
+          </form>
+        ) : null}
+      </Paper>
+      <SessionsPanel />
+      <PasswordPanel />
+    </>
+  );
+}

@@ -1,0 +1,162 @@
+import { Alert, Anchor, Button, Grid, Group, Paper, Select, Stack, Text, TextInput, Title } from '@mantine/core';
+import { CodeBlock } from '../components/code';
+import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
+import { useEffect, useMemo, useState, type FormEvent } from 'react';
+import { Link } from 'wouter';
+import { errorText, get, naira, post } from '../api';
+import { CopyButton } from '../components/copy';
+import { Failure, Loading, PageTitle } from '../components/common';
+import { StatusBadge } from '../components/status';
+import { useEnvironment } from '../session';
+import type { ApiKey, ScopeInfo, Verification } from '../types';
+
+function curlOf(origin: string, scope: string, input: Record<string, string>, key: ApiKey | undefined, environment: string): string {
+  const keyText = key ? `${key.prefix}…${key.last4}` : `service_${environment}_…`;
+  return [
+    `curl -s -X POST ${origin}/v1/${scope} \\`,
+    `  -H 'X-Service-Key: ${keyText}' \\`,
+    `  -H 'Content-Type: application/json' \\`,
+    `  -d '${JSON.stringify(input)}'`,
+  ].join('\n');
+}
+
+export default function PlaygroundPage() {
+  const { environment } = useEnvironment();
+  const client = useQueryClient();
+  const scopes = useQuery({ queryKey: ['scopes'], queryFn: ({ signal }) => get<ScopeInfo[]>('/scopes', signal) });
+  const keys = useQuery({ queryKey: ['keys'], queryFn: ({ signal }) => get<ApiKey[]>('/keys', signal) });
+  const [scope, setScope] = useState<string | null>(null);
+  const [input, setInput] = useState<Record<string, string>>({});
+  const [keyId, setKeyId] = useState<string | null>(null);
+
+  const active = useMemo(() => (scopes.data ?? []).filter((item) => item.active), [scopes.data]);
+  const chosen = active.find((item) => item.scope === scope);
+  const usableKeys = (keys.data ?? []).filter((key) => key.environment === environment && !key.revokedAt);
+  const key = usableKeys.find((item) => item.id === keyId) ?? usableKeys[0];
+
+  useEffect(() => {
+    if (scope === null && active.length > 0) setScope(active[0].scope);
+  }, [active, scope]);
+  useEffect(() => {
+    if (chosen) setInput(Object.fromEntries(chosen.fields.map((field) => [field.name, field.example])));
+  }, [chosen]);
+
+  const run = useMutation({
+    mutationFn: () =>
+      post<Verification>(`/playground/${scope}`, {
+        environment,
+        keyId: key?.id,
+        input: Object.fromEntries(Object.entries(input).filter(([, value]) => value !== '')),
+      }),
+    onSettled: () => client.invalidateQueries({ predicate: (query) => ['verifications', 'overview', 'wallet', 'transactions', 'keys'].includes(String(query.queryKey[0])) }),
+  });
+
+  const submit = (event: FormEvent) => {
+    event.preventDefault();
+    run.mutate();
+  };
+
+  if (scopes.isPending) return <Loading />;
+  if (scopes.error) return <Failure error={scopes.error} />;
+  const result = run.data;
+
+  return (
+    <>
+      <PageTitle>Playground</PageTitle>
+      <Text mb="md" c="dimmed">
+        Run a check from a form. With the test environment it runs on the sandbox and is charged to the test wallet only.
+      </Text>
+      <Grid>
+        <Grid.Col span={{ base: 12, md: 6 }}>
+          <Paper withBorder p="md">
+            <form onSubmit={submit}>
+              <Stack>
+                <Select
+                  label="Scope"
+                  data={active.map((item) => ({ value: item.scope, label: `${item.scope} · ${naira(item.priceKobo)}` }))}
+                  value={scope}
+                  onChange={(value) => {
+                    setScope(value);
+                    run.reset();
+                  }}
+                  allowDeselect={false}
+                />
+                {usableKeys.length > 1 ? (
+                  <Select
+                    label="Key"
+                    data={usableKeys.map((item) => ({ value: item.id, label: `${item.name ?? 'unnamed'} (${item.prefix}…${item.last4})` }))}
+                    value={key?.id ?? null}
+                    onChange={setKeyId}
+                    allowDeselect={false}
+                  />
+                ) : null}
+                {chosen?.fields.map((field) => (
+                  <TextInput
+                    key={`${chosen.scope}.${field.name}`}
+                    label={field.name}
+                    description={field.description}
+                    required={field.required}
+                    value={input[field.name] ?? ''}
+                    onChange={(event) => {
+                      const value = event.currentTarget.value;
+                      setInput((current) => ({ ...current, [field.name]: value }));
+                    }}
+                  />
+                ))}
+                {usableKeys.length === 0 && !keys.isPending ? (
+                  <Alert color="yellow">
+                    No active {environment} key: <Anchor component={Link} href="/keys">create one</Anchor> to run checks.
+                  </Alert>
+                ) : null}
+                <Group>
+                  <Button type="submit" loading={run.isPending} disabled={!chosen}>
+                    Run check
+                  </Button>
+                </Group>
+              </Stack>
+            </form>
+          </Paper>
+        </Grid.Col>
+        <Grid.Col span={{ base: 12, md: 6 }}>
+          <Stack>
+            <Paper withBorder p="md">
+              <Group justify="space-between" mb="xs">
+                <Title order={2} size="h4">
+                  The same with curl
+                </Title>
+                <CopyButton value={curlOf(window.location.origin, scope ?? '', input, key, environment)} label="Copy the curl command" />
+              </Group>
+              <CodeBlock label="The curl command">{curlOf(window.location.origin, scope ?? '', input, key, environment)}</CodeBlock>
+              <Text size="xs" c="dimmed" mt="xs">
+                The key is shown by its prefix and last characters only: put your whole key in its place.
+              </Text>
+            </Paper>
+            {run.error ? (
+              <Alert color="red" role="alert" title="The check was refused">
+                {errorText(run.error)}
+              </Alert>
+            ) : null}
+            {result ? (
+              <Paper withBorder p="md" aria-live="polite">
+                <Group justify="space-between" mb="xs">
+                  <Title order={2} size="h4">
+                    Result
+                  </Title>
+                  <StatusBadge status={result.status} />
+                </Group>
+                <Text size="sm">
+                  Reference{' '}
+                  <Anchor component={Link} href={`/verifications/${result.reference}?environment=${environment}`} data-testid="result-reference">
+                    {result.reference}
+                  </Anchor>{' '}
+                  · {naira(result.priceKobo)} {result.charged ? 'charged' : 'not charged'}
+                </Text>
+                <CodeBlock label="The result">{JSON.stringify(result.result, null, 2)}</CodeBlock>
+              </Paper>
+            ) : null}
+          </Stack>
+        </Grid.Col>
+      </Grid>
+    </>
+  );
+}

@@ -1,0 +1,77 @@
+import type { Environment } from './session';
+
+export interface ApiKey {
+  id: string;
+  name: string | null;
+  prefix: string;
+  last4: string;
+  environment: Environment;
+  scopes: string[] | null;
+  createdAt: string;
+  lastUsedAt?: string | null;
+  revokedAt?: string | null;
+}
+
+export interface IssuedApiKey extends ApiKey {
+  key: string;
+}
+
+export type VerificationStatus = 'pending' | 'found' | 'not_found' | 'failed';
+
+export interface VerificationSummary {
+  reference: string;
+  scope: string;
+  status: VerificationStatus;
+  priceKobo: number;
+  charged: boolean;
+  createdAt: string;
+}
+
+export interface Verification extends VerificationSummary {
+  category: string;
+  countryCode: string;
+  request: Record<string, unknown>;
+  result: Record<string, unknown>;
+  errorMessage: string | null;
+  failureReason?: string | null;
+  personalDataErasedAt?: string | null;
+}
+
+export interface Wallet {
+  environment: Environment;
+  balanceKobo: number;
+  reservedKobo: number;
+  availableKobo: number;
+}
+
+export interface WalletTransaction {
+  type: string;
+  reference: string;
+  scope: string | null;
+  amountKobo: number;
+  balanceKobo: number;
+  reservedKobo: number;
+  availableKobo: number;
+  createdAt: string;
+}
+
+export interface ScopeField {
+  name: string;
+  required: boolean;
+  description: string;
+  example: string;
+}
+
+export interface ScopeInfo {
+  scope: string;
+  active: boolean;
+  priceKobo: number;
+  fields: ScopeField[];
+}
+
+export interface Overview {
+  environment: Environment;
+  wallet: Wallet;
+  days: { date: string; scope: string; status: string; count: number }[];
+  recent: VerificationSummary[];
+}

@@ -1,0 +1,122 @@
+import { checkPage, consoleApi, eventually, expect, mailedLink, openLink, signUp, test, uniqueEmail } from './fixtures.js';
+import { operatorPage, totpCode } from './operator.js';
+
+test('a live-access request approved in the operators\' console, a funding that reaches the wallet, then a live check', async ({ page, browser }) => {
+  const { email, organization } = await signUp(page);
+
+  // Live access needs a verified email: the link comes through the development mailbox.
+  await openLink(page, await mailedLink(page, email, /confirm your email/i));
+  await expect(page.getByText('Your email address is verified')).toBeVisible();
+  await page.goto('/console/settings');
+  await page.getByRole('button', { name: 'Request live access' }).click();
+  await expect(page.getByTestId('live-access')).toHaveText('requested');
+
+  const operator = await operatorPage(browser);
+  await checkPage(operator, 'operator-organizations');
+  await operator.getByRole('link', { name: 'Approval queue' }).click();
+  const waiting = operator.getByRole('row').filter({ hasText: organization });
+  await eventually(operator, () => expect(waiting).toBeVisible({ timeout: 5_000 }));
+  await checkPage(operator, 'operator-queue');
+  await waiting.getByRole('button', { name: `Approve ${organization}` }).click();
+  await expect(waiting).toBeHidden();
+
+  await operator.getByRole('link', { name: 'Organizations' }).click();
+  await operator.getByLabel('Search').fill(organization);
+  await operator.getByRole('link', { name: organization }).click();
+  await expect(operator.getByRole('heading', { name: organization })).toBeVisible();
+  await expect(operator.getByText('approved', { exact: true })).toBeVisible();
+  const reference = `INV-${Date.now()}`;
+  await operator.getByRole('combobox', { name: 'Fund wallet' }).click();
+  await operator.getByRole('option', { name: 'live' }).click();
+  await operator.getByLabel('Amount (kobo)').fill('500000');
+  await operator.getByLabel('Funding reference').fill(reference);
+  await operator.getByRole('button', { name: 'Fund', exact: true }).click();
+  await expect(operator.getByText('Funded.')).toBeVisible();
+  await eventually(operator, () => expect(operator.getByTestId('wallet-live-balance')).toHaveText('₦5,000.00', { timeout: 5_000 }));
+  await checkPage(operator, 'operator-organization');
+
+  // The integrator sees the funding in the live wallet.
+  await page.goto('/console/wallet');
+  await page.getByText('Live', { exact: true }).click();
+  await eventually(page, async () => {
+    await expect(page.getByTestId('balance')).toHaveText('₦5,000.00', { timeout: 5_000 });
+    await expect(page.getByRole('table', { name: 'Wallet transactions' }).getByText(reference)).toBeVisible({ timeout: 5_000 });
+  });
+  await checkPage(page, 'wallet-live');
+
+  // A live key, then a live check from the playground (the embedded default answers an organization with no upstream from the sandbox).
+  await page.getByRole('link', { name: 'API keys' }).click();
+  await page.getByRole('combobox', { name: 'Environment' }).click();
+  await page.getByRole('option', { name: 'Live' }).click();
+  await page.getByRole('button', { name: 'Create key' }).click();
+  await expect(page.getByTestId('issued-key')).toHaveText(/^service_live_/);
+  await page.getByRole('button', { name: 'I have copied it' }).click();
+  await page.getByRole('link', { name: 'Playground' }).click();
+  await page.getByRole('button', { name: 'Run check' }).click();
+  await expect(page.getByTestId('result-reference')).toHaveText(/^vrf_/);
+  await expect(page.getByText(/charged$/)).toBeVisible();
+  await page.getByRole('link', { name: 'Wallet' }).click();
+  await eventually(page, () => expect(page.getByTestId('balance')).not.toHaveText('₦5,000.00', { timeout: 5_000 }));
+
+  // The live wallet replayed from the event log: the funding less the live check, its hash chain verified, no difference with the read models.
+  await operator.goto('/console/operator');
+  await operator.getByLabel('Search').fill(organization);
+  await operator.getByRole('link', { name: organization }).click();
+  await operator.getByRole('link', { name: 'Audit these wallets' }).click();
+  await operator.getByRole('button', { name: 'Replay' }).click();
+  await expect(operator.getByTestId('audit-chain')).toHaveText('verified');
+  await expect(operator.getByRole('table', { name: 'Wallet entries' }).getByText(reference)).toBeVisible();
+  await expect(operator.getByTestId('audit-balance')).not.toHaveText('₦5,000.00');
+  await operator.getByRole('button', { name: 'Reconcile' }).click();
+  await expect(operator.getByTestId('reconcile-result')).toContainText('No difference');
+  await checkPage(operator, 'operator-audit');
+
+  for (const [link, heading, name] of [
+    ['Projections', 'Projections', 'operator-projections'],
+    ['Account', 'Operators and your account', 'operator-account'],
+  ] as const) {
+    await operator.getByRole('link', { name: link, exact: true }).click();
+    await expect(operator.getByRole('heading', { name: heading, level: 1 })).toBeVisible();
+    await checkPage(operator, name);
+  }
+  await operator.context().close();
+});
+
+test('the operators\' sign-in page', async ({ page }) => {
+  await page.goto('/console/operator/login');
+  await expect(page.getByRole('heading', { name: 'Operators\' sign-in' })).toBeVisible();
+  await checkPage(page, 'operator-login');
+});
+
+test('an auditor invited by an operator sees an organization and can change nothing', async ({ page, browser }) => {
+  const { organization } = await signUp(page);
+  const operator = await operatorPage(browser);
+  const email = uniqueEmail('auditor');
+  await operator.getByRole('link', { name: 'Account', exact: true }).click();
+  await operator.getByLabel('Invite by email').fill(email);
+  await operator.getByRole('button', { name: 'Invite', exact: true }).click();
+  await expect(operator.getByText('Invitation sent.')).toBeVisible();
+
+  const auditor = await (await browser.newContext()).newPage();
+  await openLink(auditor, await mailedLink(operator, email, /invited/i));
+  await auditor.getByRole('textbox', { name: 'Password', exact: true }).fill('an auditor password of some length');
+  await auditor.getByRole('button', { name: 'Accept the invitation' }).click();
+  await expect(auditor.getByRole('heading', { name: 'Set up your second factor' })).toBeVisible();
+  await auditor.getByRole('button', { name: 'Show the secret' }).click();
+  const secret = (await auditor.getByTestId('totp-secret').textContent())!.trim();
+  await auditor.getByLabel('Code').fill(await totpCode(secret));
+  await auditor.getByRole('button', { name: 'Confirm' }).click();
+  await expect(auditor.getByRole('heading', { name: 'Organizations' })).toBeVisible();
+
+  await auditor.getByLabel('Search').fill(organization);
+  await auditor.getByRole('link', { name: organization }).click();
+  await expect(auditor.getByText('Auditor account: you can see everything here and change nothing.')).toBeVisible();
+  for (const control of ['Approve', 'Suspend', 'Fund', 'Issue key', 'Save prices']) await expect(auditor.getByRole('button', { name: control, exact: true })).toHaveCount(0);
+  await checkPage(auditor, 'auditor-organization');
+  const id = new URL(auditor.url()).pathname.split('/').pop()!;
+  const refused = await consoleApi(auditor, 'POST', `/operator/organizations/${id}/approve`);
+  expect(refused.status()).toBe(403);
+  expect((await refused.json()).error.code).toBe('read_only');
+  await auditor.context().close();
+  await operator.context().close();
+});
