@@ -99,15 +99,11 @@ async function write(text: string): Promise<void> {
   await new Promise<void>((resolveDrain) => process.stdout.once('drain', resolveDrain));
 }
 
-/** Rows written per write to stdout: one write (a system call when stdout is a file) per row cost the CLI more than formatting them. */
-const WRITE_CHUNK_ENTRIES = 500;
-
+/** A page's rows in one write to stdout: one write (a system call when stdout is a file) per row cost the CLI more than formatting them. */
 async function writePage(writer: AuditWriter, page: readonly AuditEntry[]): Promise<void> {
-  for (let start = 0; start < page.length; start += WRITE_CHUNK_ENTRIES) {
-    let chunk = '';
-    for (const entry of page.slice(start, start + WRITE_CHUNK_ENTRIES)) chunk += writer.entry(entry);
-    await write(chunk);
-  }
+  let chunk = '';
+  for (const entry of page) chunk += writer.entry(entry);
+  await write(chunk);
 }
 
 function writerFor(format: AuditFormat): AuditWriter {
