@@ -13,11 +13,11 @@ import type { Environment } from '../common/environment.js';
 import { parseIsoInstant } from '../common/time.js';
 import { AUDIT_FORMATS, type AuditFormat, type AuditWriter, CsvWriter, JsonWriter, summaryText, TableWriter } from './audit-format.js';
 import type { ReconcileResult } from './reconcile.js';
-import type { ReplaySummary } from './wallet-replay.js';
+import type { AuditEntry, ReplaySummary } from './wallet-replay.js';
 
 /** Everything heavy (pg, the stores, TypeORM's migrations), loaded only once the arguments parsed, so a usage error answers at once. */
 async function loadKit() {
-  const [pool, progress, streams, config, migrations, database, stores, reconcile, replay] = await Promise.all([
+  const [pool, progress, streams, config, migrations, database, stores, pages, reconcile, replay] = await Promise.all([
     import('../database/pool.js'),
     import('cli-progress'),
     import('../common/streams.js'),
@@ -25,10 +25,11 @@ async function loadKit() {
     import('../database/data-source.js'),
     import('../database/resolve-database.js'),
     import('../event-store/create-event-store.js'),
+    import('../event-store/postgres-stream-pages.js'),
     import('./reconcile.js'),
     import('./wallet-replay.js'),
   ]);
-  return { ...pool, cliProgress: progress.default, ...streams, ...config, ...migrations, ...database, ...stores, ...reconcile, ...replay };
+  return { ...pool, cliProgress: progress.default, ...streams, ...config, ...migrations, ...database, ...stores, ...pages, ...reconcile, ...replay };
 }
 
 const EXIT_OK = 0;
@@ -98,6 +99,13 @@ async function write(text: string): Promise<void> {
   await new Promise<void>((resolveDrain) => process.stdout.once('drain', resolveDrain));
 }
 
+/** A page's rows in one write to stdout: one write (a system call when stdout is a file) per row cost the CLI more than formatting them. */
+async function writePage(writer: AuditWriter, page: readonly AuditEntry[]): Promise<void> {
+  let chunk = '';
+  for (const entry of page) chunk += writer.entry(entry);
+  await write(chunk);
+}
+
 function writerFor(format: AuditFormat): AuditWriter {
   if (format === 'csv') return new CsvWriter();
   if (format === 'json') return new JsonWriter();
@@ -121,7 +129,7 @@ function failures(summary: ReplaySummary, reconciled: ReconcileResult | undefine
 }
 
 async function audit(args: AuditArguments): Promise<number> {
-  const { createPool, cliProgress, streams, loadConfig, ConfigError, resolveDatabase, runMigrations, createEventStore, reconcileWallet, lastRevisionOf, WalletReplay } = await loadKit();
+  const { createPool, cliProgress, streams, loadConfig, ConfigError, resolveDatabase, runMigrations, createEventStore, postgresStreamPages, reconcileWallet, lastRevisionOf, WalletReplay } = await loadKit();
   let config;
   try {
     config = loadConfig();
@@ -145,6 +153,8 @@ async function audit(args: AuditArguments): Promise<number> {
       return EXIT_CANNOT_RUN;
     }
     const wallet = { organizationId: args.org, environment: args.env };
+    // On the PostgreSQL store, the replay reads the events table with the leaner page reader.
+    const readPage = config.eventStore.kind === 'postgres' ? postgresStreamPages(pool) : undefined;
     const total = Number(await lastRevisionOf(store, streams.wallet(args.org, args.env))) + 1;
     if (args.progress && total >= PROGRESS_THRESHOLD_EVENTS) {
       // cli-progress draws only on a terminal: stderr piped to a file stays clean.
@@ -161,15 +171,16 @@ async function audit(args: AuditArguments): Promise<number> {
       reconciled = await reconcileWallet(store, pool, wallet, {
         from: args.from,
         onProgress,
+        readPage,
         recoveryDeadlineMs: config.verifications.recoveryDeadlineMs,
         waitMs: args.waitMs,
         now: () => new Date(),
-        onEntry: (entry) => write(writer.entry(entry)),
+        onPage: (page) => writePage(writer, page),
       });
       summary = reconciled.summary;
     } else {
-      const replay = new WalletReplay(store, wallet, { from: args.from, to: args.to, onProgress });
-      for await (const entry of replay.entries()) await write(writer.entry(entry));
+      const replay = new WalletReplay(store, wallet, { from: args.from, to: args.to, onProgress, readPage });
+      for await (const page of replay.pages()) await writePage(writer, page);
       summary = replay.summary;
     }
     bar?.stop();

@@ -1,6 +1,7 @@
 import type { Environment } from '../common/environment.js';
 import { streams } from '../common/streams.js';
 import type { EventStore, JsonObject, RecordedEvent } from '../event-store/event-store.port.js';
+import type { StreamPageReader } from '../event-store/postgres-stream-pages.js';
 import { occurredAt } from '../common/event.js';
 import { checkLink, GENESIS_LINK, linkAfter, storedLink, type ChainBreak } from '../wallets/wallet-chain.js';
 import type { WalletId } from '../wallets/wallet-ledger.port.js';
@@ -148,6 +149,11 @@ export interface ReplayOptions {
   readonly to?: Date;
   /** Events per read. */
   readonly pageSize?: number;
+  /**
+   * How a page of the stream is read: the store's `readStream` by default; the CLI passes the
+   * PostgreSQL store's leaner page reader (postgres-stream-pages.ts) when the log is there.
+   */
+  readonly readPage?: StreamPageReader;
   /** Called after each page with the number of events read so far. */
   readonly onProgress?: (eventsRead: number) => void;
   /** Sees every entry, shown or not (before `from`), before it is yielded: reconciliation needs them all. */
@@ -214,7 +220,17 @@ export class WalletReplay {
 
   /** The entries from `from` to `to`, oldest first; the summary is set when the iteration ends. */
   async *entries(): AsyncGenerator<AuditEntry> {
+    for await (const page of this.pages()) yield* page;
+  }
+
+  /**
+   * The same entries, one array per page read: a consumer that writes or inserts them in batches
+   * pays one await per page instead of one per entry. The summary is set when the iteration ends.
+   */
+  async *pages(): AsyncGenerator<AuditEntry[]> {
     const { from, to, resume } = this.options;
+    const { organizationId, environment } = this.wallet;
+    const observe = this.options.observe;
     let fundedKobo = resume?.fundedKobo ?? 0;
     let debitedKobo = resume?.debitedKobo ?? 0;
     let reservedKobo = resume?.reservedKobo ?? 0;
@@ -239,6 +255,7 @@ export class WalletReplay {
     let ledgerProblemCount = resume?.ledgerProblemCount ?? 0;
     let last: Pick<RecordedEvent, 'revision' | 'position'> | undefined = resume;
     let latestOccurredAt = resume?.latestOccurredAt ?? new Date(0);
+    let expectedRevision = resume === undefined ? 0n : resume.revision + 1n;
     let eventsRead = 0;
     const { stateEvery, onState } = this.options;
     const state = (): ReplayState => {
@@ -284,7 +301,9 @@ export class WalletReplay {
     };
 
     let done = false;
-    const read = (fromRevision: bigint) => this.store.readStream(this.streamId, { direction: 'forwards', fromRevision, maxCount: this.pageSize });
+    const readPage = this.options.readPage;
+    const read = (fromRevision: bigint) =>
+      readPage !== undefined ? readPage(this.streamId, fromRevision, this.pageSize) : this.store.readStream(this.streamId, { direction: 'forwards', fromRevision, maxCount: this.pageSize });
     let nextPage: Promise<RecordedEvent[]> | undefined = read(resume === undefined ? 0n : resume.revision + 1n);
     while (nextPage !== undefined && !done) {
       const page: RecordedEvent[] = await nextPage;
@@ -292,10 +311,12 @@ export class WalletReplay {
       nextPage = page.length === this.pageSize ? read((page.at(-1) as RecordedEvent).revision + 1n) : undefined;
       // A consumer may stop early (a history page): the read ahead must not then fail unobserved.
       void nextPage?.catch(() => undefined);
+      const shown: AuditEntry[] = [];
       for (const recorded of page) {
-        if (recorded.revision !== (last?.revision ?? -1n) + 1n) {
+        if (recorded.revision !== expectedRevision) {
           throw new Error(`invariant: wallet stream ${this.streamId} read revision ${recorded.revision} after ${String(last?.revision ?? 'none')}`);
         }
+        expectedRevision++;
         const at = occurredAt(recorded);
         if (to !== undefined && at > to) {
           done = true;
@@ -305,18 +326,26 @@ export class WalletReplay {
         linkBefore = link;
 
         const check = checkLink(link, recorded, chainStarted);
+        let hash: string | null;
         if (check.status === 'hashed') {
           hashedEvents++;
           if (!chainStarted) hashedFromRevision = recorded.revision;
           chainStarted = true;
-        } else if (check.status === 'unhashed') {
-          unhashedEvents++;
+          // A hashed event's stored hash is the one just verified: the next link.
+          link = (recorded.metadata.chain as { hash: string }).hash;
+          hash = link;
         } else {
-          breaks++;
-          firstBreak ??= problemAt(recorded, check.problem.kind, check.problem.message);
-          if (storedLink(recorded.metadata) !== undefined) chainStarted = true;
+          if (check.status === 'unhashed') {
+            unhashedEvents++;
+          } else {
+            breaks++;
+            firstBreak ??= problemAt(recorded, check.problem.kind, check.problem.message);
+            if (storedLink(recorded.metadata) !== undefined) chainStarted = true;
+          }
+          const stored = storedLink(recorded.metadata);
+          hash = stored === undefined || stored === 'malformed' ? null : stored.hash;
+          link = linkAfter(link, recorded);
         }
-        link = linkAfter(link, recorded);
 
         const entryType = ENTRY_TYPES[recorded.type];
         const data = recorded.data;
@@ -327,8 +356,8 @@ export class WalletReplay {
           if (stateDue(recorded.revision)) await onState?.(state());
           continue;
         }
-        if (data.organizationId !== this.wallet.organizationId || data.environment !== this.wallet.environment) ledgerProblem(recorded, 'it names another wallet than its stream');
-        if (from !== undefined && at >= from && opening === undefined) opening = figures(fundedKobo, debitedKobo, reservedKobo);
+        if (data.organizationId !== organizationId || data.environment !== environment) ledgerProblem(recorded, 'it names another wallet than its stream');
+        if (from !== undefined && opening === undefined && at >= from) opening = figures(fundedKobo, debitedKobo, reservedKobo);
 
         const reference = (entryType === 'funding' ? text(data.fundingReference) : text(data.reference)) ?? '';
         let scope = entryType === 'reservation' ? text(data.scope) : null;
@@ -352,12 +381,16 @@ export class WalletReplay {
             if (entryType === 'debit') debitedKobo += amountKobo;
             break;
           }
+          default: {
+            const _exhaustive: never = entryType;
+            throw new Error(`invariant: unknown entry type ${String(_exhaustive)}`);
+          }
         }
-        const after = figures(fundedKobo, debitedKobo, reservedKobo);
-        if (after.availableKobo < 0 || after.reservedKobo < 0) ledgerProblem(recorded, 'the available balance or the reserved amount went negative');
+        const balanceKobo = fundedKobo - debitedKobo;
+        const availableKobo = balanceKobo - reservedKobo;
+        if (availableKobo < 0 || reservedKobo < 0) ledgerProblem(recorded, 'the available balance or the reserved amount went negative');
         last = recorded;
 
-        const stored = storedLink(recorded.metadata);
         const entry: AuditEntry = {
           revision: recorded.revision,
           position: recorded.position,
@@ -367,25 +400,29 @@ export class WalletReplay {
           reference,
           scope,
           amountKobo,
-          balanceKobo: after.balanceKobo,
-          reservedKobo: after.reservedKobo,
-          availableKobo: after.availableKobo,
+          balanceKobo,
+          reservedKobo,
+          availableKobo,
           occurredAt: at,
           actor: actorOf(recorded.metadata),
-          hash: stored === undefined || stored === 'malformed' ? null : stored.hash,
+          hash,
           chain: check.status,
         };
-        await this.options.observe?.(entry);
+        if (observe !== undefined) {
+          const observed = observe(entry);
+          if (observed !== undefined) await observed;
+        }
         if (from === undefined || at >= from) {
           entriesShown++;
           totals[entryType].count++;
           totals[entryType].amountKobo += amountKobo;
-          yield entry;
+          shown.push(entry);
         }
         if (stateDue(recorded.revision)) await onState?.(state());
       }
       eventsRead += page.length;
       this.options.onProgress?.(eventsRead);
+      if (shown.length > 0) yield shown;
     }
     // A read started before the as-of point was reached is not needed, but must not fail unobserved.
     await nextPage?.catch(() => undefined);

@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import { hash } from 'node:crypto';
 import type { JsonObject, JsonValue } from '../event-store/event-store.port.js';
 import type { AppendHook } from '../event-sourcing/event-sourced-handler.js';
 
@@ -44,39 +44,100 @@ export interface ChainedContent {
  * RFC 8785 for the JSON this service writes (strings, finite numbers, booleans, null, arrays,
  * objects). JSON.stringify already formats strings and numbers as JCS requires; what it does not do
  * is sort the keys. Undefined members are dropped, as JSON.stringify and the stores drop them.
+ * Written as one string built in place (no per-member arrays): the audit runs it on every event of
+ * a wallet, and the intermediate arrays of a filter/sort/map/join version cost it most of its time.
  */
 export function canonicalJson(value: JsonValue): string {
-  if (value === null || typeof value !== 'object') {
-    if (typeof value === 'number' && !Number.isFinite(value)) throw new RangeError('canonical JSON has no representation for a non-finite number');
-    return JSON.stringify(value);
+  switch (typeof value) {
+    case 'string':
+      return JSON.stringify(value);
+    case 'number':
+      if (!Number.isFinite(value)) throw new RangeError('canonical JSON has no representation for a non-finite number');
+      return JSON.stringify(value);
+    case 'boolean':
+      return value ? 'true' : 'false';
+    default:
+      if (value === null) return 'null';
+      if (Array.isArray(value)) {
+        let out = '[';
+        for (let i = 0; i < value.length; i++) out += (i === 0 ? '' : ',') + canonicalJson(value[i]);
+        return `${out}]`;
+      }
+      return canonicalMembers(value, undefined);
   }
-  if (Array.isArray(value)) return `[${value.map((item) => canonicalJson(item)).join(',')}]`;
-  const members = Object.keys(value)
-    .filter((key) => value[key] !== undefined)
-    .sort()
-    .map((key) => `${JSON.stringify(key)}:${canonicalJson(value[key])}`);
-  return `{${members.join(',')}}`;
 }
 
-function withoutChain(metadata: JsonObject | undefined): JsonObject {
-  const { chain: _chain, ...rest } = metadata ?? {};
-  return rest;
+/** Object keys as JCS writes them (quoted, with the colon), remembered: a wallet's events use a handful of keys over and over. Bounded, as a log could hold any keys. */
+const MAX_QUOTED_KEYS = 10_000;
+const quotedKeys = new Map<string, string>();
+
+function quotedKey(key: string): string {
+  let quoted = quotedKeys.get(key);
+  if (quoted === undefined) {
+    quoted = `${JSON.stringify(key)}:`;
+    if (quotedKeys.size < MAX_QUOTED_KEYS) quotedKeys.set(key, quoted);
+  }
+  return quoted;
 }
 
+/** Above this many keys an object's keys are sorted with Array.prototype.sort; below, by insertion. */
+const INSERTION_SORT_MAX_KEYS = 16;
+
+/**
+ * Sorts keys in place by UTF-16 code units, as JCS orders them (the `<` and `>` of two strings and
+ * Array.prototype.sort without a comparator both compare code units). The handful of keys of an
+ * event's data or metadata is sorted by insertion: Array.prototype.sort allocated about 1 KB per
+ * call, which made it the largest share of the garbage collector's work in the audit.
+ */
+function sortKeys(keys: string[]): void {
+  if (keys.length > INSERTION_SORT_MAX_KEYS) {
+    keys.sort();
+    return;
+  }
+  for (let i = 1; i < keys.length; i++) {
+    const key = keys[i];
+    let j = i - 1;
+    while (j >= 0 && keys[j] > key) {
+      keys[j + 1] = keys[j];
+      j--;
+    }
+    keys[j + 1] = key;
+  }
+}
+
+/** An object's members in JCS order, leaving out `skip`. */
+function canonicalMembers(value: JsonObject, skip: string | undefined): string {
+  const keys = Object.keys(value);
+  sortKeys(keys);
+  let out = '{';
+  let first = true;
+  for (const key of keys) {
+    const member = value[key];
+    if (member === undefined || key === skip) continue;
+    out += (first ? '' : ',') + quotedKey(key) + canonicalJson(member);
+    first = false;
+  }
+  return `${out}}`;
+}
+
+const MAX_CHAINED_REVISION = BigInt(Number.MAX_SAFE_INTEGER);
+
+/**
+ * The canonical form of `{streamId, revision, eventId, type, data, metadata without chain}`: the
+ * six top-level keys are written in their JCS order (data, eventId, metadata, revision, streamId,
+ * type) rather than sorted each time, and `chain` is skipped rather than copied out of the metadata.
+ */
 export function canonicalContent(event: ChainedContent): string {
-  if (event.revision < 0n || event.revision > BigInt(Number.MAX_SAFE_INTEGER)) throw new RangeError(`revision ${event.revision} is outside the chain's range`);
-  return canonicalJson({
-    streamId: event.streamId,
-    revision: Number(event.revision),
-    eventId: event.id,
-    type: event.type,
-    data: event.data,
-    metadata: withoutChain(event.metadata),
-  });
+  if (event.revision < 0n || event.revision > MAX_CHAINED_REVISION) throw new RangeError(`revision ${event.revision} is outside the chain's range`);
+  return (
+    `{"data":${canonicalJson(event.data)},"eventId":${JSON.stringify(event.id)},"metadata":${canonicalMembers(event.metadata ?? {}, 'chain')}` +
+    `,"revision":${Number(event.revision)},"streamId":${JSON.stringify(event.streamId)},"type":${JSON.stringify(event.type)}}`
+  );
 }
 
+/** crypto.hash is the one-shot form of createHash().update().digest(): about half its cost on inputs of a few hundred bytes. */
 export function chainHash(previous: string, event: ChainedContent): string {
-  return createHash('sha256').update(previous + canonicalContent(event), 'utf8').digest('hex');
+  return hash('sha256', previous + canonicalContent(event), 'hex');
 }
 
 /** The link an event appended after `previous` carries. */
@@ -132,15 +193,36 @@ export type ChainBreak =
 
 export type ChainCheck = { readonly status: 'hashed' } | { readonly status: 'unhashed' } | { readonly status: 'broken'; readonly problem: ChainBreak };
 
+const HASHED: ChainCheck = Object.freeze({ status: 'hashed' });
+const UNHASHED: ChainCheck = Object.freeze({ status: 'unhashed' });
+
 /**
  * Verifies one event against the link of its predecessor. `chainStarted`: a hashed event came
  * before, so an event without a hash now means one was stripped.
+ *
+ * The common case, a version 1 link whose `previous` is this link and whose `hash` is the hash
+ * computed here, is decided first with one hash and two string comparisons: a stored hash equal to
+ * a SHA-256 hex digest is well formed by construction, so only `previous` needs the format check.
+ * Anything else takes the full classification below, which gives the same answer for that case.
  */
 export function checkLink(previous: string, event: ChainedContent & { readonly metadata: JsonObject }, chainStarted: boolean): ChainCheck {
+  const chain = event.metadata.chain;
+  if (
+    typeof chain === 'object' &&
+    chain !== null &&
+    !Array.isArray(chain) &&
+    chain.version === CHAIN_VERSION &&
+    chain.previous === previous &&
+    typeof chain.hash === 'string' &&
+    HEX_SHA256.test(previous) &&
+    chainHash(previous, event) === chain.hash
+  ) {
+    return HASHED;
+  }
   const stored = storedLink(event.metadata);
   if (stored === 'malformed') return { status: 'broken', problem: { kind: 'malformed', message: 'metadata.chain is not a version 1 link' } };
   if (stored === undefined) {
-    return chainStarted ? { status: 'broken', problem: { kind: 'hash_missing', message: 'no hash, after earlier events carried one' } } : { status: 'unhashed' };
+    return chainStarted ? { status: 'broken', problem: { kind: 'hash_missing', message: 'no hash, after earlier events carried one' } } : UNHASHED;
   }
   if (stored.previous !== previous) {
     const message =
@@ -150,5 +232,5 @@ export function checkLink(previous: string, event: ChainedContent & { readonly m
     return { status: 'broken', problem: { kind: 'link_broken', message } };
   }
   if (chainHash(previous, event) !== stored.hash) return { status: 'broken', problem: { kind: 'content_changed', message: 'its content does not match its hash (the event was changed)' } };
-  return { status: 'hashed' };
+  return HASHED;
 }
