@@ -4,6 +4,7 @@ import { pooledRandomBytes } from '../common/random.js';
 import { isConnectionError } from '../database/connection-errors.js';
 import { GroupCommit } from '../database/group-commit.js';
 import { prepared } from '../database/prepared.js';
+import type { KeyRows } from '../event-store/event-store.port.js';
 import type { KeyManagement } from './key-management.port.js';
 import { KeyCache } from './lru.js';
 import { KEY_BYTES, openBytes, sealBytes } from './sealing.js';
@@ -33,13 +34,7 @@ export interface StoredDataKey {
 }
 
 /** One check's rows for the key tables: its wrapped data key (null when only tokens are added) and blind-index tokens. */
-interface KeyWrite {
-  readonly reference: string;
-  readonly organizationId: string;
-  readonly environment: string;
-  readonly wrappedKey: string | null;
-  readonly tokens: readonly string[];
-}
+type KeyWrite = KeyRows;
 
 interface OrganizationKeyRow {
   organization_id: string;
@@ -110,6 +105,38 @@ export class DataKeys {
    * one reference answers the key already stored.
    */
   async create(organizationId: string, environment: string, reference: string, tokensOf: (indexKey: Buffer) => readonly string[] = () => []): Promise<Buffer> {
+    const { key, rows } = await this.newKey(organizationId, environment, reference, tokensOf);
+    const created = await this.writes.write(rows);
+    if (!created) {
+      const existing = await this.get(reference);
+      if (existing.status !== 'open') throw new InvariantViolated(`the data key of ${reference} exists but cannot be used`);
+      return existing.key;
+    }
+    this.dataKeys.set(reference, key);
+    return key;
+  }
+
+  /**
+   * Makes the data key of a new verification without storing it: answers the rows that store it
+   * (with the request's blind-index tokens), for the caller to write in the transaction of the
+   * request's append (StreamAppend.keyRows, on a store with atomic multi-stream appends). The key is
+   * held in this process's cache so that the request can be sealed under it; the caller must
+   * `forget(reference)` when the append was not confirmed written, so that a key never stored is
+   * never used to read.
+   */
+  async make(organizationId: string, environment: string, reference: string, tokensOf: (indexKey: Buffer) => readonly string[] = () => []): Promise<{ readonly key: Buffer; readonly rows: KeyRows }> {
+    const made = await this.newKey(organizationId, environment, reference, tokensOf);
+    this.dataKeys.set(reference, made.key);
+    return made;
+  }
+
+  /** Rows adding blind-index tokens to a verification (no key), for the transaction of an append (see make); undefined when there are none. */
+  async tokenRows(organizationId: string, environment: string, reference: string, tokensOf: (indexKey: Buffer) => readonly string[]): Promise<KeyRows | undefined> {
+    const tokens = tokensOf((await this.organizationKeys(organizationId)).indexKey);
+    return tokens.length === 0 ? undefined : { reference, organizationId, environment, wrappedKey: null, tokens };
+  }
+
+  private async newKey(organizationId: string, environment: string, reference: string, tokensOf: (indexKey: Buffer) => readonly string[]): Promise<{ key: Buffer; rows: KeyRows }> {
     let organization: OrganizationKeys;
     try {
       organization = await this.organizationKeys(organizationId);
@@ -118,15 +145,8 @@ export class DataKeys {
       throw error;
     }
     const key = pooledRandomBytes(KEY_BYTES);
-    const wrapped = sealBytes(organization.kek, key, dataKeyAad(organizationId, reference)).toString('base64');
-    const created = await this.writes.write({ reference, organizationId, environment, wrappedKey: wrapped, tokens: tokensOf(organization.indexKey) });
-    if (!created) {
-      const existing = await this.get(reference);
-      if (existing.status !== 'open') throw new InvariantViolated(`the data key of ${reference} exists but cannot be used`);
-      return existing.key;
-    }
-    this.dataKeys.set(reference, key);
-    return key;
+    const wrappedKey = sealBytes(organization.kek, key, dataKeyAad(organizationId, reference)).toString('base64');
+    return { key, rows: { reference, organizationId, environment, wrappedKey, tokens: tokensOf(organization.indexKey) } };
   }
 
   /** The verification's data key, or why there is none. */
