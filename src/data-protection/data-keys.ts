@@ -70,10 +70,11 @@ export class DataKeys {
   private readonly dataKeys: KeyCache<string, Buffer>;
 
   /**
-   * A data key and the tokens of a check cost a commit each: under load they are written through a
-   * group commit, many checks' rows in one statement, as the event log's appends are. Without it the
-   * two commits per check (the key before the request, the result's tokens after it) halved the
-   * closed loop of checks on two cores.
+   * Keys and tokens written on their own (create, index: on EventStoreDB, whose appends cannot carry
+   * them, and the result's tokens after a terminal event written outside its pair) cost a commit
+   * each: under load they go through a group commit, many checks' rows in one statement, as the
+   * event log's appends do. On PostgreSQL a check's rows normally ride on its appends instead
+   * (make, tokenRows, StreamAppend.keyRows) and cost no commit of their own.
    */
   private readonly writes = new GroupCommit<KeyWrite, boolean>({
     maxInFlight: 2,
@@ -99,7 +100,7 @@ export class DataKeys {
 
   /**
    * Makes the data key of a new verification and stores it wrapped, with the blind-index tokens of
-   * its request (`tokens`), in one statement (shared with the other checks' keys and tokens written at
+   * its request (`tokens`), in a commit of its own (EventStoreDB; on PostgreSQL see make), in one statement (shared with the other checks' keys and tokens written at
    * the same moment: see `writes`); answers the key. Called before the request event is
    * appended, so no event is ever sealed under a key that was not stored first. A second call for
    * one reference answers the key already stored.
