@@ -11,6 +11,7 @@ import { allEvents } from '../support/event-store.js';
 import { OPENAPI_FILE } from '../support/openapi-validator.js';
 import { readFile } from 'node:fs/promises';
 import { PG_POOL } from '../../src/database/pool.js';
+import { IdGenerator } from '../../src/common/ids.js';
 import { describeOnProject } from '../support/store-independent.js';
 
 const VALID: Record<string, (digit: string) => Record<string, string>> = {
@@ -281,6 +282,32 @@ describe('Verifications API', () => {
       expect(got.body.data).toMatchObject({ status: 'failed', charged: false, priceKobo: 1_000, errorMessage: expect.stringContaining('balance'), failureReason: 'insufficient_balance' });
       expect(await wallet(poor.id)).toEqual({ balanceKobo: 500, reservedKobo: 0, availableKobo: 500 });
     });
+  });
+
+  it('a check given a reference already taken: 409, no key of its own stored or kept, the first verification reads as before', async () => {
+    const pool = app.app.get<symbol, import('pg').Pool>(PG_POOL);
+    const first = await post('nin', VALID.nin('5'));
+    expect(first.status).toBe(201);
+    const { reference } = first.body.data;
+    const keyRow = async () => (await pool.query('select wrapped_key, xmin::text from verification_keys where reference = $1', [reference])).rows;
+    const keyBefore = await keyRow();
+    const ids = app.app.get(IdGenerator);
+    const original = ids.reference.bind(ids);
+    ids.reference = () => reference;
+    let again: Response;
+    try {
+      // Not through app.request: a reference taken twice cannot happen with generated references, so the API document has no 409 for it.
+      again = await fetch(`${app.baseUrl}/v1/nin`, { method: 'POST', headers: { 'x-service-key': key, 'content-type': 'application/json' }, body: JSON.stringify(VALID.nin('4')) });
+    } finally {
+      ids.reference = original;
+    }
+    expect(again.status).toBe(409);
+    expect(((await again.json()) as { error: { code: string } }).error.code).toBe('verification_exists');
+    expect(await keyRow()).toEqual(keyBefore);
+    // Read under the first key, not one made for the refused check (this process would have cached it).
+    const read = await get(`/v1/verifications/${reference}`);
+    expect(read.status).toBe(200);
+    expect(read.body.data).toMatchObject({ personalDataErasedAt: null, request: { nin: VALID.nin('5').nin } });
   });
 
   describeOnProject('postgres', 'The transactions of a check in the event log', 'EventStoreDB has no transaction across streams: each write is an append of its own', () => {
