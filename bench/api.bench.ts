@@ -157,21 +157,23 @@ async function checksWritten(url: string): Promise<number> {
  * commits gather, each is 0 when a check writes the two in sequence and 1 when it writes them in one
  * write-set: the signature of a plan.
  */
-async function sharedTransactions(url: string): Promise<{ requestWithReservation: number; completionWithCapture: number }> {
+async function sharedTransactions(url: string): Promise<{ requestWithReservation: number; completionWithCapture: number; keyWithRequest: number }> {
   const db = new pg.Client({ connectionString: url });
   await db.connect();
   try {
-    const { rows } = await db.query<{ first: string; second: string; checks: string }>(
+    const { rows } = await db.query<{ first: string; second: string; keyed: string; checks: string }>(
       `select count(*) filter (where r.position / 1000000 = w.position / 1000000) as first,
-              count(*) filter (where c.position / 1000000 = d.position / 1000000) as second, count(*) as checks
+              count(*) filter (where c.position / 1000000 = d.position / 1000000) as second,
+              count(*) filter (where k.xmin = r.xmin) as keyed, count(*) as checks
          from events r
          join events w on w.type = 'WalletFundsReserved' and r.stream_id = 'verification-' || (w.data->>'reference')
          join events c on c.stream_id = r.stream_id and c.type = 'VerificationCompleted'
          join events d on d.type = 'WalletDebited' and d.stream_id = w.stream_id and d.data->>'reference' = w.data->>'reference'
+         left join verification_keys k on r.stream_id = 'verification-' || k.reference
         where r.type = 'VerificationRequested'`,
     );
     const checks = Number(rows[0].checks);
-    return { requestWithReservation: Number(rows[0].first) / checks, completionWithCapture: Number(rows[0].second) / checks };
+    return { requestWithReservation: Number(rows[0].first) / checks, completionWithCapture: Number(rows[0].second) / checks, keyWithRequest: Number(rows[0].keyed) / checks };
   } finally {
     await db.end();
   }
@@ -685,6 +687,7 @@ async function main(): Promise<void> {
     if (serviceShared !== undefined && floorShared !== undefined) {
       if (Math.abs(serviceShared.requestWithReservation - floorShared.requestWithReservation) > 0.05) mismatched.push('request and reservation grouped otherwise');
       if (Math.abs(serviceShared.completionWithCapture - floorShared.completionWithCapture) > 0.05) mismatched.push('completion and capture grouped otherwise');
+      if (Math.abs(serviceShared.keyWithRequest - floorShared.keyWithRequest) > 0.05) mismatched.push('data key and request grouped otherwise');
     }
     const sameWork = checkFloors.length > 0 && mismatched.length === 0;
     const statementFloor = floors[1];

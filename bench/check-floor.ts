@@ -1,11 +1,11 @@
 /**
  * The check floor for bench:api: what the database work of one check costs with nothing around it.
  *
- * A check of POST /v1/{scope} writes, on the PostgreSQL store: its data key and the request's
- * blind-index tokens (one statement through a group commit, src/data-protection/data-keys.ts), its
- * request, its wallet reservation, its completion and its capture (appends through the store's
- * group commit, the wallet's own queued and batched per wallet as the wallet ledger does, each
- * batch confirmed by one read of the wallet stream first), the result's new tokens, a wallet
+ * A check of POST /v1/{scope} writes, on the PostgreSQL store: its request with its data key and
+ * the request's blind-index tokens, its wallet reservation, its completion with the result's new
+ * tokens, and its capture (appends through the store's group commit, the wallet's own queued and
+ * batched per wallet as the wallet ledger does, each batch confirmed by one read of the wallet
+ * stream first), a wallet
  * snapshot every 1,000 wallet events, and the projections' writes (the real projection runners).
  * The floor does exactly that with the service's own pieces (PostgresEventStore, DataKeys,
  * WalletSnapshots, the projections' WorkerPool) on a pool of the service's size, and nothing else:
@@ -22,7 +22,7 @@ import type pg from 'pg';
 import { monotonicFactory } from 'ulid';
 import { DataKeys } from '../src/data-protection/data-keys.js';
 import { LocalKeyManagement } from '../src/data-protection/key-management.port.js';
-import type { AppendResult, EventStore, EventToAppend, ExpectedRevision, JsonObject } from '../src/event-store/event-store.port.js';
+import type { AppendResult, EventStore, EventToAppend, ExpectedRevision, JsonObject, KeyRows } from '../src/event-store/event-store.port.js';
 import { PostgresEventStore } from '../src/event-store/postgres-event-store.js';
 import { PostgresWalletSnapshots, type WalletSnapshots } from '../src/wallets/wallet-snapshots.js';
 import { initialWalletState } from '../src/wallets/wallet.decider.js';
@@ -39,9 +39,10 @@ const WALLET_PARTS: ReadonlySet<CheckPart> = new Set(['reservation', 'capture'])
  * The store transactions of one check, in order, each naming the events it commits together.
  * A transaction with a wallet event goes through the wallet's queue (batched with the other
  * checks' and appended with the wallet's expected revision); the verification's events of that
- * transaction then ride in the same write-set (the store's appendMany). The data key and the
- * request's tokens are written before the first transaction, the result's tokens after the one
- * that holds the completion.
+ * transaction then ride in the same write-set (the store's appendMany). In two-write-sets the
+ * data key and the request's tokens ride on the request's append, the result's tokens on the
+ * completion's (StreamAppend.keyRows, as the service writes them on PostgreSQL); in four-appends
+ * they are written before the first transaction and after the one that holds the completion.
  *   four-appends: request, reservation, completion, capture, each its own append (main today).
  *   two-write-sets: request with reservation, completion with capture (issue 21 item 5 on
  *     PostgreSQL: an atomic append of several streams).
@@ -238,17 +239,24 @@ export async function startCheckFloor(pool: pg.Pool, databaseUrl: string, templa
     async check() {
       const reference = `vrf_${ulid()}`;
       const streamId = `verification-${reference}`;
-      await keys.create(organizationId, environment, reference, () => template.requestTokens);
+      // Key rows ride on the write-sets where a check's events share a transaction with its wallet's (the service's keyRows); otherwise they are committed on their own.
+      const keysAlongside = chosen === 'two-write-sets';
+      let keyRows: KeyRows | undefined;
+      if (keysAlongside) keyRows = (await keys.make(organizationId, environment, reference, () => template.requestTokens)).rows;
+      else await keys.create(organizationId, environment, reference, () => template.requestTokens);
       let revision: ExpectedRevision = 'no_stream';
       for (const transaction of plan) {
         const parts = transaction as readonly CheckPart[];
         const ownEvents = parts.filter((part) => !WALLET_PARTS.has(part)).map((part) => eventOf(template.events[part], template.reference, reference));
         const walletEvents = parts.filter((part) => WALLET_PARTS.has(part)).map((part) => eventOf(template.events[part], template.reference, reference));
-        const own = ownEvents.length === 0 ? undefined : { streamId, events: ownEvents, expectedRevision: revision };
+        const resultTokens = parts.includes('completion') && template.resultTokens.length > 0;
+        if (keysAlongside && resultTokens) keyRows = await keys.tokenRows(organizationId, environment, reference, () => template.resultTokens);
+        const own = ownEvents.length === 0 ? undefined : { streamId, events: ownEvents, expectedRevision: revision, ...(keysAlongside && keyRows !== undefined ? { keyRows } : {}) };
+        if (own !== undefined) keyRows = undefined;
         if (walletEvents.length > 0) await wallet.write(walletEvents, own);
         else if (own !== undefined) await store.append(streamId, own.events, { expectedRevision: own.expectedRevision });
         if (own !== undefined) revision = (revision === 'no_stream' ? -1n : (revision as bigint)) + BigInt(ownEvents.length);
-        if (parts.includes('completion') && template.resultTokens.length > 0) await keys.index(organizationId, environment, reference, () => template.resultTokens);
+        if (!keysAlongside && resultTokens) await keys.index(organizationId, environment, reference, () => template.resultTokens);
       }
       return { ...template.answer, body: template.answer.body.replaceAll(template.reference, reference) };
     },

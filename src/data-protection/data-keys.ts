@@ -4,6 +4,7 @@ import { pooledRandomBytes } from '../common/random.js';
 import { isConnectionError } from '../database/connection-errors.js';
 import { GroupCommit } from '../database/group-commit.js';
 import { prepared } from '../database/prepared.js';
+import type { KeyRows } from '../event-store/event-store.port.js';
 import type { KeyManagement } from './key-management.port.js';
 import { KeyCache } from './lru.js';
 import { KEY_BYTES, openBytes, sealBytes } from './sealing.js';
@@ -33,13 +34,7 @@ export interface StoredDataKey {
 }
 
 /** One check's rows for the key tables: its wrapped data key (null when only tokens are added) and blind-index tokens. */
-interface KeyWrite {
-  readonly reference: string;
-  readonly organizationId: string;
-  readonly environment: string;
-  readonly wrappedKey: string | null;
-  readonly tokens: readonly string[];
-}
+type KeyWrite = KeyRows;
 
 interface OrganizationKeyRow {
   organization_id: string;
@@ -75,10 +70,11 @@ export class DataKeys {
   private readonly dataKeys: KeyCache<string, Buffer>;
 
   /**
-   * A data key and the tokens of a check cost a commit each: under load they are written through a
-   * group commit, many checks' rows in one statement, as the event log's appends are. Without it the
-   * two commits per check (the key before the request, the result's tokens after it) halved the
-   * closed loop of checks on two cores.
+   * Keys and tokens written on their own (create, index: on EventStoreDB, whose appends cannot carry
+   * them, and the result's tokens after a terminal event written outside its pair) cost a commit
+   * each: under load they go through a group commit, many checks' rows in one statement, as the
+   * event log's appends do. On PostgreSQL a check's rows normally ride on its appends instead
+   * (make, tokenRows, StreamAppend.keyRows) and cost no commit of their own.
    */
   private readonly writes = new GroupCommit<KeyWrite, boolean>({
     maxInFlight: 2,
@@ -104,12 +100,44 @@ export class DataKeys {
 
   /**
    * Makes the data key of a new verification and stores it wrapped, with the blind-index tokens of
-   * its request (`tokens`), in one statement (shared with the other checks' keys and tokens written at
+   * its request (`tokens`), in a commit of its own (EventStoreDB; on PostgreSQL see make), in one statement (shared with the other checks' keys and tokens written at
    * the same moment: see `writes`); answers the key. Called before the request event is
    * appended, so no event is ever sealed under a key that was not stored first. A second call for
    * one reference answers the key already stored.
    */
   async create(organizationId: string, environment: string, reference: string, tokensOf: (indexKey: Buffer) => readonly string[] = () => []): Promise<Buffer> {
+    const { key, rows } = await this.newKey(organizationId, environment, reference, tokensOf);
+    const created = await this.writes.write(rows);
+    if (!created) {
+      const existing = await this.get(reference);
+      if (existing.status !== 'open') throw new InvariantViolated(`the data key of ${reference} exists but cannot be used`);
+      return existing.key;
+    }
+    this.dataKeys.set(reference, key);
+    return key;
+  }
+
+  /**
+   * Makes the data key of a new verification without storing it: answers the rows that store it
+   * (with the request's blind-index tokens), for the caller to write in the transaction of the
+   * request's append (StreamAppend.keyRows, on a store with atomic multi-stream appends). The key is
+   * held in this process's cache so that the request can be sealed under it; the caller must
+   * `forget(reference)` when the append was not confirmed written, so that a key never stored is
+   * never used to read.
+   */
+  async make(organizationId: string, environment: string, reference: string, tokensOf: (indexKey: Buffer) => readonly string[] = () => []): Promise<{ readonly key: Buffer; readonly rows: KeyRows }> {
+    const made = await this.newKey(organizationId, environment, reference, tokensOf);
+    this.dataKeys.set(reference, made.key);
+    return made;
+  }
+
+  /** Rows adding blind-index tokens to a verification (no key), for the transaction of an append (see make); undefined when there are none. */
+  async tokenRows(organizationId: string, environment: string, reference: string, tokensOf: (indexKey: Buffer) => readonly string[]): Promise<KeyRows | undefined> {
+    const tokens = tokensOf((await this.organizationKeys(organizationId)).indexKey);
+    return tokens.length === 0 ? undefined : { reference, organizationId, environment, wrappedKey: null, tokens };
+  }
+
+  private async newKey(organizationId: string, environment: string, reference: string, tokensOf: (indexKey: Buffer) => readonly string[]): Promise<{ key: Buffer; rows: KeyRows }> {
     let organization: OrganizationKeys;
     try {
       organization = await this.organizationKeys(organizationId);
@@ -118,15 +146,8 @@ export class DataKeys {
       throw error;
     }
     const key = pooledRandomBytes(KEY_BYTES);
-    const wrapped = sealBytes(organization.kek, key, dataKeyAad(organizationId, reference)).toString('base64');
-    const created = await this.writes.write({ reference, organizationId, environment, wrappedKey: wrapped, tokens: tokensOf(organization.indexKey) });
-    if (!created) {
-      const existing = await this.get(reference);
-      if (existing.status !== 'open') throw new InvariantViolated(`the data key of ${reference} exists but cannot be used`);
-      return existing.key;
-    }
-    this.dataKeys.set(reference, key);
-    return key;
+    const wrappedKey = sealBytes(organization.kek, key, dataKeyAad(organizationId, reference)).toString('base64');
+    return { key, rows: { reference, organizationId, environment, wrappedKey, tokens: tokensOf(organization.indexKey) } };
   }
 
   /** The verification's data key, or why there is none. */

@@ -319,6 +319,8 @@ export class EsdbEventStore implements EventStore {
   /** In order, each an append of its own; the first refusal or failure stops there, the appends before it stay written. */
   async appendMany(appends: readonly StreamAppend[]): Promise<AppendResult[]> {
     assertAppendableMany(appends);
+    // Key rows belong in one PostgreSQL transaction with their events: never dropped silently here.
+    if (appends.some((part) => part.keyRows !== undefined)) throw new RangeError('EventStoreDB cannot write key rows in the transaction of an append: store them first');
     const results: AppendResult[] = [];
     for (const part of appends) results.push(await this.append(part.streamId, part.events, { expectedRevision: part.expectedRevision }));
     return results;

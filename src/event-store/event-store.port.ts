@@ -81,6 +81,26 @@ export interface StreamAppend {
   readonly streamId: string;
   readonly events: readonly EventToAppend[];
   readonly expectedRevision: ExpectedRevision;
+  /**
+   * Rows of the data-protection key tables (never events) to write in the append's own
+   * transaction, all or nothing with its write-set: only where `multiStreamAppends` is `atomic`
+   * (PostgreSQL); the EventStoreDB adapter refuses an append that carries them.
+   */
+  readonly keyRows?: KeyRows;
+}
+
+/**
+ * One verification's rows of the key tables: its wrapped data key (`verification_keys`; null when
+ * only tokens are added) and its blind-index tokens (`verification_subjects`). A data key rides only
+ * on the append that creates its verification stream (expected revision `no_stream`), so that no
+ * event in the log is sealed under an earlier key of the same reference.
+ */
+export interface KeyRows {
+  readonly reference: string;
+  readonly organizationId: string;
+  readonly environment: string;
+  readonly wrappedKey: string | null;
+  readonly tokens: readonly string[];
 }
 
 /**
@@ -186,6 +206,9 @@ export function assertAppendableMany(appends: readonly StreamAppend[]): void {
   let events = 0;
   for (const part of appends) {
     assertAppendable(part.streamId, part.events, part.expectedRevision);
+    if (part.keyRows?.wrappedKey != null && part.expectedRevision !== 'no_stream') {
+      throw new RangeError(`a data key is written only with the append that creates its stream, not with one to ${part.streamId} expecting ${String(part.expectedRevision)}`);
+    }
     if (streams.has(part.streamId)) throw new RangeError(`a multi-stream append names ${part.streamId} twice`);
     streams.add(part.streamId);
     events += part.events.length;

@@ -15,6 +15,7 @@ import {
   type EventToAppend,
   type ExpectedRevision,
   type JsonObject,
+  type KeyRows,
   type ReadAllOptions,
   type ReadStreamOptions,
   type RecordedEvent,
@@ -141,6 +142,51 @@ function eventsJson(events: readonly EventToAppend[]): string {
   return JSON.stringify(events.map((event) => ({ id: event.id, type: event.type, data: event.data, metadata: event.metadata ?? {} })));
 }
 
+/**
+ * append_write_sets with the key rows its appends carry (StreamAppend.keyRows), in the same
+ * statement and so the same transaction: the rows of a write-set are written only when the set is
+ * (a refused set leaves none behind), and a failure of the statement writes nothing at all. A data
+ * key rides only on the append that creates its verification stream, so a key row already there
+ * (left by an earlier attempt whose events were never written) sealed nothing in the log and is
+ * replaced; of two sets of one batch creating the same stream only the first is written, and its
+ * key is the one kept. Tokens already indexed stay as they are.
+ */
+const APPEND_WITH_KEY_ROWS = `with appended as (
+    select a.next_revision, a.last_position, a.actual, a.ordinality
+    from append_write_sets($1, $2, $3, $4, $5, $6) with ordinality a),
+  accepted as (select distinct ($4::int[])[ordinality] as set_no from appended where next_revision is not null),
+  keyed as (
+    insert into verification_keys (reference, organization_id, wrapped_key)
+    select distinct on (k.reference) k.reference, k.organization_id, k.wrapped_key
+    from unnest($7::int[], $8::text[], $9::text[], $10::text[]) with ordinality k(set_no, reference, organization_id, wrapped_key, n)
+    where k.set_no in (select set_no from accepted)
+    order by k.reference, k.n
+    on conflict (reference) do update set organization_id = excluded.organization_id, wrapped_key = excluded.wrapped_key, destroyed_at = null, created_at = now()),
+  indexed as (
+    insert into verification_subjects (organization_id, environment, token, reference)
+    select t.organization_id, t.environment, t.token, t.reference
+    from unnest($11::int[], $12::text[], $13::text[], $14::text[], $15::text[]) t(set_no, organization_id, environment, token, reference)
+    where t.set_no in (select set_no from accepted)
+    on conflict do nothing)
+  select next_revision, last_position, actual from appended order by ordinality`;
+
+/** The parameters $7 to $15 of APPEND_WITH_KEY_ROWS: data keys, then tokens, each with its write-set. */
+function keyRowParams(keyed: readonly { part: { keyRows: KeyRows }; set: number }[]): unknown[] {
+  const keys = keyed.filter(({ part }) => part.keyRows.wrappedKey !== null);
+  const tokens = keyed.flatMap(({ part, set }) => part.keyRows.tokens.map((token) => ({ rows: part.keyRows, set, token })));
+  return [
+    keys.map(({ set }) => set),
+    keys.map(({ part }) => part.keyRows.reference),
+    keys.map(({ part }) => part.keyRows.organizationId),
+    keys.map(({ part }) => part.keyRows.wrappedKey),
+    tokens.map(({ set }) => set),
+    tokens.map(({ rows }) => rows.organizationId),
+    tokens.map(({ rows }) => rows.environment),
+    tokens.map(({ token }) => token),
+    tokens.map(({ rows }) => rows.reference),
+  ];
+}
+
 const unreachable = (cause: unknown) => new EventStoreUnavailableError('the PostgreSQL event log is unreachable', { cause });
 
 /** The filter of filterSql, in memory. */
@@ -174,7 +220,7 @@ export class PostgresEventStore implements EventStore {
     maxItems: MAX_BATCH_APPENDS,
     maxWeight: MAX_BATCH_EVENTS,
     weight: (set) => set.reduce((events, part) => events + part.events.length, 0),
-    writeOne: async (set) => (set.length === 1 ? [await this.appendOne(set[0])] : this.appendSets([set])),
+    writeOne: async (set) => (set.length === 1 && set[0].keyRows === undefined ? [await this.appendOne(set[0])] : this.appendSets([set])),
     writeMany: (batch) => this.appendBatch(batch),
     fatal: (error) => (isConnectionError(error) ? unreachable(error) : undefined),
   });
@@ -302,15 +348,18 @@ export class PostgresEventStore implements EventStore {
 
   private async writeSets(batch: readonly WriteSet[]): Promise<{ next_revision: string | null; last_position: string; actual: string | null }[]> {
     const parts = batch.flatMap((set, setIndex) => set.map((part) => ({ part, set: setIndex + 1 })));
+    const params: unknown[] = [
+      parts.map(({ part }) => part.streamId),
+      parts.map(({ part }) => expectedCode(part.expectedRevision).toString()),
+      parts.map(({ part }) => part.events.length),
+      parts.map(({ set }) => set),
+      parts.flatMap(({ part }, index) => part.events.map(() => index + 1)),
+      eventsJson(parts.flatMap(({ part }) => part.events)),
+    ];
+    const keyed = parts.filter(({ part }) => part.keyRows !== undefined) as { part: StreamAppend & { keyRows: KeyRows }; set: number }[];
+    if (keyed.length > 0) params.push(...keyRowParams(keyed));
     const { rows } = await this.pool.query<{ next_revision: string | null; last_position: string; actual: string | null }>(
-      prepared('select next_revision, last_position, actual from append_write_sets($1, $2, $3, $4, $5, $6)', [
-        parts.map(({ part }) => part.streamId),
-        parts.map(({ part }) => expectedCode(part.expectedRevision).toString()),
-        parts.map(({ part }) => part.events.length),
-        parts.map(({ set }) => set),
-        parts.flatMap(({ part }, index) => part.events.map(() => index + 1)),
-        eventsJson(parts.flatMap(({ part }) => part.events)),
-      ]),
+      prepared(keyed.length > 0 ? APPEND_WITH_KEY_ROWS : 'select next_revision, last_position, actual from append_write_sets($1, $2, $3, $4, $5, $6)', params),
     );
     if (rows.length !== parts.length) throw new Error(`invariant: append_write_sets answered ${rows.length} rows for ${parts.length} appends`);
     this.appended(rows.reduce((newest, row) => (row.next_revision !== null && BigInt(row.last_position) > newest ? BigInt(row.last_position) : newest), 0n));

@@ -126,6 +126,7 @@ export class RunVerificationHandler implements ICommandHandler<RunVerification, 
     try {
       reservation = await this.ledger.reserve(wallet, { reference, amountKobo: priceKobo, scope }, context, made.alongside);
     } catch (error) {
+      made.notWritten();
       if (error instanceof AlongsideRefused) throw new VerificationAlreadyExists('This reference is already in use');
       // Written together or not at all: when the stream shows the request, its reservation is held
       // too. Fail the check now if we can; the recovery process settles the rest.

@@ -6,7 +6,7 @@ import { IdGenerator } from '../common/ids.js';
 import { streams } from '../common/streams.js';
 import { DataKeys } from '../data-protection/data-keys.js';
 import { newTokensOf, tokensOf } from '../data-protection/blind-index.js';
-import { type AppendResult, EVENT_STORE, type EventStore, EventStoreUnavailableError, type JsonObject } from '../event-store/event-store.port.js';
+import { type AppendResult, EVENT_STORE, type EventStore, EventStoreUnavailableError, type JsonObject, type KeyRows } from '../event-store/event-store.port.js';
 import { EventSourcedHandler, type Stream } from '../event-sourcing/event-sourced-handler.js';
 import { NO_RETRY } from '../event-sourcing/retry.js';
 import { ReadYourWrites } from '../read-models/read-your-writes.js';
@@ -85,6 +85,11 @@ export interface Decided {
 export interface VerificationAlongside {
   readonly alongside: Alongside;
   written(result: AppendResult): Promise<Decided>;
+  /**
+   * The append was refused or its answer lost: forgets what was made for it in memory (the request's
+   * data key, stored only with its events), so that nothing reads under a key that may not be stored.
+   */
+  notWritten(): void;
 }
 
 type TerminalCommand = Exclude<VerificationCommand, { type: 'RequestVerification' }>;
@@ -145,14 +150,23 @@ export class VerificationStreams {
   /**
    * The request, to be written in the transaction of its reservation: alone beside the reservation,
    * or followed by its rejection when the reservation is refused (the balance decides which, so the
-   * rejection is made once the wallet has decided). The data key is stored first, as for request().
+   * rejection is made once the wallet has decided). The data key and the request's blind-index
+   * tokens ride on the request's append (StreamAppend.keyRows): stored in the same transaction as
+   * the events sealed under the key, or not at all.
    */
   async requestAlongside(command: Extract<VerificationCommand, { type: 'RequestVerification' }>, context: CommandContext): Promise<VerificationAlongside> {
     const { reference, organizationId, environment, request, priceKobo } = command.data;
-    await this.keys.create(organizationId, environment, reference, (indexKey) => tokensOf(indexKey, request));
+    const { rows: keyRows } = await this.keys.make(organizationId, environment, reference, (indexKey) => tokensOf(indexKey, request));
     const requested = stream(reference);
-    // Sealed now, not in the wallet's batch: a failure here fails this check alone.
-    const made = await this.handler.prepare(requested, this.handler.initial(requested), [command], context);
+    let made;
+    try {
+      // Sealed now, not in the wallet's batch: a failure here fails this check alone.
+      made = await this.handler.prepare(requested, this.handler.initial(requested), [command], context);
+    } catch (error) {
+      this.keys.forget(reference);
+      throw error;
+    }
+    const append = { ...made.append, keyRows };
     let written: VerificationState | undefined;
     return {
       alongside: {
@@ -160,15 +174,16 @@ export class VerificationStreams {
         build: async ({ refusedAvailableKobo }) => {
           if (refusedAvailableKobo === undefined) {
             written = made.state;
-            return made.append;
+            return append;
           }
           // The rejection carries no personal data: nothing to fetch or seal.
           const reject: VerificationCommand = { type: 'RejectVerification', priceKobo, balanceKobo: refusedAvailableKobo, at: this.clock.now() };
           const rejected = await this.handler.prepare(requested, { state: made.state, revision: REQUEST_REVISION, position: null, link: undefined }, [reject], context);
           written = rejected.state;
-          return { ...made.append, events: [...made.append.events, ...rejected.append.events] };
+          return { ...append, events: [...append.events, ...rejected.append.events] };
         },
       },
+      notWritten: () => this.keys.forget(reference),
       written: async (result) => {
         if (written === undefined) throw new InvariantViolated(`the request of ${reference} was written without being made`);
         this.readYourWrites.noteWrite({ organizationId, environment }, 'verification', result.position);
@@ -189,11 +204,14 @@ export class VerificationStreams {
     const finishing = stream(reference);
     // Sealed now, not in the wallet's batch: a failure here fails this check alone.
     const made = await this.handler.prepare(finishing, { state, revision: REQUEST_REVISION, position: null, link: undefined }, [command], context);
+    // The identifiers the result reveals are indexed in the terminal event's own transaction.
+    const keyRows = command.type === 'CompleteVerification' ? await this.resultTokenRows(state.requested, command.result) : undefined;
+    const append = keyRows === undefined ? made.append : { ...made.append, keyRows };
     return {
-      alongside: { streamId: finishing.id, build: async () => made.append },
+      alongside: { streamId: finishing.id, build: async () => append },
+      notWritten: () => undefined,
       written: async (result) => {
         this.readYourWrites.noteWrite(state.requested, 'verification', result.position);
-        if (command.type === 'CompleteVerification') await this.indexResult(state.requested, command.result);
         return { state: made.state, won: true, position: result.position };
       },
     };
@@ -307,6 +325,11 @@ export class VerificationStreams {
    */
   async erase(reference: string, at: Date, context: CommandContext): Promise<VerificationState> {
     return (await this.handler.handle(stream(reference), { type: 'ErasePersonalData', at }, context)).folded.state;
+  }
+
+  /** The rows indexing the identifiers a result revealed that the request did not carry (see indexResult), for the terminal's transaction. */
+  private async resultTokenRows(requested: { reference: string; organizationId: string; environment: string; request: JsonObject }, result: JsonObject): Promise<KeyRows | undefined> {
+    return this.keys.tokenRows(requested.organizationId, requested.environment, requested.reference, (indexKey) => newTokensOf(indexKey, [result], [requested.request]));
   }
 
   /** The identifiers a result revealed that the request did not carry, for the data-subject search. */

@@ -11,6 +11,7 @@ import { allEvents } from '../support/event-store.js';
 import { OPENAPI_FILE } from '../support/openapi-validator.js';
 import { readFile } from 'node:fs/promises';
 import { PG_POOL } from '../../src/database/pool.js';
+import { IdGenerator } from '../../src/common/ids.js';
 import { describeOnProject } from '../support/store-independent.js';
 
 const VALID: Record<string, (digit: string) => Record<string, string>> = {
@@ -283,8 +284,38 @@ describe('Verifications API', () => {
     });
   });
 
+  it('a check given a reference already taken: 409, no key of its own stored or kept, the first verification reads as before', async () => {
+    const pool = app.app.get<symbol, import('pg').Pool>(PG_POOL);
+    const first = await post('nin', VALID.nin('5'));
+    expect(first.status).toBe(201);
+    const { reference } = first.body.data;
+    const keyRow = async () => (await pool.query('select wrapped_key, xmin::text from verification_keys where reference = $1', [reference])).rows;
+    const keyBefore = await keyRow();
+    const ids = app.app.get(IdGenerator);
+    const original = ids.reference.bind(ids);
+    ids.reference = () => reference;
+    let again: Response;
+    try {
+      // Not through app.request: a reference taken twice cannot happen with generated references, so the API document has no 409 for it.
+      again = await fetch(`${app.baseUrl}/v1/nin`, { method: 'POST', headers: { 'x-service-key': key, 'content-type': 'application/json' }, body: JSON.stringify(VALID.nin('4')) });
+    } finally {
+      ids.reference = original;
+    }
+    expect(again.status).toBe(409);
+    expect(((await again.json()) as { error: { code: string } }).error.code).toBe('verification_exists');
+    expect(await keyRow()).toEqual(keyBefore);
+    // Read under the first key, not one made for the refused check (this process would have cached it).
+    const read = await get(`/v1/verifications/${reference}`);
+    expect(read.status).toBe(200);
+    expect(read.body.data).toMatchObject({ personalDataErasedAt: null, request: { nin: VALID.nin('5').nin } });
+  });
+
   describeOnProject('postgres', 'The transactions of a check in the event log', 'EventStoreDB has no transaction across streams: each write is an append of its own', () => {
-    /** The check's events on its verification stream and its wallet, in log order, with the transaction that wrote each. */
+    /**
+     * Every row a check wrote, grouped by the transaction that wrote it, in log order: its events on
+     * its verification stream and its wallet (by type), its data key (`key`) and its blind-index
+     * tokens (`tokens`, once per transaction).
+     */
     async function transactions(reference: string, organizationId: string = org.id): Promise<string[][]> {
       const pool = app.app.get<symbol, import('pg').Pool>(PG_POOL);
       const { rows } = await pool.query<{ type: string; xmin: string }>(
@@ -293,25 +324,47 @@ describe('Verifications API', () => {
       );
       const byTransaction = new Map<string, string[]>();
       for (const row of rows) byTransaction.set(row.xmin, [...(byTransaction.get(row.xmin) ?? []), row.type]);
+      const { rows: keyRows } = await pool.query<{ kind: string; xmin: string }>(
+        `select 'key' as kind, xmin::text from verification_keys where reference = $1
+         union all select distinct 'tokens', xmin::text from verification_subjects where reference = $1`,
+        [reference],
+      );
+      // A key or token row written in a transaction of no event of the check is a transaction of its own.
+      for (const row of keyRows) byTransaction.set(row.xmin, [...(byTransaction.get(row.xmin) ?? []), row.kind]);
       return [...byTransaction.values()];
     }
 
-    it('a charged check: the request with its reservation, then the completion with its capture', async () => {
+    it('a charged check: the request with its reservation, key and tokens, then the completion with its capture and the tokens of its result', async () => {
       const response = await post('nin', VALID.nin('5'));
       expect(response.status).toBe(201);
       expect(await transactions(response.body.data.reference)).toEqual([
-        ['VerificationRequested', 'WalletFundsReserved'],
-        ['VerificationCompleted', 'WalletDebited'],
+        ['VerificationRequested', 'WalletFundsReserved', 'key', 'tokens'],
+        ['VerificationCompleted', 'WalletDebited', 'tokens'],
       ]);
     });
 
-    it('a failed check: the request with its reservation, then the failure with the release', async () => {
+    it('a failed check: the request with its reservation, key and tokens, then the failure with the release', async () => {
       const response = await post('nin', VALID.nin('2'));
       expect(response.status).toBe(502);
       expect(await transactions(response.body.error.details.reference)).toEqual([
-        ['VerificationRequested', 'WalletFundsReserved'],
+        ['VerificationRequested', 'WalletFundsReserved', 'key', 'tokens'],
         ['VerificationFailed', 'WalletReservationReleased'],
       ]);
+    });
+
+    it('a check commits twice on an idle database: no other transaction writes a row of the event log or the key tables', async () => {
+      const pool = app.app.get<symbol, import('pg').Pool>(PG_POOL);
+      // xids are the cluster's (other databases share them): count this database's writing transactions by their rows instead.
+      const written = async () =>
+        (
+          await pool.query<{ xmin: string }>(
+            `select xmin::text from events union select xmin::text from verification_keys union select xmin::text from verification_subjects`,
+          )
+        ).rows.length;
+      const before = await written();
+      const response = await post('nin', VALID.nin('5'));
+      expect(response.status).toBe(201);
+      expect((await written()) - before).toBe(2);
     });
 
     it('a check refused for its balance: the request with its rejection, one transaction, nothing on the wallet', async () => {
@@ -321,7 +374,7 @@ describe('Verifications API', () => {
       expect((await app.admin('PUT', `/admin/v1/organizations/${poor.id}/prices`, { nin: balance + 1 })).status).toBe(200);
       const refused = await post('nin', VALID.nin('5'), k);
       expect(refused.status).toBe(402);
-      expect(await transactions(refused.body.error.details.reference, poor.id)).toEqual([['VerificationRequested', 'VerificationRejected']]);
+      expect(await transactions(refused.body.error.details.reference, poor.id)).toEqual([['VerificationRequested', 'VerificationRejected', 'key', 'tokens']]);
     });
   });
 

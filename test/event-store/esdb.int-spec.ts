@@ -44,6 +44,23 @@ describeEventStoreContract('esdb (test server)', async () => {
   return connect(server.connectionString, () => server.stop());
 });
 
+describe('EsdbEventStore and key rows', () => {
+  it('refuses an append that carries key rows (they cannot share its transaction): nothing is written', async () => {
+    const server = await startEsdbTestServer({ settings: { readLagMs: DEFAULT_TEST_READ_LAG_MS } });
+    const store = new EsdbEventStore(server.connectionString);
+    try {
+      const reference = randomUUID().replace(/-/g, '');
+      const streamId = `verification-${reference}`;
+      const keyRows = { reference, organizationId: 'org', environment: 'test', wrappedKey: 'wrapped', tokens: [] };
+      await expect(store.appendMany([{ streamId, events: [{ id: randomUUID(), type: 'Written', data: {} }], expectedRevision: 'no_stream', keyRows }])).rejects.toThrow(RangeError);
+      expect(await store.readStream(streamId, { maxCount: 10 })).toEqual([]);
+    } finally {
+      await store.close();
+      await server.stop();
+    }
+  });
+});
+
 /*
  * A read the adapter stops early (ping, headPosition, a bounded readAll) must not stay open in the
  * client: @eventstore/db-client's dispose() waits for every gRPC call it started to end, and a call

@@ -100,6 +100,52 @@ describe('PostgreSQL event log specifics', () => {
     }
   });
 
+  it('writes the key rows of a write-set in its transaction: none left by a refused set, the first of two keys for one reference kept', async () => {
+    const id = () => randomUUID().replace(/-/g, '');
+    const event = () => ({ id: randomUUID(), type: 'Written', data: {} });
+    const rows = (reference: string, wrappedKey: string | null, tokens: string[]) => ({ reference, organizationId: 'org-k', environment: 'test', wrappedKey, tokens });
+    const shared = `wallet-${id()}`;
+    await store.append(shared, [event()], { expectedRevision: 'no_stream' });
+    const references = Array.from({ length: 30 }, id);
+    // Batched: each set a new verification stream with its key and tokens, beside one shared stream; set 5 refused.
+    const sets = references.map((reference, index) => [
+      { streamId: `verification-${reference}`, events: [event()], expectedRevision: 'no_stream' as const, keyRows: rows(reference, `key-${index}`, [`t1-${reference}`, `t2-${reference}`]) },
+      { streamId: shared, events: [event()], expectedRevision: index === 5 ? 99n : ('any' as const) },
+    ]);
+    // Two sets creating one stream in the same moment, with different keys: one is written, and its key kept.
+    const twin = id();
+    const twins = [0, 1].map((n) => [{ streamId: `verification-${twin}`, events: [event()], expectedRevision: 'no_stream' as const, keyRows: rows(twin, `twin-${n}`, [`twin-${n}`]) }]);
+    const outcomes = await Promise.allSettled([...sets, ...twins].map((set) => store.appendMany(set)));
+    expect(outcomes.slice(0, 30).map((outcome) => outcome.status === 'fulfilled')).toEqual(references.map((_, index) => index !== 5));
+    expect(outcomes.slice(30).filter((outcome) => outcome.status === 'fulfilled')).toHaveLength(1);
+
+    const keys = await pool.query<{ reference: string; wrapped_key: string; xmin: string }>('select reference, wrapped_key, xmin::text from verification_keys where reference = any($1)', [references]);
+    const tokens = await pool.query<{ reference: string; xmin: string }>('select reference, xmin::text from verification_subjects where reference = any($1)', [references]);
+    const events = await pool.query<{ stream_id: string; xmin: string }>('select stream_id, xmin::text from events where stream_id = any($1)', [references.map((r) => `verification-${r}`)]);
+    const written = references.filter((_, index) => index !== 5);
+    expect(keys.rows.map((row) => row.reference).sort()).toEqual([...written].sort());
+    expect(tokens.rows).toHaveLength(2 * written.length);
+    const eventXmin = new Map(events.rows.map((row) => [row.stream_id.slice('verification-'.length), row.xmin]));
+    for (const row of [...keys.rows, ...tokens.rows]) expect(row.xmin).toBe(eventXmin.get(row.reference));
+    expect(new Set(keys.rows.map((row) => row.xmin)).size).toBeLessThan(written.length);
+
+    const winner = outcomes.findIndex((outcome, index) => index >= 30 && outcome.status === 'fulfilled') - 30;
+    const twinKey = await pool.query<{ wrapped_key: string }>('select wrapped_key from verification_keys where reference = $1', [twin]);
+    expect(twinKey.rows).toEqual([{ wrapped_key: `twin-${winner}` }]);
+    const twinTokens = await pool.query<{ token: string }>('select token from verification_subjects where reference = $1', [twin]);
+    expect(twinTokens.rows).toEqual([{ token: `twin-${winner}` }]);
+
+    // A key row left without events (an earlier attempt whose append never committed) sealed nothing: the set creating the stream replaces it.
+    const stale = id();
+    await pool.query(`insert into verification_keys (reference, organization_id, wrapped_key) values ($1, 'org-k', 'stale')`, [stale]);
+    await store.appendMany([{ streamId: `verification-${stale}`, events: [event()], expectedRevision: 'no_stream', keyRows: rows(stale, 'fresh', []) }]);
+    expect((await pool.query('select wrapped_key from verification_keys where reference = $1', [stale])).rows).toEqual([{ wrapped_key: 'fresh' }]);
+    // Tokens alone ride on any append; a data key only on the one creating its stream.
+    await store.appendMany([{ streamId: `verification-${stale}`, events: [event()], expectedRevision: 0n, keyRows: rows(stale, null, ['later']) }]);
+    expect((await pool.query('select token from verification_subjects where reference = $1', [stale])).rows).toEqual([{ token: 'later' }]);
+    await expect(store.appendMany([{ streamId: `verification-${stale}`, events: [event()], expectedRevision: 1n, keyRows: rows(stale, 'again', []) }])).rejects.toThrow(RangeError);
+  });
+
   it('never lets a subscriber pass an event whose transaction commits after a faster one', async () => {
     const from = await store.headPosition();
     const slow = await pool.connect();
