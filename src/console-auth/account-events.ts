@@ -7,7 +7,7 @@ import { streams } from '../common/streams.js';
 import { PG_POOL } from '../database/pool.js';
 import { identityCodec } from '../event-sourcing/codec.js';
 import { EVENT_STORE, type EventStore, type EventToAppend } from '../event-store/event-store.port.js';
-import type { ConsoleRole, UserKind } from './accounts.js';
+import type { ConsoleRole, Db, UserKind } from './accounts.js';
 
 /**
  * The console's account and team changes as facts in the event log, one stream per console user
@@ -45,9 +45,6 @@ export const CONSOLE_ACCOUNT_EVENT_TYPES: readonly ConsoleAccountEvent['type'][]
   'ConsoleOperatorCreated',
   'ConsoleTotpEnrolled',
 ];
-
-/** What the console's tables are written through: the pool, or the transaction of a recorded change. */
-export type Db = Pick<pg.PoolClient, 'query'>;
 
 /** The answer of a change and the facts it made (none when it changed nothing, e.g. an already revoked session). */
 export interface Recorded<T> {

@@ -2,7 +2,6 @@ import { Inject, Injectable } from '@nestjs/common';
 import type pg from 'pg';
 import { Conflict } from '../common/errors.js';
 import { PG_POOL } from '../database/pool.js';
-import type { Db } from './account-events.js';
 import { consoleId, emailKey, secretToken, tokenHash } from './tokens.js';
 
 export const INTEGRATOR_ROLES = ['owner', 'developer', 'finance'] as const;
@@ -25,6 +24,9 @@ export interface ConsoleUser {
   readonly totpEnabledAt: Date | null;
   readonly createdAt: Date;
 }
+
+/** What the console's tables are written through: the pool, or the transaction of a recorded change (AccountEvents). */
+export type Db = Pick<pg.PoolClient, 'query'>;
 
 export type TokenPurpose = 'verify_email' | 'reset_password' | 'invitation';
 

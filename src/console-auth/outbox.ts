@@ -6,7 +6,7 @@ import { PeriodicSweep } from '../common/periodic-pass.js';
 import type { AppConfig } from '../config/config.js';
 import { CONFIG, RUNTIME, type Runtime } from '../config/runtime.js';
 import { PG_POOL } from '../database/pool.js';
-import type { Db } from './account-events.js';
+import type { Db } from './accounts.js';
 
 const DELIVERY_INTERVAL_MS = 1_000;
 /** Mails handed to the transport per pass. */

@@ -5,8 +5,7 @@ import type pg from 'pg';
 import type { AppConfig } from '../config/config.js';
 import { CONFIG } from '../config/runtime.js';
 import { PG_POOL } from '../database/pool.js';
-import type { Db } from './account-events.js';
-import type { ConsoleUser } from './accounts.js';
+import type { ConsoleUser, Db } from './accounts.js';
 import { consoleId, secretToken, tokenHash } from './tokens.js';
 
 export const SESSION_COOKIE = 'ivl_session';
