@@ -33,9 +33,16 @@ describe('admin CLI', () => {
       [createHash('sha256').update(link.searchParams.get('token') ?? '').digest('hex')],
     );
     expect(rows).toEqual([{ kind: 'operator', role: 'auditor', password_hash: null, purpose: 'reset_password', used_at: null }]);
+    // The account's creation is an event with the CLI as its actor, ids and role only.
+    const recorded = await streamEvents(bed.events.store, `consoleUser-${created.id}`);
+    expect(recorded.map((event) => [event.type, event.data, event.metadata.actor])).toEqual([
+      ['ConsoleOperatorCreated', { schemaVersion: 1, userId: created.id, role: 'auditor', via: 'cli' }, { type: 'operator', id: 'cli' }],
+    ]);
     const again = await cli('operator', 'create', '--email', 'OPS@ledger.test');
     expect(again.code).toBe(1);
     expect(again.stderr).toContain('email_taken');
+    // The refused one recorded nothing.
+    expect((await allEvents(bed.events.store)).filter((event) => event.type === 'ConsoleOperatorCreated')).toHaveLength(1);
   });
 
   it('runs an organization through its life with the same events as the admin API, the operator recorded as the CLI', async () => {

@@ -5,6 +5,8 @@ export const streams = {
   organization: (organizationId: string) => `organization-${organizationId}`,
   wallet: (organizationId: string, environment: Environment) => `wallet-${organizationId}.${environment}`,
   verification: (reference: string) => `verification-${reference}`,
+  /** A console account's facts (sign-up, passwords, roles, sessions revoked, second factor): ids and roles only. */
+  consoleUser: (userId: string) => `consoleUser-${userId}`,
 } as const;
 
-export const CATEGORIES = { organization: 'organization', wallet: 'wallet', verification: 'verification' } as const;
+export const CATEGORIES = { organization: 'organization', wallet: 'wallet', verification: 'verification', consoleUser: 'consoleUser' } as const;

@@ -25,6 +25,9 @@ export interface ConsoleUser {
   readonly createdAt: Date;
 }
 
+/** What the console's tables are written through: the pool, or the transaction of a recorded change (AccountEvents). */
+export type Db = Pick<pg.PoolClient, 'query'>;
+
 export type TokenPurpose = 'verify_email' | 'reset_password' | 'invitation';
 
 /** A one-time token's row: never the token itself. */
@@ -108,15 +111,15 @@ export class AccountStore {
     return rows[0] === undefined ? undefined : user(rows[0]);
   }
 
-  async byId(id: string): Promise<ConsoleUser | undefined> {
-    const { rows } = await this.pool.query<UserRow>('select * from console_users where id = $1', [id]);
+  async byId(id: string, db: Db = this.pool): Promise<ConsoleUser | undefined> {
+    const { rows } = await db.query<UserRow>('select * from console_users where id = $1', [id]);
     return rows[0] === undefined ? undefined : user(rows[0]);
   }
 
   /** 409 `email_taken` when the address has an account already. */
-  async insert(input: { id?: string; kind: UserKind; organizationId: string | null; email: string; role: ConsoleRole; passwordHash: string | null; emailVerifiedAt: Date | null; createdAt: Date }): Promise<ConsoleUser> {
+  async insert(input: { id?: string; kind: UserKind; organizationId: string | null; email: string; role: ConsoleRole; passwordHash: string | null; emailVerifiedAt: Date | null; createdAt: Date }, db: Db = this.pool): Promise<ConsoleUser> {
     try {
-      const { rows } = await this.pool.query<UserRow>(
+      const { rows } = await db.query<UserRow>(
         `insert into console_users (id, kind, organization_id, email, email_key, password_hash, role, email_verified_at, created_at)
          values ($1, $2, $3, $4, $5, $6, $7, $8, $9) returning *`,
         [input.id ?? consoleId('usr'), input.kind, input.organizationId, input.email.trim(), emailKey(input.email), input.passwordHash, input.role, input.emailVerifiedAt, input.createdAt],
@@ -128,20 +131,20 @@ export class AccountStore {
     }
   }
 
-  async setPassword(userId: string, passwordHash: string): Promise<void> {
-    await this.pool.query('update console_users set password_hash = $2 where id = $1', [userId, passwordHash]);
+  async setPassword(userId: string, passwordHash: string, db: Db = this.pool): Promise<void> {
+    await db.query('update console_users set password_hash = $2 where id = $1', [userId, passwordHash]);
   }
 
-  async markEmailVerified(userId: string, at: Date): Promise<void> {
-    await this.pool.query('update console_users set email_verified_at = coalesce(email_verified_at, $2) where id = $1', [userId, at]);
+  async markEmailVerified(userId: string, at: Date, db: Db = this.pool): Promise<void> {
+    await db.query('update console_users set email_verified_at = coalesce(email_verified_at, $2) where id = $1', [userId, at]);
   }
 
-  async setRole(userId: string, role: ConsoleRole): Promise<void> {
-    await this.pool.query('update console_users set role = $2 where id = $1', [userId, role]);
+  async setRole(userId: string, role: ConsoleRole, db: Db = this.pool): Promise<void> {
+    await db.query('update console_users set role = $2 where id = $1', [userId, role]);
   }
 
-  async remove(userId: string): Promise<void> {
-    await this.pool.query('delete from console_users where id = $1', [userId]);
+  async remove(userId: string, db: Db = this.pool): Promise<void> {
+    await db.query('delete from console_users where id = $1', [userId]);
   }
 
   async members(organizationId: string): Promise<ConsoleUser[]> {
@@ -163,15 +166,17 @@ export class AccountStore {
     await this.pool.query('update console_users set totp_secret = $2 where id = $1 and totp_enabled_at is null', [userId, wrappedSecret]);
   }
 
-  async enableTotp(userId: string, at: Date): Promise<void> {
-    await this.pool.query('update console_users set totp_enabled_at = $2 where id = $1', [userId, at]);
+  /** False when the second factor was enabled already (two confirmations racing). */
+  async enableTotp(userId: string, at: Date, db: Db = this.pool): Promise<boolean> {
+    const { rowCount } = await db.query('update console_users set totp_enabled_at = $2 where id = $1 and totp_enabled_at is null', [userId, at]);
+    return (rowCount ?? 0) > 0;
   }
 
   /** A new one-time token: the token itself, returned once (it goes in a link), and its row's id. */
-  async createToken(input: { purpose: TokenPurpose; userId: string | null; kind: UserKind; organizationId: string | null; email: string; role: ConsoleRole; now: Date; ttlMs: number }): Promise<{ token: string; id: string }> {
+  async createToken(input: { purpose: TokenPurpose; userId: string | null; kind: UserKind; organizationId: string | null; email: string; role: ConsoleRole; now: Date; ttlMs: number }, db: Db = this.pool): Promise<{ token: string; id: string }> {
     const secret = secretToken();
     const id = consoleId('tok');
-    await this.pool.query(
+    await db.query(
       `insert into console_tokens (token_hash, id, purpose, user_id, kind, organization_id, email, role, created_at, expires_at)
        values ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)`,
       [tokenHash(secret), id, input.purpose, input.userId, input.kind, input.organizationId, input.email.trim(), input.role, input.now, new Date(input.now.getTime() + input.ttlMs)],
@@ -186,8 +191,8 @@ export class AccountStore {
   }
 
   /** Uses the token up: one caller only gets its row, however many race. */
-  async consumeToken(secret: string, purpose: TokenPurpose, now: Date): Promise<OneTimeToken | undefined> {
-    const { rows } = await this.pool.query<TokenRow>(
+  async consumeToken(secret: string, purpose: TokenPurpose, now: Date, db: Db = this.pool): Promise<OneTimeToken | undefined> {
+    const { rows } = await db.query<TokenRow>(
       'update console_tokens set used_at = $3 where token_hash = $1 and purpose = $2 and used_at is null and expires_at > $3 returning *',
       [tokenHash(secret), purpose, now],
     );
@@ -205,8 +210,8 @@ export class AccountStore {
     return rows.map(token);
   }
 
-  async withdrawInvitation(id: string, organizationId: string | null, now: Date): Promise<boolean> {
-    const { rowCount } = await this.pool.query(
+  async withdrawInvitation(id: string, organizationId: string | null, now: Date, db: Db = this.pool): Promise<boolean> {
+    const { rowCount } = await db.query(
       `update console_tokens set used_at = $3 where id = $1 and purpose = 'invitation' and used_at is null
          and (organization_id = $2 or ($2::text is null and organization_id is null))`,
       [id, organizationId, now],

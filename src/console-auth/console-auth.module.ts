@@ -1,5 +1,6 @@
 import { Module } from '@nestjs/common';
 import { DataProtectionModule } from '../data-protection/data-protection.module.js';
+import { AccountEvents } from './account-events.js';
 import { AccountStore } from './accounts.js';
 import { ConsoleGuard } from './console.guard.js';
 import { ConsoleHousekeeping } from './housekeeping.js';
@@ -11,7 +12,7 @@ import { Totp } from './totp.js';
 /** The console's accounts, sessions, CSRF and roles (ConsoleGuard), sign-in throttling, TOTP and mail. */
 @Module({
   imports: [DataProtectionModule],
-  providers: [AccountStore, Sessions, ConsoleGuard, LoginThrottle, Outbox, Totp, ConsoleHousekeeping],
-  exports: [AccountStore, Sessions, ConsoleGuard, LoginThrottle, Outbox, Totp, ConsoleHousekeeping],
+  providers: [AccountEvents, AccountStore, Sessions, ConsoleGuard, LoginThrottle, Outbox, Totp, ConsoleHousekeeping],
+  exports: [AccountEvents, AccountStore, Sessions, ConsoleGuard, LoginThrottle, Outbox, Totp, ConsoleHousekeeping],
 })
 export class ConsoleAuthModule {}

@@ -6,6 +6,7 @@ import { PeriodicSweep } from '../common/periodic-pass.js';
 import type { AppConfig } from '../config/config.js';
 import { CONFIG, RUNTIME, type Runtime } from '../config/runtime.js';
 import { PG_POOL } from '../database/pool.js';
+import type { Db } from './accounts.js';
 
 const DELIVERY_INTERVAL_MS = 1_000;
 /** Mails handed to the transport per pass. */
@@ -62,8 +63,9 @@ export class Outbox extends PeriodicSweep<number> {
     return this.runtime.embedded;
   }
 
-  async enqueue(mail: Mail): Promise<void> {
-    await this.pool.query('insert into console_outbox (recipient, subject, body, link, created_at) values ($1, $2, $3, $4, $5)', [mail.to, mail.subject, mail.text, mail.link, this.clock.now()]);
+  /** `db`: the transaction of the change that sends it, so that the mail leaves only if the change is kept. */
+  async enqueue(mail: Mail, db: Db = this.pool): Promise<void> {
+    await db.query('insert into console_outbox (recipient, subject, body, link, created_at) values ($1, $2, $3, $4, $5)', [mail.to, mail.subject, mail.text, mail.link, this.clock.now()]);
   }
 
   /** The newest mails, for the development mailbox. */

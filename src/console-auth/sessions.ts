@@ -5,7 +5,7 @@ import type pg from 'pg';
 import type { AppConfig } from '../config/config.js';
 import { CONFIG } from '../config/runtime.js';
 import { PG_POOL } from '../database/pool.js';
-import type { ConsoleUser } from './accounts.js';
+import type { ConsoleUser, Db } from './accounts.js';
 import { consoleId, secretToken, tokenHash } from './tokens.js';
 
 export const SESSION_COOKIE = 'ivl_session';
@@ -109,14 +109,14 @@ export class Sessions {
     return rows.map(record);
   }
 
-  async revoke(userId: string, sessionId: string, now: Date): Promise<boolean> {
-    const { rowCount } = await this.pool.query('update console_sessions set revoked_at = $3 where id = $1 and user_id = $2 and revoked_at is null', [sessionId, userId, now]);
+  async revoke(userId: string, sessionId: string, now: Date, db: Db = this.pool): Promise<boolean> {
+    const { rowCount } = await db.query('update console_sessions set revoked_at = $3 where id = $1 and user_id = $2 and revoked_at is null', [sessionId, userId, now]);
     return (rowCount ?? 0) > 0;
   }
 
   /** Every session of the user but `exceptId` (a password change keeps the session that made it). */
-  async revokeAll(userId: string, now: Date, exceptId: string | null = null): Promise<void> {
-    await this.pool.query('update console_sessions set revoked_at = $2 where user_id = $1 and revoked_at is null and ($3::text is null or id <> $3)', [userId, now, exceptId]);
+  async revokeAll(userId: string, now: Date, exceptId: string | null = null, db: Db = this.pool): Promise<void> {
+    await db.query('update console_sessions set revoked_at = $2 where user_id = $1 and revoked_at is null and ($3::text is null or id <> $3)', [userId, now, exceptId]);
   }
 
   /** Secure when the request came over HTTPS or CONSOLE_SECURE_COOKIES says a TLS proxy is in front. */

@@ -60,7 +60,7 @@ export class ConsoleAccountsController {
   @HttpCode(204)
   @ConsoleAccess({ who: 'anyone' })
   async logout(@Req() request: ConsoleRequest, @Res({ passthrough: true }) reply: FastifyReply): Promise<void> {
-    if (request.console !== undefined) await this.sessions.revoke(request.console.user.id, request.console.session.id, this.clock.now());
+    if (request.console !== undefined) await this.console.revokeSession(request.console, request.console.session.id, 'signed_out', request);
     this.sessions.clearSessionCookie(request, reply);
   }
 
@@ -68,7 +68,7 @@ export class ConsoleAccountsController {
   @HttpCode(200)
   @ConsoleAccess({ who: 'anyone' })
   async verifyEmail(@Req() request: ConsoleRequest, @Res({ passthrough: true }) reply: FastifyReply, @Body() body: unknown): Promise<SuccessEnvelope<SessionView>> {
-    const user = await this.console.verifyEmail(validateBody(TokenDto, body).token);
+    const user = await this.console.verifyEmail(validateBody(TokenDto, body).token, request);
     const identity = request.console?.user.id === user.id ? { ...request.console, user } : request.console;
     return ok(await this.console.view(request, reply, identity));
   }
@@ -96,7 +96,7 @@ export class ConsoleAccountsController {
   @ConsoleAccess({ who: 'anyone' })
   async reset(@Req() request: ConsoleRequest, @Res({ passthrough: true }) reply: FastifyReply, @Body() body: unknown): Promise<SuccessEnvelope<{ reset: true }>> {
     const input = validateBody(ResetPasswordDto, body);
-    await this.console.resetPassword(input.token, input.password);
+    await this.console.resetPassword(input.token, input.password, request);
     this.sessions.clearSessionCookie(request, reply);
     return ok({ reset: true });
   }
@@ -132,9 +132,9 @@ export class ConsoleAccountsController {
   @HttpCode(204)
   @ConsoleAccess({ who: 'signed_in' })
   async revoke(@Req() request: ConsoleRequest, @Res({ passthrough: true }) reply: FastifyReply, @Param('id') id: string): Promise<void> {
-    const { user, session } = consoleIdentity(request);
-    if (!(await this.sessions.revoke(user.id, id, this.clock.now()))) throw new NotFound('No such session of yours');
-    if (id === session.id) this.sessions.clearSessionCookie(request, reply);
+    const identity = consoleIdentity(request);
+    if (!(await this.console.revokeSession(identity, id, 'revoked', request))) throw new NotFound('No such session of yours');
+    if (id === identity.session.id) this.sessions.clearSessionCookie(request, reply);
   }
 
   /** The token in the query string, which request logs leave out (a path would be logged, and an open invitation is a credential). */
@@ -151,7 +151,7 @@ export class ConsoleAccountsController {
   @ConsoleAccess({ who: 'anyone' })
   async accept(@Req() request: ConsoleRequest, @Res({ passthrough: true }) reply: FastifyReply, @Body() body: unknown): Promise<SuccessEnvelope<SessionView>> {
     const input = validateBody(ResetPasswordDto, body);
-    const user = await this.console.acceptInvitation(input.token, input.password);
+    const user = await this.console.acceptInvitation(input.token, input.password, request);
     return ok(await this.console.view(request, reply, await this.console.signIn(user, request, reply)));
   }
 
@@ -171,7 +171,7 @@ export class ConsoleAccountsController {
   @HttpCode(201)
   @ConsoleAccess({ who: 'anyone' })
   async bootstrap(@Req() request: ConsoleRequest, @Res({ passthrough: true }) reply: FastifyReply, @Body() body: unknown): Promise<SuccessEnvelope<SessionView>> {
-    const user = await this.console.bootstrapOperator(validateBody(BootstrapOperatorDto, body));
+    const user = await this.console.bootstrapOperator(validateBody(BootstrapOperatorDto, body), request);
     return ok(await this.console.view(request, reply, await this.console.signIn(user, request, reply)));
   }
 
@@ -187,7 +187,7 @@ export class ConsoleAccountsController {
   @ConsoleAccess({ who: 'operator', beforeTotp: true })
   async totpConfirm(@Req() request: ConsoleRequest, @Res({ passthrough: true }) reply: FastifyReply, @Body() body: unknown): Promise<SuccessEnvelope<SessionView>> {
     const identity = consoleIdentity(request);
-    const user = await this.console.confirmTotp(identity.user, validateBody(TotpCodeDto, body).code);
+    const user = await this.console.confirmTotp(identity.user, validateBody(TotpCodeDto, body).code, request);
     return ok(await this.console.view(request, reply, { ...identity, user }));
   }
 }

@@ -15,6 +15,7 @@ import { isPlainObject, validateBody } from '../common/validation.js';
 import type { AppConfig } from '../config/config.js';
 import { CONFIG } from '../config/runtime.js';
 import { PG_POOL } from '../database/pool.js';
+import { AccountEvents } from '../console-auth/account-events.js';
 import { AccountStore } from '../console-auth/accounts.js';
 import { ALL_INTEGRATOR_ROLES, ConsoleAccess, consoleIdentity, ConsoleGuard, organizationOf, userActor, type ConsoleRequest } from '../console-auth/console.guard.js';
 import { Outbox } from '../console-auth/outbox.js';
@@ -70,6 +71,7 @@ export class ConsoleIntegratorController {
     @Inject(ReadYourWrites) private readonly readYourWrites: ReadYourWrites,
     @Inject(PersonalDataErasure) private readonly erasure: PersonalDataErasure,
     @Inject(AccountStore) private readonly accounts: AccountStore,
+    @Inject(AccountEvents) private readonly events: AccountEvents,
     @Inject(Sessions) private readonly sessions: Sessions,
     @Inject(Outbox) private readonly outbox: Outbox,
     @Inject(ConsoleLinks) private readonly links: ConsoleLinks,
@@ -221,9 +223,12 @@ export class ConsoleIntegratorController {
     const input = validateBody(InviteMemberDto, body);
     const organizationId = organizationOf(user);
     const organization = await this.queries.execute(new GetConsoleOrganization(organizationId));
-    const { token, id } = await this.accounts.createToken({ purpose: 'invitation', userId: null, kind: 'integrator', organizationId, email: input.email, role: input.role, now: this.clock.now(), ttlMs: INVITATION_TTL_MS });
-    const link = this.links.page('accept-invitation', token);
-    await this.outbox.enqueue({ to: input.email, subject: `You are invited to ${organization.name}'s console`, text: `${user.email} invites you to the console of ${organization.name} as ${input.role}:\n\n${link}\n\nThe link works once, for 7 days.`, link });
+    const id = await this.events.record(commandContext(request, userActor(user)), async (db) => {
+      const { token, id } = await this.accounts.createToken({ purpose: 'invitation', userId: null, kind: 'integrator', organizationId, email: input.email, role: input.role, now: this.clock.now(), ttlMs: INVITATION_TTL_MS }, db);
+      const link = this.links.page('accept-invitation', token);
+      await this.outbox.enqueue({ to: input.email, subject: `You are invited to ${organization.name}'s console`, text: `${user.email} invites you to the console of ${organization.name} as ${input.role}:\n\n${link}\n\nThe link works once, for 7 days.`, link }, db);
+      return { value: id, events: [{ type: 'ConsoleInvitationSent', data: { schemaVersion: 1, userId: user.id, invitationId: id, kind: 'integrator', organizationId, role: input.role } }] };
+    });
     return ok({ id, email: input.email, role: input.role });
   }
 
@@ -231,7 +236,13 @@ export class ConsoleIntegratorController {
   @HttpCode(204)
   @ConsoleAccess({ who: 'integrator', roles: ['owner'] })
   async withdraw(@Req() request: ConsoleRequest, @Param('id') id: string): Promise<void> {
-    if (!(await this.accounts.withdrawInvitation(id, organizationOf(consoleIdentity(request).user), this.clock.now()))) throw new NotFound('No open invitation with that id');
+    const { user } = consoleIdentity(request);
+    const organizationId = organizationOf(user);
+    const withdrawn = await this.events.record(commandContext(request, userActor(user)), async (db) => {
+      const done = await this.accounts.withdrawInvitation(id, organizationId, this.clock.now(), db);
+      return { value: done, events: done ? [{ type: 'ConsoleInvitationWithdrawn', data: { schemaVersion: 1, userId: user.id, invitationId: id, organizationId } }] : [] };
+    });
+    if (!withdrawn) throw new NotFound('No open invitation with that id');
   }
 
   @Put('team/members/:id')
@@ -240,7 +251,11 @@ export class ConsoleIntegratorController {
     const { role } = validateBody(SetRoleDto, body);
     const member = await this.member(request, id);
     if (member.role === 'owner' && role !== 'owner') await this.assertAnotherOwner(member.organizationId as string, member.id);
-    await this.accounts.setRole(member.id, role);
+    const organizationId = member.organizationId as string;
+    await this.events.record(commandContext(request, userActor(consoleIdentity(request).user)), async (db) => {
+      await this.accounts.setRole(member.id, role, db);
+      return { value: undefined, events: member.role === role ? [] : [{ type: 'ConsoleMemberRoleChanged', data: { schemaVersion: 1, userId: member.id, organizationId, role, previousRole: member.role } }] };
+    });
     return ok({ id: member.id, email: member.email, role });
   }
 
@@ -250,8 +265,12 @@ export class ConsoleIntegratorController {
   async removeMember(@Req() request: ConsoleRequest, @Param('id') id: string): Promise<void> {
     const member = await this.member(request, id);
     if (member.role === 'owner') await this.assertAnotherOwner(member.organizationId as string, member.id);
-    await this.sessions.revokeAll(member.id, this.clock.now());
-    await this.accounts.remove(member.id);
+    const organizationId = member.organizationId as string;
+    await this.events.record(commandContext(request, userActor(consoleIdentity(request).user)), async (db) => {
+      await this.sessions.revokeAll(member.id, this.clock.now(), null, db);
+      await this.accounts.remove(member.id, db);
+      return { value: undefined, events: [{ type: 'ConsoleMemberRemoved', data: { schemaVersion: 1, userId: member.id, organizationId, role: member.role } }] };
+    });
   }
 
   private async member(request: ConsoleRequest, id: string) {

@@ -17,6 +17,7 @@ import type { AppConfig } from '../config/config.js';
 import { CONFIG } from '../config/runtime.js';
 import { PG_POOL } from '../database/pool.js';
 import { EVENT_STORE, type EventStore } from '../event-store/event-store.port.js';
+import { AccountEvents } from '../console-auth/account-events.js';
 import { AccountStore } from '../console-auth/accounts.js';
 import { ConsoleAccess, consoleIdentity, ConsoleGuard, userActor, type ConsoleRequest } from '../console-auth/console.guard.js';
 import { Outbox } from '../console-auth/outbox.js';
@@ -72,6 +73,7 @@ export class ConsoleOperatorController implements OnModuleInit, OnModuleDestroy 
     @Inject(ProjectionWaiter) private readonly waiter: ProjectionWaiter,
     @Inject(PROJECTION_STATUS) private readonly projectionStatus: ReadProjectionStatus,
     @Inject(AccountStore) private readonly accounts: AccountStore,
+    @Inject(AccountEvents) private readonly events: AccountEvents,
     @Inject(Outbox) private readonly outbox: Outbox,
     @Inject(ConsoleLinks) private readonly links: ConsoleLinks,
     @Inject(Clock) private readonly clock: Clock,
@@ -170,9 +172,13 @@ export class ConsoleOperatorController implements OnModuleInit, OnModuleDestroy 
   @ConsoleAccess({ who: 'operator', write: true })
   async invite(@Req() request: ConsoleRequest, @Body() body: unknown) {
     const input = validateBody(InviteOperatorDto, body);
-    const { token, id } = await this.accounts.createToken({ purpose: 'invitation', userId: null, kind: 'operator', organizationId: null, email: input.email, role: input.role, now: this.clock.now(), ttlMs: INVITATION_TTL_MS });
-    const link = this.links.page('accept-invitation', token);
-    await this.outbox.enqueue({ to: input.email, subject: "You are invited to the operators' console", text: `${consoleIdentity(request).user.email} invites you to the operators' console as ${input.role}:\n\n${link}\n\nThe link works once, for 7 days. You will set up a second factor (TOTP) on first sign-in.`, link });
+    const { user } = consoleIdentity(request);
+    const id = await this.events.record(commandContext(request, userActor(user)), async (db) => {
+      const { token, id } = await this.accounts.createToken({ purpose: 'invitation', userId: null, kind: 'operator', organizationId: null, email: input.email, role: input.role, now: this.clock.now(), ttlMs: INVITATION_TTL_MS }, db);
+      const link = this.links.page('accept-invitation', token);
+      await this.outbox.enqueue({ to: input.email, subject: "You are invited to the operators' console", text: `${user.email} invites you to the operators' console as ${input.role}:\n\n${link}\n\nThe link works once, for 7 days. You will set up a second factor (TOTP) on first sign-in.`, link }, db);
+      return { value: id, events: [{ type: 'ConsoleInvitationSent', data: { schemaVersion: 1, userId: user.id, invitationId: id, kind: 'operator', organizationId: null, role: input.role } }] };
+    });
     return ok({ id, email: input.email, role: input.role });
   }
 

@@ -7,8 +7,9 @@ import { Forbidden, NotFound, Unauthenticated, ValidationFailed } from '../commo
 import { commandContext } from '../common/request-context.js';
 import { RUNTIME, type Runtime } from '../config/runtime.js';
 import { PG_POOL } from '../database/pool.js';
+import { accountActor, AccountEvents } from '../console-auth/account-events.js';
 import { AccountStore, EmailTaken, type ConsoleUser, type OneTimeToken } from '../console-auth/accounts.js';
-import type { ConsoleIdentity } from '../console-auth/console.guard.js';
+import { userActor, type ConsoleIdentity } from '../console-auth/console.guard.js';
 import { LoginThrottle } from '../console-auth/login-throttle.js';
 import { Outbox } from '../console-auth/outbox.js';
 import { hashPassword, verifyPassword } from '../console-auth/passwords.js';
@@ -47,6 +48,7 @@ export interface SessionView {
 export class ConsoleSessions {
   constructor(
     @Inject(AccountStore) private readonly accounts: AccountStore,
+    @Inject(AccountEvents) private readonly events: AccountEvents,
     @Inject(Sessions) private readonly sessions: Sessions,
     @Inject(LoginThrottle) private readonly throttle: LoginThrottle,
     @Inject(Outbox) private readonly outbox: Outbox,
@@ -84,6 +86,15 @@ export class ConsoleSessions {
     return this.queries.execute(new GetConsoleOrganization(organizationId));
   }
 
+  /** Ends one of the user's own sessions (sign-out, or a revocation from the sessions list); false when it was not live. */
+  revokeSession(identity: ConsoleIdentity, sessionId: string, reason: 'signed_out' | 'revoked', request: FastifyRequest): Promise<boolean> {
+    const { user } = identity;
+    return this.events.record(commandContext(request, userActor(user)), async (db) => {
+      const revoked = await this.sessions.revoke(user.id, sessionId, this.clock.now(), db);
+      return { value: revoked, events: revoked ? [{ type: 'ConsoleSessionRevoked', data: { schemaVersion: 1, userId: user.id, sessionId, reason } }] : [] };
+    });
+  }
+
   /** A new session for `user`, its cookie set: the caller answers `view` of it. */
   async signIn(user: ConsoleUser, request: FastifyRequest, reply: FastifyReply): Promise<ConsoleIdentity> {
     const { token, session } = await this.sessions.create(user, request, this.clock.now());
@@ -113,7 +124,10 @@ export class ConsoleSessions {
           if (error instanceof ValidationFailed) throw new ValidationFailed(error.fields.map((field) => (field.field === 'name' ? { field: 'organizationName', message: field.message.replace(/^name\b/, 'organizationName') } : field)));
           throw error;
         });
-      const user = await this.accounts.insert({ id: userId, kind: 'integrator', organizationId: organization.id, email: input.email, role: 'owner', passwordHash, emailVerifiedAt: null, createdAt: this.clock.now() });
+      const user = await this.events.record(context, async (db) => ({
+        value: await this.accounts.insert({ id: userId, kind: 'integrator', organizationId: organization.id, email: input.email, role: 'owner', passwordHash, emailVerifiedAt: null, createdAt: this.clock.now() }, db),
+        events: [{ type: 'ConsoleUserSignedUp', data: { schemaVersion: 1, userId, organizationId: organization.id, role: 'owner' } }],
+      }));
       await this.commands.execute(new IssueApiKey(organization.id, { environment: 'test', name: PLAYGROUND_KEY_NAME, scopes: null }, context));
       await this.sendVerification(user);
       return user;
@@ -149,13 +163,18 @@ export class ConsoleSessions {
     return user;
   }
 
-  async verifyEmail(token: string): Promise<ConsoleUser> {
-    const used = await this.accounts.consumeToken(token, 'verify_email', this.clock.now());
-    if (used === null || used === undefined || used.userId === null) throw new InvalidToken('The link is unknown, used or expired');
-    await this.accounts.markEmailVerified(used.userId, this.clock.now());
-    const user = await this.accounts.byId(used.userId);
-    if (user === undefined) throw new InvalidToken('The link is unknown, used or expired');
-    return user;
+  /** The actor is the account whose address the link confirms: whoever holds the link read its mail. */
+  async verifyEmail(token: string, request: FastifyRequest): Promise<ConsoleUser> {
+    const peeked = await this.accounts.peekToken(token, 'verify_email', this.clock.now());
+    if (peeked === undefined || peeked.userId === null) throw new InvalidToken('The link is unknown, used or expired');
+    return this.events.record(commandContext(request, accountActor(peeked.kind, peeked.userId)), async (db) => {
+      const used = await this.accounts.consumeToken(token, 'verify_email', this.clock.now(), db);
+      if (used === undefined || used.userId === null) throw new InvalidToken('The link is unknown, used or expired');
+      await this.accounts.markEmailVerified(used.userId, this.clock.now(), db);
+      const user = await this.accounts.byId(used.userId, db);
+      if (user === undefined) throw new InvalidToken('The link is unknown, used or expired');
+      return { value: user, events: [{ type: 'ConsoleEmailVerified', data: { schemaVersion: 1, userId: user.id } }] };
+    });
   }
 
   /** Always the same answer, whether the address has an account or not. */
@@ -169,13 +188,22 @@ export class ConsoleSessions {
   }
 
   /** A new password; every session of the account ends. */
-  async resetPassword(token: string, password: string): Promise<void> {
-    const used = await this.accounts.consumeToken(token, 'reset_password', this.clock.now());
-    if (used === undefined || used.userId === null) throw new InvalidToken('The link is unknown, used or expired');
-    await this.accounts.setPassword(used.userId, await hashPassword(password));
-    // Whoever could read the mail could also sign in: the address is confirmed.
-    await this.accounts.markEmailVerified(used.userId, this.clock.now());
-    await this.sessions.revokeAll(used.userId, this.clock.now());
+  async resetPassword(token: string, password: string, request: FastifyRequest): Promise<void> {
+    const peeked = await this.accounts.peekToken(token, 'reset_password', this.clock.now());
+    if (peeked === undefined || peeked.userId === null) throw new InvalidToken('The link is unknown, used or expired');
+    const passwordHash = await hashPassword(password);
+    await this.events.record(commandContext(request, accountActor(peeked.kind, peeked.userId)), async (db) => {
+      const used = await this.accounts.consumeToken(token, 'reset_password', this.clock.now(), db);
+      if (used === undefined || used.userId === null) throw new InvalidToken('The link is unknown, used or expired');
+      const before = await this.accounts.byId(used.userId, db);
+      if (before === undefined) throw new InvalidToken('The link is unknown, used or expired');
+      await this.accounts.setPassword(used.userId, passwordHash, db);
+      // Whoever could read the mail could also sign in: the address is confirmed.
+      await this.accounts.markEmailVerified(used.userId, this.clock.now(), db);
+      await this.sessions.revokeAll(used.userId, this.clock.now(), null, db);
+      const type = before.passwordHash === null ? 'ConsolePasswordSet' : 'ConsolePasswordReset';
+      return { value: undefined, events: [{ type, data: { schemaVersion: 1, userId: used.userId } }] };
+    });
   }
 
   async changePassword(identity: ConsoleIdentity, currentPassword: string, newPassword: string, request: FastifyRequest): Promise<void> {
@@ -184,8 +212,13 @@ export class ConsoleSessions {
       await this.throttle.failed(identity.user.email, request.ip);
       throw new InvalidCredentials('The current password is wrong');
     }
-    await this.accounts.setPassword(identity.user.id, await hashPassword(newPassword));
-    await this.sessions.revokeAll(identity.user.id, this.clock.now(), identity.session.id);
+    const passwordHash = await hashPassword(newPassword);
+    const { user, session } = identity;
+    await this.events.record(commandContext(request, userActor(user)), async (db) => {
+      await this.accounts.setPassword(user.id, passwordHash, db);
+      await this.sessions.revokeAll(user.id, this.clock.now(), session.id, db);
+      return { value: undefined, events: [{ type: 'ConsolePasswordChanged', data: { schemaVersion: 1, userId: user.id, keptSessionId: session.id } }] };
+    });
   }
 
   async invitation(token: string): Promise<{ invitation: OneTimeToken; organizationName: string | null }> {
@@ -196,18 +229,25 @@ export class ConsoleSessions {
   }
 
   /** The invited account, its email confirmed by the link. */
-  async acceptInvitation(token: string, password: string): Promise<ConsoleUser> {
+  /** The invited account, its email confirmed by the link; the invitation stays open when the account cannot be made (email taken). */
+  async acceptInvitation(token: string, password: string, request: FastifyRequest): Promise<ConsoleUser> {
     const passwordHash = await hashPassword(password);
-    const invitation = await this.accounts.consumeToken(token, 'invitation', this.clock.now());
-    if (invitation === undefined) throw new InvalidToken('The invitation is unknown, used or expired');
-    return this.accounts.insert({ kind: invitation.kind, organizationId: invitation.organizationId, email: invitation.email, role: invitation.role, passwordHash, emailVerifiedAt: this.clock.now(), createdAt: this.clock.now() });
+    const peeked = await this.accounts.peekToken(token, 'invitation', this.clock.now());
+    if (peeked === undefined) throw new InvalidToken('The invitation is unknown, used or expired');
+    const userId = consoleId('usr');
+    return this.events.record(commandContext(request, accountActor(peeked.kind, userId)), async (db) => {
+      const invitation = await this.accounts.consumeToken(token, 'invitation', this.clock.now(), db);
+      if (invitation === undefined) throw new InvalidToken('The invitation is unknown, used or expired');
+      const user = await this.accounts.insert({ id: userId, kind: invitation.kind, organizationId: invitation.organizationId, email: invitation.email, role: invitation.role, passwordHash, emailVerifiedAt: this.clock.now(), createdAt: this.clock.now() }, db);
+      return { value: user, events: [{ type: 'ConsoleInvitationAccepted', data: { schemaVersion: 1, userId, invitationId: invitation.id, kind: invitation.kind, organizationId: invitation.organizationId, role: invitation.role } }] };
+    });
   }
 
   /**
    * The first operator account, with the admin token, while there is none. Later ones are invited
    * by an admin (or created with the CLI).
    */
-  async bootstrapOperator(input: { adminToken: string; email: string; password: string }): Promise<ConsoleUser> {
+  async bootstrapOperator(input: { adminToken: string; email: string; password: string }, request: FastifyRequest): Promise<ConsoleUser> {
     const adminToken = this.runtime.adminToken;
     if (adminToken === undefined) throw new NotFound('The admin token is not configured: create the first operator with the CLI');
     if (!sameToken(input.adminToken, adminToken)) throw new Unauthenticated('The admin token is not valid');
@@ -216,7 +256,12 @@ export class ConsoleSessions {
     try {
       await lock.query("select pg_advisory_lock(hashtextextended('console-first-operator', 7))");
       if ((await this.accounts.operatorCount()) > 0) throw new Forbidden('operators_exist', 'An operator account exists already: ask an admin for an invitation');
-      return await this.accounts.insert({ kind: 'operator', organizationId: null, email: input.email, role: 'admin', passwordHash, emailVerifiedAt: this.clock.now(), createdAt: this.clock.now() });
+      const userId = consoleId('usr');
+      // The admin token's holder, as on the admin API.
+      return await this.events.record(commandContext(request, { type: 'operator', id: 'admin' }), async (db) => ({
+        value: await this.accounts.insert({ id: userId, kind: 'operator', organizationId: null, email: input.email, role: 'admin', passwordHash, emailVerifiedAt: this.clock.now(), createdAt: this.clock.now() }, db),
+        events: [{ type: 'ConsoleOperatorCreated', data: { schemaVersion: 1, userId, role: 'admin', via: 'admin_token' } }],
+      }));
     } finally {
       await lock.query("select pg_advisory_unlock(hashtextextended('console-first-operator', 7))").catch(() => undefined);
       lock.release();
@@ -230,12 +275,15 @@ export class ConsoleSessions {
     return { secret, otpauthUrl };
   }
 
-  async confirmTotp(user: ConsoleUser, code: string): Promise<ConsoleUser> {
+  async confirmTotp(user: ConsoleUser, code: string, request: FastifyRequest): Promise<ConsoleUser> {
     const current = await this.accounts.byId(user.id);
     if (current === undefined || current.totpSecret === null) throw new Forbidden('totp_not_started', 'Start the set-up first (POST /console/api/operator/totp/setup)');
     if (current.totpEnabledAt !== null) return current;
     if (!(await this.totp.check(current.id, current.totpSecret, code))) throw new TotpRefused('totp_invalid', 'The authenticator code is wrong');
-    await this.accounts.enableTotp(current.id, this.clock.now());
+    await this.events.record(commandContext(request, userActor(current)), async (db) => {
+      const enabled = await this.accounts.enableTotp(current.id, this.clock.now(), db);
+      return { value: undefined, events: enabled ? [{ type: 'ConsoleTotpEnrolled', data: { schemaVersion: 1, userId: current.id } }] : [] };
+    });
     const enabled = await this.accounts.byId(current.id);
     if (enabled === undefined) throw new NotFound('The account is gone');
     return enabled;

@@ -5,6 +5,7 @@ import pg from 'pg';
 import { sandboxPortrait } from '../../src/providers/sandbox.provider.js';
 import { SCOPES } from '../../src/scopes/scopes.js';
 import { startTestApp, type TestApp } from '../support/app.js';
+import { ConsoleClient, uniqueEmail } from '../support/console-client.js';
 import { allEvents } from '../support/event-store.js';
 import { issueKey } from '../support/fixtures.js';
 
@@ -60,6 +61,9 @@ describe('No personal data in plain text at rest', () => {
   const portraits: Buffer[] = [FACE_IMAGE];
   const references: string[] = [];
   const organizationEmail = `scan-${Date.now()}@example.org`;
+  /** A console sign-up's and its team's addresses: kept in clear in the console's tables (credentials), never in their events. */
+  const consoleEmails = [uniqueEmail('scan-owner'), uniqueEmail('scan-member')];
+  const CONSOLE_PASSWORDS = ['scan console password one', 'scan console password two'];
 
   beforeAll(async () => {
     app = await startTestApp();
@@ -84,6 +88,12 @@ describe('No personal data in plain text at rest', () => {
         portraits.push(Buffer.from(await download.arrayBuffer()));
       }
     }
+    // A console sign-up, an invitation and a password change: the passwords must be nowhere at all.
+    const owner = new ConsoleClient(app);
+    expect((await owner.signUp({ organizationName: 'Plain-text scan console', email: consoleEmails[0], password: CONSOLE_PASSWORDS[0] })).status).toBe(201);
+    expect((await owner.call('POST', '/console/api/team/invitations', { email: consoleEmails[1], role: 'developer' })).status).toBe(201);
+    expect((await owner.call('POST', '/console/api/password/change', { currentPassword: CONSOLE_PASSWORDS[0], newPassword: CONSOLE_PASSWORDS[1] })).status).toBe(200);
+    for (const password of CONSOLE_PASSWORDS) personal.add(password);
     // The three forms of a phone number and the image digest count as the person's data too.
     for (const phone of [BLESSING.phone, SEGUN.phone]) {
       const local = phone.replace(/^\+234/, '0');
@@ -160,6 +170,13 @@ describe('No personal data in plain text at rest', () => {
     }
     expect(leaks).toEqual([]);
     expect(controlFound).toBe(true);
+  });
+
+  it("the console's account events hold no email of its users", async () => {
+    const events = (await allEvents(app.eventStore)).filter((event) => event.streamId.startsWith('consoleUser-'));
+    expect(events.map((event) => event.type)).toEqual(expect.arrayContaining(['ConsoleUserSignedUp', 'ConsoleInvitationSent', 'ConsolePasswordChanged']));
+    const stored = events.map((event) => JSON.stringify([event.data, event.metadata])).join('\n').toLowerCase();
+    expect(consoleEmails.filter((email) => stored.includes(email.toLowerCase()))).toEqual([]);
   });
 
   it('wallet events carry no personal data: every field is an id, a reference, an amount, a scope or a reason code', async () => {

@@ -6,7 +6,7 @@ import { ValidationFailed } from '../../common/errors.js';
 /** Everything heavy, loaded only once the arguments parsed, so a usage error answers at once. */
 export async function loadKit() {
   await import('reflect-metadata');
-  const [core, cqrs, app, config, migrations, database, validation, paging, wallets, walletRules, fundingReference, commands, dto, queries, store, logging, nestLogger, pinoModule, runtime, consoleAccounts] =
+  const [core, cqrs, app, config, migrations, database, validation, paging, wallets, walletRules, fundingReference, commands, dto, queries, store, logging, nestLogger, pinoModule, runtime, consoleAccounts, consoleAccountEvents] =
     await Promise.all([
       import('@nestjs/core'),
       import('@nestjs/cqrs'),
@@ -28,6 +28,7 @@ export async function loadKit() {
       import('pino'),
       import('../../config/runtime.js'),
       import('../../console-auth/accounts.js'),
+      import('../../console-auth/account-events.js'),
     ]);
   return {
     ...core,
@@ -50,6 +51,7 @@ export async function loadKit() {
     pino: pinoModule.pino,
     CONFIG: runtime.CONFIG,
     AccountStore: consoleAccounts.AccountStore,
+    AccountEvents: consoleAccountEvents.AccountEvents,
   };
 }
 export type Kit = Awaited<ReturnType<typeof loadKit>>;

@@ -1,6 +1,6 @@
 import { type Command, Option } from 'commander';
 import { ValidationFailed } from '../../common/errors.js';
-import type { SetJob } from './kit.js';
+import { CLI_CONTEXT, type SetJob } from './kit.js';
 
 /** A set-password link is good for a day: long enough to reach the new operator, short for a credential. */
 const SET_PASSWORD_TTL_MS = 24 * 3_600_000;
@@ -20,9 +20,13 @@ export function addOperatorCommands(program: Command, setJob: SetJob): void {
         if (options.email.length > 254 || !EMAIL.test(options.email)) throw new ValidationFailed([{ field: 'email', message: 'email must be an email address' }]);
         const accounts = app.get(k.AccountStore, { strict: false });
         const config = app.get(k.CONFIG, { strict: false }) as { port: number; portraits: { publicBaseUrl: string | undefined } };
+        const events = app.get(k.AccountEvents, { strict: false });
         const now = new Date();
-        const user = await accounts.insert({ kind: 'operator', organizationId: null, email: options.email, role: options.role, passwordHash: null, emailVerifiedAt: now, createdAt: now });
-        const { token } = await accounts.createToken({ purpose: 'reset_password', userId: user.id, kind: 'operator', organizationId: null, email: user.email, role: user.role, now, ttlMs: SET_PASSWORD_TTL_MS });
+        const { user, token } = await events.record(CLI_CONTEXT, async (db) => {
+          const user = await accounts.insert({ kind: 'operator', organizationId: null, email: options.email, role: options.role, passwordHash: null, emailVerifiedAt: now, createdAt: now }, db);
+          const { token } = await accounts.createToken({ purpose: 'reset_password', userId: user.id, kind: 'operator', organizationId: null, email: user.email, role: user.role, now, ttlMs: SET_PASSWORD_TTL_MS }, db);
+          return { value: { user, token }, events: [{ type: 'ConsoleOperatorCreated', data: { schemaVersion: 1, userId: user.id, role: options.role, via: 'cli' } }] };
+        });
         const origin = (config.portraits.publicBaseUrl ?? `http://localhost:${config.port}`).replace(/\/+$/, '');
         const link = `${origin}/console/reset-password?token=${encodeURIComponent(token)}`;
         return {
