@@ -113,6 +113,12 @@ interface EventRow {
   created_ms: number;
 }
 
+/** An append refused because the log's positions are behind its events (see raiseEpochOnce). */
+function positionsBehind(error: unknown): boolean {
+  const pgError = error as { code?: string; constraint?: string };
+  return pgError.code === 'ES503' || (pgError.code === '23505' && pgError.constraint === 'events_pkey');
+}
+
 function toRecorded(row: EventRow): RecordedEvent {
   return {
     id: row.event_id,
@@ -274,16 +280,8 @@ export class PostgresEventStore implements EventStore {
       return { nextExpectedRevision: BigInt(row.next_revision), position: BigInt(row.last_position) };
     } catch (error) {
       const pgError = error as { code?: string; detail?: string; constraint?: string };
-      // Positions behind the log (the database came from another cluster while this process ran):
-      // the append wrote nothing. Raise the epoch and try once more.
-      if (pgError.code === 'ES503' || (pgError.code === '23505' && pgError.constraint === 'events_pkey')) {
-        if (epochRaised) throw new EventStoreUnavailableError("the event log's positions are behind its events", { cause: error });
-        try {
-          await raisePositionEpoch(this.pool);
-        } catch (raiseError) {
-          if (isConnectionError(raiseError)) throw unreachable(raiseError);
-          throw new EventStoreUnavailableError("the event log's positions are behind its events and could not be raised", { cause: raiseError });
-        }
+      if (positionsBehind(error)) {
+        await this.raiseEpochOnce(error, epochRaised);
         return this.appendOne(pending, true);
       }
       if (pgError.code === 'ES409' || (pgError.code === '23505' && pgError.constraint === 'events_event_id')) {
@@ -296,6 +294,21 @@ export class PostgresEventStore implements EventStore {
       }
       if (isConnectionError(error)) throw unreachable(error);
       throw error;
+    }
+  }
+
+  /**
+   * Positions behind the log (the database came from another cluster while this process ran): the
+   * write wrote nothing. Raises the position epoch so that the caller can try once more; a second
+   * time, or when the epoch cannot be raised, the log is unavailable.
+   */
+  private async raiseEpochOnce(error: unknown, epochRaised: boolean): Promise<void> {
+    if (epochRaised) throw new EventStoreUnavailableError("the event log's positions are behind its events", { cause: error });
+    try {
+      await raisePositionEpoch(this.pool);
+    } catch (raiseError) {
+      if (isConnectionError(raiseError)) throw unreachable(raiseError);
+      throw new EventStoreUnavailableError("the event log's positions are behind its events and could not be raised", { cause: raiseError });
     }
   }
 
@@ -318,14 +331,8 @@ export class PostgresEventStore implements EventStore {
       rows = await this.writeSets(batch);
     } catch (error) {
       const pgError = error as { code?: string; detail?: string; hint?: string; constraint?: string };
-      if (pgError.code === 'ES503' || (pgError.code === '23505' && pgError.constraint === 'events_pkey')) {
-        if (epochRaised) throw new EventStoreUnavailableError("the event log's positions are behind its events", { cause: error });
-        try {
-          await raisePositionEpoch(this.pool);
-        } catch (raiseError) {
-          if (isConnectionError(raiseError)) throw unreachable(raiseError);
-          throw new EventStoreUnavailableError("the event log's positions are behind its events and could not be raised", { cause: raiseError });
-        }
+      if (positionsBehind(error)) {
+        await this.raiseEpochOnce(error, epochRaised);
         return this.appendSets(batch, true);
       }
       if (pgError.code === '23505' && pgError.constraint === 'events_event_id' && batch.length === 1) {

@@ -16,7 +16,7 @@ export function PageTitle({ children, actions }: { children: ReactNode; actions?
 export function Loading({ label = 'Loading' }: { label?: string }) {
   return (
     <Center p="xl">
-      <Loader aria-label={label} />
+      <Loader role="status" aria-label={label} />
     </Center>
   );
 }

@@ -1,34 +1,37 @@
 import { Alert, Anchor, Button, Paper, PasswordInput, Stack, Text, TextInput, Title } from '@mantine/core';
+import { useMutation } from '@tanstack/react-query';
 import { useState, type FormEvent } from 'react';
 import { Link, useLocation } from 'wouter';
 import { errorText, post } from '../api';
 import { useSetSession, type Session } from '../session';
 
+/** Signs in (or up) through `path`, keeps the session it answers and opens `then`. */
+function useSignIn(path: string, then: string) {
+  const setSession = useSetSession();
+  const [, navigate] = useLocation();
+  return useMutation({
+    mutationFn: (body: Record<string, string>) => post<Session>(path, body),
+    onSuccess: (session) => {
+      setSession(session);
+      navigate(then);
+    },
+  });
+}
+
 export function LoginPage() {
   const [email, setEmail] = useState('');
   const [password, setPassword] = useState('');
-  const [error, setError] = useState<string>();
-  const [busy, setBusy] = useState(false);
-  const setSession = useSetSession();
-  const [, navigate] = useLocation();
-
-  const submit = async (event: FormEvent) => {
+  const signIn = useSignIn('/login', '/');
+  const submit = (event: FormEvent) => {
     event.preventDefault();
-    setBusy(true);
-    setError(undefined);
-    try {
-      setSession(await post<Session>('/login', { email, password }));
-      navigate('/');
-    } catch (failure) {
-      setError(errorText(failure));
-    } finally {
-      setBusy(false);
-    }
+    signIn.mutate({ email, password });
   };
+  const error = signIn.error ? errorText(signIn.error) : undefined;
+  const busy = signIn.isPending;
 
   return (
     <Paper withBorder p="lg" radius="md">
-      <form onSubmit={(event) => void submit(event)}>
+      <form onSubmit={submit}>
         <Stack>
           <Title order={1} size="h2">
             Sign in
@@ -63,28 +66,17 @@ export function SignupPage() {
   const [organizationName, setOrganizationName] = useState('');
   const [email, setEmail] = useState('');
   const [password, setPassword] = useState('');
-  const [error, setError] = useState<string>();
-  const [busy, setBusy] = useState(false);
-  const setSession = useSetSession();
-  const [, navigate] = useLocation();
-
-  const submit = async (event: FormEvent) => {
+  const signUp = useSignIn('/signup', '/playground');
+  const submit = (event: FormEvent) => {
     event.preventDefault();
-    setBusy(true);
-    setError(undefined);
-    try {
-      setSession(await post<Session>('/signup', { organizationName, email, password }));
-      navigate('/playground');
-    } catch (failure) {
-      setError(errorText(failure));
-    } finally {
-      setBusy(false);
-    }
+    signUp.mutate({ organizationName, email, password });
   };
+  const error = signUp.error ? errorText(signUp.error) : undefined;
+  const busy = signUp.isPending;
 
   return (
     <Paper withBorder p="lg" radius="md">
-      <form onSubmit={(event) => void submit(event)}>
+      <form onSubmit={submit}>
         <Stack>
           <Title order={1} size="h2">
             Create your account
