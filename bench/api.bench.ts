@@ -60,6 +60,8 @@ const CHECK_PLAN = process.env.BENCH_CHECK_PLAN ?? 'auto';
 const CHECK_FLOOR_DATABASE = 'ledger_check_floor';
 /** BENCH_CLOSED=0: skip the POST closed loop (the maximum throughput). */
 const POST_CLOSED = process.env.BENCH_CLOSED !== '0';
+/** BENCH_PACED=0: skip the POST paced phases (to compare closed loops alone, two builds say). */
+const PACED = process.env.BENCH_PACED !== '0';
 /** BENCH_FLOOR=0: skip the floor phases (the check floor, and the list's closed loop against bare node:http servers). */
 const FLOOR = process.env.BENCH_FLOOR !== '0';
 if (!['', 'post', 'list'].includes(ONLY)) throw new Error('BENCH_ONLY must be post or list');
@@ -496,7 +498,10 @@ async function main(): Promise<void> {
   log(`starting the service on ${baseUrl} (embedded PostgreSQL under ${dataDir})`);
   // BENCH_SERVICE_NODE_ARGS: extra node flags for the service, e.g. "--cpu-prof --cpu-prof-dir=/tmp/prof" to profile it.
   const nodeArgs = (process.env.BENCH_SERVICE_NODE_ARGS ?? '').split(' ').filter((arg) => arg !== '');
+  // BENCH_SERVICE_DIR: the checkout whose built service is measured (another build of the service, to
+  // compare two builds under this one bench); this checkout's by default.
   const child = spawn(process.execPath, [...nodeArgs, 'dist/src/main.js'], {
+    cwd: process.env.BENCH_SERVICE_DIR ?? process.cwd(),
     env: {
       ...process.env,
       DATABASE_URL: '',
@@ -591,7 +596,7 @@ async function main(): Promise<void> {
     }
     const post = posts.length === 0 ? { name: 'POST /v1/nin (found)', ...skipped } : medianRun(posts, (result) => result.requestsPerSecond);
     const serviceRate = median(posts.map((result) => result.requestsPerSecond));
-    const postRate = POST_RATE ?? Math.max(1, Math.round(serviceRate / 2));
+    const postRate = !PACED ? Number.NaN : (POST_RATE ?? Math.max(1, Math.round(serviceRate / 2)));
     const postsAtRate: Result[] = [];
     for (let run = 1; run <= RUNS && postRuns && Number.isFinite(postRate); run++) {
       await projectionsCaughtUp(baseUrl, admin);
