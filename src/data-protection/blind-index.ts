@@ -28,28 +28,31 @@ export function blindToken(indexKey: Buffer, kind: SubjectKind, value: string): 
 /** The token of an identifier in its normalised form (`kind` newline value). */
 const tokenOf = (indexKey: Buffer, normalised: string): string => createHmac('sha256', indexKey).update(normalised, 'utf8').digest('base64url');
 
-const FIELD_KINDS: Readonly<Record<string, SubjectKind>> = {
-  nin: 'nin',
-  bvn: 'bvn',
-  phone: 'phone',
-  phone_number: 'phone',
-  phoneNumber: 'phone',
-  phoneNumber1: 'phone',
-  phoneNumber2: 'phone',
-  account_number: 'account_number',
-  accountNumber: 'account_number',
-  vnin: 'vnin',
-  vin: 'vin',
-  passport_number: 'passport_number',
-  passportNumber: 'passport_number',
-};
+/** The fields that hold an identifier, by name (a Map: a field named like an Object method is no identifier). */
+const FIELD_KINDS: ReadonlyMap<string, SubjectKind> = new Map([
+  ['nin', 'nin'],
+  ['bvn', 'bvn'],
+  ['phone', 'phone'],
+  ['phone_number', 'phone'],
+  ['phoneNumber', 'phone'],
+  ['phoneNumber1', 'phone'],
+  ['phoneNumber2', 'phone'],
+  ['account_number', 'account_number'],
+  ['accountNumber', 'account_number'],
+  ['vnin', 'vnin'],
+  ['vin', 'vin'],
+  ['passport_number', 'passport_number'],
+  ['passportNumber', 'passport_number'],
+]);
 
 /** The identifiers among an object's top-level fields (inputs, or a result), by kind. */
 export function identifiersIn(values: Readonly<Record<string, unknown>>): { kind: SubjectKind; value: string }[] {
   const found: { kind: SubjectKind; value: string }[] = [];
-  for (const [field, value] of Object.entries(values)) {
-    const kind = FIELD_KINDS[field];
-    if (kind !== undefined && typeof value === 'string' && value.trim() !== '') found.push({ kind, value });
+  for (const field in values) {
+    const kind = FIELD_KINDS.get(field);
+    if (kind === undefined || !Object.hasOwn(values, field)) continue;
+    const value = values[field];
+    if (typeof value === 'string' && value.trim() !== '') found.push({ kind, value });
   }
   return found;
 }

@@ -164,33 +164,32 @@ const APPEND_WITH_KEY_ROWS = `with appended as (
   keyed as (
     insert into verification_keys (reference, organization_id, wrapped_key)
     select distinct on (k.reference) k.reference, k.organization_id, k.wrapped_key
-    from unnest($7::int[], $8::text[], $9::text[], $10::text[]) with ordinality k(set_no, reference, organization_id, wrapped_key, n)
+    from json_to_recordset($7::json) k(n int, set_no int, reference text, organization_id text, wrapped_key text)
     where k.set_no in (select set_no from accepted)
     order by k.reference, k.n
     on conflict (reference) do update set organization_id = excluded.organization_id, wrapped_key = excluded.wrapped_key, destroyed_at = null, created_at = now()),
   indexed as (
     insert into verification_subjects (organization_id, environment, token, reference)
     select t.organization_id, t.environment, t.token, t.reference
-    from unnest($11::int[], $12::text[], $13::text[], $14::text[], $15::text[]) t(set_no, organization_id, environment, token, reference)
+    from json_to_recordset($8::json) t(set_no int, organization_id text, environment text, token text, reference text)
     where t.set_no in (select set_no from accepted)
     on conflict do nothing)
   select next_revision, last_position, actual from appended order by ordinality`;
 
-/** The parameters $7 to $15 of APPEND_WITH_KEY_ROWS: data keys, then tokens, each with its write-set. */
+/**
+ * The parameters $7 and $8 of APPEND_WITH_KEY_ROWS: the data keys, then the tokens, each row with its
+ * write-set, as JSON arrays of records (one native JSON.stringify each, where nine text arrays cost
+ * the driver's array literal escaping, element by element).
+ */
 function keyRowParams(keyed: readonly { part: { keyRows: KeyRows }; set: number }[]): unknown[] {
-  const keys = keyed.filter(({ part }) => part.keyRows.wrappedKey !== null);
-  const tokens = keyed.flatMap(({ part, set }) => part.keyRows.tokens.map((token) => ({ rows: part.keyRows, set, token })));
-  return [
-    keys.map(({ set }) => set),
-    keys.map(({ part }) => part.keyRows.reference),
-    keys.map(({ part }) => part.keyRows.organizationId),
-    keys.map(({ part }) => part.keyRows.wrappedKey),
-    tokens.map(({ set }) => set),
-    tokens.map(({ rows }) => rows.organizationId),
-    tokens.map(({ rows }) => rows.environment),
-    tokens.map(({ token }) => token),
-    tokens.map(({ rows }) => rows.reference),
-  ];
+  const keys: { n: number; set_no: number; reference: string; organization_id: string; wrapped_key: string }[] = [];
+  const tokens: { set_no: number; organization_id: string; environment: string; token: string; reference: string }[] = [];
+  for (const { part, set } of keyed) {
+    const { reference, organizationId, environment, wrappedKey } = part.keyRows;
+    if (wrappedKey !== null) keys.push({ n: keys.length, set_no: set, reference, organization_id: organizationId, wrapped_key: wrappedKey });
+    for (const token of part.keyRows.tokens) tokens.push({ set_no: set, organization_id: organizationId, environment, token, reference });
+  }
+  return [JSON.stringify(keys), JSON.stringify(tokens)];
 }
 
 const unreachable = (cause: unknown) => new EventStoreUnavailableError('the PostgreSQL event log is unreachable', { cause });

@@ -60,8 +60,14 @@ export class RunVerificationHandler implements ICommandHandler<RunVerification, 
     const problems = provider.inputProblems(scope, input);
     if (problems.length > 0) throw new ValidationFailed(problems);
     const priceKobo = priceOf(key, scope, this.config);
+    const reference = this.ids.reference();
     return this.inFlight.track(async () => {
-      const state = await this.run(key, scope, input, request, priceKobo, provider, context);
+      let state: VerificationState;
+      try {
+        state = await this.run(reference, key, scope, input, request, priceKobo, provider, context);
+      } finally {
+        this.streams.done(reference);
+      }
       const view = verificationView(state);
       const shown = { ...view, result: this.portraits.present(view.result) };
       // Never 201 with a check still running: the outcome is the stream's, once it shows one.
@@ -73,6 +79,7 @@ export class RunVerificationHandler implements ICommandHandler<RunVerification, 
   }
 
   private async run(
+    reference: string,
     key: AuthenticatedKey,
     scope: Scope,
     input: Readonly<Record<string, string>>,
@@ -81,7 +88,6 @@ export class RunVerificationHandler implements ICommandHandler<RunVerification, 
     provider: VerificationProvider,
     context: CommandContext,
   ): Promise<VerificationState> {
-    const reference = this.ids.reference();
     const wallet: WalletId = { organizationId: key.organizationId, environment: key.environment };
     const requestCommand: RequestCommand = {
       type: 'RequestVerification',

@@ -131,6 +131,16 @@ export class VerificationStreams {
     this.handler = new EventSourcedHandler({ store, clock, ids, retry: NO_RETRY, paging: PAGING, codec: new VerificationCodec(fields) });
   }
 
+  /**
+   * The check of `reference` is over in this process: its data key leaves the key cache. The cache
+   * then holds the keys of the checks under way (and of recent reads), not of every check of the
+   * last minute: fewer unwrapped keys in memory, and no cache entry outliving its check into the
+   * old generation for the garbage collector. A later read unwraps the key again from its row.
+   */
+  done(reference: string): void {
+    this.keys.forget(reference);
+  }
+
   async load(reference: string): Promise<VerificationState> {
     return (await this.handler.read(stream(reference))).state;
   }
