@@ -129,7 +129,9 @@ export class ApiKeyGuard implements CanActivate {
     if (typeof header !== 'string' || header.length > MAX_KEY_LENGTH || !KEY_FORMAT.test(header)) {
       throw new Unauthenticated('The API key is not valid');
     }
-    const row = await this.keyRow(header);
+    const keyHash = hashApiKey(header);
+    // A key in this instance's short-lived cache (see KEY_CACHE_TTL_MS) goes on without an await.
+    const row = this.cache.get(keyHash, Date.now()) ?? (await this.keyRow(keyHash));
     if (row === undefined || !isEnvironment(row.environment)) throw new Unauthenticated('The API key is not valid');
     // The environment is part of the key text and of the stored record: they must agree.
     if (!header.startsWith(`service_${row.environment}_`)) throw new Unauthenticated('The API key is not valid');
@@ -166,14 +168,8 @@ export class ApiKeyGuard implements CanActivate {
     return key;
   }
 
-  /**
-   * The key's read-model row, from this instance's short-lived cache when it has it (see
-   * KEY_CACHE_TTL_MS). Requests of one key arriving while its row is being read wait for that read.
-   */
-  private async keyRow(header: string): Promise<KeyRow | undefined> {
-    const keyHash = hashApiKey(header);
-    const cached = this.cache.get(keyHash, Date.now());
-    if (cached !== undefined) return cached;
+  /** The key's read-model row, read for a key not in the cache. Requests of one key arriving while its row is being read wait for that read. */
+  private keyRow(keyHash: string): Promise<KeyRow | undefined> {
     // Keyed by generation too: a request after an invalidate never joins a read that began before it.
     const readingKey = `${this.cache.generation}:${keyHash}`;
     let reading = this.reading.get(readingKey);

@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import { hash } from 'node:crypto';
 import { InvariantViolated } from '../common/errors.js';
 import type { Environment } from '../common/environment.js';
 import type { IdGenerator } from '../common/ids.js';
@@ -33,5 +33,6 @@ export function generateApiKey(environment: Environment, ids: IdGenerator): Gene
  * the guard look a key up by its hash in one indexed query.
  */
 export function hashApiKey(key: string): string {
-  return createHash('sha256').update(key, 'utf8').digest('hex');
+  // One-shot: every keyed request hashes its key, and a Hash object per call cost several times more.
+  return hash('sha256', key, 'hex');
 }

@@ -43,7 +43,8 @@ export class ProjectionWaiter {
     });
   }
 
-  private reached(names: readonly string[], position: bigint): boolean {
+  /** True when every named projection is known, with no query, to have reached `position`: a read need not wait at all. */
+  reached(names: readonly string[], position: bigint): boolean {
     return names.every((name) => (this.seen.get(name) ?? -1n) >= position);
   }
 
