@@ -1,6 +1,5 @@
-import { randomBytes } from 'node:crypto';
-import { chmod, mkdir, readFile, writeFile } from 'node:fs/promises';
-import { dirname, join } from 'node:path';
+import { join } from 'node:path';
+import { generatedKeyFile } from '../common/key-file.js';
 import { ConfigError, type AppConfig } from '../config/config.js';
 
 export const MASTER_KEY_VARIABLE = 'DATA_ENCRYPTION_KEY';
@@ -22,20 +21,5 @@ export function parseMasterKey(value: string, variable = MASTER_KEY_VARIABLE): B
 export async function masterKey(config: AppConfig): Promise<Buffer> {
   if (config.dataProtection.masterKey !== undefined) return parseMasterKey(config.dataProtection.masterKey);
   const path = join(config.dataDir, GENERATED_MASTER_KEY_FILE);
-  try {
-    return parseMasterKey(await readFile(path, 'utf8'), path);
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
-  }
-  await mkdir(dirname(path), { recursive: true, mode: 0o700 });
-  const key = randomBytes(32);
-  try {
-    // `wx`: two processes starting together never overwrite each other's key.
-    await writeFile(path, key.toString('base64'), { mode: 0o600, flag: 'wx' });
-    await chmod(path, 0o600);
-    return key;
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
-    return parseMasterKey(await readFile(path, 'utf8'), path);
-  }
+  return generatedKeyFile(path, (key) => key.toString('base64'), (text) => parseMasterKey(text, path));
 }

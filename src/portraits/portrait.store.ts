@@ -1,7 +1,8 @@
 import { createCipheriv, createDecipheriv, createHash, randomBytes } from 'node:crypto';
 import { writeSync } from 'node:fs';
-import { chmod, type FileHandle, mkdir, open, readFile, unlink, writeFile } from 'node:fs/promises';
-import { dirname, join } from 'node:path';
+import { type FileHandle, mkdir, open, unlink } from 'node:fs/promises';
+import { join } from 'node:path';
+import { generatedKeyFile } from '../common/key-file.js';
 import { ConfigError, type AppConfig } from '../config/config.js';
 import { PORTRAIT_ID } from './portrait-links.js';
 
@@ -280,22 +281,6 @@ export function parseKey(value: string, variable = 'PORTRAIT_ENCRYPTION_KEY'): B
 }
 
 /** The embedded default's key: generated once, readable by the owner only. */
-export async function generatedKey(path: string, variable = 'PORTRAIT_ENCRYPTION_KEY'): Promise<Buffer> {
-  try {
-    const existing = (await readFile(path, 'utf8')).trim();
-    return parseKey(existing, variable);
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
-  }
-  await mkdir(dirname(path), { recursive: true, mode: 0o700 });
-  const key = randomBytes(32);
-  try {
-    // `wx`: two processes starting together never overwrite each other's key.
-    await writeFile(path, key.toString('hex'), { mode: 0o600, flag: 'wx' });
-    await chmod(path, 0o600);
-    return key;
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
-    return parseKey((await readFile(path, 'utf8')).trim(), variable);
-  }
+export function generatedKey(path: string, variable = 'PORTRAIT_ENCRYPTION_KEY'): Promise<Buffer> {
+  return generatedKeyFile(path, (key) => key.toString('hex'), (text) => parseKey(text, variable));
 }
