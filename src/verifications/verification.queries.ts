@@ -4,6 +4,7 @@ import type pg from 'pg';
 import type { AuthenticatedKey } from '../auth/api-key.guard.js';
 import { NotFound, ValidationFailed, type FieldError } from '../common/errors.js';
 import { isoWithOffset } from '../common/time.js';
+import { GroupCommit } from '../database/group-commit.js';
 import { prepared } from '../database/prepared.js';
 import { PG_POOL } from '../database/pool.js';
 import { Portraits } from '../portraits/portraits.service.js';
@@ -20,12 +21,42 @@ export const MAX_PAGE_SIZE = 100;
 export const MAX_PAGE = 100_000;
 const LIST_STATUSES = ['found', 'not_found', 'failed'] as const;
 
+/** A verification's read-model row with its data key's row (null columns when it has none). */
+type RowWithKey = VerificationRow & { key_organization_id: string | null; wrapped_key: string | null; key_destroyed_at: Date | null };
+
+// The data key's row comes with the verification's: opening its fields then needs no second statement.
+const BY_REFERENCES = `select v.*, k.organization_id as key_organization_id, k.wrapped_key, k.destroyed_at as key_destroyed_at
+  from verifications v left join verification_keys k on k.reference = v.reference
+  where v.reference = any($1::text[])`;
+
+/** Statements of reads by reference under way at once; the reads arriving meanwhile wait and share the next. */
+const READS_IN_FLIGHT = 2;
+/** The most references one statement reads. */
+const READS_PER_STATEMENT = 100;
+
 /**
  * The read model answers; when it has not caught up (no row yet, or still pending), the
  * verification's own stream does, so a read right after a run never 404s or shows a stale status.
+ *
+ * Reads by reference arriving while READS_IN_FLIGHT statements are under way share one statement
+ * (`reference = any(…)`), as group commit shares a commit: alone, a read goes at once; under load
+ * one round trip to PostgreSQL serves many. A read's statement is always sent after the read
+ * arrived, so it sees every write answered before, as a statement of its own would.
  */
 @QueryHandler(GetVerification)
 export class GetVerificationHandler implements IQueryHandler<GetVerification, VerificationView> {
+  private readonly reads = new GroupCommit<string, RowWithKey | undefined>({
+    maxInFlight: READS_IN_FLIGHT,
+    maxItems: READS_PER_STATEMENT,
+    writeOne: async (reference) => (await this.rowsOf([reference])).get(reference),
+    writeMany: async (references) => {
+      const rows = await this.rowsOf(references);
+      return references.map((reference) => ({ status: 'fulfilled', value: rows.get(reference) }));
+    },
+    // A read has no fault of its own: a failed statement fails every read that shared it.
+    fatal: (error) => error,
+  });
+
   constructor(
     @Inject(PG_POOL) private readonly pool: pg.Pool,
     @Inject(VerificationStreams) private readonly streams: VerificationStreams,
@@ -35,17 +66,10 @@ export class GetVerificationHandler implements IQueryHandler<GetVerification, Ve
 
   async execute({ key, reference }: GetVerification): Promise<VerificationView> {
     if (!REFERENCE_PATTERN.test(reference)) throw new NotFound('No verification with this reference');
-    // The data key's row comes with the verification's: opening its fields then needs no second statement.
-    const { rows } = await this.pool.query<VerificationRow & { key_organization_id: string | null; wrapped_key: string | null; key_destroyed_at: Date | null }>(
-      prepared(
-        `select v.*, k.organization_id as key_organization_id, k.wrapped_key, k.destroyed_at as key_destroyed_at
-         from verifications v left join verification_keys k on k.reference = v.reference
-         where v.reference = $1 and v.organization_id = $2 and v.environment = $3`,
-        [reference, key.organizationId, key.environment],
-      ),
-    );
+    const read = await this.reads.write(reference);
+    // Another organization's or environment's verification is, to this key, none.
+    const row = read !== undefined && read.organization_id === key.organizationId && read.environment === key.environment ? read : undefined;
     let view: VerificationView;
-    const row = rows[0];
     // A failed row projected before the read model kept reason codes: its stream has the code.
     const reasonCode = row !== undefined && row.status === 'failed' && row.reason_code == null ? await this.streamReasonCode(reference) : undefined;
     if (row !== undefined && row.personal_data_erased_at != null) {
@@ -62,6 +86,12 @@ export class GetVerificationHandler implements IQueryHandler<GetVerification, Ve
       view = verificationView(state);
     }
     return { ...view, result: this.portraits.present(view.result) };
+  }
+
+  /** The rows of `references` (with their data keys' rows), by reference. */
+  private async rowsOf(references: readonly string[]): Promise<Map<string, RowWithKey>> {
+    const { rows } = await this.pool.query<RowWithKey>(prepared(BY_REFERENCES, [references]));
+    return new Map(rows.map((row) => [row.reference, row]));
   }
 
   private async streamReasonCode(reference: string): Promise<string | null> {
