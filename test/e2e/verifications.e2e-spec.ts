@@ -38,6 +38,9 @@ async function eventually<T>(read: () => Promise<T>, done: (value: T) => boolean
   }
 }
 
+/** A verification as read, without its portrait link (signed afresh on every read). */
+const withoutLink = (data: { result: Record<string, unknown> }) => ({ ...data, result: { ...data.result, portraitUrl: undefined, portraitUrlExpiresAt: undefined } });
+
 describe('Verifications API', () => {
   let app: TestApp;
   let store: EventStore;
@@ -456,6 +459,25 @@ describe('Verifications API', () => {
         expect(response.status).toBe(404);
         expect(response.body.error.code).toBe('not_found');
       }
+    });
+
+    it("reads arriving together (sharing statements under load) each get their own verification, and another organization's reads get 404", async () => {
+      const runs = await Promise.all(['1', '2', '3', '4'].map((digit) => post('nin', VALID.nin(digit))));
+      const references: string[] = runs.map((run) => run.body.data.reference);
+      const other = await createOrganization(app);
+      const otherKey = (await issueKey(app, other.id)).key;
+      const alone = new Map<string, unknown>();
+      for (const reference of references) alone.set(reference, withoutLink((await get(`/v1/verifications/${reference}`)).body.data));
+      const reads = Array.from({ length: 60 }, (_, i) => ({ reference: references[i % references.length], own: i % 3 !== 0 }));
+      const answers = await Promise.all(reads.map(({ reference, own }) => get(`/v1/verifications/${reference}`, own ? key : otherKey)));
+      answers.forEach((answer, i) => {
+        if (reads[i].own) {
+          expect(answer.status).toBe(200);
+          expect(withoutLink(answer.body.data)).toEqual(alone.get(reads[i].reference));
+        } else {
+          expect(answer.status).toBe(404);
+        }
+      });
     });
 
     describe('the list', () => {
