@@ -462,7 +462,8 @@ describe('Verifications API', () => {
     });
 
     it("reads arriving together (sharing statements under load) each get their own verification, and another organization's reads get 404", async () => {
-      const runs = await Promise.all(['1', '2', '3', '4'].map((digit) => post('nin', VALID.nin(digit))));
+      const runs = await Promise.all(['5', '6', '7', '8'].map((digit) => post('nin', VALID.nin(digit))));
+      for (const run of runs) expect(run.status).toBe(201);
       const references: string[] = runs.map((run) => run.body.data.reference);
       const other = await createOrganization(app);
       const otherKey = (await issueKey(app, other.id)).key;
