@@ -1,12 +1,11 @@
-import { Anchor, Paper, SegmentedControl, Table, Text, Title, Group } from '@mantine/core';
-import { Scroll } from '../components/scroll';
+import { Anchor, Paper, SegmentedControl, Text, Title, Group } from '@mantine/core';
 import { useQuery } from '@tanstack/react-query';
 import { lazy, Suspense, useMemo, useState } from 'react';
 import { Link } from 'wouter';
-import { get, naira, query, when } from '../api';
+import { get, query } from '../api';
 import { Balances } from '../components/balances';
+import { ChecksTable } from '../components/checks-table';
 import { Failure, Loading, PageTitle } from '../components/common';
-import { StatusBadge } from '../components/status';
 import { mayOpen, useEnvironment, useSession } from '../session';
 import type { Overview } from '../types';
 
@@ -90,40 +89,7 @@ export default function OverviewPage() {
         {data.recent.length === 0 ? (
           <Text c="dimmed">None yet.</Text>
         ) : (
-          <Scroll minWidth={480}>
-            <Table aria-label="Recent checks">
-              <Table.Thead>
-                <Table.Tr>
-                  <Table.Th>Reference</Table.Th>
-                  <Table.Th>Scope</Table.Th>
-                  <Table.Th>Status</Table.Th>
-                  <Table.Th>Price</Table.Th>
-                  <Table.Th>When</Table.Th>
-                </Table.Tr>
-              </Table.Thead>
-              <Table.Tbody>
-                {data.recent.map((row) => (
-                  <Table.Tr key={row.reference}>
-                    <Table.Td ff="monospace" fz="sm">
-                      {mayOpen(session, 'verifications') ? (
-                        <Anchor component={Link} href={`/verifications/${row.reference}`} size="sm" ff="monospace">
-                          {row.reference}
-                        </Anchor>
-                      ) : (
-                        row.reference
-                      )}
-                    </Table.Td>
-                    <Table.Td>{row.scope}</Table.Td>
-                    <Table.Td>
-                      <StatusBadge status={row.status} />
-                    </Table.Td>
-                    <Table.Td>{naira(row.priceKobo)}</Table.Td>
-                    <Table.Td>{when(row.createdAt)}</Table.Td>
-                  </Table.Tr>
-                ))}
-              </Table.Tbody>
-            </Table>
-          </Scroll>
+          <ChecksTable rows={data.recent} label="Recent checks" linked={mayOpen(session, 'verifications')} minWidth={480} />
         )}
       </Paper>
     </>

@@ -1,11 +1,9 @@
-import { Anchor, Group, Pagination, Select, Table, Text } from '@mantine/core';
-import { Scroll } from '../components/scroll';
+import { Group, Pagination, Select, Text } from '@mantine/core';
 import { keepPreviousData, useQuery } from '@tanstack/react-query';
 import { useState } from 'react';
-import { Link } from 'wouter';
-import { get, naira, page as fetchPage, query, when } from '../api';
+import { get, page as fetchPage, query } from '../api';
+import { ChecksTable } from '../components/checks-table';
 import { Failure, Loading, PageTitle } from '../components/common';
-import { StatusBadge } from '../components/status';
 import { useEnvironment } from '../session';
 import type { ScopeInfo, VerificationSummary } from '../types';
 
@@ -58,39 +56,7 @@ export default function VerificationsPage() {
         <Loading />
       ) : list.data ? (
         <>
-          <Scroll minWidth={560}>
-            <Table striped highlightOnHover aria-label={`Verifications in ${environment}`}>
-              <Table.Thead>
-                <Table.Tr>
-                  <Table.Th>Reference</Table.Th>
-                  <Table.Th>Scope</Table.Th>
-                  <Table.Th>Status</Table.Th>
-                  <Table.Th>Price</Table.Th>
-                  <Table.Th>When</Table.Th>
-                </Table.Tr>
-              </Table.Thead>
-              <Table.Tbody>
-                {list.data.rows.map((row) => (
-                  <Table.Tr key={row.reference}>
-                    <Table.Td>
-                      <Anchor component={Link} href={`/verifications/${row.reference}`} ff="monospace" size="sm">
-                        {row.reference}
-                      </Anchor>
-                    </Table.Td>
-                    <Table.Td>{row.scope}</Table.Td>
-                    <Table.Td>
-                      <StatusBadge status={row.status} />
-                    </Table.Td>
-                    <Table.Td>
-                      {naira(row.priceKobo)}
-                      {row.charged ? '' : ' (not charged)'}
-                    </Table.Td>
-                    <Table.Td>{when(row.createdAt)}</Table.Td>
-                  </Table.Tr>
-                ))}
-              </Table.Tbody>
-            </Table>
-          </Scroll>
+          <ChecksTable rows={list.data.rows} label={`Verifications in ${environment}`} linked showCharged striped minWidth={560} />
           {list.data.rows.length === 0 ? (
             <Text c="dimmed" mt="md">
               No verifications in {environment} yet{scope || status ? ' with these filters' : ''}.
