@@ -37,21 +37,25 @@ export interface Verification extends VerificationSummary {
   personalDataErasedAt?: string | null;
 }
 
-export interface Wallet {
-  environment: Environment;
+export interface WalletFigures {
   balanceKobo: number;
   reservedKobo: number;
   availableKobo: number;
 }
 
-export interface WalletTransaction {
-  type: string;
+export interface Wallet extends WalletFigures {
+  environment: Environment;
+}
+
+/** One movement of a wallet's money and the figures it left: a transaction, or an entry the audit replays. */
+export interface MoneyEntry extends WalletFigures {
   reference: string;
-  scope: string | null;
   amountKobo: number;
-  balanceKobo: number;
-  reservedKobo: number;
-  availableKobo: number;
+}
+
+export interface WalletTransaction extends MoneyEntry {
+  type: string;
+  scope: string | null;
   createdAt: string;
 }
 

@@ -46,7 +46,7 @@ export default function OverviewPage() {
   return (
     <>
       <PageTitle>Overview ({environment})</PageTitle>
-      <Balances wallet={data.wallet} />
+      <Balances figures={data.wallet} />
       <Paper withBorder p="md" mb="md">
         <Group justify="space-between" mb="sm">
           <Title order={2} size="h4">

@@ -1,14 +1,22 @@
-import { Button, Group, Pagination, Table, Text, Title } from '@mantine/core';
-import { Scroll } from '../components/scroll';
+import { Button, Group, Pagination, Text, Title } from '@mantine/core';
 import { keepPreviousData, useQuery } from '@tanstack/react-query';
 import { useState } from 'react';
-import { get, naira, page as fetchPage, query, when } from '../api';
+import { get, page as fetchPage, query } from '../api';
 import { Balances } from '../components/balances';
 import { Failure, Loading, PageTitle } from '../components/common';
+import { MoneyTable, entryMoneyColumns, referenceColumn, whenColumn, type Column } from '../components/money-table';
 import { useEnvironment } from '../session';
 import type { Wallet, WalletTransaction } from '../types';
 
 const PAGE_SIZE = 20;
+
+const TRANSACTION_COLUMNS: Column<WalletTransaction>[] = [
+  whenColumn((row) => row.createdAt),
+  { header: 'Type', cell: (row) => row.type },
+  referenceColumn,
+  { header: 'Scope', cell: (row) => row.scope ?? '—' },
+  ...entryMoneyColumns,
+];
 
 export default function WalletPage() {
   const { environment } = useEnvironment();
@@ -32,7 +40,7 @@ export default function WalletPage() {
         Wallet ({environment})
       </PageTitle>
       <Failure error={wallet.error} />
-      <Balances wallet={wallet.data} />
+      <Balances figures={wallet.data} />
       <Title order={2} size="h4" mb="sm">
         Transactions
       </Title>
@@ -41,36 +49,7 @@ export default function WalletPage() {
         <Loading />
       ) : transactions.data ? (
         <>
-          <Scroll minWidth={720}>
-            <Table striped aria-label="Wallet transactions">
-              <Table.Thead>
-                <Table.Tr>
-                  <Table.Th>When</Table.Th>
-                  <Table.Th>Type</Table.Th>
-                  <Table.Th>Reference</Table.Th>
-                  <Table.Th>Scope</Table.Th>
-                  <Table.Th ta="right">Amount</Table.Th>
-                  <Table.Th ta="right">Balance</Table.Th>
-                  <Table.Th ta="right">Available</Table.Th>
-                </Table.Tr>
-              </Table.Thead>
-              <Table.Tbody>
-                {transactions.data.rows.map((row, index) => (
-                  <Table.Tr key={`${row.reference}-${row.type}-${index}`}>
-                    <Table.Td>{when(row.createdAt)}</Table.Td>
-                    <Table.Td>{row.type}</Table.Td>
-                    <Table.Td ff="monospace" fz="sm">
-                      {row.reference}
-                    </Table.Td>
-                    <Table.Td>{row.scope ?? '—'}</Table.Td>
-                    <Table.Td ta="right">{naira(row.amountKobo)}</Table.Td>
-                    <Table.Td ta="right">{naira(row.balanceKobo)}</Table.Td>
-                    <Table.Td ta="right">{naira(row.availableKobo)}</Table.Td>
-                  </Table.Tr>
-                ))}
-              </Table.Tbody>
-            </Table>
-          </Scroll>
+          <MoneyTable rows={transactions.data.rows} columns={TRANSACTION_COLUMNS} rowKey={(row, index) => `${row.reference}-${row.type}-${index}`} label="Wallet transactions" minWidth={720} />
           {transactions.data.rows.length === 0 ? (
             <Text c="dimmed" mt="md">
               No transactions in {environment} yet.

@@ -1,32 +1,26 @@
-import { Badge, Button, Group, Paper, Select, SimpleGrid, Stack, Table, Text, TextInput, Title } from '@mantine/core';
-import { Scroll } from '../../components/scroll';
+import { Badge, Button, Group, Paper, Select, Stack, Text, TextInput, Title } from '@mantine/core';
 import { useQuery } from '@tanstack/react-query';
 import { useState, type FormEvent } from 'react';
 import { useSearch } from 'wouter';
-import { get, naira, query, when, withMeta } from '../../api';
+import { get, query, withMeta } from '../../api';
+import { Balances } from '../../components/balances';
 import { Failure, Loading, PageTitle } from '../../components/common';
+import { MoneyTable, entryMoneyColumns, referenceColumn, whenColumn, type Column } from '../../components/money-table';
+import type { MoneyEntry, WalletFigures } from '../../types';
 
-interface Entry {
+interface Entry extends MoneyEntry {
   revision: string;
   entryType?: string;
   eventType?: string;
-  reference: string;
   scope: string | null;
-  amountKobo: number;
-  balanceKobo: number;
-  reservedKobo: number;
-  availableKobo: number;
   occurredAt: string;
   actor?: string;
   chain?: string;
 }
 
-interface Figures {
+interface Figures extends WalletFigures {
   fundedKobo?: number;
   debitedKobo?: number;
-  balanceKobo: number;
-  reservedKobo: number;
-  availableKobo: number;
 }
 
 interface Meta {
@@ -38,6 +32,15 @@ interface Meta {
     ledgerProblemCount?: number;
   };
 }
+
+const ENTRY_COLUMNS: Column<Entry>[] = [
+  { header: 'Revision', cell: (entry) => entry.revision },
+  whenColumn((entry) => entry.occurredAt),
+  { header: 'Entry', cell: (entry) => entry.entryType ?? entry.eventType },
+  referenceColumn,
+  ...entryMoneyColumns,
+  { header: 'Actor', cell: (entry) => entry.actor ?? '—', font: 'small' },
+];
 
 interface Reconciliation {
   differences: { check: string; message: string }[];
@@ -95,24 +98,14 @@ export default function OperatorAuditPage() {
       <Failure error={replay.error} />
       {replay.data ? (
         <>
-          <SimpleGrid cols={{ base: 1, sm: 4 }} mb="md">
-            <Paper withBorder p="sm">
-              <Text size="xs" c="dimmed">Balance</Text>
-              <Text fw={700} data-testid="audit-balance">{naira(figures?.balanceKobo)}</Text>
-            </Paper>
-            <Paper withBorder p="sm">
-              <Text size="xs" c="dimmed">Reserved</Text>
-              <Text fw={700}>{naira(figures?.reservedKobo)}</Text>
-            </Paper>
-            <Paper withBorder p="sm">
-              <Text size="xs" c="dimmed">Available</Text>
-              <Text fw={700}>{naira(figures?.availableKobo)}</Text>
-            </Paper>
-            <Paper withBorder p="sm">
-              <Text size="xs" c="dimmed">Hash chain</Text>
-              {chain ? <Badge color={chain.verified ? '#237032' : 'red.9'} data-testid="audit-chain">{chain.verified ? 'verified' : 'broken'}</Badge> : <Text>—</Text>}
-            </Paper>
-          </SimpleGrid>
+          <Balances
+            figures={figures}
+            testIdPrefix="audit-"
+            extra={{
+              label: 'Hash chain',
+              content: chain ? <Badge color={chain.verified ? '#237032' : 'red.9'} data-testid="audit-chain">{chain.verified ? 'verified' : 'broken'}</Badge> : <Text>—</Text>,
+            }}
+          />
           <Paper withBorder p="md" mb="md">
             <Group justify="space-between">
               <Title order={2} size="h4">
@@ -148,36 +141,7 @@ export default function OperatorAuditPage() {
           <Title order={2} size="h4" mb="sm">
             Entries
           </Title>
-          <Scroll minWidth={800}>
-            <Table striped aria-label="Wallet entries">
-              <Table.Thead>
-                <Table.Tr>
-                  <Table.Th>Revision</Table.Th>
-                  <Table.Th>When</Table.Th>
-                  <Table.Th>Entry</Table.Th>
-                  <Table.Th>Reference</Table.Th>
-                  <Table.Th ta="right">Amount</Table.Th>
-                  <Table.Th ta="right">Balance</Table.Th>
-                  <Table.Th ta="right">Available</Table.Th>
-                  <Table.Th>Actor</Table.Th>
-                </Table.Tr>
-              </Table.Thead>
-              <Table.Tbody>
-                {(Array.isArray(replay.data.data) ? replay.data.data : []).map((entry) => (
-                  <Table.Tr key={entry.revision}>
-                    <Table.Td>{entry.revision}</Table.Td>
-                    <Table.Td>{when(entry.occurredAt)}</Table.Td>
-                    <Table.Td>{entry.entryType ?? entry.eventType}</Table.Td>
-                    <Table.Td ff="monospace" fz="sm">{entry.reference}</Table.Td>
-                    <Table.Td ta="right">{naira(entry.amountKobo)}</Table.Td>
-                    <Table.Td ta="right">{naira(entry.balanceKobo)}</Table.Td>
-                    <Table.Td ta="right">{naira(entry.availableKobo)}</Table.Td>
-                    <Table.Td fz="sm">{entry.actor ?? '—'}</Table.Td>
-                  </Table.Tr>
-                ))}
-              </Table.Tbody>
-            </Table>
-          </Scroll>
+          <MoneyTable rows={Array.isArray(replay.data.data) ? replay.data.data : []} columns={ENTRY_COLUMNS} rowKey={(entry) => entry.revision} label="Wallet entries" minWidth={800} />
         </>
       ) : null}
     </>

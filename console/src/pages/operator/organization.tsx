@@ -6,14 +6,15 @@ import { useEffect, useState, type FormEvent, type ReactNode } from 'react';
 import { Link, useParams } from 'wouter';
 import { del, errorText, get, naira, post, put, when } from '../../api';
 import { CopyButton } from '../../components/copy';
+import { WalletsTable } from '../../components/balances';
 import { Failure, Loading, PageTitle } from '../../components/common';
 import { readOnly, useSession, type Environment, type Organization } from '../../session';
-import type { ApiKey, IssuedApiKey, Wallet } from '../../types';
+import type { ApiKey, IssuedApiKey, Wallet, WalletFigures } from '../../types';
 import { OrganizationState } from './organizations';
 
 interface Detail {
   organization: Organization;
-  wallets: Record<Environment, Omit<Wallet, 'environment'>>;
+  wallets: Record<Environment, WalletFigures>;
   keys: ApiKey[];
   members?: { id: string; email: string; role: string; emailVerified: boolean; createdAt: string }[];
 }
@@ -161,26 +162,7 @@ export default function OperatorOrganizationPage() {
         </Section>
 
         <Section title="Wallets">
-          <Table aria-label="Wallets">
-            <Table.Thead>
-              <Table.Tr>
-                <Table.Th>Wallet</Table.Th>
-                <Table.Th ta="right">Balance</Table.Th>
-                <Table.Th ta="right">Reserved</Table.Th>
-                <Table.Th ta="right">Available</Table.Th>
-              </Table.Tr>
-            </Table.Thead>
-            <Table.Tbody>
-              {(['test', 'live'] as const).map((environment) => (
-                <Table.Tr key={environment}>
-                  <Table.Td>{environment}</Table.Td>
-                  <Table.Td ta="right" data-testid={`wallet-${environment}-balance`}>{naira(wallets[environment]?.balanceKobo)}</Table.Td>
-                  <Table.Td ta="right">{naira(wallets[environment]?.reservedKobo)}</Table.Td>
-                  <Table.Td ta="right">{naira(wallets[environment]?.availableKobo)}</Table.Td>
-                </Table.Tr>
-              ))}
-            </Table.Tbody>
-          </Table>
+          <WalletsTable wallets={wallets} />
           {writable ? (
             <form onSubmit={submit(fund)}>
               <Group align="end" mt="sm" wrap="wrap">
