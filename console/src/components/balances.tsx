@@ -3,7 +3,8 @@ import type { ReactNode } from 'react';
 import { naira } from '../api';
 import type { Environment } from '../session';
 import type { WalletFigures } from '../types';
-import { MoneyTable, moneyColumn, type Column } from './money-table';
+import { ColumnsTable, type Column } from './columns-table';
+import { moneyColumn } from './money-columns';
 
 /**
  * A wallet's balance, reserved and available money as cards (test ids `balance`, `reserved`,
@@ -57,5 +58,5 @@ const WALLET_COLUMNS: Column<EnvironmentWallet>[] = [
 /** An organization's test and live wallets, a row each (the balance's test id is `wallet-<environment>-balance`). */
 export function WalletsTable({ wallets }: { wallets: Partial<Record<Environment, WalletFigures>> }) {
   const rows = ENVIRONMENTS.map((environment) => ({ environment, figures: wallets[environment] }));
-  return <MoneyTable rows={rows} columns={WALLET_COLUMNS} rowKey={(row) => row.environment} label="Wallets" minWidth={360} />;
+  return <ColumnsTable rows={rows} columns={WALLET_COLUMNS} rowKey={(row) => row.environment} label="Wallets" minWidth={360} />;
 }

@@ -4,14 +4,15 @@ import { useState } from 'react';
 import { get, page as fetchPage, query } from '../api';
 import { Balances } from '../components/balances';
 import { Failure, Loading, PageTitle } from '../components/common';
-import { MoneyTable, entryMoneyColumns, referenceColumn, whenColumn, type Column } from '../components/money-table';
+import { ColumnsTable, whenColumn, type Column } from '../components/columns-table';
+import { entryMoneyColumns, referenceColumn } from '../components/money-columns';
 import { useEnvironment } from '../session';
 import type { Wallet, WalletTransaction } from '../types';
 
 const PAGE_SIZE = 20;
 
 const TRANSACTION_COLUMNS: Column<WalletTransaction>[] = [
-  whenColumn((row) => row.createdAt),
+  whenColumn('When', (row) => row.createdAt),
   { header: 'Type', cell: (row) => row.type },
   referenceColumn,
   { header: 'Scope', cell: (row) => row.scope ?? '—' },
@@ -49,7 +50,7 @@ export default function WalletPage() {
         <Loading />
       ) : transactions.data ? (
         <>
-          <MoneyTable rows={transactions.data.rows} columns={TRANSACTION_COLUMNS} rowKey={(row, index) => `${row.reference}-${row.type}-${index}`} label="Wallet transactions" minWidth={720} />
+          <ColumnsTable rows={transactions.data.rows} columns={TRANSACTION_COLUMNS} rowKey={(row, index) => `${row.reference}-${row.type}-${index}`} label="Wallet transactions" minWidth={720} />
           {transactions.data.rows.length === 0 ? (
             <Text c="dimmed" mt="md">
               No transactions in {environment} yet.

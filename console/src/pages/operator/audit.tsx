@@ -5,7 +5,8 @@ import { useSearch } from 'wouter';
 import { get, query, withMeta } from '../../api';
 import { Balances } from '../../components/balances';
 import { Failure, Loading, PageTitle } from '../../components/common';
-import { MoneyTable, entryMoneyColumns, referenceColumn, whenColumn, type Column } from '../../components/money-table';
+import { ColumnsTable, whenColumn, type Column } from '../../components/columns-table';
+import { entryMoneyColumns, referenceColumn } from '../../components/money-columns';
 import type { MoneyEntry, WalletFigures } from '../../types';
 
 interface Entry extends MoneyEntry {
@@ -35,7 +36,7 @@ interface Meta {
 
 const ENTRY_COLUMNS: Column<Entry>[] = [
   { header: 'Revision', cell: (entry) => entry.revision },
-  whenColumn((entry) => entry.occurredAt),
+  whenColumn('When', (entry) => entry.occurredAt),
   { header: 'Entry', cell: (entry) => entry.entryType ?? entry.eventType },
   referenceColumn,
   ...entryMoneyColumns,
@@ -141,7 +142,7 @@ export default function OperatorAuditPage() {
           <Title order={2} size="h4" mb="sm">
             Entries
           </Title>
-          <MoneyTable rows={Array.isArray(replay.data.data) ? replay.data.data : []} columns={ENTRY_COLUMNS} rowKey={(entry) => entry.revision} label="Wallet entries" minWidth={800} />
+          <ColumnsTable rows={Array.isArray(replay.data.data) ? replay.data.data : []} columns={ENTRY_COLUMNS} rowKey={(entry) => entry.revision} label="Wallet entries" minWidth={800} />
         </>
       ) : null}
     </>

@@ -1,10 +1,10 @@
-import { Anchor, Badge, Group, Pagination, Select, Table, Text, TextInput } from '@mantine/core';
-import { Scroll } from '../../components/scroll';
+import { Anchor, Badge, Group, Pagination, Select, Text, TextInput } from '@mantine/core';
 import { useDebouncedValue } from '@mantine/hooks';
 import { keepPreviousData, useQuery } from '@tanstack/react-query';
 import { useState } from 'react';
 import { Link } from 'wouter';
-import { page as fetchPage, query, when } from '../../api';
+import { page as fetchPage, query } from '../../api';
+import { ColumnsTable, whenColumn, type Column } from '../../components/columns-table';
 import { Failure, Loading, PageTitle } from '../../components/common';
 import type { Organization } from '../../session';
 
@@ -15,38 +15,24 @@ export function OrganizationState({ organization }: { organization: Organization
   return <Badge color="gray.8">sandbox only</Badge>;
 }
 
-export function OrganizationsTable({ rows, label }: { rows: Organization[]; label: string }) {
-  return (
-    <Scroll minWidth={640}>
-      <Table striped highlightOnHover aria-label={label}>
-        <Table.Thead>
-          <Table.Tr>
-            <Table.Th>Name</Table.Th>
-            <Table.Th>Email</Table.Th>
-            <Table.Th>State</Table.Th>
-            <Table.Th>Created</Table.Th>
-          </Table.Tr>
-        </Table.Thead>
-        <Table.Tbody>
-          {rows.map((organization) => (
-            <Table.Tr key={organization.id}>
-              <Table.Td>
-                <Anchor component={Link} href={`/operator/organizations/${organization.id}`}>
-                  {organization.name}
-                </Anchor>
-              </Table.Td>
-              <Table.Td>{organization.email}</Table.Td>
-              <Table.Td>
-                <OrganizationState organization={organization} />
-              </Table.Td>
-              <Table.Td>{when(organization.createdAt)}</Table.Td>
-            </Table.Tr>
-          ))}
-        </Table.Tbody>
-      </Table>
-    </Scroll>
-  );
-}
+/** Who an organization is, linked to its page: the first columns of the organizations list and of the approval queue. */
+export const organizationColumns: Column<Organization>[] = [
+  {
+    header: 'Name',
+    cell: (organization) => (
+      <Anchor component={Link} href={`/operator/organizations/${organization.id}`}>
+        {organization.name}
+      </Anchor>
+    ),
+  },
+  { header: 'Email', cell: (organization) => organization.email },
+];
+
+const LIST_COLUMNS: Column<Organization>[] = [
+  ...organizationColumns,
+  { header: 'State', cell: (organization) => <OrganizationState organization={organization} /> },
+  whenColumn('Created', (organization) => organization.createdAt),
+];
 
 export default function OperatorOrganizationsPage() {
   const [search, setSearch] = useState('');
@@ -89,7 +75,7 @@ export default function OperatorOrganizationsPage() {
       {list.isPending ? <Loading /> : null}
       {list.data ? (
         <>
-          <OrganizationsTable rows={list.data.rows} label="Organizations" />
+          <ColumnsTable rows={list.data.rows} columns={LIST_COLUMNS} rowKey={(organization) => organization.id} label="Organizations" minWidth={640} />
           {list.data.rows.length === 0 ? <Text c="dimmed">No organization matches.</Text> : null}
           <Group justify="space-between" mt="md">
             <Text size="sm" c="dimmed">

@@ -1,10 +1,10 @@
-import { Anchor, Button, Table, Text } from '@mantine/core';
-import { Scroll } from '../../components/scroll';
+import { Button, Text } from '@mantine/core';
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
-import { Link } from 'wouter';
-import { errorText, get, post, when } from '../../api';
+import { errorText, get, post } from '../../api';
+import { ColumnsTable, whenColumn, type Column } from '../../components/columns-table';
 import { Failure, Loading, PageTitle } from '../../components/common';
 import { readOnly, useSession, type Organization } from '../../session';
+import { organizationColumns } from './organizations';
 
 export default function OperatorQueuePage() {
   const client = useQueryClient();
@@ -14,6 +14,21 @@ export default function OperatorQueuePage() {
     mutationFn: (id: string) => post<Organization>(`/operator/organizations/${encodeURIComponent(id)}/approve`),
     onSuccess: () => client.invalidateQueries({ queryKey: ['operator'] }),
   });
+  const columns: Column<Organization>[] = [
+    ...organizationColumns,
+    whenColumn('Requested', (organization) => organization.liveAccessRequestedAt),
+    {
+      header: 'Action',
+      cell: (organization) =>
+        readOnly(session) ? (
+          <Text size="sm" c="dimmed">read only</Text>
+        ) : (
+          <Button size="xs" onClick={() => approve.mutate(organization.id)} loading={approve.isPending && approve.variables === organization.id} aria-label={`Approve ${organization.name}`}>
+            Approve
+          </Button>
+        ),
+    },
+  ];
   if (queue.isPending) return <Loading />;
   return (
     <>
@@ -22,40 +37,7 @@ export default function OperatorQueuePage() {
       {approve.error ? <Text c="red.9" role="alert">{errorText(approve.error)}</Text> : null}
       {queue.data?.length === 0 ? <Text c="dimmed">No organization is waiting for live access.</Text> : null}
       {queue.data && queue.data.length > 0 ? (
-        <Scroll minWidth={640}>
-          <Table striped aria-label="Organizations waiting for live access">
-            <Table.Thead>
-              <Table.Tr>
-                <Table.Th>Name</Table.Th>
-                <Table.Th>Email</Table.Th>
-                <Table.Th>Requested</Table.Th>
-                <Table.Th>Action</Table.Th>
-              </Table.Tr>
-            </Table.Thead>
-            <Table.Tbody>
-              {queue.data.map((organization) => (
-                <Table.Tr key={organization.id}>
-                  <Table.Td>
-                    <Anchor component={Link} href={`/operator/organizations/${organization.id}`}>
-                      {organization.name}
-                    </Anchor>
-                  </Table.Td>
-                  <Table.Td>{organization.email}</Table.Td>
-                  <Table.Td>{when(organization.liveAccessRequestedAt)}</Table.Td>
-                  <Table.Td>
-                    {readOnly(session) ? (
-                      <Text size="sm" c="dimmed">read only</Text>
-                    ) : (
-                      <Button size="xs" onClick={() => approve.mutate(organization.id)} loading={approve.isPending && approve.variables === organization.id} aria-label={`Approve ${organization.name}`}>
-                        Approve
-                      </Button>
-                    )}
-                  </Table.Td>
-                </Table.Tr>
-              ))}
-            </Table.Tbody>
-          </Table>
-        </Scroll>
+        <ColumnsTable rows={queue.data} columns={columns} rowKey={(organization) => organization.id} label="Organizations waiting for live access" minWidth={640} />
       ) : null}
     </>
   );

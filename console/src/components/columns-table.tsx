@@ -1,7 +1,6 @@
 import { Table } from '@mantine/core';
 import type { ReactNode } from 'react';
-import { naira, when } from '../api';
-import type { MoneyEntry } from '../types';
+import { when } from '../api';
 import { Scroll } from './scroll';
 
 export interface Column<Row> {
@@ -13,28 +12,15 @@ export interface Column<Row> {
   testId?: (row: Row) => string;
 }
 
-export function moneyColumn<Row>(header: string, kobo: (row: Row) => number | undefined, testId?: (row: Row) => string): Column<Row> {
-  return { header, cell: (row) => naira(kobo(row)), align: 'right', testId };
+export function whenColumn<Row>(header: string, at: (row: Row) => string | null | undefined): Column<Row> {
+  return { header, cell: (row) => when(at(row)) };
 }
-
-export function whenColumn<Row>(at: (row: Row) => string): Column<Row> {
-  return { header: 'When', cell: (row) => when(at(row)) };
-}
-
-export const referenceColumn: Column<{ reference: string }> = { header: 'Reference', cell: (row) => row.reference, font: 'monospace' };
-
-/** What an entry did to the wallet, in the order the integrator's transactions and the audit's entries show it. */
-export const entryMoneyColumns: Column<MoneyEntry>[] = [
-  moneyColumn('Amount', (row) => row.amountKobo),
-  moneyColumn('Balance', (row) => row.balanceKobo),
-  moneyColumn('Available', (row) => row.availableKobo),
-];
 
 /**
- * Rows of money, one column per `columns` entry: the integrator's wallet transactions, the audit's
- * replayed entries and the operator's wallets of an organization.
+ * A table of rows, one cell per column the caller gives: the wallet's transactions, the audit's
+ * entries, an organization's wallets, the operators' organizations and approval queue.
  */
-export function MoneyTable<Row>({
+export function ColumnsTable<Row>({
   rows,
   columns,
   rowKey,
@@ -49,7 +35,7 @@ export function MoneyTable<Row>({
 }) {
   return (
     <Scroll minWidth={minWidth}>
-      <Table striped aria-label={label}>
+      <Table striped highlightOnHover aria-label={label}>
         <Table.Thead>
           <Table.Tr>
             {columns.map((column) => (
