@@ -1,5 +1,5 @@
 import { Alert, Center, Group, Loader, Title } from '@mantine/core';
-import type { ReactNode } from 'react';
+import type { ChangeEvent, Dispatch, ReactNode, SetStateAction } from 'react';
 import { errorText } from '../api';
 
 export function PageTitle({ children, actions }: { children: ReactNode; actions?: ReactNode }) {
@@ -28,4 +28,17 @@ export function Failure({ error }: { error: unknown }) {
       {errorText(error)}
     </Alert>
   );
+}
+
+type TextKey<Form> = { [Key in keyof Form]: Form[Key] extends string ? Key : never }[keyof Form];
+
+/**
+ * The change handler of a text input that holds one field of a form's state. The value is read at
+ * once: React clears the event's `currentTarget` before a state updater runs.
+ */
+export function textField<Form>(set: Dispatch<SetStateAction<Form>>, field: TextKey<Form>) {
+  return (event: ChangeEvent<HTMLInputElement | HTMLTextAreaElement>) => {
+    const value = event.currentTarget.value;
+    set((current) => ({ ...current, [field]: value }));
+  };
 }

@@ -5,7 +5,7 @@ import { useEffect, useMemo, useState, type FormEvent } from 'react';
 import { Link } from 'wouter';
 import { errorText, get, naira, post } from '../api';
 import { CopyButton } from '../components/copy';
-import { Failure, Loading, PageTitle } from '../components/common';
+import { Failure, Loading, PageTitle, textField } from '../components/common';
 import { StatusBadge } from '../components/status';
 import { useEnvironment } from '../session';
 import type { ApiKey, ScopeInfo, Verification } from '../types';
@@ -97,10 +97,7 @@ export default function PlaygroundPage() {
                     description={field.description}
                     required={field.required}
                     value={input[field.name] ?? ''}
-                    onChange={(event) => {
-                      const value = event.currentTarget.value;
-                      setInput((current) => ({ ...current, [field.name]: value }));
-                    }}
+                    onChange={textField(setInput, field.name)}
                   />
                 ))}
                 {usableKeys.length === 0 && !keys.isPending ? (

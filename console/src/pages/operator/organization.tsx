@@ -7,7 +7,7 @@ import { Link, useParams } from 'wouter';
 import { del, errorText, get, naira, post, put, when } from '../../api';
 import { CopyButton } from '../../components/copy';
 import { WalletsTable } from '../../components/balances';
-import { Failure, Loading, PageTitle } from '../../components/common';
+import { Failure, Loading, PageTitle, textField } from '../../components/common';
 import { readOnly, useSession, type Environment, type Organization } from '../../session';
 import type { ApiKey, IssuedApiKey, Wallet, WalletFigures } from '../../types';
 import { OrganizationState } from './organizations';
@@ -189,10 +189,7 @@ export default function OperatorOrganizationPage() {
                   description="e.g. the invoice number"
                   required
                   value={funding.reference}
-                  onChange={(event) => {
-                    const value = event.currentTarget.value;
-                    setFunding((current) => ({ ...current, reference: value }));
-                  }}
+                  onChange={textField(setFunding, 'reference')}
                   w={180}
                 />
                 <Button type="submit" loading={fund.isPending}>
@@ -278,10 +275,7 @@ export default function OperatorOrganizationPage() {
                     autosize
                     minRows={2}
                     value={provider.credentials}
-                    onChange={(event) => {
-                      const value = event.currentTarget.value;
-                      setProvider((current) => ({ ...current, credentials: value }));
-                    }}
+                    onChange={textField(setProvider, 'credentials')}
                   />
                   <Button type="submit" loading={saveProvider.isPending} w="fit-content">
                     Set provider
@@ -327,10 +321,7 @@ export default function OperatorOrganizationPage() {
               <TextInput
                 label="Name"
                 value={keyForm.name}
-                onChange={(event) => {
-                  const value = event.currentTarget.value;
-                  setKeyForm((current) => ({ ...current, name: value }));
-                }}
+                onChange={textField(setKeyForm, 'name')}
                 w={220}
               />
               <Button type="submit" loading={issue.isPending}>
