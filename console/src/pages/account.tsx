@@ -1,23 +1,11 @@
-import { Alert, Anchor, Button, Paper, PasswordInput, Stack, Text, TextInput, Title } from '@mantine/core';
+import { Alert, Anchor, Button, PasswordInput, Stack, Text, TextInput } from '@mantine/core';
 import { useQuery } from '@tanstack/react-query';
-import { useEffect, useRef, useState, type FormEvent, type ReactNode } from 'react';
+import { useEffect, useRef, useState, type FormEvent } from 'react';
 import { Link, useLocation, useSearch } from 'wouter';
 import { errorText, get, post, query } from '../api';
 import { Loading } from '../components/common';
+import { SignedOutCard } from '../components/signed-out-card';
 import { useSetSession, type Session } from '../session';
-
-function Card({ title, children }: { title: string; children: ReactNode }) {
-  return (
-    <Paper withBorder p="lg" radius="md">
-      <Stack>
-        <Title order={1} size="h2">
-          {title}
-        </Title>
-        {children}
-      </Stack>
-    </Paper>
-  );
-}
 
 function useToken(): string {
   return new URLSearchParams(useSearch()).get('token') ?? '';
@@ -39,7 +27,7 @@ function VerifyEmail() {
       .catch((error: unknown) => setState({ error: errorText(error) }));
   }, [token, setSession]);
   return (
-    <Card title="Email verification">
+    <SignedOutCard title="Email verification">
       {state.done ? (
         <Alert color="green" role="status">
           Your email address is verified. <Anchor component={Link} href="/">Go to the console</Anchor>
@@ -51,7 +39,7 @@ function VerifyEmail() {
       ) : (
         <Loading label="Verifying" />
       )}
-    </Card>
+    </SignedOutCard>
   );
 }
 
@@ -69,7 +57,7 @@ function ForgotPassword() {
     }
   };
   return (
-    <Card title="Reset your password">
+    <SignedOutCard title="Reset your password">
       {sent ? (
         <Alert color="green" role="status">
           If an account uses {email}, a link to set a new password is on its way.
@@ -86,7 +74,7 @@ function ForgotPassword() {
       <Anchor component={Link} href="/login" size="sm">
         Back to sign-in
       </Anchor>
-    </Card>
+    </SignedOutCard>
   );
 }
 
@@ -105,7 +93,7 @@ function ResetPassword() {
     }
   };
   return (
-    <Card title="Choose a new password">
+    <SignedOutCard title="Choose a new password">
       {done ? (
         <Alert color="green" role="status">
           Your password is changed and every session signed out. <Anchor component={Link} href="/login">Sign in</Anchor>
@@ -119,7 +107,7 @@ function ResetPassword() {
           </Stack>
         </form>
       )}
-    </Card>
+    </SignedOutCard>
   );
 }
 
@@ -146,15 +134,15 @@ function AcceptInvitation() {
   if (invitation.isPending) return <Loading />;
   if (invitation.error) {
     return (
-      <Card title="Invitation">
+      <SignedOutCard title="Invitation">
         <Alert color="red" role="alert">
           This invitation is unknown, used or expired.
         </Alert>
-      </Card>
+      </SignedOutCard>
     );
   }
   return (
-    <Card title="Join your team">
+    <SignedOutCard title="Join your team">
       <Text>
         {invitation.data.email} is invited as <b>{invitation.data.role}</b>
         {invitation.data.organizationName ? ` of ${invitation.data.organizationName}` : ' of the operators'}. Choose a password to accept.
@@ -166,7 +154,7 @@ function AcceptInvitation() {
           <Button type="submit">Accept the invitation</Button>
         </Stack>
       </form>
-    </Card>
+    </SignedOutCard>
   );
 }
 

@@ -1,8 +1,9 @@
-import { Alert, Anchor, Button, Paper, PasswordInput, Stack, Text, TextInput, Title } from '@mantine/core';
+import { Alert, Anchor, Button, PasswordInput, Stack, Text, TextInput } from '@mantine/core';
 import { useMutation } from '@tanstack/react-query';
 import { useState, type FormEvent } from 'react';
 import { Link, useLocation } from 'wouter';
 import { errorText, post } from '../api';
+import { SignedOutCard } from '../components/signed-out-card';
 import { useSetSession, type Session } from '../session';
 
 /** Signs in (or up) through `path`, keeps the session it answers and opens `then`. */
@@ -30,12 +31,9 @@ export function LoginPage() {
   const busy = signIn.isPending;
 
   return (
-    <Paper withBorder p="lg" radius="md">
+    <SignedOutCard title="Sign in">
       <form onSubmit={submit}>
         <Stack>
-          <Title order={1} size="h2">
-            Sign in
-          </Title>
           {error ? (
             <Alert color="red" role="alert">
               {error}
@@ -58,7 +56,7 @@ export function LoginPage() {
           </Text>
         </Stack>
       </form>
-    </Paper>
+    </SignedOutCard>
   );
 }
 
@@ -75,12 +73,9 @@ export function SignupPage() {
   const busy = signUp.isPending;
 
   return (
-    <Paper withBorder p="lg" radius="md">
+    <SignedOutCard title="Create your account">
       <form onSubmit={submit}>
         <Stack>
-          <Title order={1} size="h2">
-            Create your account
-          </Title>
           <Text size="sm" c="dimmed">
             Your organization starts with sandbox credit: run test checks as soon as you are in.
           </Text>
@@ -110,6 +105,6 @@ export function SignupPage() {
           </Text>
         </Stack>
       </form>
-    </Paper>
+    </SignedOutCard>
   );
 }
