@@ -4,7 +4,8 @@ import { MIGRATIONS } from './migrations/index.js';
 /**
  * Whether every migration of this build is recorded as applied, asked with one query. A command
  * that only reads (the wallet audit) then starts without loading TypeORM (about half a second of
- * CPU) to find nothing to do; when this says false it runs `runMigrations` as before.
+ * CPU) to find nothing to do; when this says false it runs `runMigrations` as before. (Such a
+ * command also skips the position epoch that `runMigrations` places: only appends need it.)
  */
 export async function migrationsApplied(pool: pg.Pool): Promise<boolean> {
   let rows: Array<{ name: string }>;
