@@ -13,7 +13,7 @@
  *    caught up and the verifications read model holds the matching rows (seeded in SQL), BENCH_RUNS
  *    times, each right after a plain run: the median ratio of the two against the target of 2.
  *  - the in-process replay alone (what one GET …/history request costs), through the store's
- *    readStream and through the PostgreSQL page reader.
+ *    readStream, through the PostgreSQL page reader and through the COPY reader.
  * The machine (cores, CPU, load average before and after) is printed with the figures.
  *
  * PostgreSQL: DATABASE_URL when set (a database named ledger_bench_* is created and dropped there),
@@ -27,7 +27,7 @@ import { cpus, loadavg, tmpdir, totalmem } from 'node:os';
 import { join, resolve } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { WalletReplay } from '../src/audit/wallet-replay.js';
-import { postgresStreamPages } from '../src/event-store/postgres-stream-pages.js';
+import { postgresStreamCopy, postgresStreamPages } from '../src/event-store/postgres-stream-pages.js';
 import type { WalletId } from '../src/wallets/wallet-ledger.port.js';
 import { PROJECTIONS } from '../projections/index.js';
 import { ProjectionRunner } from '../projections/runner/projection-runner.js';
@@ -176,13 +176,15 @@ async function main(): Promise<void> {
     );
 
     // What one GET …/history request costs on the large wallet: the replay, in this process, through
-    // the store's readStream (what the controller uses) and through the PostgreSQL page reader (the CLI's).
-    for (const [label, readPage] of [
-      ['readStream', undefined],
-      ['page reader', postgresStreamPages(pool)],
+    // the store's readStream (what the controller uses), through the PostgreSQL page reader, and
+    // through the COPY reader (the CLI's).
+    for (const [label, options] of [
+      ['readStream', {}],
+      ['page reader', { readPage: postgresStreamPages(pool) }],
+      ['COPY reader', { readPages: postgresStreamCopy(pool) }],
     ] as const) {
       started = performance.now();
-      const replay = new WalletReplay(store, large, { readPage });
+      const replay = new WalletReplay(store, large, options);
       let replayed = 0;
       for await (const page of replay.pages()) for (const entry of page) replayed += entry.revision === BigInt(replayed) ? 1 : Number.NaN;
       const replaySeconds = (performance.now() - started) / 1000;

@@ -48,7 +48,7 @@ export interface Difference {
   readonly message: string;
 }
 
-export interface ReconcileOptions extends Pick<ReplayOptions, 'from' | 'onProgress' | 'readPage'> {
+export interface ReconcileOptions extends Pick<ReplayOptions, 'from' | 'onProgress' | 'readPage' | 'readPages'> {
   readonly recoveryDeadlineMs: number;
   /** How long to wait for the projections to reach the wallet's newest event before comparing. */
   readonly waitMs: number;
@@ -336,6 +336,7 @@ export async function reconcileWallet(store: EventStore, pool: pg.Pool, wallet: 
       from: options.from,
       onProgress: options.onProgress,
       readPage: options.readPage,
+      readPages: options.readPages,
       observe: (entry) => {
         if (entry.revision <= rowRevision) {
           atRow.fundedKobo += entry.entryType === 'funding' ? entry.amountKobo : 0;

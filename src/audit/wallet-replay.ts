@@ -1,7 +1,7 @@
 import type { Environment } from '../common/environment.js';
 import { streams } from '../common/streams.js';
 import type { EventStore, JsonObject, RecordedEvent } from '../event-store/event-store.port.js';
-import type { StreamPageReader } from '../event-store/postgres-stream-pages.js';
+import type { StreamPageReader, StreamPagesReader } from '../event-store/postgres-stream-pages.js';
 import { occurredAt } from '../common/event.js';
 import { checkLink, GENESIS_LINK, linkAfter, storedLink, type ChainBreak } from '../wallets/wallet-chain.js';
 import type { WalletId } from '../wallets/wallet-ledger.port.js';
@@ -154,6 +154,8 @@ export interface ReplayOptions {
    * PostgreSQL store's leaner page reader (postgres-stream-pages.ts) when the log is there.
    */
   readonly readPage?: StreamPageReader;
+  /** Reads the stream from a revision to its end in one go (the PostgreSQL store's COPY reader); takes precedence over `readPage`. */
+  readonly readPages?: StreamPagesReader;
   /** Called after each page with the number of events read so far. */
   readonly onProgress?: (eventsRead: number) => void;
   /** Sees every entry, shown or not (before `from`), before it is yielded: reconciliation needs them all. */
@@ -210,6 +212,25 @@ export class WalletReplay {
     if (options.resume !== undefined && options.from !== undefined) throw new RangeError('a resumed replay has no from');
     if (options.resume !== undefined && options.to !== undefined && options.resume.latestOccurredAt > options.to) throw new RangeError('the resumed state is past to');
     if (options.stateEvery !== undefined && (!Number.isSafeInteger(options.stateEvery) || options.stateEvery < 1)) throw new RangeError('stateEvery must be a positive integer');
+  }
+
+  /**
+   * The stream from `fromRevision` to its end a page at a time, through `readPage` or the store's
+   * `readStream`: the next page is read while the caller folds this one (at most two pages in memory).
+   */
+  private async *pagesRead(fromRevision: bigint): AsyncGenerator<RecordedEvent[]> {
+    const readPage = this.options.readPage;
+    const read = (revision: bigint) =>
+      readPage !== undefined ? readPage(this.streamId, revision, this.pageSize) : this.store.readStream(this.streamId, { direction: 'forwards', fromRevision: revision, maxCount: this.pageSize });
+    let nextPage: Promise<RecordedEvent[]> | undefined = read(fromRevision);
+    while (nextPage !== undefined) {
+      const page: RecordedEvent[] = await nextPage;
+      nextPage = page.length === this.pageSize ? read((page.at(-1) as RecordedEvent).revision + 1n) : undefined;
+      // A consumer may stop early (a history page, the as-of point): the read ahead is then not
+      // waited for, but must not fail unobserved.
+      void nextPage?.catch(() => undefined);
+      yield page;
+    }
   }
 
   /** Available once `entries()` has run to its end. */
@@ -301,16 +322,9 @@ export class WalletReplay {
     };
 
     let done = false;
-    const readPage = this.options.readPage;
-    const read = (fromRevision: bigint) =>
-      readPage !== undefined ? readPage(this.streamId, fromRevision, this.pageSize) : this.store.readStream(this.streamId, { direction: 'forwards', fromRevision, maxCount: this.pageSize });
-    let nextPage: Promise<RecordedEvent[]> | undefined = read(resume === undefined ? 0n : resume.revision + 1n);
-    while (nextPage !== undefined && !done) {
-      const page: RecordedEvent[] = await nextPage;
-      // The next page is read while this one is folded and hashed: at most two pages in memory.
-      nextPage = page.length === this.pageSize ? read((page.at(-1) as RecordedEvent).revision + 1n) : undefined;
-      // A consumer may stop early (a history page): the read ahead must not then fail unobserved.
-      void nextPage?.catch(() => undefined);
+    const firstRevision = resume === undefined ? 0n : resume.revision + 1n;
+    const source = this.options.readPages?.(this.streamId, firstRevision, this.pageSize) ?? this.pagesRead(firstRevision);
+    for await (const page of source) {
       const shown: AuditEntry[] = [];
       for (const recorded of page) {
         if (recorded.revision !== expectedRevision) {
@@ -423,9 +437,9 @@ export class WalletReplay {
       eventsRead += page.length;
       this.options.onProgress?.(eventsRead);
       if (shown.length > 0) yield shown;
+      // Past the as-of point: leaving the loop ends the read (and a COPY under way).
+      if (done) break;
     }
-    // A read started before the as-of point was reached is not needed, but must not fail unobserved.
-    await nextPage?.catch(() => undefined);
 
     if (this.options.stateAtEnd === true && last !== undefined && last !== resume) await onState?.(state());
     for (const reservation of open.values()) this.options.onOpenReservation?.(reservation);

@@ -1,5 +1,5 @@
 import type { AppConfig } from '../config/config.js';
-import { openEmbeddedCluster, type EmbeddedClusterHandle } from './embedded-cluster.js';
+import type { EmbeddedClusterHandle } from './embedded-cluster.js';
 
 export const EMBEDDED_DATABASE = 'ledger';
 
@@ -17,6 +17,8 @@ export interface ResolvedDatabase {
  */
 export async function resolveDatabase(config: AppConfig, options: { log?: (line: string) => void } = {}): Promise<ResolvedDatabase> {
   if (config.database.url !== undefined) return { url: config.database.url, embedded: false, handle: undefined };
+  // Loaded only here: a command given DATABASE_URL does not pay for the embedded server's modules.
+  const { openEmbeddedCluster } = await import('./embedded-cluster.js');
   const handle = await openEmbeddedCluster({ dataDir: config.dataDir, port: config.database.embeddedPort, database: EMBEDDED_DATABASE, log: options.log });
   return { url: handle.url, embedded: true, handle };
 }

@@ -1,4 +1,5 @@
 import type pg from 'pg';
+import { to as copyTo } from 'pg-copy-streams';
 import { isConnectionError } from '../database/connection-errors.js';
 import { prepared } from '../database/prepared.js';
 import { assertReadCount, EventStoreUnavailableError, type JsonObject, type RecordedEvent } from './event-store.port.js';
@@ -51,5 +52,102 @@ export function postgresStreamPages(pool: pg.Pool): StreamPageReader {
       };
     }
     return events;
+  };
+}
+
+/**
+ * A stream from a revision to its end, as pages of at most `pageSize` events, oldest first.
+ * Breaking off the iteration ends the read.
+ */
+export type StreamPagesReader = (streamId: string, fromRevision: bigint, pageSize: number) => AsyncIterable<RecordedEvent[]>;
+
+/** Bytes PostgreSQL may send ahead of the reader, on top of the socket's own buffers: about 1,600 wallet events. */
+const COPY_READ_AHEAD_BYTES = 1 << 20;
+const NEWLINE = 0x0a;
+const COPY_FIELDS = 7;
+const COPY_ESCAPES: Readonly<Record<string, string>> = { b: '\b', f: '\f', n: '\n', r: '\r', t: '\t', v: '\v' };
+
+/** A field of COPY's text format as stored: `\\` for a backslash, `\t` for a tab, and so on (only JSON with escapes in it has any). */
+function copyText(field: string): string {
+  return field.includes('\\') ? field.replace(/\\(.)/g, (_, escaped: string) => COPY_ESCAPES[escaped] ?? escaped) : field;
+}
+
+/**
+ * The same events as `postgresStreamPages`, read by one `COPY (select …) TO STDOUT` instead of a
+ * query per page: PostgreSQL streams the rows while the caller folds the ones before (flow control
+ * holds it to about a megabyte ahead, so memory stays flat), there is no round trip between pages,
+ * and the rows arrive as lines of text that are cut here with less work than the driver's per-row
+ * messages. One statement, so one snapshot: the events committed when the read began.
+ */
+export function postgresStreamCopy(pool: pg.Pool): StreamPagesReader {
+  return async function* readPages(streamId, fromRevision, pageSize) {
+    assertReadCount(pageSize);
+    if (fromRevision < 0n) throw new RangeError(`invalid revision ${fromRevision}`);
+    let client: pg.PoolClient;
+    try {
+      client = await pool.connect();
+    } catch (error) {
+      if (isConnectionError(error)) throw new EventStoreUnavailableError('PostgreSQL event store unreachable', { cause: error });
+      throw error;
+    }
+    // COPY takes no parameters: the stream id goes in as a quoted literal, the revision as a bigint's digits.
+    const sql =
+      `copy (select position, revision, event_id, type, data, metadata, floor(extract(epoch from created_at) * 1000) from events ` +
+      `where stream_id = ${client.escapeLiteral(streamId)} and revision >= ${fromRevision.toString()} order by revision) to stdout`;
+    const copy = client.query(copyTo(sql, { highWaterMark: COPY_READ_AHEAD_BYTES }));
+    let finished = false;
+    try {
+      let page: RecordedEvent[] = [];
+      let rest: Buffer | undefined;
+      for await (const chunk of copy as AsyncIterable<Buffer>) {
+        const bytes = rest === undefined ? chunk : Buffer.concat([rest, chunk]);
+        // A row ends at a newline byte (one inside a value is sent as a backslash and an n, and no UTF-8 sequence holds that byte).
+        const end = bytes.lastIndexOf(NEWLINE);
+        if (end < 0) {
+          rest = bytes;
+          continue;
+        }
+        rest = end + 1 < bytes.length ? bytes.subarray(end + 1) : undefined;
+        const lines = bytes.toString('utf8', 0, end + 1);
+        let start = 0;
+        while (start < lines.length) {
+          const fields = new Array<string>(COPY_FIELDS);
+          let from = start;
+          for (let i = 0; i < COPY_FIELDS - 1; i++) {
+            const tab = lines.indexOf('\t', from);
+            if (tab < 0) throw new Error('invariant: a COPY row of the events table has fewer fields than selected');
+            fields[i] = lines.slice(from, tab);
+            from = tab + 1;
+          }
+          const newline = lines.indexOf('\n', from);
+          fields[COPY_FIELDS - 1] = lines.slice(from, newline);
+          start = newline + 1;
+          page.push({
+            id: fields[2],
+            streamId,
+            type: copyText(fields[3]),
+            revision: BigInt(fields[1]),
+            position: BigInt(fields[0]),
+            data: JSON.parse(copyText(fields[4])) as JsonObject,
+            metadata: JSON.parse(copyText(fields[5])) as JsonObject,
+            createdAt: new Date(Number(fields[6])),
+          });
+          if (page.length === pageSize) {
+            yield page;
+            page = [];
+          }
+        }
+      }
+      if (rest !== undefined) throw new Error('invariant: the COPY of the events table ended inside a row');
+      if (page.length > 0) yield page;
+      finished = true;
+    } catch (error) {
+      if (isConnectionError(error)) throw new EventStoreUnavailableError('PostgreSQL event store unreachable', { cause: error });
+      throw error;
+    } finally {
+      // A COPY broken off (the caller stopped early, or it failed) leaves the session mid-statement: it is closed, not pooled.
+      if (!finished) copy.destroy();
+      client.release(finished ? undefined : true);
+    }
   };
 }

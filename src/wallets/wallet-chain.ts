@@ -193,6 +193,13 @@ export type ChainBreak =
 
 export type ChainCheck = { readonly status: 'hashed' } | { readonly status: 'unhashed' } | { readonly status: 'broken'; readonly problem: ChainBreak };
 
+/**
+ * The stored hash of the last event found hashed here: equal to a SHA-256 hex digest, so well
+ * formed. The next event of a replay links to it, and its `previous` then needs no format check
+ * (in the audit's profile the regular expression took about a quarter of the time SHA-256 did).
+ */
+let lastVerifiedHash = GENESIS_LINK;
+
 const HASHED: ChainCheck = Object.freeze({ status: 'hashed' });
 const UNHASHED: ChainCheck = Object.freeze({ status: 'unhashed' });
 
@@ -202,7 +209,8 @@ const UNHASHED: ChainCheck = Object.freeze({ status: 'unhashed' });
  *
  * The common case, a version 1 link whose `previous` is this link and whose `hash` is the hash
  * computed here, is decided first with one hash and two string comparisons: a stored hash equal to
- * a SHA-256 hex digest is well formed by construction, so only `previous` needs the format check.
+ * a SHA-256 hex digest is well formed by construction, so only `previous` needs the format check,
+ * and not even that when it is the hash the previous call verified.
  * Anything else takes the full classification below, which gives the same answer for that case.
  */
 export function checkLink(previous: string, event: ChainedContent & { readonly metadata: JsonObject }, chainStarted: boolean): ChainCheck {
@@ -214,9 +222,10 @@ export function checkLink(previous: string, event: ChainedContent & { readonly m
     chain.version === CHAIN_VERSION &&
     chain.previous === previous &&
     typeof chain.hash === 'string' &&
-    HEX_SHA256.test(previous) &&
+    (previous === lastVerifiedHash || HEX_SHA256.test(previous)) &&
     chainHash(previous, event) === chain.hash
   ) {
+    lastVerifiedHash = chain.hash;
     return HASHED;
   }
   const stored = storedLink(event.metadata);
