@@ -4,9 +4,9 @@
  * A check of POST /v1/{scope} writes, on the PostgreSQL store: its request with its data key and
  * the request's blind-index tokens, its wallet reservation, its completion with the result's new
  * tokens, and its capture (appends through the store's group commit, the wallet's own queued and
- * batched per wallet as the wallet ledger does, each batch confirmed by one read of the wallet
- * stream first), a wallet
- * snapshot every 1,000 wallet events, and the projections' writes (the real projection runners).
+ * batched per wallet as the wallet ledger does, each batch's append conditioned on the wallet's
+ * last event, or confirmed by one read of the wallet stream first where the store cannot condition
+ * an append on it), a wallet snapshot every 1,000 wallet events, and the projections' writes (the real projection runners).
  * The floor does exactly that with the service's own pieces (PostgresEventStore, DataKeys,
  * WalletSnapshots, the projections' WorkerPool) on a pool of the service's size, and nothing else:
  * no NestJS, Fastify, key check, rate limit, decider, sealing, provider, log or metric. Its events
@@ -96,7 +96,7 @@ export interface CheckTemplate {
   readonly answer: { readonly status: number; readonly contentType: string; readonly body: string };
 }
 
-/** The wallet ledger's batch bound, confirming read and snapshot interval (src/wallets/wallet-ledger.ts). */
+/** The wallet ledger's batch bound, confirming read (where the store needs one) and snapshot interval (src/wallets/wallet-ledger.ts). */
 const WALLET_MAX_BATCH = 200;
 const WALLET_PAGE_SIZE = 1_000;
 const WALLET_SNAPSHOT_EVERY = 1_000n;
@@ -107,6 +107,7 @@ interface StreamAppend {
   readonly streamId: string;
   readonly events: readonly EventToAppend[];
   readonly expectedRevision: ExpectedRevision;
+  readonly expectedEventId?: string;
 }
 
 /** The store's multi-stream append, where the store has one (issue 21 item 5). */
@@ -122,8 +123,9 @@ interface WalletWrite {
 
 /**
  * One wallet's writes as the wallet ledger makes them: queued, one batch at a time (at most 200),
- * each batch confirmed by a read of the stream from the revision it holds, then appended with
- * that revision in one append; a snapshot every 1,000 events, in the background.
+ * each batch appended with the revision it holds in one append, conditioned on the id of the event
+ * there (or, on a store that cannot check it, confirmed by a read of the stream from that revision
+ * first); a snapshot every 1,000 events, in the background.
  */
 class WalletWriter {
   private readonly pending: WalletWrite[] = [];
@@ -135,6 +137,7 @@ class WalletWriter {
     private readonly snapshots: WalletSnapshots,
     private readonly template: CheckTemplate,
     private revision: bigint,
+    private lastEventId: string,
   ) {
     this.snapshotRevision = revision;
   }
@@ -165,16 +168,19 @@ class WalletWriter {
 
   private async writeBatch(batch: readonly WalletWrite[]): Promise<void> {
     const streamId = this.template.walletStream;
-    await this.store.readStream(streamId, { direction: 'forwards', fromRevision: this.revision, maxCount: WALLET_PAGE_SIZE });
+    const conditioned = (this.store as { readonly expectedEventIds?: string }).expectedEventIds === 'checked';
+    if (!conditioned) await this.store.readStream(streamId, { direction: 'forwards', fromRevision: this.revision, maxCount: WALLET_PAGE_SIZE });
+    const condition = conditioned ? { expectedEventId: this.lastEventId } : {};
     const events = batch.flatMap((write) => write.walletEvents);
     const alongside = batch.flatMap((write) => (write.alongside === undefined ? [] : [write.alongside]));
     if (alongside.length === 0) {
-      await this.store.append(streamId, events, { expectedRevision: this.revision });
+      await this.store.append(streamId, events, { expectedRevision: this.revision, ...condition });
     } else {
       if (this.store.appendMany === undefined) throw new Error('this plan needs the store’s appendMany, which this branch does not have');
-      await this.store.appendMany([{ streamId, events, expectedRevision: this.revision }, ...alongside]);
+      await this.store.appendMany([{ streamId, events, expectedRevision: this.revision, ...condition }, ...alongside]);
     }
     this.revision += BigInt(events.length);
+    this.lastEventId = events[events.length - 1].id;
     if (this.revision - this.snapshotRevision >= WALLET_SNAPSHOT_EVERY) this.snapshot();
   }
 
@@ -215,13 +221,16 @@ export async function startCheckFloor(pool: pg.Pool, databaseUrl: string, templa
   const store: WithAppendMany = new PostgresEventStore({ pool, connectionString: databaseUrl });
   const chosen = planName === 'auto' ? servicePlan(store) : planName;
   const plan = CHECK_PLANS[chosen];
+  let walletEventId: string | undefined;
   for (const { streamId, events } of template.setup) {
-    await store.append(streamId, events.map((event) => ({ id: randomUUID(), ...event })), { expectedRevision: 'no_stream' });
+    const copies = events.map((event) => ({ id: randomUUID(), ...event }));
+    await store.append(streamId, copies, { expectedRevision: 'no_stream' });
+    if (streamId === template.walletStream) walletEventId = copies.at(-1)?.id;
   }
   const walletRevision = BigInt(template.setup.find((stream) => stream.streamId === template.walletStream)?.events.length ?? 0) - 1n;
-  if (walletRevision < 0n) throw new Error('the template has no funding of its wallet');
+  if (walletRevision < 0n || walletEventId === undefined) throw new Error('the template has no funding of its wallet');
   const keys = new DataKeys(pool, new LocalKeyManagement(randomBytes(32)));
-  const wallet = new WalletWriter(store, new PostgresWalletSnapshots(pool), template, walletRevision);
+  const wallet = new WalletWriter(store, new PostgresWalletSnapshots(pool), template, walletRevision, walletEventId);
   const workers = new WorkerPool(pool, store, databaseUrl, PROJECTIONS);
   workers.start();
   const caughtUp = async () => (await readProjectionStatus(pool, store, PROJECTIONS)).every((status) => status.lagEvents === 0);

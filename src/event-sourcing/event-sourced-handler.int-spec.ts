@@ -210,6 +210,63 @@ describe(`The event-sourcing kernel on the ${testEventStoreKind()} event store`,
     });
   });
 
+  describe('a held start confirmed before an append (confirmHeldStarts)', () => {
+    /** A hook whose link is the id of the newest event, stored as the event's own id: the kernel's check of a held fold compares the two. */
+    const idLink: AppendHook<string> = {
+      initial: '',
+      afterRecorded: (_link, recorded) => recorded.id,
+      beforeAppend: (link, events) => ({ events: events.map(({ event }) => event), link: events.at(-1)?.event.id ?? link }),
+      storedLink: (recorded) => recorded.id,
+    };
+    /** The fixture's store, counting reads of streams. */
+    function countingReads() {
+      const store = fixture.store;
+      const counted = { reads: 0 };
+      const counting: EventStore = {
+        kind: store.kind,
+        multiStreamAppends: store.multiStreamAppends,
+        expectedEventIds: store.expectedEventIds,
+        append: (...args) => store.append(...args),
+        appendMany: (...args) => store.appendMany(...args),
+        readStream: (...args) => ((counted.reads += 1), store.readStream(...args)),
+        readAll: (...args) => store.readAll(...args),
+        subscribeToAll: (...args) => store.subscribeToAll(...args),
+        headPosition: () => store.headPosition(),
+        ping: () => store.ping(),
+        close: async () => undefined,
+      };
+      return { store: counting, counted };
+    }
+
+    it('is confirmed by the append itself where the store checks expected event ids, by a read first elsewhere', async () => {
+      const stream = newStream();
+      const held = await handlerOn<string>({ hook: idLink }).handle(stream, add(1, 2), context);
+      if (held.status !== 'appended') throw new Error('unreachable');
+      expect(held.folded.eventId).toBe((await streamEvents(fixture.store, stream.id)).at(-1)?.id);
+      const { store, counted } = countingReads();
+      const handler = handlerOn<string>({ hook: idLink, store, confirmHeldStarts: true });
+      const handled = await handler.handle(stream, add(5), context, { from: { folded: held.folded, current: false } });
+      expect(handled).toMatchObject({ status: 'appended', folded: { state: { total: 8 }, revision: 2n } });
+      expect({ reads: counted.reads, conflicts: handler.counters.conflicts }).toEqual({ reads: fixture.store.expectedEventIds === 'checked' ? 0 : 1, conflicts: 0 });
+    });
+
+    it('is folded afresh, with the caller\'s reload, when the stream holds another event at its revision, and nothing is written from it', async () => {
+      const stream = newStream();
+      await handlerOn<string>({ hook: idLink }).handle(stream, add(1, 2), context);
+      // A fold of a history the log no longer has: the stream was brought back to the same revision by other events.
+      const lostId = randomUUID();
+      const lost = { state: { total: 100, revisions: [0n, 1n] }, revision: 1n, position: null, eventId: lostId, link: lostId };
+      const handler = handlerOn<string>({ hook: idLink, confirmHeldStarts: true, retry: { maxAttempts: 2, backoffMs: () => 0 } });
+      let reloads = 0;
+      const reload = () => ((reloads += 1), handler.read(stream));
+      const handled = await handler.handle(stream, { type: 'Remove', amount: 50 }, context, { from: { folded: lost, current: false }, reload });
+      // On the lost fold (100) the removal would be written; on the stream (3) it writes nothing.
+      expect(handled).toMatchObject({ status: 'unchanged', folded: { state: { total: 3 }, revision: 1n } });
+      expect({ reloads, stale: handler.counters.staleFolds }).toEqual({ reloads: 1, stale: 1 });
+      expect((await streamEvents(fixture.store, stream.id)).map((event) => event.data.amount)).toEqual([1, 2]);
+    });
+  });
+
   describe('a start the caller holds', () => {
     it('is confirmed against the stream before a decision that writes nothing is answered, and decided again when it moved', async () => {
       const stream = newStream();

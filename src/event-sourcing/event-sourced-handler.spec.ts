@@ -38,7 +38,7 @@ const foldAll = (events: readonly RecordedEvent[], from = start) =>
   events.reduce((folded, event) => foldRecorded(stream, counting, folded, event, identityCodec<Added>().decode(event) as Added), from);
 
 describe('Folding recorded events', () => {
-  it('hands evolve each event with its revision and the time from its metadata, and follows the position and the hook', () => {
+  it('hands evolve each event with its revision and the time from its metadata, and follows the position, the event id and the hook', () => {
     const folded = foldAll([recorded(0n, 2), recorded(1n, 3)]);
     expect(folded).toEqual({
       state: {
@@ -50,6 +50,7 @@ describe('Folding recorded events', () => {
       },
       revision: 1n,
       position: 101n,
+      eventId: '00000000-0000-4000-8000-000000000001',
       link: 2,
     });
   });

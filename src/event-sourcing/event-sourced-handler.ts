@@ -28,12 +28,13 @@ export const NO_STREAM = -1n;
 /**
  * A stream folded up to `revision` (NO_STREAM: nothing yet). `position` is the global position of
  * the newest event folded, null when unknown (nothing folded, or a start handed in by the caller);
- * `link` is what the append hook carries from event to event.
+ * `eventId` that event's id, when known; `link` is what the append hook carries from event to event.
  */
 export interface Folded<State, Link = undefined> {
   readonly state: State;
   readonly revision: bigint;
   readonly position: bigint | null;
+  readonly eventId?: string;
   readonly link: Link;
 }
 
@@ -98,11 +99,14 @@ export interface HandlerOptions<E extends DomainEvent, Link> {
   readonly counters?: HandlerCounters;
   /**
    * Confirm a held start (not current) against the stream before appending from it, not only
-   * before answering a decision that writes nothing: one read of the stream from the fold's own
-   * revision, whose first event must be the one the fold ends with. For streams whose decisions
-   * must never rest on events the log no longer has (the wallets): an expected-revision append
-   * alone succeeds on a stream that lost events and was brought back to the same revision by other
-   * writers. Off for the others, whose starts are the caller's own writes.
+   * before answering a decision that writes nothing: the stream's event at the fold's revision must
+   * be the one the fold ends with. For streams whose decisions must never rest on events the log no
+   * longer has (the wallets): an expected-revision append alone succeeds on a stream that lost
+   * events and was brought back to the same revision by other writers. Where the store checks
+   * expected event ids and the fold knows its last event's, the append itself carries the
+   * condition (a refusal there is a stale fold, folded afresh); elsewhere one read of the stream
+   * from the fold's revision comes first. Off for the others, whose starts are the caller's own
+   * writes.
    */
   readonly confirmHeldStarts?: boolean;
 }
@@ -211,6 +215,7 @@ export function foldRecorded<State, Command, E extends DomainEvent, Link>(
     state: stream.decider.evolve(folded.state, event, new RecordedMeta(recorded)),
     revision: recorded.revision,
     position: recorded.position,
+    eventId: recorded.id,
     link: hook.afterRecorded(folded.link, recorded),
   };
 }
@@ -344,7 +349,7 @@ export class EventSourcedHandler<State, Command, E extends DomainEvent, Link = u
     let current = options.from?.current ?? true;
     // Bounded: `refusals` by the retry policy, the confirmation of a stale start to once.
     for (let refusals = 0; ; ) {
-      if (!current && this.options.confirmHeldStarts) {
+      if (!current && this.options.confirmHeldStarts && !this.appendConfirms(folded)) {
         folded = await this.read(stream, folded, reload);
         current = true;
       }
@@ -367,12 +372,14 @@ export class EventSourcedHandler<State, Command, E extends DomainEvent, Link = u
 
       const { events, link } = await this.encode(stream, folded, decision.events, now);
       const others = decision.alongside === undefined ? [] : await decision.alongside();
+      // A held start still to be confirmed is confirmed by the append (appendConfirms said so above).
+      const condition = !current && this.options.confirmHeldStarts && folded.eventId !== undefined ? { expectedEventId: folded.eventId } : {};
       let appended;
       let alongside: readonly AppendResult[] = [];
       try {
-        if (others.length === 0) appended = await this.store.append(stream.id, events, { expectedRevision: expectedRevision(folded) });
+        if (others.length === 0) appended = await this.store.append(stream.id, events, { expectedRevision: expectedRevision(folded), ...condition });
         else {
-          const results = await this.appendAlongside(stream, { streamId: stream.id, events, expectedRevision: expectedRevision(folded) }, others);
+          const results = await this.appendAlongside(stream, { streamId: stream.id, events, expectedRevision: expectedRevision(folded), ...condition }, others);
           appended = results[results.length - 1];
           alongside = results.slice(0, -1);
         }
@@ -380,9 +387,10 @@ export class EventSourcedHandler<State, Command, E extends DomainEvent, Link = u
         if (!(error instanceof WrongExpectedRevisionError)) throw error;
         this.counters.conflicts++;
         refusals++;
-        // A stream behind the fold lost events the fold holds (a failover, a restore): the fold
+        // A stream behind the fold, or at its revision with another event there (refused for the
+        // expected event id), lost events the fold holds (a failover, a restore): the fold
         // describes a history the log no longer has and is folded afresh, not caught up.
-        const behind = error.actual === 'no_stream' ? folded.revision !== NO_STREAM : error.actual < folded.revision;
+        const behind = error.actual === 'no_stream' ? folded.revision !== NO_STREAM : error.actual <= folded.revision;
         if (behind) this.counters.staleFolds = (this.counters.staleFolds ?? 0) + 1;
         const refold = () => (behind ? (reload ?? (() => this.read(stream)))() : this.read(stream, folded, reload));
         if (refusals >= this.options.retry.maxAttempts) return { status: 'conflict', folded: await refold() };
@@ -402,13 +410,18 @@ export class EventSourcedHandler<State, Command, E extends DomainEvent, Link = u
       }
       return {
         status: 'appended',
-        folded: { state: decision.state, revision: end, position: appended.position, link },
+        folded: { state: decision.state, revision: end, position: appended.position, eventId: events[events.length - 1].id, link },
         events: decision.events.map(({ event }) => event),
         position: appended.position,
         result: decision.result,
         alongside,
       };
     }
+  }
+
+  /** Whether an append from `folded` can carry the confirmation of its last event itself (confirmHeldStarts). */
+  private appendConfirms(folded: Folded<State, Link>): boolean {
+    return this.store.expectedEventIds === 'checked' && folded.eventId !== undefined && folded.revision !== NO_STREAM;
   }
 
   /**

@@ -27,6 +27,7 @@ import {
   WrongExpectedVersionError,
 } from '@eventstore/db-client';
 import {
+  type AppendOptions,
   type AppendResult,
   assertAppendable,
   assertAppendableMany,
@@ -293,6 +294,8 @@ export class EsdbEventStore implements EventStore {
   readonly kind = 'esdb' as const;
   /** EventStoreDB has no transaction across streams: appendMany writes one stream after the other. */
   readonly multiStreamAppends = 'in_order' as const;
+  /** Its appends are conditioned on the revision only: callers that need the event there read it. */
+  readonly expectedEventIds = 'unsupported' as const;
   private readonly client: EventStoreDBClient;
   private readonly subscriptions = new Set<Subscription>();
   private closed = false;
@@ -321,13 +324,16 @@ export class EsdbEventStore implements EventStore {
     assertAppendableMany(appends);
     // Key rows belong in one PostgreSQL transaction with their events: never dropped silently here.
     if (appends.some((part) => part.keyRows !== undefined)) throw new RangeError('EventStoreDB cannot write key rows in the transaction of an append: store them first');
+    if (appends.some((part) => part.expectedEventId !== undefined)) throw new RangeError('EventStoreDB cannot condition an append on an expected event id: read the stream first');
     const results: AppendResult[] = [];
     for (const part of appends) results.push(await this.append(part.streamId, part.events, { expectedRevision: part.expectedRevision }));
     return results;
   }
 
-  async append(streamId: string, events: readonly EventToAppend[], options: { expectedRevision: ExpectedRevision }): Promise<AppendResult> {
+  async append(streamId: string, events: readonly EventToAppend[], options: AppendOptions): Promise<AppendResult> {
     assertAppendable(streamId, events, options.expectedRevision);
+    // Never dropped silently: an append that relied on it would succeed on a stream that lost events.
+    if (options.expectedEventId !== undefined) throw new RangeError('EventStoreDB cannot condition an append on an expected event id: read the stream first');
     const expected = options.expectedRevision;
     this.assertOpen();
     const data = events.map((event) => jsonEvent({ id: event.id, type: event.type, data: event.data, metadata: event.metadata ?? {} }));

@@ -12,6 +12,17 @@ export type JsonObject = { [key: string]: JsonValue };
 /** What an append expects of the stream's current state. */
 export type ExpectedRevision = 'any' | 'no_stream' | 'stream_exists' | bigint;
 
+export interface AppendOptions {
+  readonly expectedRevision: ExpectedRevision;
+  /**
+   * The id of the event the stream holds at `expectedRevision` (a revision, not a code): the append
+   * is refused as for a wrong revision, with `actual` equal to the expected revision, when the
+   * stream has another event there (it lost events and was written again up to that revision).
+   * Only where `expectedEventIds` is `checked`; the other stores refuse an append that carries one.
+   */
+  readonly expectedEventId?: string;
+}
+
 export interface EventToAppend {
   /** Caller-chosen id (a UUID), so a retried append can be recognised. */
   readonly id: string;
@@ -81,6 +92,8 @@ export interface StreamAppend {
   readonly streamId: string;
   readonly events: readonly EventToAppend[];
   readonly expectedRevision: ExpectedRevision;
+  /** As AppendOptions.expectedEventId. */
+  readonly expectedEventId?: string;
   /**
    * Rows of the data-protection key tables (never events) to write in the append's own
    * transaction, all or nothing with its write-set: only where `multiStreamAppends` is `atomic`
@@ -115,10 +128,18 @@ export interface KeyRows {
  */
 export type MultiStreamAppends = 'atomic' | 'in_order';
 
+/**
+ * Whether an append can be conditioned on the id of the event at its expected revision
+ * (AppendOptions.expectedEventId): `checked` inside the append (PostgreSQL), or `unsupported`
+ * (EventStoreDB conditions appends on the revision only: callers read the event instead).
+ */
+export type ExpectedEventIds = 'checked' | 'unsupported';
+
 export interface EventStore {
   readonly kind: 'postgres' | 'esdb';
   readonly multiStreamAppends: MultiStreamAppends;
-  append(streamId: string, events: readonly EventToAppend[], options: { expectedRevision: ExpectedRevision }): Promise<AppendResult>;
+  readonly expectedEventIds: ExpectedEventIds;
+  append(streamId: string, events: readonly EventToAppend[], options: AppendOptions): Promise<AppendResult>;
   /**
    * Appends to several distinct streams, each with its own expected revision, as
    * `multiStreamAppends` says; one result per append, in order. At most MAX_APPEND_COUNT events in
@@ -147,7 +168,10 @@ export class WrongExpectedRevisionError extends Error {
   constructor(
     readonly streamId: string,
     readonly expected: ExpectedRevision,
-    /** The stream's current revision, or 'no_stream'. */
+    /**
+     * The stream's current revision, or 'no_stream'. Equal to `expected` when the append was
+     * refused for its expected event id: the stream has that revision, with another event there.
+     */
     readonly actual: bigint | 'no_stream',
   ) {
     super(`Wrong expected revision on ${streamId}: expected ${String(expected)}, actual ${String(actual)}`);
@@ -205,7 +229,7 @@ export function assertAppendableMany(appends: readonly StreamAppend[]): void {
   const streams = new Set<string>();
   let events = 0;
   for (const part of appends) {
-    assertAppendable(part.streamId, part.events, part.expectedRevision);
+    assertAppendable(part.streamId, part.events, part.expectedRevision, part.expectedEventId);
     if (part.keyRows?.wrappedKey != null && part.expectedRevision !== 'no_stream') {
       throw new RangeError(`a data key is written only with the append that creates its stream, not with one to ${part.streamId} expecting ${String(part.expectedRevision)}`);
     }
@@ -219,8 +243,11 @@ export function assertAppendableMany(appends: readonly StreamAppend[]): void {
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 /** The same checks on both adapters: EventStoreDB needs UUID ids, and `$` types are system events that readers drop. */
-export function assertAppendable(streamId: string, events: readonly EventToAppend[], expectedRevision: ExpectedRevision): void {
+export function assertAppendable(streamId: string, events: readonly EventToAppend[], expectedRevision: ExpectedRevision, expectedEventId?: string): void {
   if (streamId.length === 0 || streamId.startsWith('$')) throw new RangeError(`invalid stream id "${streamId}"`);
+  if (expectedEventId !== undefined && (typeof expectedRevision !== 'bigint' || !UUID.test(expectedEventId))) {
+    throw new RangeError(`an expected event id is a UUID, given with an expected revision number (got "${expectedEventId}" at ${String(expectedRevision)})`);
+  }
   if (events.length === 0 || events.length > MAX_APPEND_COUNT) {
     throw new RangeError(`an append takes 1 to ${MAX_APPEND_COUNT} events, got ${events.length}`);
   }

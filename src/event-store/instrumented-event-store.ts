@@ -3,10 +3,11 @@ import { eventStoreAppendDurationSeconds } from '../metrics/metrics.js';
 import {
   EventStoreUnavailableError,
   WrongExpectedRevisionError,
+  type AppendOptions,
   type AppendResult,
   type EventStore,
+  type ExpectedEventIds,
   type EventToAppend,
-  type ExpectedRevision,
   type MultiStreamAppends,
   type ReadAllOptions,
   type StreamAppend,
@@ -30,7 +31,7 @@ export class InstrumentedEventStore implements EventStore {
     return this.inner.kind;
   }
 
-  async append(streamId: string, events: readonly EventToAppend[], options: { expectedRevision: ExpectedRevision }): Promise<AppendResult> {
+  async append(streamId: string, events: readonly EventToAppend[], options: AppendOptions): Promise<AppendResult> {
     const stop = eventStoreAppendDurationSeconds.startTimer({ store: this.inner.kind });
     try {
       const result = await this.inner.append(streamId, events, options);
@@ -44,6 +45,10 @@ export class InstrumentedEventStore implements EventStore {
 
   get multiStreamAppends(): MultiStreamAppends {
     return this.inner.multiStreamAppends;
+  }
+
+  get expectedEventIds(): ExpectedEventIds {
+    return this.inner.expectedEventIds;
   }
 
   async appendMany(appends: readonly StreamAppend[]): Promise<AppendResult[]> {

@@ -10,6 +10,7 @@ import {
   assertAppendableMany,
   assertReadCount,
   type EventFilter,
+  type AppendOptions,
   type EventStore,
   EventStoreUnavailableError,
   type EventToAppend,
@@ -159,25 +160,25 @@ function eventsJson(events: readonly EventToAppend[]): string {
  */
 const APPEND_WITH_KEY_ROWS = `with appended as (
     select a.next_revision, a.last_position, a.actual, a.ordinality
-    from append_write_sets($1, $2, $3, $4, $5, $6) with ordinality a),
+    from append_write_sets($1, $2, $3, $4, $5, $6, $7) with ordinality a),
   accepted as (select distinct ($4::int[])[ordinality] as set_no from appended where next_revision is not null),
   keyed as (
     insert into verification_keys (reference, organization_id, wrapped_key)
     select distinct on (k.reference) k.reference, k.organization_id, k.wrapped_key
-    from json_to_recordset($7::json) k(n int, set_no int, reference text, organization_id text, wrapped_key text)
+    from json_to_recordset($8::json) k(n int, set_no int, reference text, organization_id text, wrapped_key text)
     where k.set_no in (select set_no from accepted)
     order by k.reference, k.n
     on conflict (reference) do update set organization_id = excluded.organization_id, wrapped_key = excluded.wrapped_key, destroyed_at = null, created_at = now()),
   indexed as (
     insert into verification_subjects (organization_id, environment, token, reference)
     select t.organization_id, t.environment, t.token, t.reference
-    from json_to_recordset($8::json) t(set_no int, organization_id text, environment text, token text, reference text)
+    from json_to_recordset($9::json) t(set_no int, organization_id text, environment text, token text, reference text)
     where t.set_no in (select set_no from accepted)
     on conflict do nothing)
   select next_revision, last_position, actual from appended order by ordinality`;
 
 /**
- * The parameters $7 and $8 of APPEND_WITH_KEY_ROWS: the data keys, then the tokens, each row with its
+ * The parameters $8 and $9 of APPEND_WITH_KEY_ROWS: the data keys, then the tokens, each row with its
  * write-set, as JSON arrays of records (one native JSON.stringify each, where nine text arrays cost
  * the driver's array literal escaping, element by element).
  */
@@ -225,7 +226,7 @@ export class PostgresEventStore implements EventStore {
     maxItems: MAX_BATCH_APPENDS,
     maxWeight: MAX_BATCH_EVENTS,
     weight: (set) => set.reduce((events, part) => events + part.events.length, 0),
-    writeOne: async (set) => (set.length === 1 && set[0].keyRows === undefined ? [await this.appendOne(set[0])] : this.appendSets([set])),
+    writeOne: async (set) => (set.length === 1 && set[0].keyRows === undefined && set[0].expectedEventId === undefined ? [await this.appendOne(set[0])] : this.appendSets([set])),
     writeMany: (batch) => this.appendBatch(batch),
     fatal: (error) => (isConnectionError(error) ? unreachable(error) : undefined),
   });
@@ -245,6 +246,8 @@ export class PostgresEventStore implements EventStore {
 
   /** Several streams in one transaction: all written or none (append_write_sets). */
   readonly multiStreamAppends = 'atomic' as const;
+  /** Checked by append_write_sets, on the stream rows it has locked (migration 1795800000001). */
+  readonly expectedEventIds = 'checked' as const;
 
   /**
    * Appends go through a group commit (src/database/group-commit.ts): an append made while
@@ -253,9 +256,10 @@ export class PostgresEventStore implements EventStore {
    * its own expected revision and atomicity. Alone, an append is written at once on its own
    * (append_events): no added latency when idle, one commit for many appends under load.
    */
-  async append(streamId: string, events: readonly EventToAppend[], options: { expectedRevision: ExpectedRevision }): Promise<AppendResult> {
-    assertAppendable(streamId, events, options.expectedRevision);
-    const [result] = await this.appends.write([{ streamId, events, expectedRevision: options.expectedRevision }]);
+  async append(streamId: string, events: readonly EventToAppend[], options: AppendOptions): Promise<AppendResult> {
+    const { expectedRevision, expectedEventId } = options;
+    assertAppendable(streamId, events, expectedRevision, expectedEventId);
+    const [result] = await this.appends.write([{ streamId, events, expectedRevision, ...(expectedEventId === undefined ? {} : { expectedEventId }) }]);
     return result;
   }
 
@@ -361,11 +365,12 @@ export class PostgresEventStore implements EventStore {
       parts.map(({ set }) => set),
       parts.flatMap(({ part }, index) => part.events.map(() => index + 1)),
       eventsJson(parts.flatMap(({ part }) => part.events)),
+      parts.map(({ part }) => part.expectedEventId ?? null),
     ];
     const keyed = parts.filter(({ part }) => part.keyRows !== undefined) as { part: StreamAppend & { keyRows: KeyRows }; set: number }[];
     if (keyed.length > 0) params.push(...keyRowParams(keyed));
     const { rows } = await this.pool.query<{ next_revision: string | null; last_position: string; actual: string | null }>(
-      prepared(keyed.length > 0 ? APPEND_WITH_KEY_ROWS : 'select next_revision, last_position, actual from append_write_sets($1, $2, $3, $4, $5, $6)', params),
+      prepared(keyed.length > 0 ? APPEND_WITH_KEY_ROWS : 'select next_revision, last_position, actual from append_write_sets($1, $2, $3, $4, $5, $6, $7)', params),
     );
     if (rows.length !== parts.length) throw new Error(`invariant: append_write_sets answered ${rows.length} rows for ${parts.length} appends`);
     this.appended(rows.reduce((newest, row) => (row.next_revision !== null && BigInt(row.last_position) > newest ? BigInt(row.last_position) : newest), 0n));

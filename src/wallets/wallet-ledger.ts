@@ -194,8 +194,9 @@ export class EventSourcedWalletLedger extends WalletLedger implements BeforeAppl
       counters: this.stats,
       // A cached fold may hold events the log lost (a failover to an asynchronous replica, a
       // restore); once other writers bring the stream back to the same revision, an append at the
-      // fold's revision would succeed against other content. Every batch from the cache first
-      // reads the stream from the fold's revision (one indexed read) and checks the chain hash there.
+      // fold's revision would succeed against other content. Every batch from the cache is
+      // confirmed: on PostgreSQL by its append (the event at the fold's revision must be the
+      // fold's last), on EventStoreDB by a read of the stream from the fold's revision first.
       confirmHeldStarts: true,
     });
   }
@@ -349,7 +350,7 @@ export class EventSourcedWalletLedger extends WalletLedger implements BeforeAppl
       return undefined;
     }
     this.noteSnapshot(key, snapshot.revision);
-    return { state: snapshot.state, revision: snapshot.revision, position: event.position, link: snapshot.link };
+    return { state: snapshot.state, revision: snapshot.revision, position: event.position, eventId: event.id, link: snapshot.link };
   }
 
   private noteSnapshot(key: string, revision: bigint): void {

@@ -255,6 +255,60 @@ export function describeEventStoreContract(name: string, connect: () => Promise<
       });
     });
 
+    describe('expected event id (an append conditioned on the event at its expected revision)', () => {
+      it('on a store that checks it, writes only when the stream holds that event at that revision; elsewhere refuses the condition, writing nothing', async () => {
+        const id = stream('wallet');
+        const [first, second] = [event('Opened'), event('Funded')];
+        await store.append(id, [first, second], { expectedRevision: 'no_stream' });
+        const onSecond = event('Held');
+        const appending = store.append(id, [onSecond], { expectedRevision: 1n, expectedEventId: second.id });
+        if (store.expectedEventIds !== 'checked') {
+          await expect(appending).rejects.toThrow(RangeError);
+          await expect(store.appendMany([{ streamId: id, events: [event('Held')], expectedRevision: 1n, expectedEventId: second.id }])).rejects.toThrow(RangeError);
+          expect(await store.readStream(id, { maxCount: 10 })).toHaveLength(2);
+          return;
+        }
+        expect((await appending).nextExpectedRevision).toBe(2n);
+        // The right revision with another event there: the stream lost the fold's events and was written again.
+        await expectWrongRevision(store.append(id, [event('Held')], { expectedRevision: 2n, expectedEventId: first.id }), 2n, 2n);
+        await expectWrongRevision(store.append(id, [event('Held')], { expectedRevision: 2n, expectedEventId: randomUUID() }), 2n, 2n);
+        // A wrong revision is refused as before, whatever the id.
+        await expectWrongRevision(store.append(id, [event('Held')], { expectedRevision: 1n, expectedEventId: second.id }), 1n, 2n);
+        expect((await store.readStream(id, { maxCount: 10 })).map((e) => e.id)).toEqual([first.id, second.id, onSecond.id]);
+      });
+
+      it('on a store that checks it, refuses a write-set whose append names another event, naming that stream and writing nothing of the set', async () => {
+        if (store.expectedEventIds !== 'checked') return;
+        const wallet = stream('wallet');
+        const order = stream('order');
+        const opened = event('Opened');
+        await store.append(wallet, [opened], { expectedRevision: 'no_stream' });
+        const error = await store
+          .appendMany([
+            { streamId: order, events: [event('Placed')], expectedRevision: 'no_stream' },
+            { streamId: wallet, events: [event('Held')], expectedRevision: 0n, expectedEventId: randomUUID() },
+          ])
+          .then(
+            () => undefined,
+            (thrown: unknown) => thrown,
+          );
+        expect(error).toMatchObject({ streamId: wallet, expected: 0n, actual: 0n });
+        expect(await store.readStream(order, { maxCount: 10 })).toEqual([]);
+        const results = await store.appendMany([
+          { streamId: order, events: [event('Placed')], expectedRevision: 'no_stream' },
+          { streamId: wallet, events: [event('Held')], expectedRevision: 0n, expectedEventId: opened.id },
+        ]);
+        expect(results.map((result) => result.nextExpectedRevision)).toEqual([0n, 1n]);
+      });
+
+      it('refuses an expected event id that is not a UUID, or that comes without a revision number', async () => {
+        const id = stream('wallet');
+        await expect(store.append(id, [event('Opened')], { expectedRevision: 'no_stream', expectedEventId: randomUUID() })).rejects.toThrow(RangeError);
+        await expect(store.append(id, [event('Opened')], { expectedRevision: 0n, expectedEventId: 'not-a-uuid' })).rejects.toThrow(RangeError);
+        expect(await store.readStream(id, { maxCount: 10 })).toEqual([]);
+      });
+    });
+
     describe('read all', () => {
       it('reads forwards from an exclusive position and backwards from the end', async () => {
         const head = await store.headPosition();

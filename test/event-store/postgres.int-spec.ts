@@ -290,6 +290,42 @@ describe('PostgreSQL event log specifics', () => {
       ]);
     });
 
+    it('checks an expected event id against the events of an earlier append of the same batch', async () => {
+      const opened = fact(0);
+      await store.append('group-chained', [opened], { expectedRevision: 'no_stream' });
+      const held = [fact(1), fact(2)];
+      // One statement, so one batch whatever the timing: the second and third sets expect revision 2,
+      // which only the first set of the batch brings the stream to.
+      const sets = [
+        { streamId: 'group-chained', events: held, expectedRevision: 0n, expectedEventId: opened.id },
+        { streamId: 'group-chained', events: [fact(3)], expectedRevision: 2n, expectedEventId: held[0].id },
+        { streamId: 'group-chained', events: [fact(4)], expectedRevision: 2n, expectedEventId: held[1].id },
+      ];
+      const { rows } = await pool.query<{ next_revision: string | null; actual: string | null }>(
+        'select next_revision, actual from append_write_sets($1, $2, $3, $4, $5, $6, $7)',
+        [
+          sets.map((set) => set.streamId),
+          sets.map((set) => set.expectedRevision.toString()),
+          sets.map((set) => set.events.length),
+          [1, 2, 3],
+          sets.flatMap((set, index) => set.events.map(() => index + 1)),
+          JSON.stringify(sets.flatMap((set) => set.events.map((event) => ({ ...event, metadata: {} })))),
+          sets.map((set) => set.expectedEventId),
+        ],
+      );
+      expect(rows).toEqual([
+        { next_revision: '2', actual: null },
+        { next_revision: null, actual: '2' },
+        { next_revision: '3', actual: null },
+      ]);
+      expect((await store.readStream('group-chained', { maxCount: 10 })).map((event) => [event.revision, event.data.n])).toEqual([
+        [0n, 0],
+        [1n, 1],
+        [2n, 2],
+        [3n, 4],
+      ]);
+    });
+
     it('fails only the append PostgreSQL refuses, and answers a retried append with its first result', async () => {
       const first = fact(0);
       const original = await store.append('group-retry', [first], { expectedRevision: 'no_stream' });
