@@ -16,6 +16,7 @@ import { PositionEpoch1795647443977 } from './1795647443977-position-epoch.js';
 import { AppendWriteSets1795647443990 } from './1795647443990-append-write-sets.js';
 import { WalletHistoryCheckpoints1795647443991 } from './1795647443991-wallet-history-checkpoints.js';
 import { ConsoleAccounts1795700000000 } from './1795700000000-console-accounts.js';
+import { DropUnusedKeyIndex1795800000002 } from './1795800000002-drop-unused-key-index.js';
 
 /** Every migration, in order: the event log's and the read models', all in this folder. Features add theirs here. */
 export const MIGRATIONS = [
@@ -37,4 +38,5 @@ export const MIGRATIONS = [
   AppendWriteSets1795647443990,
   WalletHistoryCheckpoints1795647443991,
   ConsoleAccounts1795700000000,
+  DropUnusedKeyIndex1795800000002,
 ];
