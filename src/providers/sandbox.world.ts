@@ -319,6 +319,15 @@ export function sandboxPerson(index: number): SandboxPerson {
     const bank = bankByCode(code);
     return { accountNumber: numberOf('account', index, slot), bankCode: bank.code, bankName: bank.name };
   };
+  // A record shows one or two of a person's nine numbers, and each costs a permutation in big
+  // integers: each is worked out when first read (the seed's draws above stay in their order).
+  const phones = once((): readonly [string, string] => [numberOf('phone', index, 0), numberOf('phone', index, 1)]);
+  const accounts = once((): readonly [SandboxAccount, SandboxAccount] => [account(0, homeBank), account(1, secondBank)]);
+  const nin = once(() => numberOf('nin', index));
+  const bvn = once(() => numberOf('bvn', index));
+  const vin = once(() => numberOf('vin', index));
+  const vnin = once(() => numberOf('vnin', index));
+  const passportNumber = once(() => numberOf('passport', index));
   return {
     index,
     firstName,
@@ -331,14 +340,34 @@ export function sandboxPerson(index: number): SandboxPerson {
     stateOfResidence: residence.state,
     lgaOfResidence,
     residentialAddress,
-    nin: numberOf('nin', index),
-    bvn: numberOf('bvn', index),
-    phones: [numberOf('phone', index, 0), numberOf('phone', index, 1)],
-    accounts: [account(0, homeBank), account(1, secondBank)],
-    vin: numberOf('vin', index),
-    vnin: numberOf('vnin', index),
-    passportNumber: numberOf('passport', index),
+    get nin() {
+      return nin();
+    },
+    get bvn() {
+      return bvn();
+    },
+    get phones() {
+      return phones();
+    },
+    get accounts() {
+      return accounts();
+    },
+    get vin() {
+      return vin();
+    },
+    get vnin() {
+      return vnin();
+    },
+    get passportNumber() {
+      return passportNumber();
+    },
   };
+}
+
+/** The value of `make`, made on the first call only. */
+function once<T>(make: () => T): () => T {
+  let made: { value: T } | undefined;
+  return () => (made ??= { value: make() }).value;
 }
 
 /** The people docs/sandbox.md lists, ready to copy: indexes into the world. */
