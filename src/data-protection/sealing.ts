@@ -52,7 +52,7 @@ export function seal(key: Buffer, value: unknown, binding: SealBinding): SealedE
   const nonce = pooledRandomBytes(NONCE_BYTES);
   const cipher = createCipheriv('aes-256-gcm', key, nonce, { authTagLength: TAG_BYTES });
   cipher.setAAD(associatedData(binding));
-  const data = Buffer.concat([cipher.update(JSON.stringify(value), 'utf8'), cipher.final()]);
+  const data = withFinal(cipher.update(JSON.stringify(value), 'utf8'), cipher.final());
   return { sealed: 'aes-256-gcm', v: 1, nonce: nonce.toString('base64'), data: data.toString('base64'), tag: cipher.getAuthTag().toString('base64') };
 }
 
@@ -67,12 +67,15 @@ export function open(key: Buffer, envelope: SealedEnvelope, binding: SealBinding
     const decipher = createDecipheriv('aes-256-gcm', key, nonce, { authTagLength: TAG_BYTES });
     decipher.setAAD(associatedData(binding));
     decipher.setAuthTag(tag);
-    const plain = Buffer.concat([decipher.update(Buffer.from(envelope.data, 'base64')), decipher.final()]);
+    const plain = withFinal(decipher.update(Buffer.from(envelope.data, 'base64')), decipher.final());
     return JSON.parse(plain.toString('utf8'));
   } catch {
     throw new SealOpenFailed();
   }
 }
+
+/** `update`'s output and `final`'s, which for GCM is empty: no copy then. */
+const withFinal = (head: Buffer, tail: Buffer): Buffer => (tail.length === 0 ? head : Buffer.concat([head, tail]));
 
 /** Raw bytes under a key, for keys wrapped by keys and portrait files: nonce | tag | ciphertext. */
 export function sealBytes(key: Buffer, plain: Buffer, associated: Buffer): Buffer {
@@ -80,7 +83,7 @@ export function sealBytes(key: Buffer, plain: Buffer, associated: Buffer): Buffe
   const nonce = pooledRandomBytes(NONCE_BYTES);
   const cipher = createCipheriv('aes-256-gcm', key, nonce, { authTagLength: TAG_BYTES });
   cipher.setAAD(associated);
-  const data = Buffer.concat([cipher.update(plain), cipher.final()]);
+  const data = withFinal(cipher.update(plain), cipher.final());
   return Buffer.concat([nonce, cipher.getAuthTag(), data]);
 }
 
@@ -91,7 +94,7 @@ export function openBytes(key: Buffer, sealed: Buffer, associated: Buffer): Buff
     const decipher = createDecipheriv('aes-256-gcm', key, sealed.subarray(0, NONCE_BYTES), { authTagLength: TAG_BYTES });
     decipher.setAAD(associated);
     decipher.setAuthTag(sealed.subarray(NONCE_BYTES, NONCE_BYTES + TAG_BYTES));
-    return Buffer.concat([decipher.update(sealed.subarray(NONCE_BYTES + TAG_BYTES)), decipher.final()]);
+    return withFinal(decipher.update(sealed.subarray(NONCE_BYTES + TAG_BYTES)), decipher.final());
   } catch {
     throw new SealOpenFailed();
   }

@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import { hash } from 'node:crypto';
 
 /**
  * The people behind the sandbox: a fixed world of WORLD_PEOPLE identities, each a pure function of
@@ -47,8 +47,16 @@ function modInverse(value: bigint, modulus: bigint): bigint {
   return ((oldS % modulus) + modulus) % modulus;
 }
 
+/**
+ * SHA-256 in one call: a sandbox check draws several hashes, and each `createHash` object is a
+ * native handle the garbage collector must finalise (more of its time than the hashing).
+ */
+function sha256(material: string | Buffer): Buffer {
+  return hash('sha256', material, 'buffer');
+}
+
 function hashBig(material: string): bigint {
-  return BigInt(`0x${createHash('sha256').update(material).digest('hex')}`);
+  return BigInt(`0x${hash('sha256', material, 'hex')}`);
 }
 
 /**
@@ -147,7 +155,7 @@ export type WorldNumberKind = keyof typeof NUMBERS;
 export function holderOf(kind: WorldNumberKind, number: string): { index: number; slot: number; handedOut: boolean } {
   const owner = NUMBERS[kind].decode(number);
   if (owner !== undefined) return { ...owner, handedOut: true };
-  const index = createHash('sha256').update(`sandbox-world:made-up:${kind}:${number}`).digest().readUIntBE(0, 6) % WORLD_PEOPLE;
+  const index = sha256(`sandbox-world:made-up:${kind}:${number}`).readUIntBE(0, 6) % WORLD_PEOPLE;
   return { index, slot: 0, handedOut: false };
 }
 
@@ -227,11 +235,11 @@ export class Seed {
   private bytes: Buffer;
   private index = 0;
   constructor(private readonly material: string) {
-    this.bytes = createHash('sha256').update(material).digest();
+    this.bytes = sha256(material);
   }
   next(): number {
     if (this.index + 4 > this.bytes.length) {
-      this.bytes = createHash('sha256').update(this.bytes).update(this.material).digest();
+      this.bytes = sha256(Buffer.concat([this.bytes, Buffer.from(this.material, 'utf8')]));
       this.index = 0;
     }
     const value = this.bytes.readUInt32BE(this.index);
@@ -319,6 +327,15 @@ export function sandboxPerson(index: number): SandboxPerson {
     const bank = bankByCode(code);
     return { accountNumber: numberOf('account', index, slot), bankCode: bank.code, bankName: bank.name };
   };
+  // A record shows one or two of a person's nine numbers, and each costs a permutation in big
+  // integers: each is worked out when first read (the seed's draws above stay in their order).
+  const phones = once((): readonly [string, string] => [numberOf('phone', index, 0), numberOf('phone', index, 1)]);
+  const accounts = once((): readonly [SandboxAccount, SandboxAccount] => [account(0, homeBank), account(1, secondBank)]);
+  const nin = once(() => numberOf('nin', index));
+  const bvn = once(() => numberOf('bvn', index));
+  const vin = once(() => numberOf('vin', index));
+  const vnin = once(() => numberOf('vnin', index));
+  const passportNumber = once(() => numberOf('passport', index));
   return {
     index,
     firstName,
@@ -331,14 +348,34 @@ export function sandboxPerson(index: number): SandboxPerson {
     stateOfResidence: residence.state,
     lgaOfResidence,
     residentialAddress,
-    nin: numberOf('nin', index),
-    bvn: numberOf('bvn', index),
-    phones: [numberOf('phone', index, 0), numberOf('phone', index, 1)],
-    accounts: [account(0, homeBank), account(1, secondBank)],
-    vin: numberOf('vin', index),
-    vnin: numberOf('vnin', index),
-    passportNumber: numberOf('passport', index),
+    get nin() {
+      return nin();
+    },
+    get bvn() {
+      return bvn();
+    },
+    get phones() {
+      return phones();
+    },
+    get accounts() {
+      return accounts();
+    },
+    get vin() {
+      return vin();
+    },
+    get vnin() {
+      return vnin();
+    },
+    get passportNumber() {
+      return passportNumber();
+    },
   };
+}
+
+/** The value of `make`, made on the first call only. */
+function once<T>(make: () => T): () => T {
+  let made: { value: T } | undefined;
+  return () => (made ??= { value: make() }).value;
 }
 
 /** The people docs/sandbox.md lists, ready to copy: indexes into the world. */

@@ -17,6 +17,7 @@ import { AppendWriteSets1795647443990 } from './1795647443990-append-write-sets.
 import { WalletHistoryCheckpoints1795647443991 } from './1795647443991-wallet-history-checkpoints.js';
 import { ConsoleAccounts1795700000000 } from './1795700000000-console-accounts.js';
 import { AppendExpectedEventIds1795800000001 } from './1795800000001-append-expected-event-ids.js';
+import { DropUnusedKeyIndex1795800000002 } from './1795800000002-drop-unused-key-index.js';
 
 /** Every migration, in order: the event log's and the read models', all in this folder. Features add theirs here. */
 export const MIGRATIONS = [
@@ -39,4 +40,5 @@ export const MIGRATIONS = [
   WalletHistoryCheckpoints1795647443991,
   ConsoleAccounts1795700000000,
   AppendExpectedEventIds1795800000001,
+  DropUnusedKeyIndex1795800000002,
 ];
