@@ -546,7 +546,7 @@ describe('Verifications API', () => {
           expect(response.status).toBe(200);
           alone.set(`${k} ${path}`, response.body);
         }
-        // Most answers have rows, in more than one order of organizations: the comparison below is not between empty pages.
+        // Most answers have rows: the comparison below is not between empty pages.
         expect([...alone.values()].filter((body) => (body as { data: unknown[] }).data.length > 0).length).toBeGreaterThan(asks.length / 2);
 
         // The pages of each shared statement, counted as the service sends them (the pool itself is untouched).
