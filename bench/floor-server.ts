@@ -9,9 +9,9 @@
  *     service's own envelope from its rows. No list that reads PostgreSQL on each request can do
  *     much better.
  *   floor-server batched DATABASE_URL ORGANIZATION_ID ENVIRONMENT: the same answer, but the requests
- *     that arrive while a statement is under way share the next one (their parameters as arrays
- *     joined laterally, at most two statements under way): what a list that groups its reads, as
- *     the event store groups its appends, could reach at best.
+ *     that arrive while a statement is under way share the next one (the service's shared list
+ *     statement, at most two under way): what the service's sharing of list statements could reach
+ *     at best.
  *   floor-server check DATABASE_URL TEMPLATE_FILE PLAN|auto: the check floor (check-floor.ts) on its
  *     own migrated database: every POST writes what one check writes, in the transactions PLAN
  *     names (auto: the service's, as the store's capabilities tell).
@@ -22,7 +22,7 @@ import { createServer, type IncomingMessage, type ServerResponse } from 'node:ht
 import { ok } from '../src/common/envelope.js';
 import { isEnvironment } from '../src/common/environment.js';
 import { createPool } from '../src/database/pool.js';
-import { listStatement, pageFromRows, parseListQuery, type ListFilters } from '../src/verifications/verification.queries.js';
+import { listStatement, pageFromRows, pageRead, parseListQuery, sharedListStatement, type ListFilters } from '../src/verifications/verification.queries.js';
 import type { VerificationRow } from '../src/verifications/verification.views.js';
 import { isCheckPlan, startCheckFloor, type CheckTemplate } from './check-floor.js';
 
@@ -59,20 +59,13 @@ const sendUnavailable = (response: ServerResponse) => send(response, 503, JSON_T
 function listAnswer(args: string[]): (response: ServerResponse) => void {
   const { pool, key, filters } = listSource(args);
   return (response) => {
-    pool.query(listStatement(key, filters)).then(
+    pool.query(listStatement(pageRead(key, filters))).then(
       ({ rows }) => sendPage(response, rows, filters),
       () => sendUnavailable(response),
     );
   };
 }
 
-/** The list statement's page and total for several requests at once, each numbered by `i`. */
-const BATCHED_LIST = `select b.i, t.total, v.* from unnest($1::text[], $2::text[], $3::int[], $4::int[]) with ordinality b(organization_id, environment, page_size, skip, i)
-  cross join lateral (select sum(count) as total from verification_counts c where c.organization_id = b.organization_id and c.environment = b.environment) t
-  left join lateral (
-    select reference, scope, status, price_kobo, charged, created_at from verifications w
-    where w.organization_id = b.organization_id and w.environment = b.environment
-    order by created_at desc, reference desc limit b.page_size offset b.skip) v on true`;
 const MAX_STATEMENTS_UNDER_WAY = 2;
 
 function batchedAnswer(args: string[]): (response: ServerResponse) => void {
@@ -86,11 +79,7 @@ function batchedAnswer(args: string[]): (response: ServerResponse) => void {
     underWay++;
     const each = <T>(value: T) => batch.map(() => value);
     pool
-      .query<Partial<VerificationRow> & { i: string; total: string | null }>({
-        name: 'floor_batched_list',
-        text: BATCHED_LIST,
-        values: [each(key.organizationId), each(key.environment), each(filters.pageSize), each((filters.page - 1) * filters.pageSize)],
-      })
+      .query<Partial<VerificationRow> & { i: string; total: string | null }>(sharedListStatement({ scope: false, status: false }, each(pageRead(key, filters))))
       .then(
         ({ rows }) => {
           const rowsOf = batch.map((): typeof rows => []);

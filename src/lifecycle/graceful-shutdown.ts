@@ -17,12 +17,17 @@ const SHUTTING_DOWN = {
  * clients move to another instance.
  */
 export function refuseWhileDraining(fastify: FastifyInstance): void {
-  fastify.addHook('onRequest', async (_request, reply) => {
-    if (!draining.has(fastify)) return;
-    return reply.status(503).header('retry-after', '1').header('content-type', 'application/json; charset=utf-8').send(SHUTTING_DOWN);
+  // Callback style, not async: an async hook costs every request a promise and a turn of the microtask queue.
+  fastify.addHook('onRequest', (_request, reply, done) => {
+    if (!draining.has(fastify)) {
+      done();
+      return;
+    }
+    void reply.status(503).header('retry-after', '1').header('content-type', 'application/json; charset=utf-8').send(SHUTTING_DOWN);
   });
-  fastify.addHook('onSend', async (_request, reply) => {
+  fastify.addHook('onSend', (_request, reply, payload, done) => {
     if (draining.has(fastify)) void reply.header('connection', 'close');
+    done(null, payload);
   });
 }
 

@@ -2,7 +2,7 @@ import { Inject } from '@nestjs/common';
 import { QueryHandler, type IQueryHandler } from '@nestjs/cqrs';
 import type pg from 'pg';
 import type { AuthenticatedKey } from '../auth/api-key.guard.js';
-import { NotFound, ValidationFailed, type FieldError } from '../common/errors.js';
+import { InvariantViolated, NotFound, ValidationFailed, type FieldError } from '../common/errors.js';
 import { isoWithOffset } from '../common/time.js';
 import { GroupCommit } from '../database/group-commit.js';
 import { prepared } from '../database/prepared.js';
@@ -130,24 +130,39 @@ export function parseListQuery(query: Readonly<Record<string, unknown>>): ListFi
   return { page, pageSize, scope: scope as string | undefined, status: status as string | undefined };
 }
 
-/** A page of the list as the answer gives it, from the rows of `listStatement`. */
+/** A page of the list as the answer gives it, from its rows of `listStatement` or `sharedListStatement`. */
 export function pageFromRows(rows: readonly (Partial<VerificationRow> & { total: string | null })[], { page, pageSize }: ListFilters): VerificationPage {
   const total = Number(rows[0]?.total ?? 0);
   const pageRows = rows.filter((row): row is VerificationRow & { total: string | null } => row.reference !== null && row.reference !== undefined);
   return { data: pageRows.map(summaryFromRow), meta: { total, page, pageSize, totalPages: Math.ceil(total / pageSize) } };
 }
 
+/** One page as the list's statements read it. */
+export interface PageRead {
+  readonly organizationId: string;
+  readonly environment: string;
+  readonly scope: string | undefined;
+  readonly status: string | undefined;
+  readonly pageSize: number;
+  readonly skip: number;
+}
+
+/** The page `filters` ask of `key`'s organization and environment. */
+export function pageRead(key: Pick<AuthenticatedKey, 'organizationId' | 'environment'>, { page, pageSize, scope, status }: ListFilters): PageRead {
+  return { organizationId: key.organizationId, environment: key.environment, scope, status, pageSize, skip: (page - 1) * pageSize };
+}
+
 /**
- * The list's statement for a key's organization and environment: most recent first, offset paging
- * over the list indexes. One round trip for the total and the page. The projection keeps the counts
- * per scope and status: at most 40 rows to sum, whatever the size of the organization. A page past
- * the end still gives the one row that carries the total (its verification columns null).
+ * The list's statement for one page: most recent first, offset paging over the list indexes. One
+ * round trip for the total and the page. The projection keeps the counts per scope and status: at
+ * most 40 rows to sum, whatever the size of the organization. A page past the end still gives the
+ * one row that carries the total (its verification columns null).
  * A named (prepared) statement per filter combination: PostgreSQL parses and plans it once per
  * connection instead of on every call, which is most of the cost of so small a query.
  */
-export function listStatement(key: Pick<AuthenticatedKey, 'organizationId' | 'environment'>, { page, pageSize, scope, status }: ListFilters): pg.QueryConfig {
+export function listStatement({ organizationId, environment, scope, status, pageSize, skip }: PageRead): pg.QueryConfig {
   const conditions = ['organization_id = $1', 'environment = $2'];
-  const params: unknown[] = [key.organizationId, key.environment];
+  const params: unknown[] = [organizationId, environment];
   if (scope !== undefined) {
     params.push(scope);
     conditions.push(`scope = $${params.length}`);
@@ -163,18 +178,111 @@ export function listStatement(key: Pick<AuthenticatedKey, 'organizationId' | 'en
        left join lateral (
          select reference, scope, status, price_kobo, charged, created_at from verifications where ${where}
          order by created_at desc, reference desc limit $${params.length + 1} offset $${params.length + 2}) v on true`,
-    values: [...params, pageSize, (page - 1) * pageSize],
+    values: [...params, pageSize, skip],
   };
 }
 
-/** Most recent first, offset paging; a key sees only its environment's checks. */
+type ListRow = Partial<VerificationRow> & { total: string | null };
+
+/** Statements of shared list pages under way at once, per filter combination; the pages arriving meanwhile wait and share the next. */
+const PAGES_IN_FLIGHT = 2;
+/** The most pages one statement reads. */
+const PAGES_PER_STATEMENT = 100;
+/**
+ * A page shares a statement only when the index walk it needs (offset plus page size) is at most
+ * this many rows: a deep page (tens of milliseconds at page 5,000) would hold every page sharing
+ * its statement, so it goes alone, as before any sharing.
+ */
+const MAX_SHARED_PAGE_ROWS = 1_000;
+/** The most rows of index walked by one shared statement, all its pages together. */
+const MAX_STATEMENT_ROWS = 10_000;
+
+const filtersOf = (read: Pick<PageRead, 'scope' | 'status'>) => ({ scope: read.scope !== undefined, status: read.status !== undefined });
+
+/**
+ * The list's statement for many pages at once, all with the same filters (`shape`): each page's
+ * organization, environment, filter values, page size and offset are arrays unnest()ed in step, and
+ * the total and the page are joined laterally to each, so every page is read by the same index scan
+ * as a statement of its own would (EXPLAIN: an index scan of the filter's list index per page,
+ * stopping at its limit). Each row carries its page's ordinal `i`, from 1.
+ */
+export function sharedListStatement(shape: { scope: boolean; status: boolean }, reads: readonly PageRead[]): pg.QueryConfig {
+  const columns = ['organization_id', 'environment', ...(shape.scope ? ['scope'] : []), ...(shape.status ? ['status'] : [])];
+  const matches = (alias: string) => columns.map((column) => `${alias}.${column} = b.${column}`).join(' and ');
+  const values: unknown[] = [
+    reads.map((read) => read.organizationId),
+    reads.map((read) => read.environment),
+    ...(shape.scope ? [reads.map((read) => read.scope)] : []),
+    ...(shape.status ? [reads.map((read) => read.status)] : []),
+    reads.map((read) => read.pageSize),
+    reads.map((read) => read.skip),
+  ];
+  const arrays = columns.map((_, n) => `$${n + 1}::text[]`).join(', ');
+  return {
+    name: `list_verifications_shared${shape.scope ? '_scope' : ''}${shape.status ? '_status' : ''}`,
+    text: `select b.i, t.total, v.* from unnest(${arrays}, $${columns.length + 1}::int[], $${columns.length + 2}::int[]) with ordinality b(${columns.join(', ')}, page_size, skip, i)
+       cross join lateral (select sum(c.count) as total from verification_counts c where ${matches('c')}) t
+       left join lateral (
+         select w.reference, w.scope, w.status, w.price_kobo, w.charged, w.created_at from verifications w where ${matches('w')}
+         order by w.created_at desc, w.reference desc limit b.page_size offset b.skip) v on true`,
+    values,
+  };
+}
+
+/**
+ * Most recent first, offset paging; a key sees only its environment's checks.
+ *
+ * Pages asked for while PAGES_IN_FLIGHT statements of the same filters are under way share one
+ * statement (sharedListStatement), as reads by reference do: alone, a page goes at once with a
+ * statement of its own; under load one round trip to PostgreSQL serves many. A page's statement is
+ * always sent after the page was asked for, so it shows every write answered before, as a statement
+ * of its own would, and its rows are those a statement of its own would read.
+ */
 @QueryHandler(ListVerifications)
 export class ListVerificationsHandler implements IQueryHandler<ListVerifications, VerificationPage> {
+  /** One group per filter combination, so that each statement keeps its filter's index. */
+  private readonly groups = new Map<string, GroupCommit<PageRead, ListRow[]>>();
+
   constructor(@Inject(PG_POOL) private readonly pool: pg.Pool) {}
 
   async execute({ key, query }: ListVerifications): Promise<VerificationPage> {
     const filters = parseListQuery(query);
-    const { rows } = await this.pool.query<Partial<VerificationRow> & { total: string | null }>(listStatement(key, filters));
+    const read = pageRead(key, filters);
+    const rows = read.skip + read.pageSize > MAX_SHARED_PAGE_ROWS ? await this.readAlone(read) : await this.groupOf(read).write(read);
     return pageFromRows(rows, filters);
+  }
+
+  private async readAlone(read: PageRead): Promise<ListRow[]> {
+    const { rows } = await this.pool.query<ListRow>(listStatement(read));
+    return rows;
+  }
+
+  private groupOf(read: PageRead): GroupCommit<PageRead, ListRow[]> {
+    const shape = filtersOf(read);
+    const name = `${shape.scope}:${shape.status}`;
+    let group = this.groups.get(name);
+    if (group === undefined) {
+      group = new GroupCommit<PageRead, ListRow[]>({
+        maxInFlight: PAGES_IN_FLIGHT,
+        maxItems: PAGES_PER_STATEMENT,
+        maxWeight: MAX_STATEMENT_ROWS,
+        weight: (page) => page.skip + page.pageSize,
+        writeOne: (page) => this.readAlone(page),
+        writeMany: async (pages) => {
+          const { rows } = await this.pool.query<ListRow & { i: string }>(sharedListStatement(shape, pages));
+          const rowsOf = pages.map((): ListRow[] => []);
+          for (const row of rows) {
+            const page = rowsOf[Number(row.i) - 1];
+            if (page === undefined) throw new InvariantViolated(`a shared list statement answered page ${row.i} of ${pages.length}`);
+            page.push(row);
+          }
+          return rowsOf.map((value) => ({ status: 'fulfilled', value }));
+        },
+        // A page has no fault of its own: a failed statement fails every page that shared it.
+        fatal: (error) => error,
+      });
+      this.groups.set(name, group);
+    }
+    return group;
   }
 }

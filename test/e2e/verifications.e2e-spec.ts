@@ -529,6 +529,63 @@ describe('Verifications API', () => {
         expect(notFoundNin.body.meta).toMatchObject({ total: 1, totalPages: 1 });
       });
 
+      it('pages asked for together (sharing statements under load) each get the answer they get alone, across organizations, environments, filters and pages', async () => {
+        const keys = [listKey, liveKey];
+        for (const digits of [['5', '6', '1', '7', '2', '8'], ['7', '5', '4']]) {
+          const other = await createOrganization(app);
+          const otherKey = (await issueKey(app, other.id)).key;
+          for (const [n, digit] of digits.entries()) await post(n % 2 === 0 ? 'nin' : 'bvn', VALID[n % 2 === 0 ? 'nin' : 'bvn'](digit), otherKey);
+          await eventually(() => get('/v1/verifications', otherKey), (r) => r.body.meta?.total === digits.length && r.body.data.every((item: { status: string }) => item.status !== 'pending'));
+          keys.push(otherKey);
+        }
+        const queries = ['', '?page=2&pageSize=2', '?scope=nin', '?status=found', '?status=not_found&scope=nin', '?pageSize=1&page=3', '?page=9&pageSize=2', '?scope=bvn&pageSize=1&page=2', '?status=failed&pageSize=100'];
+        const asks = keys.flatMap((k) => queries.map((query) => ({ k, path: `/v1/verifications${query}` })));
+        const alone = new Map<string, unknown>();
+        for (const { k, path } of asks) {
+          const response = await get(path, k);
+          expect(response.status).toBe(200);
+          alone.set(`${k} ${path}`, response.body);
+        }
+        // Most answers have rows: the comparison below is not between empty pages.
+        expect([...alone.values()].filter((body) => (body as { data: unknown[] }).data.length > 0).length).toBeGreaterThan(asks.length / 2);
+
+        // The pages of each shared statement, counted as the service sends them (the pool itself is untouched).
+        const pool = app.app.get<{ query: (...args: unknown[]) => unknown }>(PG_POOL);
+        const query = pool.query;
+        const sharedPages: number[] = [];
+        pool.query = function (this: unknown, ...args: unknown[]) {
+          const statement = args[0] as { name?: unknown; values?: unknown[][] } | undefined;
+          if (typeof statement?.name === 'string' && statement.name.startsWith('list_verifications_shared')) sharedPages.push(statement.values?.[0]?.length ?? 0);
+          return query.apply(this, args);
+        };
+        // The totals' table locked meanwhile, as a slow statement would hold it: the first pages of each
+        // filter combination wait for it in PostgreSQL, and the pages asked for meanwhile gather behind them.
+        const { default: pg } = await import('pg');
+        const locker = new pg.Client({ connectionString: app.database.url });
+        await locker.connect();
+        try {
+          await locker.query('begin');
+          await locker.query('lock table verification_counts in access exclusive mode');
+          const together = [...asks, ...asks, ...asks].reverse();
+          const answering = Promise.all(together.map(({ k, path }) => get(path, k)));
+          await eventually(
+            async () => (await locker.query<{ waiting: number }>(`select count(*)::int as waiting from pg_locks where not granted and relation = 'verification_counts'::regclass`)).rows[0].waiting,
+            (waiting) => waiting >= 2,
+          );
+          await new Promise((wake) => setTimeout(wake, 500));
+          await locker.query('commit');
+          const answers = await answering;
+          answers.forEach((answer, n) => {
+            expect(answer.status).toBe(200);
+            expect(answer.body).toEqual(alone.get(`${together[n].k} ${together[n].path}`));
+          });
+          expect(sharedPages.reduce((sum, pages) => sum + pages, 0)).toBeGreaterThan(together.length / 2);
+        } finally {
+          pool.query = query;
+          await locker.end();
+        }
+      });
+
       it('a live key sees no test verifications, by list or by reference', async () => {
         expect((await get('/v1/verifications', liveKey)).body.meta).toEqual({ total: 0, page: 1, pageSize: 20, totalPages: 0 });
         expect((await get(`/v1/verifications/${references[0]}`, liveKey)).status).toBe(404);
