@@ -8,6 +8,7 @@ import { writeSampleLog } from '../runner/sample-log.testing.js';
 import { verificationsProjection } from '../verifications/verifications.projection.js';
 import { walletLedgerProjection } from '../wallet-ledger/wallet-ledger.projection.js';
 import { walletsProjection } from '../wallets/wallets.projection.js';
+import { rebuildProjection } from '../rebuild/rebuild.js';
 import { pageReader } from './event-pages.js';
 
 const db = useTestEventStore({ poolSize: 8 });
@@ -97,6 +98,27 @@ describe('Given one log applied event by event and page by page', () => {
         from = page[page.length - 1].position;
       }
       for (const table of projection.tables) expect(await rows(paged(table), ORDER[table])).toEqual(await rows(table, ORDER[table]));
+    }
+  });
+});
+
+describe('When a rebuild replays in pages what the live runner applied event by event', () => {
+  it('finds no difference in any table and swaps', async () => {
+    await writeSampleLog(db.pool, { organizations: 2, verifications: 150, store: db.store });
+    const projections: Projection[] = [walletsProjection, walletLedgerProjection, verificationsProjection];
+    for (const projection of projections) {
+      for (const table of projection.tables) await db.pool.query(`truncate ${table}`);
+      await db.pool.query('delete from projection_checkpoints where name = $1', [projection.name]);
+      const events = await allEvents(db.store, { streamCategories: projection.categories });
+      await runUntil(new ProjectionRunner(db.pool, db.store, projection, { maxBatch: 1, maxAttempts: 1, pageEvents: 0 }), projection.name, events[events.length - 1].position);
+
+      const pages: number[] = [];
+      const result = await rebuildProjection(db.pool, db.store, db.url, projection, { verify: true, strict: true, pageEvents: 50, swapThresholdEvents: 10, onProgress: ({ eventsDone }) => pages.push(eventsDone) });
+      expect(result.outcome).toBe('swapped');
+      expect(result.differences?.map(({ onlyLive, onlyRebuilt }) => onlyLive + onlyRebuilt)).toEqual(projection.tables.map(() => 0));
+      // Replayed in pages of 50, not event by event.
+      expect(pages).toContain(50);
+      expect(pages).toContain(100);
     }
   });
 });
