@@ -104,7 +104,7 @@ describe('Given one log applied event by event and page by page', () => {
 
 describe('When a rebuild replays in pages what the live runner applied event by event', () => {
   it('finds no difference in any table and swaps', async () => {
-    await writeSampleLog(db.pool, { organizations: 2, verifications: 150, store: db.store });
+    await writeSampleLog(db.pool, { organizations: 1, verifications: 60, store: db.store });
     const projections: Projection[] = [walletsProjection, walletLedgerProjection, verificationsProjection];
     for (const projection of projections) {
       for (const table of projection.tables) await db.pool.query(`truncate ${table}`);
@@ -113,12 +113,12 @@ describe('When a rebuild replays in pages what the live runner applied event by 
       await runUntil(new ProjectionRunner(db.pool, db.store, projection, { maxBatch: 1, maxAttempts: 1, pageEvents: 0 }), projection.name, events[events.length - 1].position);
 
       const pages: number[] = [];
-      const result = await rebuildProjection(db.pool, db.store, db.url, projection, { verify: true, strict: true, pageEvents: 50, swapThresholdEvents: 10, onProgress: ({ eventsDone }) => pages.push(eventsDone) });
+      const result = await rebuildProjection(db.pool, db.store, db.url, projection, { verify: true, strict: true, pageEvents: 20, swapThresholdEvents: 5, onProgress: ({ eventsDone }) => pages.push(eventsDone) });
       expect(result.outcome).toBe('swapped');
       expect(result.differences?.map(({ onlyLive, onlyRebuilt }) => onlyLive + onlyRebuilt)).toEqual(projection.tables.map(() => 0));
-      // Replayed in pages of 50, not event by event.
-      expect(pages).toContain(50);
-      expect(pages).toContain(100);
+      // Replayed in pages of 20, not event by event.
+      expect(pages).toContain(20);
+      expect(pages).toContain(40);
     }
   });
 });

@@ -322,11 +322,12 @@ export class ProjectionRunner {
     if (applyPage === undefined) return from;
     const read = pageReader(this.pool, this.store, this.projection.categories);
     let position = from;
-    let first = true;
+    let applied = 0;
+    let interrupted = false;
     for await (const page of pagesAfter(read, from, this.pageEvents, () => !this.stopped)) {
+      interrupted = true;
       // Less than a page waiting: not worth a page's transaction; the subscription reads it again.
-      if (first && page.length < this.pageEvents) break;
-      first = false;
+      if (applied === 0 && page.length < this.pageEvents) break;
       if (this.stopped) break;
       try {
         position = await this.apply(page, position, (context) => applyPage.call(this.projection, page, context));
@@ -335,10 +336,15 @@ export class ProjectionRunner {
         this.options.logger?.warn(`${this.projection.name}: a page of ${page.length} from position ${position} failed (${errorMessage(error)}); going on in batches`);
         break;
       }
+      applied += page.length;
       const last = page[page.length - 1];
       this.metrics.recordBatch(page.length, last.position, last.createdAt, false);
       this.options.onBatch?.({ size: page.length, lastPosition: last.position });
+      interrupted = false;
     }
+    // The pages ran out (a short or empty page): this is the head, as far as it was visible, so
+    // the runner is caught up, as after a short batch, even when no event follows.
+    if (applied > 0 && !interrupted && !this.stopped) this.metrics.state = 'running';
     return position;
   }
 
