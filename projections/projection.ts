@@ -1,4 +1,5 @@
 import type { RecordedEvent } from '../src/event-store/event-store.port.js';
+import type { CopyValue } from './bulk/copy-rows.js';
 
 /**
  * What a projection handler may do: run SQL inside the batch's transaction. The checkpoint is
@@ -26,6 +27,21 @@ export interface Projection {
    * One round trip per event caps a projection at a few thousand events/s; this lifts the cap.
    */
   handleBatch?(events: readonly RecordedEvent[], context: ProjectionContext): Promise<void>;
+  /**
+   * Optional, for rebuilds and large backlogs: applies a page of consecutive events (tens of
+   * thousands, in position order) folded in memory, its new rows written with `copy`, with exactly
+   * the effect of `handle` on each in turn. The events' metadata holds only `occurredAt`
+   * (see bulk/event-pages.ts): a projection that needs more has no page path.
+   */
+  applyPage?(events: readonly RecordedEvent[], context: PageContext): Promise<void>;
+}
+
+/** A page's transaction: the handlers' context, plus COPY into one of the projection's tables. */
+export interface PageContext extends ProjectionContext {
+  /** `COPY table (columns) FROM STDIN` of the rows, in the page's transaction; `table` is the logical name. */
+  copy(table: string, columns: readonly string[], rows: readonly (readonly CopyValue[])[]): Promise<void>;
+  /** Runs `work` under a savepoint: when it throws, what it wrote is undone and the transaction goes on. */
+  attempt<T>(work: () => Promise<T>): Promise<{ ok: true; value: T } | { ok: false; error: unknown }>;
 }
 
 /** Applies events through `handleBatch` when the projection has it, else one by one. */

@@ -20,6 +20,8 @@ export interface RebuildOptions {
   /** With verify: differences abort the swap (the shadow tables stay, to inspect or discard). */
   readonly strict?: boolean;
   readonly maxBatch?: number;
+  /** Events per page of the replay's bulk path (ProjectionRunnerOptions.pageEvents). */
+  readonly pageEvents?: number;
   readonly maxAttempts?: number;
   /** Bound on the swap's wait for table locks held by readers. */
   readonly swapLockTimeoutMs?: number;
@@ -89,6 +91,7 @@ export async function rebuildProjection(pool: pg.Pool, store: EventStore, databa
       {
         maxBatch: options.maxBatch ?? DEFAULT_RUNNER_OPTIONS.maxBatch,
         maxAttempts: options.maxAttempts ?? 5,
+        pageEvents: options.pageEvents,
         checkpointState: 'rebuilding',
         logger: options.logger,
         onBatch: ({ size }) => {

@@ -1,7 +1,9 @@
 import pg from 'pg';
 import { prepared } from '../../src/database/prepared.js';
 import type { EventStore, RecordedEvent, Subscription } from '../../src/event-store/event-store.port.js';
-import { applyEvents, type Projection, type ProjectionContext } from '../projection.js';
+import { copyRows } from '../bulk/copy-rows.js';
+import { MAX_PAGE_EVENTS, pageReader, pagesAfter } from '../bulk/event-pages.js';
+import { applyEvents, type PageContext, type Projection, type ProjectionContext } from '../projection.js';
 import { LOCK_NAMESPACE, lockKeySql } from './locks.js';
 import { RunnerMetrics } from './runner-metrics.js';
 
@@ -16,6 +18,11 @@ export interface ProjectionRunnerOptions {
   readonly maxBatch: number;
   /** Attempts of one event before the projection stops at it and reports it. */
   readonly maxAttempts: number;
+  /**
+   * Events per page of the bulk path (Projection.applyPage), taken from the checkpoint while a full
+   * page is waiting (a rebuild, a large backlog); 0 turns it off. Default DEFAULT_PAGE_EVENTS.
+   */
+  readonly pageEvents?: number;
   /** First retry delay; doubles per attempt, capped at MAX_RETRY_DELAY_MS. */
   readonly retryBaseMs?: number;
   readonly log?: (message: string) => void;
@@ -49,6 +56,12 @@ export class LeadershipLostError extends Error {
  * runner's CPU per event in batches of 1,000, 13.7 µs in batches of 5,000.
  */
 export const DEFAULT_RUNNER_OPTIONS: ProjectionRunnerOptions = { maxBatch: 5_000, maxAttempts: 5 };
+/**
+ * Pages of the bulk path: a transaction, a checkpoint and a handful of statements per page, so the
+ * larger the page the less each event carries of them; two pages are held in memory (one applied,
+ * one read ahead), some 20 MB at this size.
+ */
+export const DEFAULT_PAGE_EVENTS = 20_000;
 const MAX_RETRY_DELAY_MS = 5_000;
 /** See ProjectionRunner.gather: how long the queue must stay still, and the most a live batch waits for it. */
 const GATHER_QUIET_MS = 1;
@@ -86,6 +99,28 @@ export function projectionContext(client: pg.PoolClient | pg.Client, projection:
   };
 }
 
+/** A page's transaction (Projection.applyPage): the handlers' context, COPY, and savepoints. */
+export function pageContext(client: pg.PoolClient | pg.Client, projection: Projection, tableName: (table: string) => string): PageContext {
+  const context = projectionContext(client, projection, tableName);
+  return {
+    ...context,
+    copy: async (table, columns, rows) => {
+      await copyRows(client, context.table(table), columns, rows);
+    },
+    attempt: async (work) => {
+      await client.query('savepoint page_attempt');
+      try {
+        const value = await work();
+        await client.query('release savepoint page_attempt');
+        return { ok: true, value };
+      } catch (error) {
+        await client.query('rollback to savepoint page_attempt');
+        return { ok: false, error };
+      }
+    },
+  };
+}
+
 export function errorMessage(error: unknown): string {
   return error instanceof Error ? error.message : String(error);
 }
@@ -111,6 +146,7 @@ export class ProjectionRunner {
   private readonly beginSql: string;
   private readonly checkpointLiteral: string;
   private readonly stateLiteral: string;
+  private readonly pageEvents: number;
 
   constructor(
     private readonly pool: pg.Pool,
@@ -125,6 +161,9 @@ export class ProjectionRunner {
     this.options = options ?? DEFAULT_RUNNER_OPTIONS;
     if (!Number.isInteger(this.options.maxBatch) || this.options.maxBatch < 1 || this.options.maxBatch > 10_000) throw new RangeError('maxBatch must be 1 to 10000');
     if (!Number.isInteger(this.options.maxAttempts) || this.options.maxAttempts < 1 || this.options.maxAttempts > 100) throw new RangeError('maxAttempts must be 1 to 100');
+    const pageEvents = this.options.pageEvents ?? DEFAULT_PAGE_EVENTS;
+    if (!Number.isInteger(pageEvents) || pageEvents < 0 || pageEvents > MAX_PAGE_EVENTS) throw new RangeError(`pageEvents must be 0 to ${MAX_PAGE_EVENTS}`);
+    this.pageEvents = this.projection.applyPage === undefined ? 0 : pageEvents;
     this.metrics = this.options.metrics ?? new RunnerMetrics();
     this.takesSwapLock = checkpointName === projection.name;
     // Literals, not parameters: these statements go as one simple query (several statements, one
@@ -189,8 +228,10 @@ export class ProjectionRunner {
   }
 
   private async runFromCheckpoint(): Promise<void> {
-    const checkpoint = await this.readCheckpoint();
+    let checkpoint = await this.readCheckpoint();
     this.metrics.position = checkpoint;
+    if (this.pageEvents > 0) checkpoint = await this.applyPages(checkpoint);
+    if (this.stopped) return;
     const subscription = this.store.subscribeToAll({
       fromPosition: checkpoint === 0n ? undefined : checkpoint,
       filter: { streamCategories: this.projection.categories },
@@ -268,6 +309,45 @@ export class ProjectionRunner {
     }
   }
 
+  /**
+   * The bulk path: while full pages are waiting after the checkpoint, each is applied by the
+   * projection's applyPage in one transaction with the checkpoint, the next page read meanwhile.
+   * Returns the position reached; from there the subscription takes over (after the first page
+   * shorter than a full one, at once when the backlog is less than a page). A page that fails is
+   * left to the subscription too, whose batches fall back to one event per transaction and stop
+   * exactly at the event that keeps failing.
+   */
+  private async applyPages(from: bigint): Promise<bigint> {
+    const applyPage = this.projection.applyPage;
+    if (applyPage === undefined) return from;
+    const read = pageReader(this.pool, this.store, this.projection.categories);
+    let position = from;
+    let applied = 0;
+    let interrupted = false;
+    for await (const page of pagesAfter(read, from, this.pageEvents, () => !this.stopped)) {
+      interrupted = true;
+      // Less than a page waiting: not worth a page's transaction; the subscription reads it again.
+      if (applied === 0 && page.length < this.pageEvents) break;
+      if (this.stopped) break;
+      try {
+        position = await this.apply(page, position, (context) => applyPage.call(this.projection, page, context));
+      } catch (error) {
+        if (error instanceof CheckpointMovedError) throw error;
+        this.options.logger?.warn(`${this.projection.name}: a page of ${page.length} from position ${position} failed (${errorMessage(error)}); going on in batches`);
+        break;
+      }
+      applied += page.length;
+      const last = page[page.length - 1];
+      this.metrics.recordBatch(page.length, last.position, last.createdAt, false);
+      this.options.onBatch?.({ size: page.length, lastPosition: last.position });
+      interrupted = false;
+    }
+    // The pages ran out (a short or empty page): this is the head, as far as it was visible, so
+    // the runner is caught up, as after a short batch, even when no event follows.
+    if (applied > 0 && !interrupted && !this.stopped) this.metrics.state = 'running';
+    return position;
+  }
+
   private async applyBatch(batch: RecordedEvent[], from: bigint): Promise<bigint> {
     if (batch.length === 1) return this.applyWithRetries(batch, from);
     try {
@@ -318,12 +398,12 @@ export class ProjectionRunner {
    * lose only the last moments of applied batches, rows and checkpoint together, and the runner
    * applies them again from the events, which are committed durably before anyone can read them.
    */
-  private async apply(batch: RecordedEvent[], from: bigint): Promise<bigint> {
+  private async apply(batch: RecordedEvent[], from: bigint, applyPage?: (context: PageContext) => Promise<void>): Promise<bigint> {
     const client = await this.pool.connect();
-    const context = projectionContext(client, this.projection, this.tableName);
     try {
       await client.query(this.beginSql);
-      await applyEvents(this.projection, batch, context);
+      if (applyPage === undefined) await applyEvents(this.projection, batch, projectionContext(client, this.projection, this.tableName));
+      else await applyPage(pageContext(client, this.projection, this.tableName));
       const last = batch[batch.length - 1].position;
       // Guarded by the previous position: a second runner or a swap that moved it makes the
       // function raise, which aborts the transaction before its commit.

@@ -2,7 +2,8 @@ import type { RecordedEvent } from '../../src/event-store/event-store.port.js';
 import { asDomainEvent } from '../../src/common/event.js';
 import { CATEGORIES } from '../../src/common/streams.js';
 import type { VerificationEvent } from '../../src/verifications/verification.events.js';
-import type { Projection, ProjectionContext } from '../projection.js';
+import type { CopyValue } from '../bulk/copy-rows.js';
+import type { PageContext, Projection, ProjectionContext } from '../projection.js';
 
 /** A terminal event's effect on its row: completed carries a result, failed and rejected an error message. */
 interface Terminal {
@@ -111,6 +112,69 @@ function erase(context: ProjectionContext, erasures: readonly { reference: strin
   );
 }
 
+/**
+ * Inserts a batch's request rows (`rows`, one per reference, and `extras`, second requests of a
+ * reference, which a broken log may hold) as insertRequested does; answers the references inserted.
+ */
+type InsertRequested = (rows: readonly Record<string, unknown>[], extras: readonly Record<string, unknown>[]) => Promise<Set<string>>;
+
+const ROW_COLUMNS = ['reference', 'organization_id', 'environment', 'key_id', 'scope', 'category', 'country_code', 'status', 'request', 'result', 'error_message', 'reason_code', 'price_kobo', 'charged', 'created_at', 'completed_at'] as const;
+
+/**
+ * insertRequested for a page: the rows go in by COPY, and their counts (computed here, as
+ * insertRequested's statement computes them from the rows it inserted) by one upsert. COPY has no
+ * `on conflict do nothing`: a reference already there (a replay) fails it, and then, under a
+ * savepoint, the page falls back to insertRequested, which skips such rows. A rebuild or a
+ * catch-up meets none: the checkpoint moves with the rows. The sealed request and result are
+ * copied as they are in the event, never opened.
+ */
+async function copyRequested(context: PageContext, rows: readonly Record<string, unknown>[], extras: readonly Record<string, unknown>[]): Promise<Set<string>> {
+  const copied =
+    extras.length > 0
+      ? undefined
+      : await context.attempt(async () => {
+          await context.copy(
+            'verifications',
+            ROW_COLUMNS,
+            rows.map((row) => ROW_COLUMNS.map((column) => copyValue(column, row))),
+          );
+          await addCounts(context, rows);
+        });
+  if (copied?.ok === true) return new Set(rows.map((row) => row.reference as string));
+  return insertRequested(context, [...rows, ...extras]);
+}
+
+/** A row's value as insertRequested's statement reads it from JSON: jsonb columns as JSON text (the result `{}` when absent), the rest as they are. */
+function copyValue(column: (typeof ROW_COLUMNS)[number], row: Record<string, unknown>): CopyValue {
+  const value = row[column] ?? null;
+  if (column === 'result') return JSON.stringify(value ?? {});
+  if (column === 'request') return value === null ? null : JSON.stringify(value);
+  return value as CopyValue;
+}
+
+/** The count rows that inserting `rows` moves: +1 for each row's status, and the pending row touched (left as it is) for a row inserted finished. */
+async function addCounts(context: ProjectionContext, rows: readonly Record<string, unknown>[]): Promise<void> {
+  const deltas = new Map<string, { organization_id: unknown; environment: unknown; scope: unknown; status: unknown; count: number }>();
+  const add = (row: Record<string, unknown>, status: unknown, delta: number) => {
+    const key = `${String(row.organization_id)}\u0000${String(row.environment)}\u0000${String(row.scope)}\u0000${String(status)}`;
+    const entry = deltas.get(key);
+    if (entry === undefined) deltas.set(key, { organization_id: row.organization_id, environment: row.environment, scope: row.scope, status, count: delta });
+    else entry.count += delta;
+  };
+  for (const row of rows) {
+    add(row, row.status, 1);
+    if (row.status !== 'pending') add(row, 'pending', 0);
+  }
+  if (deltas.size === 0) return;
+  await context.query(
+    `insert into ${context.table('verification_counts')} as c (organization_id, environment, scope, status, count)
+     select organization_id, environment, scope, status, count from jsonb_to_recordset($1::jsonb) as d(organization_id text, environment text, scope text, status text, count bigint)
+     order by 1, 2, 3, 4
+     on conflict (organization_id, environment, scope, status) do update set count = c.count + excluded.count`,
+    [JSON.stringify([...deltas.values()])],
+  );
+}
+
 /** The row of a request, pending, or already finished by `terminal`. */
 function requestRow(event: VerificationEvent & { type: 'VerificationRequested' }, terminal?: Terminal): Record<string, unknown> {
   const d = event.data;
@@ -158,42 +222,46 @@ export const verificationsProjection: Projection = {
     if (terminal !== undefined) await finish(context, [terminal]);
   },
 
-  /**
-   * Two statements per batch: every request (in its final state when its terminal event is in the
-   * batch too: one write instead of an insert and an update), then every other reference's first
-   * terminal event. Event by event, a later terminal event of the same reference finds its row
-   * finished and changes nothing, and a terminal event before its request (a broken log) finds no
-   * row; both are dropped here.
-   */
-  async handleBatch(events: readonly RecordedEvent[], context: ProjectionContext): Promise<void> {
-    const requested = new Map<string, { position: bigint; event: VerificationEvent & { type: 'VerificationRequested' } }>();
-    const terminals = new Map<string, Terminal>();
-    const decoded = events.map((recorded) => ({ recorded, event: asDomainEvent<VerificationEvent>(recorded) }));
-    const extraRequests: Record<string, unknown>[] = [];
-    for (const { recorded, event } of decoded) {
-      if (event.type !== 'VerificationRequested') continue;
-      // A second request of one reference (a broken log) stays a plain request: its insert does nothing.
-      if (requested.has(event.data.reference)) extraRequests.push(requestRow(event));
-      else requested.set(event.data.reference, { position: recorded.position, event });
-    }
-    for (const { recorded, event } of decoded) {
-      const terminal = terminalOf(event);
-      if (terminal === undefined || terminals.has(terminal.reference)) continue;
-      const request = requested.get(terminal.reference);
-      if (request !== undefined && request.position > recorded.position) continue;
-      terminals.set(terminal.reference, terminal);
-    }
-    const rows = [...requested.values()].map(({ event }) => requestRow(event, terminals.get(event.data.reference)));
-    const inserted = rows.length > 0 ? await insertRequested(context, [...rows, ...extraRequests]) : new Set<string>();
-    // A request already there (a replay) did not take its terminal event: apply it as an update.
-    const remaining = [...terminals.values()].filter((terminal) => !(requested.has(terminal.reference) && inserted.has(terminal.reference)));
-    if (remaining.length > 0) await finish(context, remaining);
-    // After the rows exist: an erasure always follows its verification's request in the log.
-    // The first erasure of a reference counts (an update joining two rows of one reference would take either).
-    const erasures = new Map<string, { reference: string; erased_at: string }>();
-    for (const { event } of decoded) {
-      if (event.type === 'VerificationPersonalDataErased' && !erasures.has(event.data.reference)) erasures.set(event.data.reference, { reference: event.data.reference, erased_at: event.data.erasedAt });
-    }
-    if (erasures.size > 0) await erase(context, [...erasures.values()]);
-  },
+  handleBatch: (events, context) => handleVerificationBatch(events, context, (rows, extras) => insertRequested(context, [...rows, ...extras])),
+  // The same fold over a page, its new rows written by COPY (see copyRequested).
+  applyPage: (events, context) => handleVerificationBatch(events, context, (rows, extras) => copyRequested(context, rows, extras)),
 };
+
+/**
+ * `handle` on each event in turn, in two statements: every request (in its final state when its terminal event is in the
+ * batch too: one write instead of an insert and an update), then every other reference's first
+ * terminal event. Event by event, a later terminal event of the same reference finds its row
+ * finished and changes nothing, and a terminal event before its request (a broken log) finds no
+ * row; both are dropped here.
+ */
+async function handleVerificationBatch(events: readonly RecordedEvent[], context: ProjectionContext, insert: InsertRequested): Promise<void> {
+  const requested = new Map<string, { position: bigint; event: VerificationEvent & { type: 'VerificationRequested' } }>();
+  const terminals = new Map<string, Terminal>();
+  const decoded = events.map((recorded) => ({ recorded, event: asDomainEvent<VerificationEvent>(recorded) }));
+  const extraRequests: Record<string, unknown>[] = [];
+  for (const { recorded, event } of decoded) {
+    if (event.type !== 'VerificationRequested') continue;
+    // A second request of one reference (a broken log) stays a plain request: its insert does nothing.
+    if (requested.has(event.data.reference)) extraRequests.push(requestRow(event));
+    else requested.set(event.data.reference, { position: recorded.position, event });
+  }
+  for (const { recorded, event } of decoded) {
+    const terminal = terminalOf(event);
+    if (terminal === undefined || terminals.has(terminal.reference)) continue;
+    const request = requested.get(terminal.reference);
+    if (request !== undefined && request.position > recorded.position) continue;
+    terminals.set(terminal.reference, terminal);
+  }
+  const rows = [...requested.values()].map(({ event }) => requestRow(event, terminals.get(event.data.reference)));
+  const inserted = rows.length > 0 ? await insert(rows, extraRequests) : new Set<string>();
+  // A request already there (a replay) did not take its terminal event: apply it as an update.
+  const remaining = [...terminals.values()].filter((terminal) => !(requested.has(terminal.reference) && inserted.has(terminal.reference)));
+  if (remaining.length > 0) await finish(context, remaining);
+  // After the rows exist: an erasure always follows its verification's request in the log.
+  // The first erasure of a reference counts (an update joining two rows of one reference would take either).
+  const erasures = new Map<string, { reference: string; erased_at: string }>();
+  for (const { event } of decoded) {
+    if (event.type === 'VerificationPersonalDataErased' && !erasures.has(event.data.reference)) erasures.set(event.data.reference, { reference: event.data.reference, erased_at: event.data.erasedAt });
+  }
+  if (erasures.size > 0) await erase(context, [...erasures.values()]);
+}

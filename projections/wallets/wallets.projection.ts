@@ -82,6 +82,9 @@ export const walletsProjection: Projection = {
     }
   },
   handleBatch: handleWalletBatch,
+  // A page writes what a batch writes (each wallet once, the reservations still open at its end):
+  // a few hundred rows however long the page, so the batch's statements serve it as they are.
+  applyPage: handleWalletBatch,
 };
 
 interface WalletState {

@@ -1,0 +1,103 @@
+import type pg from 'pg';
+import { prepared } from '../../src/database/prepared.js';
+import { MAX_READ_COUNT, type EventStore, type JsonObject, type RecordedEvent } from '../../src/event-store/event-store.port.js';
+
+/** Reads one page of a projection's events after a position: at most `maxCount`, in position order. */
+export type PageReader = (from: bigint, maxCount: number) => Promise<RecordedEvent[]>;
+
+/**
+ * The page of the PostgreSQL log after $1 in the categories $2, at most $3 events, below the
+ * visible bound (an event committed behind an older open transaction waits for the next page, as
+ * with readAll; invisible positions all lie above the visible ones, so the visible rows of a page
+ * are a prefix of it). The page is taken first, in position order on the primary key, and bounded
+ * after, for the reason readAll gives (PostgresEventStore.readAll). Only what projections read is
+ * sent: metadata's `occurredAt` rather than the whole metadata, and the commit time as
+ * milliseconds rather than timestamptz text.
+ */
+const PAGE_SQL = `select position, stream_id, revision, event_id, type, data, occurred_at, created_ms from (
+    select position, stream_id, revision, event_id, type, data, metadata ->> 'occurredAt' as occurred_at, floor(extract(epoch from created_at) * 1000) as created_ms
+    from events where position > $1 and split_part(stream_id, '-', 1) = any($2::text[]) order by position limit $3) page
+  where position < (select events_visible_bound()) order by position`;
+
+const rawText = (value: string) => value;
+const RAW_TYPES = { getTypeParser: () => rawText } as unknown as pg.CustomTypesConfig;
+
+type PageRow = [position: string, streamId: string, revision: string, eventId: string, type: string, data: string, occurredAt: string | null, createdMs: string];
+
+/** Bounds of a page, in events. */
+export const MAX_PAGE_EVENTS = 100_000;
+
+/**
+ * Pages for a projection's bulk path. On PostgreSQL the rows come back as text, every type parser
+ * bypassed, and only `data` is parsed: the events' metadata holds only `occurredAt`, the one field
+ * of it projections read (Projection.applyPage says so). On another store, the store's readAll.
+ */
+export function pageReader(pool: pg.Pool, store: EventStore, categories: readonly string[]): PageReader {
+  if (store.kind !== 'postgres') return storePages(store, categories);
+  const categoryList = [...categories];
+  return async (from, maxCount) => {
+    if (!Number.isInteger(maxCount) || maxCount < 1 || maxCount > MAX_PAGE_EVENTS) throw new RangeError(`a page holds 1 to ${MAX_PAGE_EVENTS} events`);
+    const { rows } = await pool.query<PageRow>({ ...prepared(PAGE_SQL, [from.toString(), categoryList, maxCount]), rowMode: 'array', types: RAW_TYPES });
+    const events = new Array<RecordedEvent>(rows.length);
+    for (let i = 0; i < rows.length; i++) {
+      const row = rows[i];
+      events[i] = {
+        id: row[3],
+        streamId: row[1],
+        type: row[4],
+        revision: BigInt(row[2]),
+        position: BigInt(row[0]),
+        data: JSON.parse(row[5]) as JsonObject,
+        metadata: row[6] === null ? {} : { occurredAt: row[6] },
+        createdAt: new Date(Number(row[7])),
+      };
+    }
+    return events;
+  };
+}
+
+/**
+ * A page through the store's readAll, in reads of at most MAX_READ_COUNT. Only events after the
+ * position are kept: EventStoreDB's read starts at the position given, PostgreSQL's after it.
+ */
+function storePages(store: EventStore, categories: readonly string[]): PageReader {
+  const filter = { streamCategories: categories };
+  return async (from, maxCount) => {
+    const page: RecordedEvent[] = [];
+    let cursor = from;
+    while (page.length < maxCount) {
+      const read = await store.readAll({ fromPosition: cursor === 0n ? undefined : cursor, maxCount: Math.min(MAX_READ_COUNT, maxCount - page.length + 1), filter });
+      const fresh = read.filter((event) => event.position > cursor).slice(0, maxCount - page.length);
+      if (fresh.length === 0) break;
+      page.push(...fresh);
+      cursor = fresh[fresh.length - 1].position;
+    }
+    return page;
+  };
+}
+
+/**
+ * The pages after `from`, each read while the one before is applied: at most one page ahead, so
+ * the memory held is two pages. Ends after the first page shorter than `pageEvents` (the head, as
+ * far as it was visible then) or when `more()` says no before the next read.
+ */
+export async function* pagesAfter(read: PageReader, from: bigint, pageEvents: number, more: () => boolean): AsyncGenerator<RecordedEvent[]> {
+  let next: Promise<RecordedEvent[]> | undefined = read(from, pageEvents);
+  try {
+    while (next !== undefined) {
+      const page = await next;
+      next = undefined;
+      if (page.length === 0) return;
+      if (page[0].position <= from) throw new Error(`invariant: a page after ${from} starts at ${page[0].position}`);
+      from = page[page.length - 1].position;
+      if (page.length === pageEvents && more()) {
+        next = read(from, pageEvents);
+        // Awaited (and its failure handled) on the next turn, or dropped when the caller stops.
+        next.catch(() => undefined);
+      }
+      yield page;
+    }
+  } finally {
+    await next?.catch(() => undefined);
+  }
+}

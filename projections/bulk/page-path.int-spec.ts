@@ -1,0 +1,124 @@
+import { describe, expect, it } from '@jest/globals';
+import { randomUUID } from 'node:crypto';
+import { allEvents, useTestEventStore } from '../../test/support/event-store.js';
+import type { Projection } from '../projection.js';
+import { waitUntil } from '../runner/counting.projection.testing.js';
+import { pageContext, ProjectionRunner } from '../runner/projection-runner.js';
+import { writeSampleLog } from '../runner/sample-log.testing.js';
+import { verificationsProjection } from '../verifications/verifications.projection.js';
+import { walletLedgerProjection } from '../wallet-ledger/wallet-ledger.projection.js';
+import { walletsProjection } from '../wallets/wallets.projection.js';
+import { rebuildProjection } from '../rebuild/rebuild.js';
+import { pageReader } from './event-pages.js';
+
+const db = useTestEventStore({ poolSize: 8 });
+
+/** Each table's primary key, for a stable order. */
+const ORDER: Record<string, string> = {
+  wallets: 'organization_id, environment',
+  wallet_reservations: 'reference',
+  wallet_ledger: 'organization_id, environment, event_position',
+  verifications: 'reference',
+  verification_counts: 'organization_id, environment, scope, status',
+};
+const PAGE_EVENTS = 97;
+const paged = (table: string) => `${table}__paged`;
+
+async function rows(table: string, orderBy: string): Promise<Record<string, unknown>[]> {
+  return (await db.pool.query(`select * from ${table} order by ${orderBy}`)).rows;
+}
+
+async function checkpoint(name: string): Promise<bigint> {
+  const { rows: found } = await db.pool.query<{ position: string }>('select position from projection_checkpoints where name = $1', [name]);
+  return found.length === 0 ? 0n : BigInt(found[0].position);
+}
+
+/** Runs a runner until its checkpoint reaches `last`, then stops it. */
+async function runUntil(runner: ProjectionRunner, checkpointName: string, last: bigint): Promise<void> {
+  runner.start();
+  let failure: unknown;
+  runner.finished.catch((error: unknown) => (failure = error));
+  await waitUntil(async () => failure !== undefined || (await checkpoint(checkpointName)) >= last, 60_000, `${checkpointName} to reach ${last}`);
+  await runner.stop();
+  if (failure !== undefined) throw failure;
+}
+
+describe('Given one log applied event by event and page by page', () => {
+  it('writes the same rows in every table of wallets, wallet-ledger and verifications, and a page applied twice changes nothing', async () => {
+    await writeSampleLog(db.pool, { organizations: 3, verifications: 240, store: db.store });
+    // Erasures: pages must blank the rows they erase, after writing them.
+    const requests = (await allEvents(db.store, { streamCategories: ['verification'] })).filter((event) => event.type === 'VerificationRequested').slice(0, 12);
+    for (const request of requests) {
+      await db.store.append(
+        request.streamId,
+        [{ id: randomUUID(), type: 'VerificationPersonalDataErased', data: { schemaVersion: 1, reference: request.data.reference as string, erasedAt: '2026-11-20T10:00:00.000Z' }, metadata: { occurredAt: '2026-11-20T10:00:00.000Z' } }],
+        { expectedRevision: 1n },
+      );
+    }
+
+    const projections: Projection[] = [walletsProjection, walletLedgerProjection, verificationsProjection];
+    for (const projection of projections) {
+      const events = await allEvents(db.store, { streamCategories: projection.categories });
+      const last = events[events.length - 1].position;
+      for (const table of projection.tables) await db.pool.query(`create table ${paged(table)} (like ${table} including all)`);
+
+      // Event by event (no page path, batches of one) into the live tables.
+      await runUntil(new ProjectionRunner(db.pool, db.store, projection, { maxBatch: 1, maxAttempts: 1, pageEvents: 0 }, (table) => table, `${projection.name}__one`), `${projection.name}__one`, last);
+
+      // Page by page into copies of them: pages of 97 events, so that checks, reservations and erasures straddle pages; the tail in batches of one.
+      const pages: number[] = [];
+      const warnings: string[] = [];
+      const logger = { log: () => undefined, warn: (message: string) => warnings.push(message), error: (message: string) => warnings.push(message) };
+      const pageRunner = new ProjectionRunner(db.pool, db.store, projection, { maxBatch: 1, maxAttempts: 1, pageEvents: PAGE_EVENTS, logger, onBatch: ({ size }) => pages.push(size) }, paged, `${projection.name}__paged`);
+      await runUntil(pageRunner, `${projection.name}__paged`, last);
+      expect(warnings).toEqual([]);
+      const inPages = pages.filter((size) => size === PAGE_EVENTS).length * PAGE_EVENTS;
+      expect(inPages).toBeGreaterThan(events.length - PAGE_EVENTS);
+
+      // The first table of each holds rows (the sample log closes every reservation it opens, so wallet_reservations is empty).
+      expect((await rows(projection.tables[0], ORDER[projection.tables[0]])).length).toBeGreaterThan(0);
+      for (const table of projection.tables) expect(await rows(paged(table), ORDER[table])).toEqual(await rows(table, ORDER[table]));
+
+      // The whole log again through applyPage, in pages of 97, over rows that already hold it.
+      const read = pageReader(db.pool, db.store, projection.categories);
+      for (let from = 0n; ; ) {
+        const page = await read(from, PAGE_EVENTS);
+        if (page.length === 0) break;
+        const client = await db.pool.connect();
+        try {
+          await client.query('begin');
+          await projection.applyPage?.(page, pageContext(client, projection, paged));
+          await client.query('commit');
+        } catch (error) {
+          await client.query('rollback');
+          throw error;
+        } finally {
+          client.release();
+        }
+        from = page[page.length - 1].position;
+      }
+      for (const table of projection.tables) expect(await rows(paged(table), ORDER[table])).toEqual(await rows(table, ORDER[table]));
+    }
+  });
+});
+
+describe('When a rebuild replays in pages what the live runner applied event by event', () => {
+  it('finds no difference in any table and swaps', async () => {
+    await writeSampleLog(db.pool, { organizations: 1, verifications: 60, store: db.store });
+    const projections: Projection[] = [walletsProjection, walletLedgerProjection, verificationsProjection];
+    for (const projection of projections) {
+      for (const table of projection.tables) await db.pool.query(`truncate ${table}`);
+      await db.pool.query('delete from projection_checkpoints where name = $1', [projection.name]);
+      const events = await allEvents(db.store, { streamCategories: projection.categories });
+      await runUntil(new ProjectionRunner(db.pool, db.store, projection, { maxBatch: 1, maxAttempts: 1, pageEvents: 0 }), projection.name, events[events.length - 1].position);
+
+      const pages: number[] = [];
+      const result = await rebuildProjection(db.pool, db.store, db.url, projection, { verify: true, strict: true, pageEvents: 20, swapThresholdEvents: 5, onProgress: ({ eventsDone }) => pages.push(eventsDone) });
+      expect(result.outcome).toBe('swapped');
+      expect(result.differences?.map(({ onlyLive, onlyRebuilt }) => onlyLive + onlyRebuilt)).toEqual(projection.tables.map(() => 0));
+      // Replayed in pages of 20, not event by event.
+      expect(pages).toContain(20);
+      expect(pages).toContain(40);
+    }
+  });
+});
