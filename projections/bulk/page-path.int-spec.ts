@@ -9,6 +9,7 @@ import { verificationsProjection } from '../verifications/verifications.projecti
 import { walletLedgerProjection } from '../wallet-ledger/wallet-ledger.projection.js';
 import { walletsProjection } from '../wallets/wallets.projection.js';
 import { rebuildProjection } from '../rebuild/rebuild.js';
+import { inTransaction } from '../../src/database/transaction.js';
 import { pageReader } from './event-pages.js';
 
 const db = useTestEventStore({ poolSize: 8 });
@@ -84,17 +85,7 @@ describe('Given one log applied event by event and page by page', () => {
       for (let from = 0n; ; ) {
         const page = await read(from, PAGE_EVENTS);
         if (page.length === 0) break;
-        const client = await db.pool.connect();
-        try {
-          await client.query('begin');
-          await projection.applyPage?.(page, pageContext(client, projection, paged));
-          await client.query('commit');
-        } catch (error) {
-          await client.query('rollback');
-          throw error;
-        } finally {
-          client.release();
-        }
+        await inTransaction(db.pool, async (client) => projection.applyPage?.(page, pageContext(client, projection, paged)));
         from = page[page.length - 1].position;
       }
       for (const table of projection.tables) expect(await rows(paged(table), ORDER[table])).toEqual(await rows(table, ORDER[table]));
