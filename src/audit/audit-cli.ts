@@ -8,6 +8,7 @@
  * unreachable, unknown organization).
  */
 import { Command, CommanderError, InvalidArgumentError, Option } from 'commander';
+import { availableParallelism } from 'node:os';
 import type cliProgress from 'cli-progress';
 import type pg from 'pg';
 import type { Environment } from '../common/environment.js';
@@ -194,7 +195,8 @@ async function audit(args: AuditArguments): Promise<number> {
     const wallet = { organizationId: args.org, environment: args.env };
     // On the PostgreSQL store, the replay reads the events table in one COPY, the events' hashes
     // computed on a worker thread meanwhile; on EventStoreDB, page by page through the client.
-    if (config.eventStore.kind === 'postgres') hashWorker = new ChainHashWorker();
+    // On one core the worker would only add its own decoding to the same core's work.
+    if (config.eventStore.kind === 'postgres' && availableParallelism() > 1) hashWorker = new ChainHashWorker();
     const readHashedPages = hashWorker === undefined ? undefined : postgresStreamCopyWith(pool, hashWorker);
     const total = Number(await lastRevisionOf(store, streams.wallet(args.org, args.env))) + 1;
     if (args.progress && total >= PROGRESS_THRESHOLD_EVENTS) {
