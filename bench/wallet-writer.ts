@@ -7,7 +7,7 @@ import { GENESIS_LINK, linkFor } from '../src/wallets/wallet-chain.js';
 import type { WalletId } from '../src/wallets/wallet-ledger.port.js';
 import { format, status } from './bench-support.js';
 
-const ROUND_RESERVATIONS = 100;
+export const ROUND_RESERVATIONS = 100;
 const PRICE_KOBO = 10_000;
 const CONTEXT = { correlationId: 'bench-wallet', actor: { type: 'system' as const, id: 'bench' } };
 

@@ -48,7 +48,7 @@ export interface Difference {
   readonly message: string;
 }
 
-export interface ReconcileOptions extends Pick<ReplayOptions, 'from' | 'onProgress' | 'readPage' | 'readPages'> {
+export interface ReconcileOptions extends Pick<ReplayOptions, 'from' | 'onProgress' | 'readPage' | 'readPages' | 'readHashedPages'> {
   readonly recoveryDeadlineMs: number;
   /** How long to wait for the projections to reach the wallet's newest event before comparing. */
   readonly waitMs: number;
@@ -337,6 +337,7 @@ export async function reconcileWallet(store: EventStore, pool: pg.Pool, wallet: 
       onProgress: options.onProgress,
       readPage: options.readPage,
       readPages: options.readPages,
+      readHashedPages: options.readHashedPages,
       observe: (entry) => {
         if (entry.revision <= rowRevision) {
           atRow.fundedKobo += entry.entryType === 'funding' ? entry.amountKobo : 0;

@@ -1,9 +1,10 @@
 import type { Environment } from '../common/environment.js';
 import { streams } from '../common/streams.js';
 import type { EventStore, JsonObject, RecordedEvent } from '../event-store/event-store.port.js';
-import type { StreamPageReader, StreamPagesReader } from '../event-store/postgres-stream-pages.js';
+import type { SidecarPagesReader, StreamPageReader, StreamPagesReader } from '../event-store/postgres-stream-pages.js';
 import { occurredAt } from '../common/event.js';
 import { checkLink, GENESIS_LINK, linkAfter, storedLink, type ChainBreak } from '../wallets/wallet-chain.js';
+import { CHAIN_HASH_WIDTH } from './chain-hashes.js';
 import type { WalletId } from '../wallets/wallet-ledger.port.js';
 import type { WalletEntryType } from '../wallets/wallet.read-model.js';
 
@@ -156,6 +157,12 @@ export interface ReplayOptions {
   readonly readPage?: StreamPageReader;
   /** Reads the stream from a revision to its end in one go (the PostgreSQL store's COPY reader); takes precedence over `readPage`. */
   readonly readPages?: StreamPagesReader;
+  /**
+   * The COPY reader with the chain hash worker as its sidecar (`postgresStreamCopyWith(pool, new
+   * ChainHashWorker())`, chain-hashes.ts): each page comes with the hash each event's stored link
+   * claims, computed on the worker thread; takes precedence over `readPages` and `readPage`.
+   */
+  readonly readHashedPages?: SidecarPagesReader;
   /** Called after each page with the number of events read so far. */
   readonly onProgress?: (eventsRead: number) => void;
   /** Sees every entry, shown or not (before `from`), before it is yielded: reconciliation needs them all. */
@@ -231,6 +238,16 @@ export class WalletReplay {
       void nextPage?.catch(() => undefined);
       yield page;
     }
+  }
+
+  /** The pages to fold, with the claimed-link hashes when the worker computed them (else '' and the replay hashes each event itself). */
+  private async *sourcePages(firstRevision: bigint): AsyncGenerator<{ events: RecordedEvent[]; side: string | undefined }> {
+    const { readHashedPages, readPages } = this.options;
+    if (readHashedPages !== undefined) {
+      yield* readHashedPages(this.streamId, firstRevision, this.pageSize);
+      return;
+    }
+    for await (const events of readPages?.(this.streamId, firstRevision, this.pageSize) ?? this.pagesRead(firstRevision)) yield { events, side: undefined };
   }
 
   /** Available once `entries()` has run to its end. */
@@ -323,10 +340,10 @@ export class WalletReplay {
 
     let done = false;
     const firstRevision = resume === undefined ? 0n : resume.revision + 1n;
-    const source = this.options.readPages?.(this.streamId, firstRevision, this.pageSize) ?? this.pagesRead(firstRevision);
-    for await (const page of source) {
+    for await (const { events: page, side: claimedHashes } of this.sourcePages(firstRevision)) {
       const shown: AuditEntry[] = [];
-      for (const recorded of page) {
+      for (let index = 0; index < page.length; index++) {
+        const recorded = page[index];
         if (recorded.revision !== expectedRevision) {
           throw new Error(`invariant: wallet stream ${this.streamId} read revision ${recorded.revision} after ${String(last?.revision ?? 'none')}`);
         }
@@ -339,7 +356,7 @@ export class WalletReplay {
         if (at > latestOccurredAt) latestOccurredAt = at;
         linkBefore = link;
 
-        const check = checkLink(link, recorded, chainStarted);
+        const check = checkLink(link, recorded, chainStarted, claimedHashes, index * CHAIN_HASH_WIDTH);
         let hash: string | null;
         if (check.status === 'hashed') {
           hashedEvents++;

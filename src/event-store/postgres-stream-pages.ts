@@ -68,9 +68,27 @@ const COPY_FIELDS = 7;
 const COPY_ESCAPES: Readonly<Record<string, string>> = { b: '\b', f: '\f', n: '\n', r: '\r', t: '\t', v: '\v' };
 
 /** A field of COPY's text format as stored: `\\` for a backslash, `\t` for a tab, and so on (only JSON with escapes in it has any). */
-function copyText(field: string): string {
+export function copyText(field: string): string {
   return field.includes('\\') ? field.replace(/\\(.)/g, (_, escaped: string) => COPY_ESCAPES[escaped] ?? escaped) : field;
 }
+
+/**
+ * Work done on each COPY chunk's whole rows beside the reader, for instance on a worker thread:
+ * `submit` receives the rows' bytes (COPY text format, each row ending in a newline) as soon as
+ * they arrive and answers, in a string, `width` characters per row, in row order.
+ */
+export interface CopyRowsSidecar {
+  readonly width: number;
+  submit(streamId: string, rows: Uint8Array): Promise<string>;
+}
+
+/** A page of events with the sidecar's characters for them (`width` per event, in the same order). */
+export interface SidecarPage {
+  readonly events: RecordedEvent[];
+  readonly side: string;
+}
+
+export type SidecarPagesReader = (streamId: string, fromRevision: bigint, pageSize: number) => AsyncIterable<SidecarPage>;
 
 /**
  * The same events as `postgresStreamPages`, read by one `COPY (select …) TO STDOUT` instead of a
@@ -81,73 +99,129 @@ function copyText(field: string): string {
  */
 export function postgresStreamCopy(pool: pg.Pool): StreamPagesReader {
   return async function* readPages(streamId, fromRevision, pageSize) {
-    assertReadCount(pageSize);
-    if (fromRevision < 0n) throw new RangeError(`invalid revision ${fromRevision}`);
-    let client: pg.PoolClient;
-    try {
-      client = await pool.connect();
-    } catch (error) {
-      if (isConnectionError(error)) throw new EventStoreUnavailableError('PostgreSQL event store unreachable', { cause: error });
-      throw error;
-    }
-    // COPY takes no parameters: the stream id goes in as a quoted literal, the revision as a bigint's digits.
-    const sql =
-      `copy (select position, revision, event_id, type, data, metadata, floor(extract(epoch from created_at) * 1000) from events ` +
-      `where stream_id = ${client.escapeLiteral(streamId)} and revision >= ${fromRevision.toString()} order by revision) to stdout`;
-    const copy = client.query(copyTo(sql, { highWaterMark: COPY_READ_AHEAD_BYTES }));
-    let finished = false;
-    try {
-      let page: RecordedEvent[] = [];
-      let rest: Buffer | undefined;
-      for await (const chunk of copy as AsyncIterable<Buffer>) {
-        const bytes = rest === undefined ? chunk : Buffer.concat([rest, chunk]);
-        // A row ends at a newline byte (one inside a value is sent as a backslash and an n, and no UTF-8 sequence holds that byte).
-        const end = bytes.lastIndexOf(NEWLINE);
-        if (end < 0) {
-          rest = bytes;
-          continue;
+    for await (const page of copyPages(pool, streamId, fromRevision, pageSize, undefined)) yield page.events;
+  };
+}
+
+/**
+ * The COPY reader with a sidecar: each chunk's rows go to `sidecar.submit` as they arrive, and a
+ * page is handed out once the pages after it, up to one page ahead, are submitted, so that the
+ * sidecar works on the next page while the caller folds this one. Memory stays at a few pages.
+ */
+export function postgresStreamCopyWith(pool: pg.Pool, sidecar: CopyRowsSidecar): SidecarPagesReader {
+  return (streamId, fromRevision, pageSize) => copyPages(pool, streamId, fromRevision, pageSize, sidecar);
+}
+
+/** A run of a chunk's sidecar answer: the rows from `from` to `to` of that chunk. */
+interface SideRun {
+  readonly answer: Promise<string>;
+  readonly from: number;
+  readonly to: number;
+}
+
+interface PendingPage {
+  readonly events: RecordedEvent[];
+  readonly runs: SideRun[];
+}
+
+async function settle(page: PendingPage, width: number): Promise<SidecarPage> {
+  let side = '';
+  for (const run of page.runs) {
+    const answer = await run.answer;
+    side += run.from === 0 && run.to * width === answer.length ? answer : answer.slice(run.from * width, run.to * width);
+  }
+  if (side.length !== page.events.length * width) throw new Error('invariant: the sidecar answered for another number of rows than it was given');
+  return { events: page.events, side };
+}
+
+async function* copyPages(pool: pg.Pool, streamId: string, fromRevision: bigint, pageSize: number, sidecar: CopyRowsSidecar | undefined): AsyncGenerator<SidecarPage> {
+  assertReadCount(pageSize);
+  if (fromRevision < 0n) throw new RangeError(`invalid revision ${fromRevision}`);
+  let client: pg.PoolClient;
+  try {
+    client = await pool.connect();
+  } catch (error) {
+    if (isConnectionError(error)) throw new EventStoreUnavailableError('PostgreSQL event store unreachable', { cause: error });
+    throw error;
+  }
+  // COPY takes no parameters: the stream id goes in as a quoted literal, the revision as a bigint's digits.
+  const sql =
+    `copy (select position, revision, event_id, type, data, metadata, floor(extract(epoch from created_at) * 1000) from events ` +
+    `where stream_id = ${client.escapeLiteral(streamId)} and revision >= ${fromRevision.toString()} order by revision) to stdout`;
+  const copy = client.query(copyTo(sql, { highWaterMark: COPY_READ_AHEAD_BYTES }));
+  const width = sidecar?.width ?? 0;
+  // Full pages not yet handed out (with a sidecar: held until the next page is submitted).
+  const ready: PendingPage[] = [];
+  // One array for every row: its fields are read into the event before the next row is cut.
+  const fields = new Array<string>(COPY_FIELDS);
+  let finished = false;
+  try {
+    let page: PendingPage = { events: [], runs: [] };
+    let rest: Buffer | undefined;
+    for await (const chunk of copy as AsyncIterable<Buffer>) {
+      const bytes = rest === undefined ? chunk : Buffer.concat([rest, chunk]);
+      // A row ends at a newline byte (one inside a value is sent as a backslash and an n, and no UTF-8 sequence holds that byte).
+      const end = bytes.lastIndexOf(NEWLINE);
+      if (end < 0) {
+        rest = bytes;
+        continue;
+      }
+      rest = end + 1 < bytes.length ? bytes.subarray(end + 1) : undefined;
+      // A copy of the rows (the chunk may be a slice of a larger buffer), handed to the sidecar before they are decoded here.
+      const answer = sidecar?.submit(streamId, Uint8Array.prototype.slice.call(bytes, 0, end + 1));
+      // The answer may be awaited only later, behind a failure of this reader: it must not fail unobserved meanwhile.
+      void answer?.catch(() => undefined);
+      let row = 0;
+      let runFrom = 0;
+      const lines = bytes.toString('utf8', 0, end + 1);
+      let start = 0;
+      while (start < lines.length) {
+        let from = start;
+        for (let i = 0; i < COPY_FIELDS - 1; i++) {
+          const tab = lines.indexOf('\t', from);
+          if (tab < 0) throw new Error('invariant: a COPY row of the events table has fewer fields than selected');
+          fields[i] = lines.slice(from, tab);
+          from = tab + 1;
         }
-        rest = end + 1 < bytes.length ? bytes.subarray(end + 1) : undefined;
-        const lines = bytes.toString('utf8', 0, end + 1);
-        let start = 0;
-        while (start < lines.length) {
-          const fields = new Array<string>(COPY_FIELDS);
-          let from = start;
-          for (let i = 0; i < COPY_FIELDS - 1; i++) {
-            const tab = lines.indexOf('\t', from);
-            if (tab < 0) throw new Error('invariant: a COPY row of the events table has fewer fields than selected');
-            fields[i] = lines.slice(from, tab);
-            from = tab + 1;
+        const newline = lines.indexOf('\n', from);
+        fields[COPY_FIELDS - 1] = lines.slice(from, newline);
+        start = newline + 1;
+        page.events.push({
+          id: fields[2],
+          streamId,
+          type: copyText(fields[3]),
+          revision: BigInt(fields[1]),
+          position: BigInt(fields[0]),
+          data: JSON.parse(copyText(fields[4])) as JsonObject,
+          metadata: JSON.parse(copyText(fields[5])) as JsonObject,
+          createdAt: new Date(Number(fields[6])),
+        });
+        row++;
+        if (page.events.length === pageSize) {
+          if (answer !== undefined) page.runs.push({ answer, from: runFrom, to: row });
+          runFrom = row;
+          if (sidecar === undefined) {
+            yield { events: page.events, side: '' };
+          } else {
+            ready.push(page);
+            // One full page submitted ahead of the one handed out.
+            if (ready.length > 1) yield await settle(ready.shift() as PendingPage, width);
           }
-          const newline = lines.indexOf('\n', from);
-          fields[COPY_FIELDS - 1] = lines.slice(from, newline);
-          start = newline + 1;
-          page.push({
-            id: fields[2],
-            streamId,
-            type: copyText(fields[3]),
-            revision: BigInt(fields[1]),
-            position: BigInt(fields[0]),
-            data: JSON.parse(copyText(fields[4])) as JsonObject,
-            metadata: JSON.parse(copyText(fields[5])) as JsonObject,
-            createdAt: new Date(Number(fields[6])),
-          });
-          if (page.length === pageSize) {
-            yield page;
-            page = [];
-          }
+          page = { events: [], runs: [] };
         }
       }
-      if (rest !== undefined) throw new Error('invariant: the COPY of the events table ended inside a row');
-      if (page.length > 0) yield page;
-      finished = true;
-    } catch (error) {
-      if (isConnectionError(error)) throw new EventStoreUnavailableError('PostgreSQL event store unreachable', { cause: error });
-      throw error;
-    } finally {
-      // A COPY broken off (the caller stopped early, or it failed) leaves the session mid-statement: it is closed, not pooled.
-      if (!finished) copy.destroy();
-      client.release(finished ? undefined : true);
+      if (answer !== undefined && row > runFrom) page.runs.push({ answer, from: runFrom, to: row });
     }
-  };
+    if (rest !== undefined) throw new Error('invariant: the COPY of the events table ended inside a row');
+    for (const held of ready.splice(0)) yield await settle(held, width);
+    if (page.events.length > 0) yield sidecar === undefined ? { events: page.events, side: '' } : await settle(page, width);
+    finished = true;
+  } catch (error) {
+    if (isConnectionError(error)) throw new EventStoreUnavailableError('PostgreSQL event store unreachable', { cause: error });
+    throw error;
+  } finally {
+    // A COPY broken off (the caller stopped early, or it failed) leaves the session mid-statement: it is closed, not pooled.
+    if (!finished) copy.destroy();
+    client.release(finished ? undefined : true);
+  }
 }

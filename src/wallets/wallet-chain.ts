@@ -203,6 +203,21 @@ let lastVerifiedHash = GENESIS_LINK;
 const HASHED: ChainCheck = Object.freeze({ status: 'hashed' });
 const UNHASHED: ChainCheck = Object.freeze({ status: 'unhashed' });
 
+const DASH = 0x2d;
+
+/**
+ * Whether `chainHash(previous, event)` is `stored`. `claimedHashes`, from the audit's worker thread
+ * (src/audit/chain-hashes.ts), holds at `claimedAt` the hash of the event's content on its stored
+ * `previous`, which the caller has found equal to `previous`: the same hash, computed already;
+ * dashes where the worker computed none.
+ */
+function computedHashIs(previous: string, event: ChainedContent, stored: string, claimedHashes: string | undefined, claimedAt: number): boolean {
+  if (claimedHashes !== undefined && claimedAt < claimedHashes.length && claimedHashes.charCodeAt(claimedAt) !== DASH) {
+    return stored.length === 64 && claimedHashes.startsWith(stored, claimedAt);
+  }
+  return chainHash(previous, event) === stored;
+}
+
 /**
  * Verifies one event against the link of its predecessor. `chainStarted`: a hashed event came
  * before, so an event without a hash now means one was stripped.
@@ -212,8 +227,15 @@ const UNHASHED: ChainCheck = Object.freeze({ status: 'unhashed' });
  * a SHA-256 hex digest is well formed by construction, so only `previous` needs the format check,
  * and not even that when it is the hash the previous call verified.
  * Anything else takes the full classification below, which gives the same answer for that case.
+ * `claimedHashes` and `claimedAt`: see computedHashIs.
  */
-export function checkLink(previous: string, event: ChainedContent & { readonly metadata: JsonObject }, chainStarted: boolean): ChainCheck {
+export function checkLink(
+  previous: string,
+  event: ChainedContent & { readonly metadata: JsonObject },
+  chainStarted: boolean,
+  claimedHashes?: string,
+  claimedAt = 0,
+): ChainCheck {
   const chain = event.metadata.chain;
   if (
     typeof chain === 'object' &&
@@ -223,7 +245,7 @@ export function checkLink(previous: string, event: ChainedContent & { readonly m
     chain.previous === previous &&
     typeof chain.hash === 'string' &&
     (previous === lastVerifiedHash || HEX_SHA256.test(previous)) &&
-    chainHash(previous, event) === chain.hash
+    computedHashIs(previous, event, chain.hash, claimedHashes, claimedAt)
   ) {
     lastVerifiedHash = chain.hash;
     return HASHED;

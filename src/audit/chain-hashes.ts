@@ -1,0 +1,115 @@
+import { Worker } from 'node:worker_threads';
+import type { JsonObject } from '../event-store/event-store.port.js';
+import { copyText, type CopyRowsSidecar } from '../event-store/postgres-stream-pages.js';
+import { chainHash } from '../wallets/wallet-chain.js';
+
+/**
+ * The expensive half of the chain's verification, the canonical form and SHA-256 of each event,
+ * done on a worker thread while the main thread decodes, folds and writes the entries: on a 2-core
+ * machine the two halves then take a core each (see docs/audit.md).
+ *
+ * For each COPY row of a wallet stream (the columns `postgresStreamCopy` selects), the worker
+ * computes the hash the event's stored link claims: `chainHash(metadata.chain.previous, event)`.
+ * The replay takes it as the computed hash only where its own check would compute exactly that one,
+ * an event whose stored `previous` is the link the replay holds; every other case (no chain,
+ * a malformed one, a broken link) is decided in the replay, as without the worker.
+ */
+
+/** Hex digits per answer: a SHA-256 digest. */
+export const CHAIN_HASH_WIDTH = 64;
+/** The answer for a row whose stored link has no `previous` string (or whose content cannot be hashed): never a hex digest. */
+export const NOT_COMPUTED = '-'.repeat(CHAIN_HASH_WIDTH);
+
+const COPY_FIELDS = 7;
+
+/**
+ * The claimed-link hashes of a run of COPY rows, 64 characters per row in row order. Rows are cut
+ * as the COPY reader cuts them; one that does not decode gets NOT_COMPUTED (the reader, which
+ * decodes the same bytes, then reports it).
+ */
+export function copyRowChainHashes(streamId: string, rows: string): string {
+  let out = '';
+  let start = 0;
+  const fields = new Array<string>(COPY_FIELDS);
+  while (start < rows.length) {
+    let from = start;
+    for (let i = 0; i < COPY_FIELDS - 1; i++) {
+      const tab = rows.indexOf('\t', from);
+      if (tab < 0) throw new Error('invariant: a COPY row of the events table has fewer fields than selected');
+      fields[i] = rows.slice(from, tab);
+      from = tab + 1;
+    }
+    const newline = rows.indexOf('\n', from);
+    if (newline < 0) throw new Error('invariant: a run of COPY rows ends inside a row');
+    start = newline + 1;
+    out += claimedHash(streamId, fields);
+  }
+  return out;
+}
+
+function claimedHash(streamId: string, fields: readonly string[]): string {
+  try {
+    const metadata = JSON.parse(copyText(fields[5])) as JsonObject;
+    const chain = metadata.chain;
+    if (typeof chain !== 'object' || chain === null || Array.isArray(chain) || typeof chain.previous !== 'string') return NOT_COMPUTED;
+    return chainHash(chain.previous, { streamId, revision: BigInt(fields[1]), id: fields[2], type: copyText(fields[3]), data: JSON.parse(copyText(fields[4])) as JsonObject, metadata });
+  } catch {
+    // The replay hashes this event itself, and meets the same failure there.
+    return NOT_COMPUTED;
+  }
+}
+
+interface Waiting {
+  readonly resolve: (hashes: string) => void;
+  readonly reject: (error: Error) => void;
+}
+
+/** A message to the worker: one run of whole COPY rows of a stream. */
+export interface ChainHashRequest {
+  readonly streamId: string;
+  readonly rows: Uint8Array;
+}
+
+/**
+ * The worker thread, as the COPY reader's sidecar. Answers come back in the order of the requests.
+ * `entry` is the built worker module (`chain-hash-worker.js` beside this file by default).
+ */
+export class ChainHashWorker implements CopyRowsSidecar {
+  readonly width = CHAIN_HASH_WIDTH;
+  private readonly worker: Worker;
+  private readonly waiting: Waiting[] = [];
+  private failure: Error | undefined;
+
+  constructor(entry: URL = new URL('./chain-hash-worker.js', import.meta.url)) {
+    this.worker = new Worker(entry);
+    this.worker.on('message', (hashes: string) => this.waiting.shift()?.resolve(hashes));
+    this.worker.on('error', (error) => this.fail(error));
+    this.worker.on('exit', (code) => this.fail(new Error(`the chain hash worker stopped (exit code ${code})`)));
+  }
+
+  private fail(error: Error): void {
+    this.failure ??= error;
+    for (const waiting of this.waiting.splice(0)) waiting.reject(this.failure);
+  }
+
+  submit(streamId: string, rows: Uint8Array): Promise<string> {
+    if (this.failure !== undefined) return Promise.reject(this.failure);
+    return new Promise<string>((resolve, reject) => {
+      this.waiting.push({ resolve, reject });
+      const request: ChainHashRequest = { streamId, rows };
+      // The rows are the reader's own copy: moved to the worker, not copied again.
+      this.worker.postMessage(request, [rows.buffer as ArrayBuffer]);
+    });
+  }
+
+  async close(): Promise<void> {
+    this.failure ??= new Error('the chain hash worker was closed');
+    await this.worker.terminate();
+  }
+}
+
+/** The same sidecar in the calling thread (tests, and a check of the worker's answers). */
+export const IN_THREAD_CHAIN_HASHES: CopyRowsSidecar = {
+  width: CHAIN_HASH_WIDTH,
+  submit: async (streamId, rows) => copyRowChainHashes(streamId, Buffer.from(rows.buffer, rows.byteOffset, rows.byteLength).toString('utf8')),
+};
