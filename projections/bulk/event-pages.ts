@@ -37,6 +37,8 @@ type PageRow = [position: string, streamId: string, revision: string, eventId: s
 
 /** Bounds of a page, in events. */
 export const MAX_PAGE_EVENTS = 100_000;
+/** Events per statement of a page's read. */
+const READ_CHUNK_EVENTS = 2_000;
 
 /**
  * Pages for a projection's bulk path. On PostgreSQL the rows come back as text, every type parser
@@ -46,13 +48,11 @@ export const MAX_PAGE_EVENTS = 100_000;
 export function pageReader(pool: pg.Pool, store: EventStore, categories: readonly string[]): PageReader {
   if (store.kind !== 'postgres') return storePages(store, categories);
   const sql = pageSql(categories);
-  return async (from, maxCount) => {
-    if (!Number.isInteger(maxCount) || maxCount < 1 || maxCount > MAX_PAGE_EVENTS) throw new RangeError(`a page holds 1 to ${MAX_PAGE_EVENTS} events`);
+  const readChunk = async (from: bigint, maxCount: number, into: RecordedEvent[]): Promise<number> => {
     const { rows } = await pool.query<PageRow>({ ...prepared(sql, [from.toString(), maxCount]), rowMode: 'array', types: RAW_TYPES });
-    const events = new Array<RecordedEvent>(rows.length);
     for (let i = 0; i < rows.length; i++) {
       const row = rows[i];
-      events[i] = {
+      into.push({
         id: row[3],
         streamId: row[1],
         type: row[4],
@@ -61,7 +61,20 @@ export function pageReader(pool: pg.Pool, store: EventStore, categories: readonl
         data: JSON.parse(row[5]) as JsonObject,
         metadata: row[6] === null ? {} : { occurredAt: row[6] },
         createdAt: new Date(Number(row[7])),
-      };
+      });
+    }
+    return rows.length;
+  };
+  // A page is read READ_CHUNK_EVENTS at a time, each chunk decoded as it arrives: the rows' text
+  // then dies young instead of surviving, with the whole page's, the collections that run while
+  // the page before is applied (garbage collection was about a third of the runner's time).
+  return async (from, maxCount) => {
+    if (!Number.isInteger(maxCount) || maxCount < 1 || maxCount > MAX_PAGE_EVENTS) throw new RangeError(`a page holds 1 to ${MAX_PAGE_EVENTS} events`);
+    const events: RecordedEvent[] = [];
+    for (let cursor = from; events.length < maxCount; cursor = events[events.length - 1].position) {
+      const wanted = Math.min(READ_CHUNK_EVENTS, maxCount - events.length);
+      // A short chunk is the visible head: what lies beyond waits for the next page.
+      if ((await readChunk(cursor, wanted, events)) < wanted) break;
     }
     return events;
   };
