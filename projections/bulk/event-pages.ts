@@ -37,7 +37,7 @@ type PageRow = [position: string, streamId: string, revision: string, eventId: s
 
 /** Bounds of a page, in events. */
 export const MAX_PAGE_EVENTS = 100_000;
-/** Events per statement of a page's read. */
+/** Events per statement of a page's read (pageReader's default). */
 const READ_CHUNK_EVENTS = 2_000;
 
 /**
@@ -45,7 +45,7 @@ const READ_CHUNK_EVENTS = 2_000;
  * bypassed, and only `data` is parsed: the events' metadata holds only `occurredAt`, the one field
  * of it projections read (Projection.applyPage says so). On another store, the store's readAll.
  */
-export function pageReader(pool: pg.Pool, store: EventStore, categories: readonly string[]): PageReader {
+export function pageReader(pool: pg.Pool, store: EventStore, categories: readonly string[], chunkEvents = READ_CHUNK_EVENTS): PageReader {
   if (store.kind !== 'postgres') return storePages(store, categories);
   const sql = pageSql(categories);
   const readChunk = async (from: bigint, maxCount: number, into: RecordedEvent[]): Promise<number> => {
@@ -65,14 +65,14 @@ export function pageReader(pool: pg.Pool, store: EventStore, categories: readonl
     }
     return rows.length;
   };
-  // A page is read READ_CHUNK_EVENTS at a time, each chunk decoded as it arrives: the rows' text
+  // A page is read chunkEvents at a time, each chunk decoded as it arrives: the rows' text
   // then dies young instead of surviving, with the whole page's, the collections that run while
   // the page before is applied (garbage collection was about a third of the runner's time).
   return async (from, maxCount) => {
     if (!Number.isInteger(maxCount) || maxCount < 1 || maxCount > MAX_PAGE_EVENTS) throw new RangeError(`a page holds 1 to ${MAX_PAGE_EVENTS} events`);
     const events: RecordedEvent[] = [];
     for (let cursor = from; events.length < maxCount; cursor = events[events.length - 1].position) {
-      const wanted = Math.min(READ_CHUNK_EVENTS, maxCount - events.length);
+      const wanted = Math.min(chunkEvents, maxCount - events.length);
       // A short chunk is the visible head: what lies beyond waits for the next page.
       if ((await readChunk(cursor, wanted, events)) < wanted) break;
     }
