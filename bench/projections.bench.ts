@@ -107,7 +107,9 @@ async function main(): Promise<void> {
   if (only !== undefined && caughtUp.length !== only.length) throw new Error('BENCH_PROJECTIONS names a projection that does not exist');
   const cleanups: (() => Promise<unknown>)[] = [];
   try {
-    const { url, pool, store } = await benchDatabase('projections', 16, cleanups);
+    // Sessions never end idle (pg.Pool ends them after 10 s by default): the CPU of one that ended
+    // between the two reads of a phase would be lost to its PostgreSQL figure.
+    const { url, pool, store } = await benchDatabase('projections', 16, cleanups, { idleTimeoutMillis: 0 });
 
     // 1. The log (kept from an earlier run on BENCH_DATABASE, when it holds one).
     const verifications = Math.max(1, Math.floor((events - ORGANIZATIONS * 4) / 4));
