@@ -61,9 +61,13 @@ function processCpuSeconds(pid: number): number | undefined {
   }
 }
 
-/** The CPU seconds used so far by this database's client sessions, when PostgreSQL runs on this machine. */
-async function sessionsCpu(pool: pg.Pool): Promise<Map<number, number> | undefined> {
-  const { rows } = await pool.query<{ pid: number; datname: string }>(
+/**
+ * The CPU seconds used so far by this database's client sessions, when PostgreSQL runs on this
+ * machine. Asked on a session of its own (`meter`), outside the pool: the asking session leaves
+ * itself out, and a pool session asking would leave out its own work for the runner.
+ */
+async function sessionsCpu(meter: pg.Client): Promise<Map<number, number> | undefined> {
+  const { rows } = await meter.query<{ pid: number; datname: string }>(
     `select pid from pg_stat_activity where datname = current_database() and backend_type = 'client backend' and pid <> pg_backend_pid()`,
   );
   const seconds = new Map<number, number>();
@@ -110,6 +114,9 @@ async function main(): Promise<void> {
     // Sessions never end idle (pg.Pool ends them after 10 s by default): the CPU of one that ended
     // between the two reads of a phase would be lost to its PostgreSQL figure.
     const { url, pool, store } = await benchDatabase('projections', 16, cleanups, { idleTimeoutMillis: 0 });
+    const meter = new pg.Client({ connectionString: url, application_name: 'bench-meter' });
+    await meter.connect();
+    cleanups.push(() => meter.end());
 
     // 1. The log (kept from an earlier run on BENCH_DATABASE, when it holds one).
     const verifications = Math.max(1, Math.floor((events - ORGANIZATIONS * 4) / 4));
@@ -138,7 +145,7 @@ async function main(): Promise<void> {
       const target = await lastPositionOf(pool, projection.categories);
       const loadBefore = load();
       const cpuBefore = process.cpuUsage();
-      const sessionsBefore = await sessionsCpu(pool);
+      const sessionsBefore = await sessionsCpu(meter);
       started = performance.now();
       const runner = new ProjectionRunner(pool, store, projection, { ...DEFAULT_RUNNER_OPTIONS, ...(pageEvents === undefined ? {} : { pageEvents }), onBatch: ({ size }) => (applied += size) });
       runner.start();
@@ -152,7 +159,7 @@ async function main(): Promise<void> {
       const seconds = (performance.now() - started) / 1000;
       const cpu = process.cpuUsage(cpuBefore);
       // Sessions opened during the run count from zero; the pool keeps them open until it ends.
-      const sessionsAfter = await sessionsCpu(pool);
+      const sessionsAfter = await sessionsCpu(meter);
       await runner.stop();
       if (failure !== undefined) throw failure;
       let databaseCpu: number | undefined;
