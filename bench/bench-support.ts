@@ -46,6 +46,8 @@ export async function benchDatabase(
   label: string,
   poolSize: number,
   cleanups: (() => Promise<unknown>)[],
+  /** Extra pool settings (e.g. idleTimeoutMillis 0, so that no session a measurement counts ends before it is read). */
+  poolOptions: Omit<pg.PoolConfig, 'connectionString' | 'max'> = {},
 ): Promise<{ url: string; pool: pg.Pool; store: PostgresEventStore }> {
   let serverUrl = process.env.DATABASE_URL;
   if (serverUrl === undefined || serverUrl === '') {
@@ -71,7 +73,7 @@ export async function benchDatabase(
   }
   const url = withDatabase(server, name);
   await runMigrations(url);
-  const pool = new pg.Pool({ connectionString: url, max: poolSize });
+  const pool = new pg.Pool({ ...poolOptions, connectionString: url, max: poolSize });
   cleanups.push(() => pool.end());
   const store = new PostgresEventStore({ pool, connectionString: url });
   cleanups.push(() => store.close());

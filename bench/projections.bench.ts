@@ -15,6 +15,10 @@
  *    page 5,000, with and without a status filter.
  * 5. The database's size.
  *
+ * BENCH_PHASES (a comma list of catch-up, rebuild, list; all by default) runs only some phases, and
+ * BENCH_PROJECTIONS (a comma list of names) only some projections in the catch-up phase: for
+ * iterating on one cost at a time on a kept log; BENCH_PAGE_EVENTS sets the runners' page size. The size is measured in every run.
+ *
  * PostgreSQL: DATABASE_URL when set (a database named ledger_bench_* is created and dropped there),
  * else an ephemeral embedded cluster. Progress on stderr, the table on stdout, with the machine's
  * load average at each phase (absolute rates on a shared machine follow it).
@@ -57,9 +61,13 @@ function processCpuSeconds(pid: number): number | undefined {
   }
 }
 
-/** The CPU seconds used so far by this database's client sessions, when PostgreSQL runs on this machine. */
-async function sessionsCpu(pool: pg.Pool): Promise<Map<number, number> | undefined> {
-  const { rows } = await pool.query<{ pid: number; datname: string }>(
+/**
+ * The CPU seconds used so far by this database's client sessions, when PostgreSQL runs on this
+ * machine. Asked on a session of its own (`meter`), outside the pool: the asking session leaves
+ * itself out, and a pool session asking would leave out its own work for the runner.
+ */
+async function sessionsCpu(meter: pg.Client): Promise<Map<number, number> | undefined> {
+  const { rows } = await meter.query<{ pid: number; datname: string }>(
     `select pid from pg_stat_activity where datname = current_database() and backend_type = 'client backend' and pid <> pg_backend_pid()`,
   );
   const seconds = new Map<number, number>();
@@ -94,9 +102,21 @@ function percentile(sorted: readonly number[], p: number): number {
 async function main(): Promise<void> {
   const events = sizeFromEnv('BENCH_EVENTS', 1_000_000, { min: 1_000, max: 50_000_000 });
   const listRows = sizeFromEnv('BENCH_LIST_ROWS', 1_000_000, { min: 1_000, max: 50_000_000 });
+  // The runner's page size (its default unless set), for trying others.
+  const pageEvents = process.env.BENCH_PAGE_EVENTS === undefined ? undefined : sizeFromEnv('BENCH_PAGE_EVENTS', 0, { min: 1, max: 100_000 });
+  const phases = new Set((process.env.BENCH_PHASES ?? 'catch-up,rebuild,list').split(',').map((phase) => phase.trim()));
+  for (const phase of phases) if (!['catch-up', 'rebuild', 'list'].includes(phase)) throw new Error(`BENCH_PHASES: unknown phase ${phase}`);
+  const only = process.env.BENCH_PROJECTIONS?.split(',').map((name) => name.trim());
+  const caughtUp = PROJECTIONS.filter((projection) => only === undefined || only.includes(projection.name));
+  if (only !== undefined && caughtUp.length !== only.length) throw new Error('BENCH_PROJECTIONS names a projection that does not exist');
   const cleanups: (() => Promise<unknown>)[] = [];
   try {
-    const { url, pool, store } = await benchDatabase('projections', 16, cleanups);
+    // Sessions never end idle (pg.Pool ends them after 10 s by default): the CPU of one that ended
+    // between the two reads of a phase would be lost to its PostgreSQL figure.
+    const { url, pool, store } = await benchDatabase('projections', 16, cleanups, { idleTimeoutMillis: 0 });
+    const meter = new pg.Client({ connectionString: url, application_name: 'bench-meter' });
+    await meter.connect();
+    cleanups.push(() => meter.end());
 
     // 1. The log (kept from an earlier run on BENCH_DATABASE, when it holds one).
     const verifications = Math.max(1, Math.floor((events - ORGANIZATIONS * 4) / 4));
@@ -118,16 +138,16 @@ async function main(): Promise<void> {
 
     // 2. Catch-up of each projection alone.
     const catchUp: { name: string; events: number; seconds: number; clientCpuUs: number; databaseCpuUs: number | undefined; load: string }[] = [];
-    for (const projection of PROJECTIONS) {
+    for (const projection of phases.has('catch-up') ? caughtUp : []) {
       let applied = 0;
       // Caught up means: the projection's own last event is applied (its categories' last event may
       // come before the log's last one), not merely a first batch shorter than the maximum.
       const target = await lastPositionOf(pool, projection.categories);
       const loadBefore = load();
       const cpuBefore = process.cpuUsage();
-      const sessionsBefore = await sessionsCpu(pool);
+      const sessionsBefore = await sessionsCpu(meter);
       started = performance.now();
-      const runner = new ProjectionRunner(pool, store, projection, { ...DEFAULT_RUNNER_OPTIONS, onBatch: ({ size }) => (applied += size) });
+      const runner = new ProjectionRunner(pool, store, projection, { ...DEFAULT_RUNNER_OPTIONS, ...(pageEvents === undefined ? {} : { pageEvents }), onBatch: ({ size }) => (applied += size) });
       runner.start();
       let failure: unknown;
       runner.finished.catch((error: unknown) => (failure = error));
@@ -139,7 +159,7 @@ async function main(): Promise<void> {
       const seconds = (performance.now() - started) / 1000;
       const cpu = process.cpuUsage(cpuBefore);
       // Sessions opened during the run count from zero; the pool keeps them open until it ends.
-      const sessionsAfter = await sessionsCpu(pool);
+      const sessionsAfter = await sessionsCpu(meter);
       await runner.stop();
       if (failure !== undefined) throw failure;
       let databaseCpu: number | undefined;
@@ -161,77 +181,83 @@ async function main(): Promise<void> {
 
     // 3. Rebuild of every read model, concurrently, as the CLI does.
     const rebuildLoad = load();
-    status(`rebuilding all read models (load ${rebuildLoad})`);
-    started = performance.now();
-    const rebuilt = await Promise.all(PROJECTIONS.map((projection) => rebuildProjection(pool, store, url, projection)));
-    const rebuildSeconds = (performance.now() - started) / 1000;
-    if (rebuilt.some((result) => result.outcome !== 'swapped')) throw new Error('a rebuild did not swap');
-    status(`rebuild all: ${rebuildSeconds.toFixed(1)} s; ${rebuilt.map((result) => `${result.projection} ${format(result.eventsApplied)} events in ${result.seconds.toFixed(1)} s`).join(', ')}`);
+    let rebuildSeconds = 0;
+    let rebuilt: Awaited<ReturnType<typeof rebuildProjection>>[] = [];
+    if (phases.has('rebuild')) {
+      status(`rebuilding all read models (load ${rebuildLoad})`);
+      started = performance.now();
+      rebuilt = await Promise.all(PROJECTIONS.map((projection) => rebuildProjection(pool, store, url, projection, { pageEvents })));
+      rebuildSeconds = (performance.now() - started) / 1000;
+      if (rebuilt.some((result) => result.outcome !== 'swapped')) throw new Error('a rebuild did not swap');
+      status(`rebuild all: ${rebuildSeconds.toFixed(1)} s; ${rebuilt.map((result) => `${result.projection} ${format(result.eventsApplied)} events in ${result.seconds.toFixed(1)} s`).join(', ')}`);
+    }
 
-    // 4. The list endpoint on a large organization.
-    const organizationId = 'org_bench_list';
-    const key = `service_test_${randomBytes(32).toString('base64url')}`;
-    status(`seeding ${format(listRows)} verifications for one organization straight into the read model`);
-    await pool.query(
-      `insert into organizations (id, name, email, status, approved, active_scopes, created_at, updated_at)
-       values ($1, 'Bench', 'bench@example.com', 'approved', true, array['nin','bvn'], now(), now())`,
-      [organizationId],
-    );
-    await pool.query(
-      `insert into api_keys (id, organization_id, name, key_hash, prefix, last4, environment, scopes, created_at)
-       values ('key_bench_list', $1, 'bench', $2, 'service_test_', right($3, 4), 'test', null, now())`,
-      [organizationId, hashApiKey(key), key],
-    );
-    started = performance.now();
-    await pool.query(
-      `insert into verifications (reference, organization_id, environment, key_id, scope, category, country_code, status, request, result, error_message, price_kobo, charged, created_at, completed_at)
-       select 'vrf_list_' || lpad(i::text, 9, '0'), $1, 'test', 'key_bench_list', (array['nin','bvn','phone','bank_account'])[1 + i % 4], 'kyc', 'NG',
-              (array['found','found','found','not_found','failed'])[1 + i % 5], '{"number":"12345678901"}', '{"firstName":"Test"}',
-              case when i % 5 = 4 then 'The provider did not answer' end, 10000, i % 5 <> 4,
-              timestamptz '2026-01-01' + i * interval '1 second', timestamptz '2026-01-01' + i * interval '1 second'
-       from generate_series(1, $2::int) as i`,
-      [organizationId, listRows],
-    );
-    // Rows seeded straight into the table bypass the projection, so its counts (the list's total) are seeded too.
-    await pool.query(
-      `insert into verification_counts (organization_id, environment, scope, status, count)
-       select organization_id, environment, scope, status, count(*) from verifications where organization_id = $1 group by 1, 2, 3, 4`,
-      [organizationId],
-    );
-    await pool.query('vacuum analyze verifications');
-    status(`seeded in ${((performance.now() - started) / 1000).toFixed(1)} s`);
-
-    const config = loadConfig({ PORT: '0', HOST: '127.0.0.1', DATABASE_URL: url, DATA_ENCRYPTION_KEY: randomBytes(32).toString('base64'), DATA_DIR: join(tmpdir(), `ledger-bench-${process.pid}`), RUN_PROJECTIONS: 'false', LOG_LEVEL: 'error', RATE_LIMIT_PER_MINUTE: '1000000' });
-    const app = await createApp({ config, databaseUrl: url, embedded: false, adminToken: undefined });
-    await app.listen(0, '127.0.0.1');
-    cleanups.push(() => app.close());
-    const address = app.getHttpServer().address();
-    const base = `http://127.0.0.1:${typeof address === 'object' && address !== null ? address.port : 0}`;
-    const lastPage = Math.ceil(listRows / 20);
-    const deepPage = Math.min(5_000, lastPage);
-    const deepFilteredPage = Math.min(5_000, Math.ceil((listRows * 0.6) / 20));
-    const cases = [
-      { label: 'page 1', path: '/v1/verifications?page=1' },
-      { label: `page ${deepPage}`, path: `/v1/verifications?page=${deepPage}` },
-      { label: 'page 1, status=found', path: '/v1/verifications?page=1&status=found' },
-      { label: `page ${deepFilteredPage}, status=found`, path: `/v1/verifications?page=${deepFilteredPage}&status=found` },
-    ];
     const list: { label: string; p50: number; p99: number; total: unknown }[] = [];
-    for (const entry of cases) {
-      const timings: number[] = [];
-      let total: unknown;
-      for (let i = 0; i < LIST_WARMUP + LIST_REQUESTS; i++) {
-        const t0 = performance.now();
-        const response = await fetch(`${base}${entry.path}`, { headers: { 'x-service-key': key } });
-        const body = (await response.json()) as { status: boolean; data?: unknown[]; meta?: { total?: number } };
-        const ms = performance.now() - t0;
-        if (response.status !== 200 || !Array.isArray(body.data) || body.data.length === 0) throw new Error(`${entry.path} answered ${response.status}: ${JSON.stringify(body).slice(0, 300)}`);
-        total = body.meta?.total;
-        if (i >= LIST_WARMUP) timings.push(ms);
+    if (phases.has('list')) {
+      // 4. The list endpoint on a large organization.
+      const organizationId = 'org_bench_list';
+      const key = `service_test_${randomBytes(32).toString('base64url')}`;
+      status(`seeding ${format(listRows)} verifications for one organization straight into the read model`);
+      await pool.query(
+        `insert into organizations (id, name, email, status, approved, active_scopes, created_at, updated_at)
+         values ($1, 'Bench', 'bench@example.com', 'approved', true, array['nin','bvn'], now(), now())`,
+        [organizationId],
+      );
+      await pool.query(
+        `insert into api_keys (id, organization_id, name, key_hash, prefix, last4, environment, scopes, created_at)
+         values ('key_bench_list', $1, 'bench', $2, 'service_test_', right($3, 4), 'test', null, now())`,
+        [organizationId, hashApiKey(key), key],
+      );
+      started = performance.now();
+      await pool.query(
+        `insert into verifications (reference, organization_id, environment, key_id, scope, category, country_code, status, request, result, error_message, price_kobo, charged, created_at, completed_at)
+         select 'vrf_list_' || lpad(i::text, 9, '0'), $1, 'test', 'key_bench_list', (array['nin','bvn','phone','bank_account'])[1 + i % 4], 'kyc', 'NG',
+                (array['found','found','found','not_found','failed'])[1 + i % 5], '{"number":"12345678901"}', '{"firstName":"Test"}',
+                case when i % 5 = 4 then 'The provider did not answer' end, 10000, i % 5 <> 4,
+                timestamptz '2026-01-01' + i * interval '1 second', timestamptz '2026-01-01' + i * interval '1 second'
+         from generate_series(1, $2::int) as i`,
+        [organizationId, listRows],
+      );
+      // Rows seeded straight into the table bypass the projection, so its counts (the list's total) are seeded too.
+      await pool.query(
+        `insert into verification_counts (organization_id, environment, scope, status, count)
+         select organization_id, environment, scope, status, count(*) from verifications where organization_id = $1 group by 1, 2, 3, 4`,
+        [organizationId],
+      );
+      await pool.query('vacuum analyze verifications');
+      status(`seeded in ${((performance.now() - started) / 1000).toFixed(1)} s`);
+
+      const config = loadConfig({ PORT: '0', HOST: '127.0.0.1', DATABASE_URL: url, DATA_ENCRYPTION_KEY: randomBytes(32).toString('base64'), DATA_DIR: join(tmpdir(), `ledger-bench-${process.pid}`), RUN_PROJECTIONS: 'false', LOG_LEVEL: 'error', RATE_LIMIT_PER_MINUTE: '1000000' });
+      const app = await createApp({ config, databaseUrl: url, embedded: false, adminToken: undefined });
+      await app.listen(0, '127.0.0.1');
+      cleanups.push(() => app.close());
+      const address = app.getHttpServer().address();
+      const base = `http://127.0.0.1:${typeof address === 'object' && address !== null ? address.port : 0}`;
+      const lastPage = Math.ceil(listRows / 20);
+      const deepPage = Math.min(5_000, lastPage);
+      const deepFilteredPage = Math.min(5_000, Math.ceil((listRows * 0.6) / 20));
+      const cases = [
+        { label: 'page 1', path: '/v1/verifications?page=1' },
+        { label: `page ${deepPage}`, path: `/v1/verifications?page=${deepPage}` },
+        { label: 'page 1, status=found', path: '/v1/verifications?page=1&status=found' },
+        { label: `page ${deepFilteredPage}, status=found`, path: `/v1/verifications?page=${deepFilteredPage}&status=found` },
+      ];
+      for (const entry of cases) {
+        const timings: number[] = [];
+        let total: unknown;
+        for (let i = 0; i < LIST_WARMUP + LIST_REQUESTS; i++) {
+          const t0 = performance.now();
+          const response = await fetch(`${base}${entry.path}`, { headers: { 'x-service-key': key } });
+          const body = (await response.json()) as { status: boolean; data?: unknown[]; meta?: { total?: number } };
+          const ms = performance.now() - t0;
+          if (response.status !== 200 || !Array.isArray(body.data) || body.data.length === 0) throw new Error(`${entry.path} answered ${response.status}: ${JSON.stringify(body).slice(0, 300)}`);
+          total = body.meta?.total;
+          if (i >= LIST_WARMUP) timings.push(ms);
+        }
+        timings.sort((a, b) => a - b);
+        list.push({ label: entry.label, p50: percentile(timings, 50), p99: percentile(timings, 99), total });
+        status(`list ${entry.label}: p50 ${percentile(timings, 50).toFixed(1)} ms, p99 ${percentile(timings, 99).toFixed(1)} ms (total ${String(total)})`);
       }
-      timings.sort((a, b) => a - b);
-      list.push({ label: entry.label, p50: percentile(timings, 50), p99: percentile(timings, 99), total });
-      status(`list ${entry.label}: p50 ${percentile(timings, 50).toFixed(1)} ms, p99 ${percentile(timings, 99).toFixed(1)} ms (total ${String(total)})`);
     }
 
     // 5. The database's size.
@@ -267,7 +293,7 @@ async function main(): Promise<void> {
         }
         return `| catch-up ${entry.name} (${format(entry.events)} events) | ${format(rate)} events/s | ${cpu} | ${entry.load} | ≥ ${format(TARGETS.catchUpEventsPerSecond)}: ${mark(rate >= TARGETS.catchUpEventsPerSecond)} |`;
       }),
-      `| rebuild all read models at once | ${rebuildSeconds.toFixed(1)} s | | ${rebuildLoad} | |`,
+      ...(phases.has('rebuild') ? [`| rebuild all read models at once | ${rebuildSeconds.toFixed(1)} s | | ${rebuildLoad} | |`] : []),
       ...rebuilt.map((result) => {
         if (result.eventsApplied < MIN_EVENTS_FOR_RATE) return `| rebuild ${result.projection} (${format(result.eventsApplied)} events) | ${result.seconds.toFixed(2)} s in all (start-up bound) | | | not a throughput figure |`;
         const rate = result.eventsApplied / result.seconds;

@@ -11,8 +11,10 @@ const CHUNK_ROWS = 2_000;
 const MAX_COLUMNS = 64;
 
 /** COPY's text format: backslash, tab, newline and carriage return escaped; everything else as is. */
+const NEEDS_ESCAPE = /[\\\t\n\r]/;
+
 function escapeText(text: string): string {
-  return /[\\\t\n\r]/.test(text) ? text.replace(/[\\\t\n\r]/g, (c) => (c === '\\' ? '\\\\' : c === '\t' ? '\\t' : c === '\n' ? '\\n' : '\\r')) : text;
+  return NEEDS_ESCAPE.test(text) ? text.replace(/[\\\t\n\r]/g, (c) => (c === '\\' ? '\\\\' : c === '\t' ? '\\t' : c === '\n' ? '\\n' : '\\r')) : text;
 }
 
 function field(value: CopyValue): string {
@@ -43,10 +45,14 @@ export async function copyRows(client: pg.PoolClient | pg.Client, table: string,
   const width = columns.length;
   function* chunks(): Generator<string> {
     for (let start = 0; start < rows.length; start += CHUNK_ROWS) {
+      const end = Math.min(rows.length, start + CHUNK_ROWS);
       let text = '';
-      for (const row of rows.slice(start, start + CHUNK_ROWS)) {
+      for (let r = start; r < end; r++) {
+        const row = rows[r];
         if (row.length !== width) throw new RangeError(`invariant: a row of ${row.length} values for ${width} columns of ${table}`);
-        text += `${row.map(field).join('\t')}\n`;
+        text += field(row[0]);
+        for (let c = 1; c < width; c++) text += `\t${field(row[c])}`;
+        text += '\n';
       }
       yield text;
     }

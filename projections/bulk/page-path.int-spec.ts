@@ -8,7 +8,9 @@ import { writeSampleLog } from '../runner/sample-log.testing.js';
 import { verificationsProjection } from '../verifications/verifications.projection.js';
 import { walletLedgerProjection } from '../wallet-ledger/wallet-ledger.projection.js';
 import { walletsProjection } from '../wallets/wallets.projection.js';
-import { rebuildProjection } from '../rebuild/rebuild.js';
+import { rebuildProjection, type RebuildProgress } from '../rebuild/rebuild.js';
+import { shadowTableName } from '../runner/locks.js';
+import type { RecordedEvent } from '../../src/event-store/event-store.port.js';
 import { inTransaction } from '../../src/database/transaction.js';
 import { pageReader } from './event-pages.js';
 
@@ -27,6 +29,15 @@ const paged = (table: string) => `${table}__paged`;
 
 async function rows(table: string, orderBy: string): Promise<Record<string, unknown>[]> {
   return (await db.pool.query(`select * from ${table} order by ${orderBy}`)).rows;
+}
+
+/** A table's indexes, each as its name and definition (the table's name blanked out). */
+async function indexDefinitions(table: string): Promise<string[]> {
+  const { rows: found } = await db.pool.query<{ definition: string }>(
+    `select pg_get_indexdef(i.indexrelid) as definition from pg_index i join pg_class c on c.oid = i.indexrelid where i.indrelid = $1::regclass order by c.relname`,
+    [table],
+  );
+  return found.map(({ definition }) => definition.replace(` ON public.${table} `, ' ON _ '));
 }
 
 async function checkpoint(name: string): Promise<bigint> {
@@ -80,14 +91,18 @@ describe('Given one log applied event by event and page by page', () => {
       expect((await rows(projection.tables[0], ORDER[projection.tables[0]])).length).toBeGreaterThan(0);
       for (const table of projection.tables) expect(await rows(paged(table), ORDER[table])).toEqual(await rows(table, ORDER[table]));
 
-      // The whole log again through applyPage, in pages of 97, over rows that already hold it.
-      const read = pageReader(db.pool, db.store, projection.categories);
+      // The whole log again through applyPage, in pages of 97 read 10 events per statement (chunks
+      // straddle pages), over rows that already hold it; the pages hold exactly the store's events.
+      const read = pageReader(db.pool, db.store, projection.categories, 10);
+      const reread: RecordedEvent[] = [];
       for (let from = 0n; ; ) {
         const page = await read(from, PAGE_EVENTS);
         if (page.length === 0) break;
+        reread.push(...page);
         await inTransaction(db.pool, async (client) => projection.applyPage?.(page, pageContext(client, projection, paged)));
         from = page[page.length - 1].position;
       }
+      expect(reread.map(({ position, streamId, type, data }) => ({ position, streamId, type, data }))).toEqual(events.map(({ position, streamId, type, data }) => ({ position, streamId, type, data })));
       for (const table of projection.tables) expect(await rows(paged(table), ORDER[table])).toEqual(await rows(table, ORDER[table]));
     }
   });
@@ -104,8 +119,21 @@ describe('When a rebuild replays in pages what the live runner applied event by 
       await runUntil(new ProjectionRunner(db.pool, db.store, projection, { maxBatch: 1, maxAttempts: 1, pageEvents: 0 }), projection.name, events[events.length - 1].position);
 
       const pages: number[] = [];
-      const result = await rebuildProjection(db.pool, db.store, db.url, projection, { verify: true, strict: true, pageEvents: 20, swapThresholdEvents: 5, onProgress: ({ eventsDone }) => pages.push(eventsDone) });
+      const indexesBefore = await Promise.all(projection.tables.map(indexDefinitions));
+      // Looked at while the replay runs: the shadow tables hold only their unique indexes then.
+      const shadowIndexes: Promise<string[][]>[] = [];
+      const onProgress = ({ phase, eventsDone }: RebuildProgress) => {
+        pages.push(eventsDone);
+        if (phase === 'replaying' && eventsDone > 0 && shadowIndexes.length === 0) shadowIndexes.push(Promise.all(projection.tables.map((table) => indexDefinitions(shadowTableName(table)))));
+      };
+      const result = await rebuildProjection(db.pool, db.store, db.url, projection, { verify: true, strict: true, pageEvents: 20, swapThresholdEvents: 5, onProgress });
       expect(result.outcome).toBe('swapped');
+      // The read side's indexes were built after the replay, and the live tables have every index back under its own name.
+      expect(shadowIndexes).toHaveLength(1);
+      const whileReplaying = await shadowIndexes[0];
+      expect(whileReplaying.flat().every((definition) => definition.startsWith('CREATE UNIQUE INDEX'))).toBe(true);
+      expect(whileReplaying.flat().length).toBeLessThan(indexesBefore.flat().length);
+      expect(await Promise.all(projection.tables.map(indexDefinitions))).toEqual(indexesBefore);
       expect(result.differences?.map(({ onlyLive, onlyRebuilt }) => onlyLive + onlyRebuilt)).toEqual(projection.tables.map(() => 0));
       // Replayed in pages of 20, not event by event.
       expect(pages).toContain(20);

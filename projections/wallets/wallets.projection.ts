@@ -2,7 +2,7 @@ import { asDomainEvent } from '../../src/common/event.js';
 import type { Environment } from '../../src/common/environment.js';
 import { CATEGORIES, streams } from '../../src/common/streams.js';
 import type { RecordedEvent } from '../../src/event-store/event-store.port.js';
-import { occurredAt } from '../../src/common/event.js';
+import { occurredAt, occurredAtText } from '../../src/common/event.js';
 import type { WalletEvent } from '../../src/wallets/wallet.events.js';
 import { WALLET_RESERVATIONS_TABLE, WALLETS_PROJECTION, WALLETS_TABLE } from '../../src/wallets/wallet.read-model.js';
 import type { Projection, ProjectionContext } from '../projection.js';
@@ -95,7 +95,10 @@ interface WalletState {
   balanceKobo: bigint;
   reservedKobo: bigint;
   revision: bigint;
-  updatedAt: Date | undefined;
+  /** The time of the last event applied in this batch, as ISO text; undefined while none is. */
+  updatedAt: string | undefined;
+  /** That event, whose time is read only once the batch is folded. */
+  last: RecordedEvent | undefined;
 }
 
 interface OpenReservation {
@@ -103,7 +106,8 @@ interface OpenReservation {
   readonly organization_id: string;
   readonly environment: string;
   readonly amount_kobo: number;
-  readonly reserved_at: string;
+  /** The reserving event, whose time is read only if the reservation is still open at the batch's end. */
+  readonly reservedBy: RecordedEvent;
 }
 
 const walletKey = (organizationId: string, environment: string) => `${organizationId}\u0000${environment}`;
@@ -121,14 +125,14 @@ async function handleWalletBatch(events: readonly RecordedEvent[], context: Proj
   const decoded = events.map((recorded) => {
     const event = asDomainEvent<WalletEvent>(recorded);
     assertOwnStream(recorded, event);
-    return { recorded, event, at: occurredAt(recorded) };
+    return { recorded, event };
   });
 
   // The wallet rows `handle` would create, each stamped with its first event's time.
   const firsts = new Map<string, { organization_id: string; environment: string; updated_at: string }>();
-  for (const { event, at } of decoded) {
+  for (const { recorded, event } of decoded) {
     const key = walletKey(event.data.organizationId, event.data.environment);
-    if (!firsts.has(key)) firsts.set(key, { organization_id: event.data.organizationId, environment: event.data.environment, updated_at: at.toISOString() });
+    if (!firsts.has(key)) firsts.set(key, { organization_id: event.data.organizationId, environment: event.data.environment, updated_at: occurredAtText(recorded) });
   }
   const walletRows = JSON.stringify([...firsts.values()]);
   await context.query(
@@ -156,6 +160,7 @@ async function handleWalletBatch(events: readonly RecordedEvent[], context: Proj
       reservedKobo: BigInt(row.reserved_kobo),
       revision: BigInt(row.revision),
       updatedAt: undefined,
+      last: undefined,
     });
   }
 
@@ -176,7 +181,7 @@ async function handleWalletBatch(events: readonly RecordedEvent[], context: Proj
     closed.add(reference);
   };
 
-  for (const { recorded, event, at } of decoded) {
+  for (const { recorded, event } of decoded) {
     const state = states.get(walletKey(event.data.organizationId, event.data.environment));
     if (state === undefined) throw new Error(`invariant: wallet ${recorded.streamId} has no row`);
     if (recorded.revision <= state.revision) continue;
@@ -194,7 +199,7 @@ async function handleWalletBatch(events: readonly RecordedEvent[], context: Proj
           organization_id: event.data.organizationId,
           environment: event.data.environment,
           amount_kobo: event.data.amountKobo,
-          reserved_at: at.toISOString(),
+          reservedBy: recorded,
         });
         state.reservedKobo += amountKobo;
         break;
@@ -214,8 +219,9 @@ async function handleWalletBatch(events: readonly RecordedEvent[], context: Proj
       }
     }
     state.revision = recorded.revision;
-    state.updatedAt = at;
+    state.last = recorded;
   }
+  for (const state of states.values()) if (state.last !== undefined) state.updatedAt = occurredAtText(state.last);
 
   if (closedBefore.length > 0) {
     const deleted = await context.query(
@@ -231,7 +237,7 @@ async function handleWalletBatch(events: readonly RecordedEvent[], context: Proj
       `insert into ${reservations} (reference, organization_id, environment, amount_kobo, reserved_at)
        select reference, organization_id, environment, amount_kobo, reserved_at
        from jsonb_to_recordset($1::jsonb) as r(reference text, organization_id text, environment text, amount_kobo bigint, reserved_at timestamptz)`,
-      [JSON.stringify([...opened.values()])],
+      [JSON.stringify([...opened.values()].map(({ reservedBy, ...row }) => ({ ...row, reserved_at: occurredAtText(reservedBy) })))],
     );
   }
   const changed = [...states.values()].filter((state) => state.updatedAt !== undefined);
@@ -250,7 +256,7 @@ async function handleWalletBatch(events: readonly RecordedEvent[], context: Proj
             balance_kobo: state.balanceKobo.toString(),
             reserved_kobo: state.reservedKobo.toString(),
             revision: state.revision.toString(),
-            updated_at: state.updatedAt?.toISOString(),
+            updated_at: state.updatedAt,
           })),
         ),
       ],

@@ -54,4 +54,22 @@ export function occurredAt(event: Pick<RecordedEvent, 'metadata' | 'createdAt'>)
   return typeof stamped === 'string' ? new Date(stamped) : event.createdAt;
 }
 
+/** The form `Date.prototype.toISOString` writes for years 0000 to 9999, which reads back as the same text. */
+const CANONICAL_ISO = /^\d{4}-(0[1-9]|1[0-2])-(0[1-9]|[12]\d|3[01])T([01]\d|2[0-3]):[0-5]\d:[0-5]\d\.\d{3}Z$/;
+
+/**
+ * `occurredAt(event).toISOString()`, without the Date when the metadata already holds that text
+ * (every event this service writes: it stamps `toISOString()`). For the bulk paths, which write
+ * the time as text and would otherwise parse and print it again for every event.
+ */
+export function occurredAtText(event: Pick<RecordedEvent, 'metadata' | 'createdAt'>): string {
+  const stamped = event.metadata.occurredAt;
+  if (typeof stamped === 'string' && CANONICAL_ISO.test(stamped)) {
+    // A day past its month's end (Feb 30) matches the pattern; Date rolls it over: take Date's text then.
+    const day = Number(stamped.slice(8, 10));
+    if (day <= 28) return stamped;
+  }
+  return occurredAt(event).toISOString();
+}
+
 export const SYSTEM_ACTOR: Actor = { type: 'system', id: 'ledger' };
