@@ -32,7 +32,10 @@ const integration = {
 
 export default {
   testTimeout: 120_000,
-  // Two workers on two cores: most of a test's time is spent waiting on PostgreSQL, the event store and child processes.
+  // Two workers on two cores: most of a test's time is spent waiting on PostgreSQL, the event store
+  // and child processes (the whole run used 0.8 of the 2 cores). Three took the run from 875 s to 603 s
+  // on the shared machine (load 7-9), but under that contention fuzz met read-your-writes' 2 s limit
+  // (503) and the interrupted rebuild on EventStoreDB swapped early: two, until those hold under load.
   maxWorkers: 2,
   // A worker keeps every test file's modules (ESM in vm contexts) and grew past 1 GB by the end of a run,
   // slowing its late suites with collection; one past this after a file is replaced. The run took 4 min 51 s

@@ -1,6 +1,6 @@
 import { describe, expect, it } from '@jest/globals';
 import { randomUUID } from 'node:crypto';
-import { allEvents, useTestEventStore } from '../../test/support/event-store.js';
+import { allEvents, useTestEventStore, withoutReadLag } from '../../test/support/event-store.js';
 import type { Projection } from '../projection.js';
 import { waitUntil } from '../runner/counting.projection.testing.js';
 import { pageContext, ProjectionRunner } from '../runner/projection-runner.js';
@@ -57,16 +57,19 @@ async function runUntil(runner: ProjectionRunner, checkpointName: string, last: 
 
 describe('Given one log applied event by event and page by page', () => {
   it('writes the same rows in every table of wallets, wallet-ledger and verifications, and a page applied twice changes nothing', async () => {
-    await writeSampleLog(db.pool, { organizations: 3, verifications: 240, store: db.store });
-    // Erasures: pages must blank the rows they erase, after writing them.
-    const requests = (await allEvents(db.store, { streamCategories: ['verification'] })).filter((event) => event.type === 'VerificationRequested').slice(0, 12);
-    for (const request of requests) {
-      await db.store.append(
-        request.streamId,
-        [{ id: randomUUID(), type: 'VerificationPersonalDataErased', data: { schemaVersion: 1, reference: request.data.reference as string, erasedAt: '2026-11-20T10:00:00.000Z' }, metadata: { occurredAt: '2026-11-20T10:00:00.000Z' } }],
-        { expectedRevision: 1n },
-      );
-    }
+    // The log under test, written with the EventStoreDB test server's index lag off: the runners below read it with the lag on.
+    await withoutReadLag(db, async () => {
+      await writeSampleLog(db.pool, { organizations: 3, verifications: 240, store: db.store });
+      // Erasures: pages must blank the rows they erase, after writing them.
+      const requests = (await allEvents(db.store, { streamCategories: ['verification'] })).filter((event) => event.type === 'VerificationRequested').slice(0, 12);
+      for (const request of requests) {
+        await db.store.append(
+          request.streamId,
+          [{ id: randomUUID(), type: 'VerificationPersonalDataErased', data: { schemaVersion: 1, reference: request.data.reference as string, erasedAt: '2026-11-20T10:00:00.000Z' }, metadata: { occurredAt: '2026-11-20T10:00:00.000Z' } }],
+          { expectedRevision: 1n },
+        );
+      }
+    });
 
     const projections: Projection[] = [walletsProjection, walletLedgerProjection, verificationsProjection];
     for (const projection of projections) {
@@ -110,7 +113,7 @@ describe('Given one log applied event by event and page by page', () => {
 
 describe('When a rebuild replays in pages what the live runner applied event by event', () => {
   it('finds no difference in any table and swaps', async () => {
-    await writeSampleLog(db.pool, { organizations: 1, verifications: 60, store: db.store });
+    await withoutReadLag(db, () => writeSampleLog(db.pool, { organizations: 1, verifications: 60, store: db.store }));
     const projections: Projection[] = [walletsProjection, walletLedgerProjection, verificationsProjection];
     for (const projection of projections) {
       for (const table of projection.tables) await db.pool.query(`truncate ${table}`);

@@ -4,17 +4,35 @@ import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { hashApiKey } from '../auth/api-key.js';
 import { MAX_FUNDING_KOBO } from '../wallets/wallet.decider.js';
+import { runAdmin } from './cli/run.js';
 import { processTestBed } from '../../test/support/process-test-bed.js';
-import { DIST, runNode } from '../../test/support/processes.js';
+import { DIST, type Run, runNode } from '../../test/support/processes.js';
 import { allEvents, eventsContaining, streamEvents } from '../../test/support/event-store.js';
 import { TEST_DATA_ENCRYPTION_KEY } from '../../test/support/data-protection.js';
 
-/** The built CLI (dist/, which a build never empties) against its own test database, in a working directory of its own. */
+/**
+ * The CLI against its own test database. Most commands run through its entry point in this process
+ * (cli/run.ts: the same parsing, configuration, application context, job, settlement and output as
+ * a run of the binary, without a Node start-up each); `spawned` runs the built CLI (dist/, which a
+ * build never empties) as `npm run admin` does, in a working directory of its own, for the exit
+ * codes, the streams and the help as a shell sees them.
+ */
 describe('admin CLI', () => {
   const bed = processTestBed('ledger-cli-');
 
-  function cli(...args: string[]) {
-    return runNode(DIST.admin, args, { cwd: bed.dir, env: { PATH: process.env.PATH, ...bed.events.env, DATABASE_URL: bed.database.url, DATA_ENCRYPTION_KEY: TEST_DATA_ENCRYPTION_KEY, DATA_DIR: join(bed.dir, '.data'), SANDBOX_CREDIT_KOBO: '100000' }, timeoutMs: 30_000 });
+  const env = () => ({ PATH: process.env.PATH, ...bed.events.env, DATABASE_URL: bed.database.url, DATA_ENCRYPTION_KEY: TEST_DATA_ENCRYPTION_KEY, DATA_DIR: join(bed.dir, '.data'), SANDBOX_CREDIT_KOBO: '100000' });
+  function spawned(...args: string[]): Promise<Run> {
+    return runNode(DIST.admin, args, { cwd: bed.dir, env: env(), timeoutMs: 30_000 });
+  }
+  async function cli(...args: string[]): Promise<Run> {
+    let stdout = '';
+    let stderr = '';
+    const code = await runAdmin(['node', 'admin', ...args], {
+      env: env(),
+      stdout: (text) => void (stdout += text),
+      stderr: (text) => void (stderr += text),
+    });
+    return { code, stdout, stderr };
   }
   const json = async (...args: string[]) => {
     const result = await cli('--json', ...args);
@@ -24,7 +42,10 @@ describe('admin CLI', () => {
   const eventTypes = async (streamId: string) => (await streamEvents(bed.events.store, streamId)).map((event) => event.type);
 
   it("creates an operators' console account with a one-time set-password link, once per email", async () => {
-    const created = await json('operator', 'create', '--email', 'ops@ledger.test', '--role', 'auditor');
+    // Through the built CLI, as an operator runs it.
+    const run = await spawned('--json', 'operator', 'create', '--email', 'ops@ledger.test', '--role', 'auditor');
+    expect({ code: run.code, stderr: run.stderr }).toEqual({ code: 0, stderr: '' });
+    const created = JSON.parse(run.stdout);
     expect(created).toMatchObject({ email: 'ops@ledger.test', role: 'auditor' });
     const link = new URL(created.setPasswordLink);
     expect(link.pathname).toBe('/console/reset-password');
@@ -114,7 +135,8 @@ describe('admin CLI', () => {
     const repeated = await json('wallet', 'fund', id, '--env', 'live', '--amount', '500000', '--reference', 'bank-transfer-1');
     expect(repeated).toMatchObject({ funded: false, balanceKobo: 500_000 });
     expect(await eventTypes(`wallet-${id}.live`)).toEqual(['WalletFunded']);
-    const conflict = await cli('wallet', 'fund', id, '--env', 'live', '--amount', '700000', '--reference', 'bank-transfer-1');
+    // Through the built CLI: exit code 1, nothing on stdout and on stderr the error alone.
+    const conflict = await spawned('wallet', 'fund', id, '--env', 'live', '--amount', '700000', '--reference', 'bank-transfer-1');
     expect(conflict).toEqual({
       code: 1,
       stdout: '',
@@ -143,7 +165,8 @@ describe('admin CLI', () => {
     const file = join(bed.dir, 'dojah.json');
     await writeFile(file, JSON.stringify({ appId: 'app-cli', secretKey: secret }), { mode: 0o600 });
     await json('org', 'scopes', id, 'nin', 'bvn');
-    const configured = await cli('--json', 'provider', 'set', id, '--env', 'live', '--provider', 'dojah', '--credentials', `@${file}`);
+    // Through the built CLI: nothing the process writes, answer or log line, holds the secret.
+    const configured = await spawned('--json', 'provider', 'set', id, '--env', 'live', '--provider', 'dojah', '--credentials', `@${file}`);
     expect(configured.code).toBe(0);
     expect(JSON.parse(configured.stdout).providers).toEqual({ live: { provider: 'dojah', fallback: null } });
     expect(`${configured.stdout}${configured.stderr}`).not.toContain(secret);
@@ -176,9 +199,9 @@ describe('admin CLI', () => {
   });
 
   it('exits 2 on usage errors', async () => {
-    expect((await cli('org', 'create', '--name', 'No Email')).code).toBe(2);
-    expect((await cli('frobnicate')).code).toBe(2);
-    expect((await cli('key', 'issue', 'org_x', '--env', 'prod')).code).toBe(2);
-    expect((await cli()).code).toBe(2);
+    expect((await spawned('org', 'create', '--name', 'No Email')).code).toBe(2);
+    expect((await spawned('frobnicate')).code).toBe(2);
+    expect((await spawned('key', 'issue', 'org_x', '--env', 'prod')).code).toBe(2);
+    expect((await spawned()).code).toBe(2);
   });
 });

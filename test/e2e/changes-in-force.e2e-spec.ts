@@ -8,7 +8,8 @@ import { processTestBed } from '../support/process-test-bed.js';
 import { streamEvents } from '../support/event-store.js';
 import { createOrganization, issueKey } from '../support/fixtures.js';
 import { TEST_DATA_ENCRYPTION_KEY } from '../support/data-protection.js';
-import { DIST, exited, healthy, runNode, startNodeProcess } from '../support/processes.js';
+import { DIST, exited, healthy, type Run, runNode, startNodeProcess } from '../support/processes.js';
+import { runAdmin } from '../../src/admin/cli/run.js';
 
 // Blessing Ebube Ibrahim, the first ready-made sandbox identity (docs/sandbox.md).
 const NIN_CHECK = { path: '/v1/nin', body: { nin: '21440414976' } };
@@ -27,8 +28,21 @@ async function call(method: string, path: string, headers: Record<string, string
 const admin = (method: string, path: string, body?: unknown) => call(method, path, { authorization: `Bearer ${adminToken}` }, body);
 const check = (key: string, what: { path: string; body: unknown }) => call('POST', what.path, { 'x-service-key': key }, what.body);
 
-function cli(...args: string[]) {
-  return runNode(DIST.admin, args, { env: { PATH: process.env.PATH, ...bed.events.env, DATABASE_URL: bed.database.url, DATA_ENCRYPTION_KEY: TEST_DATA_ENCRYPTION_KEY, DATA_DIR: bed.dir }, timeoutMs: 30_000 });
+const cliEnv = () => ({ PATH: process.env.PATH, ...bed.events.env, DATABASE_URL: bed.database.url, DATA_ENCRYPTION_KEY: TEST_DATA_ENCRYPTION_KEY, DATA_DIR: bed.dir });
+/** The built admin CLI in a process of its own, as an operator runs it. */
+function spawnedCli(...args: string[]): Promise<Run> {
+  return runNode(DIST.admin, args, { env: cliEnv(), timeoutMs: 30_000 });
+}
+/**
+ * The admin CLI's entry point (src/admin/cli/run.ts) in this process: the same command, settlement
+ * and output as the built CLI without a Node start-up each. The service it waits for still runs
+ * in a process of its own.
+ */
+async function cli(...args: string[]): Promise<Run> {
+  let stdout = '';
+  let stderr = '';
+  const code = await runAdmin(['node', 'admin', ...args], { env: cliEnv(), stdout: (text) => void (stdout += text), stderr: (text) => void (stderr += text) });
+  return { code, stdout, stderr };
 }
 
 /** The wallet stream's length: a check that is refused by the guard adds nothing to it, a charged one a reservation and a debit. */
@@ -82,10 +96,10 @@ const bed = processTestBed('ledger-in-force-', {
 
 describe('Operators\' changes are in force when the command returns', () => {
   it('with no projection worker running, the CLI says the change is recorded and applies once one runs', async () => {
-    const created = await cli('--json', 'org', 'create', '--name', 'Before Start Ltd', '--email', 'ops@before.example');
+    const created = await spawnedCli('--json', 'org', 'create', '--name', 'Before Start Ltd', '--email', 'ops@before.example');
     expect(created.code).toBe(0);
     const { id } = JSON.parse(created.stdout) as { id: string };
-    const scoped = await cli('org', 'scopes', id, 'nin');
+    const scoped = await spawnedCli('org', 'scopes', id, 'nin');
     expect(scoped.code).toBe(0);
     expect(scoped.stdout).toContain('activeScopes');
     expect(scoped.stdout).toMatch(/Recorded \(position \d+\)\. No projection worker is running/);
@@ -98,7 +112,8 @@ describe('Operators\' changes are in force when the command returns', () => {
     it('org scopes through the CLI: the next check of a scope taken away is refused and not charged', async () => {
       const { organizationId, key } = await warmedKey();
       const before = await walletEvents(organizationId);
-      const scoped = await cli('org', 'scopes', organizationId, 'nin', 'phone');
+      // Through the built CLI, as an operator runs it; the tests below call its entry point in this process.
+      const scoped = await spawnedCli('org', 'scopes', organizationId, 'nin', 'phone');
       const refused = await check(key, BVN_CHECK);
       expect(refused.status).toBe(403);
       expect(refused.body.error.code).toBe('scope_not_active');

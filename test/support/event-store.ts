@@ -128,6 +128,21 @@ export async function testEventStoreControl(database: Pick<TestDatabase, 'name'>
   return (await serverFor(database)).control;
 }
 
+/**
+ * Runs `write` with the EventStoreDB test server's index lag off, then turns it back to the
+ * project's: for a fixture a test writes before what it tests, whose appends, one after the other,
+ * would each wait for the index before they are acknowledged. Nothing to switch on the postgres project.
+ */
+export async function withoutReadLag<T>(database: Pick<TestDatabase, 'name'>, write: () => Promise<T>): Promise<T> {
+  const control = await testEventStoreControl(database);
+  await control?.configure({ readLagMs: 0 });
+  try {
+    return await write();
+  } finally {
+    await control?.configure({ readLagMs: Number(testReadLagMs()) });
+  }
+}
+
 /** Environment that points the app, a CLI or a worker process at the event store of this test database. */
 export async function testEventStoreEnv(database: TestDatabase): Promise<Record<string, string>> {
   if (testEventStoreKind() === 'postgres') return { EVENT_STORE: 'postgres' };
@@ -208,7 +223,7 @@ export function expectedLagEvents(store: Pick<EventStore, 'kind'>, pending: numb
  * A test database, a pool on it and the event store of this jest project, for the file's tests:
  * created before them, closed and dropped after. Read the fields inside tests only.
  */
-export function useTestEventStore(options: { poolSize: number }): { readonly url: string; readonly pool: pg.Pool; readonly store: EventStore } {
+export function useTestEventStore(options: { poolSize: number }): { readonly name: string; readonly url: string; readonly pool: pg.Pool; readonly store: EventStore } {
   let database: TestDatabase | undefined;
   let pool: pg.Pool | undefined;
   let testStore: TestEventStore | undefined;
@@ -230,6 +245,9 @@ export function useTestEventStore(options: { poolSize: number }): { readonly url
     return value;
   };
   return {
+    get name() {
+      return inside(database).name;
+    },
     get url() {
       return inside(database).url;
     },

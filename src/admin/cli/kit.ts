@@ -6,11 +6,14 @@ import { ValidationFailed } from '../../common/errors.js';
 /** Everything heavy, loaded only once the arguments parsed, so a usage error answers at once. */
 export async function loadKit() {
   await import('reflect-metadata');
-  const [core, cqrs, app, config, migrations, database, validation, paging, wallets, walletRules, fundingReference, commands, dto, queries, store, logging, nestLogger, pinoModule, runtime, consoleAccounts, consoleAccountEvents] =
+  // The application's module first, alone: it brings in nearly every module below, so the rest
+  // are found loaded. Under jest's ESM loader, where the CLI's tests run it in-process (run.ts), two
+  // imports in flight that share a module not yet loaded fail to link.
+  const app = await import('../../app.module.js');
+  const [core, cqrs, config, migrations, database, validation, paging, wallets, walletRules, fundingReference, commands, dto, queries, store, logging, nestLogger, pinoModule, runtime, consoleAccounts, consoleAccountEvents] =
     await Promise.all([
       import('@nestjs/core'),
       import('@nestjs/cqrs'),
-      import('../../app.module.js'),
       import('../../config/config.js'),
       import('../../database/data-source.js'),
       import('../../database/resolve-database.js'),
@@ -70,6 +73,9 @@ export type Job = (app: INestApplicationContext, kit: Kit) => Promise<Output>;
 /** How a command's action hands its job to the entry point. */
 export type SetJob = (job: Job) => void;
 
+/** The environment a run of the CLI reads its configuration from (the process's own, for `npm run admin`). */
+export type CliEnv = Readonly<Record<string, string | undefined>>;
+
 /** Wrong arguments: exit code 2, like commander's own usage errors. */
 export class UsageError extends Error {}
 
@@ -79,6 +85,11 @@ let newestPosition: bigint | null = null;
 /** The newest organization-stream position this run's commands wrote or met; null when none. */
 export function recordedPosition(): bigint | null {
   return newestPosition;
+}
+
+/** Forgets the recorded position: each run of the entry point (run.ts) starts from none. */
+export function clearRecordedPosition(): void {
+  newestPosition = null;
 }
 
 /**

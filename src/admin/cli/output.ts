@@ -66,19 +66,19 @@ export function human(value: unknown, indent = ''): string {
   return `${indent}${String(value)}`;
 }
 
-/** Reports the error on stderr and answers the exit code. */
-export function fail(error: unknown): number {
+/** Reports the error on stderr (the process's, unless given another) and answers the exit code. */
+export function fail(error: unknown, stderr: (text: string) => void = (text) => void process.stderr.write(text)): number {
   if (error instanceof AppError) {
-    process.stderr.write(`error: ${error.code}: ${error.message}\n`);
-    if (error instanceof ValidationFailed) for (const field of error.fields) process.stderr.write(`  ${field.field}: ${field.message}\n`);
-    else for (const [name, value] of Object.entries(error.details)) process.stderr.write(`  ${name}: ${typeof value === 'object' ? JSON.stringify(value) : String(value)}\n`);
+    stderr(`error: ${error.code}: ${error.message}\n`);
+    if (error instanceof ValidationFailed) for (const field of error.fields) stderr(`  ${field.field}: ${field.message}\n`);
+    else for (const [name, value] of Object.entries(error.details)) stderr(`  ${name}: ${typeof value === 'object' ? JSON.stringify(value) : String(value)}\n`);
     return 1;
   }
   if (error instanceof ConfigError) {
-    process.stderr.write(`error: config: ${error.message}\n`);
+    stderr(`error: config: ${error.message}\n`);
     return 1;
   }
   const message = error instanceof Error ? error.message : String(error);
-  process.stderr.write(`error: failed: ${message}\n`);
+  stderr(`error: failed: ${message}\n`);
   return 1;
 }

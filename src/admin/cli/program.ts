@@ -1,5 +1,5 @@
 import { Command } from 'commander';
-import type { SetJob } from './kit.js';
+import type { CliEnv, SetJob } from './kit.js';
 import { addKeyCommands } from './key.commands.js';
 import { addMasterKeyCommands } from './master-key.commands.js';
 import { addOperatorCommands } from './operator.commands.js';
@@ -7,19 +7,28 @@ import { addOrgCommands } from './org.commands.js';
 import { addProviderCommands } from './provider.commands.js';
 import { addWalletCommands } from './wallet.commands.js';
 
+/** Where the program writes its help and usage errors, and the environment its commands read. */
+export interface ProgramIo {
+  readonly env: CliEnv;
+  readonly stdout: (text: string) => void;
+  readonly stderr: (text: string) => void;
+}
+
+const PROCESS_IO: ProgramIo = { env: process.env, stdout: (text) => void process.stdout.write(text), stderr: (text) => void process.stderr.write(text) };
+
 /** The command line: each group adds its commands; the chosen command's action hands its job to `setJob`. */
-export function buildProgram(setJob: SetJob): Command {
+export function buildProgram(setJob: SetJob, io: ProgramIo = PROCESS_IO): Command {
   const program = new Command('admin')
     .description('Operate the verification ledger: organizations, scopes, prices, keys and wallets.')
     .option('--json', 'print the result as JSON (amounts in kobo), for scripts')
     .exitOverride()
     .showHelpAfterError()
-    .configureOutput({ writeOut: (text) => process.stdout.write(text), writeErr: (text) => process.stderr.write(text) });
+    .configureOutput({ writeOut: io.stdout, writeErr: io.stderr });
   addOrgCommands(program, setJob);
   addProviderCommands(program, setJob);
   addKeyCommands(program, setJob);
   addWalletCommands(program, setJob);
-  addMasterKeyCommands(program, setJob);
+  addMasterKeyCommands(program, setJob, io.env);
   addOperatorCommands(program, setJob);
   program.addHelpText(
     'after',
