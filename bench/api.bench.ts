@@ -164,15 +164,20 @@ async function sharedTransactions(url: string): Promise<{ requestWithReservation
   await db.connect();
   try {
     const { rows } = await db.query<{ first: string; second: string; keyed: string; checks: string }>(
-      `select count(*) filter (where r.position / 1000000 = w.position / 1000000) as first,
+      // Each event of a check found by its reference (hash joins on it): joining the capture through
+      // the wallet's stream instead walks that stream once per reservation, hours at 100,000 checks.
+      `with r as (select substr(stream_id, length('verification-') + 1) as reference, position, xmin from events where type = 'VerificationRequested'),
+            c as (select substr(stream_id, length('verification-') + 1) as reference, position from events where type = 'VerificationCompleted'),
+            w as (select data->>'reference' as reference, position from events where type = 'WalletFundsReserved'),
+            d as (select data->>'reference' as reference, position from events where type = 'WalletDebited')
+       select count(*) filter (where r.position / 1000000 = w.position / 1000000) as first,
               count(*) filter (where c.position / 1000000 = d.position / 1000000) as second,
               count(*) filter (where k.xmin = r.xmin) as keyed, count(*) as checks
-         from events r
-         join events w on w.type = 'WalletFundsReserved' and r.stream_id = 'verification-' || (w.data->>'reference')
-         join events c on c.stream_id = r.stream_id and c.type = 'VerificationCompleted'
-         join events d on d.type = 'WalletDebited' and d.stream_id = w.stream_id and d.data->>'reference' = w.data->>'reference'
-         left join verification_keys k on r.stream_id = 'verification-' || k.reference
-        where r.type = 'VerificationRequested'`,
+         from r
+         join w using (reference)
+         join c using (reference)
+         join d using (reference)
+         left join verification_keys k using (reference)`,
     );
     const checks = Number(rows[0].checks);
     return { requestWithReservation: Number(rows[0].first) / checks, completionWithCapture: Number(rows[0].second) / checks, keyWithRequest: Number(rows[0].keyed) / checks };
