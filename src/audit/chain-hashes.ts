@@ -1,6 +1,6 @@
 import { Worker } from 'node:worker_threads';
 import type { JsonObject } from '../event-store/event-store.port.js';
-import { copyText, type CopyRowsSidecar } from '../event-store/postgres-stream-pages.js';
+import { COPY_FIELDS, copyText, cutCopyRow, type CopyRowsSidecar } from '../event-store/postgres-stream-pages.js';
 import { chainHash } from '../wallets/wallet-chain.js';
 
 /**
@@ -20,8 +20,6 @@ export const CHAIN_HASH_WIDTH = 64;
 /** The answer for a row whose stored link has no `previous` string (or whose content cannot be hashed): never a hex digest. */
 export const NOT_COMPUTED = '-'.repeat(CHAIN_HASH_WIDTH);
 
-const COPY_FIELDS = 7;
-
 /**
  * The claimed-link hashes of a run of COPY rows, 64 characters per row in row order. Rows are cut
  * as the COPY reader cuts them; one that does not decode gets NOT_COMPUTED (the reader, which
@@ -32,16 +30,7 @@ export function copyRowChainHashes(streamId: string, rows: string): string {
   let start = 0;
   const fields = new Array<string>(COPY_FIELDS);
   while (start < rows.length) {
-    let from = start;
-    for (let i = 0; i < COPY_FIELDS - 1; i++) {
-      const tab = rows.indexOf('\t', from);
-      if (tab < 0) throw new Error('invariant: a COPY row of the events table has fewer fields than selected');
-      fields[i] = rows.slice(from, tab);
-      from = tab + 1;
-    }
-    const newline = rows.indexOf('\n', from);
-    if (newline < 0) throw new Error('invariant: a run of COPY rows ends inside a row');
-    start = newline + 1;
+    start = cutCopyRow(rows, start, fields);
     out += claimedHash(streamId, fields);
   }
   return out;

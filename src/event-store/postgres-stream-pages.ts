@@ -64,7 +64,27 @@ export type StreamPagesReader = (streamId: string, fromRevision: bigint, pageSiz
 /** Bytes PostgreSQL may send ahead of the reader, on top of the socket's own buffers: about 1,600 wallet events. */
 const COPY_READ_AHEAD_BYTES = 1 << 20;
 const NEWLINE = 0x0a;
-const COPY_FIELDS = 7;
+/** The columns the COPY readers select, in order: position, revision, event id, type, data, metadata, commit time. */
+export const COPY_FIELDS = 7;
+
+/**
+ * Cuts the COPY row of the events table that starts at `start` in `rows` (whole rows in COPY's text
+ * format, each ending with a newline) into `fields`; answers where the next row starts. The reader
+ * below and the audit's chain hash worker (src/audit/chain-hashes.ts) cut the same rows alike.
+ */
+export function cutCopyRow(rows: string, start: number, fields: string[]): number {
+  let from = start;
+  for (let i = 0; i < COPY_FIELDS - 1; i++) {
+    const tab = rows.indexOf('\t', from);
+    if (tab < 0) throw new Error('invariant: a COPY row of the events table has fewer fields than selected');
+    fields[i] = rows.slice(from, tab);
+    from = tab + 1;
+  }
+  const newline = rows.indexOf('\n', from);
+  if (newline < 0) throw new Error('invariant: a run of COPY rows ends inside a row');
+  fields[COPY_FIELDS - 1] = rows.slice(from, newline);
+  return newline + 1;
+}
 const COPY_ESCAPES: Readonly<Record<string, string>> = { b: '\b', f: '\f', n: '\n', r: '\r', t: '\t', v: '\v' };
 
 /** A field of COPY's text format as stored: `\\` for a backslash, `\t` for a tab, and so on (only JSON with escapes in it has any). */
@@ -176,16 +196,7 @@ async function* copyPages(pool: pg.Pool, streamId: string, fromRevision: bigint,
       const lines = bytes.toString('utf8', 0, end + 1);
       let start = 0;
       while (start < lines.length) {
-        let from = start;
-        for (let i = 0; i < COPY_FIELDS - 1; i++) {
-          const tab = lines.indexOf('\t', from);
-          if (tab < 0) throw new Error('invariant: a COPY row of the events table has fewer fields than selected');
-          fields[i] = lines.slice(from, tab);
-          from = tab + 1;
-        }
-        const newline = lines.indexOf('\n', from);
-        fields[COPY_FIELDS - 1] = lines.slice(from, newline);
-        start = newline + 1;
+        start = cutCopyRow(lines, start, fields);
         page.events.push({
           id: fields[2],
           streamId,
