@@ -418,20 +418,17 @@ async function deferredIndexesOf(client: pg.PoolClient, table: string): Promise<
 async function createDeferredIndexes(pool: pg.Pool, projection: Projection): Promise<void> {
   const client = await pool.connect();
   try {
-    await client.query('begin');
-    // A sorted build per index: more memory than the default 64 MB makes it one pass at ten million rows.
-    await client.query(`set local maintenance_work_mem = '256MB'`);
-    for (const table of projection.tables) {
-      const shadow = shadowTableName(table);
-      const present = new Set((await indexesOf(client, shadow)).map((index) => index.definition));
-      for (const { definition } of await indexesOf(client, table)) {
-        if (!present.has(definition)) await client.query(definition.replace(/^(CREATE (?:UNIQUE )?INDEX) ON _ /, `$1 ON ${shadow} `));
+    await inTransaction(client, async () => {
+      // A sorted build per index: more memory than the default 64 MB makes it one pass at ten million rows.
+      await client.query(`set local maintenance_work_mem = '256MB'`);
+      for (const table of projection.tables) {
+        const shadow = shadowTableName(table);
+        const present = new Set((await indexesOf(client, shadow)).map((index) => index.definition));
+        for (const { definition } of await indexesOf(client, table)) {
+          if (!present.has(definition)) await client.query(definition.replace(/^(CREATE (?:UNIQUE )?INDEX) ON _ /, `$1 ON ${shadow} `));
+        }
       }
-    }
-    await client.query('commit');
-  } catch (error) {
-    await client.query('rollback').catch(() => undefined);
-    throw error;
+    });
   } finally {
     client.release();
   }
