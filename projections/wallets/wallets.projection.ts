@@ -95,9 +95,7 @@ interface WalletState {
   balanceKobo: bigint;
   reservedKobo: bigint;
   revision: bigint;
-  /** The time of the last event applied in this batch, as ISO text; undefined while none is. */
-  updatedAt: string | undefined;
-  /** That event, whose time is read only once the batch is folded. */
+  /** The last event applied in this batch (undefined while none is): its time, read once the batch is folded, is the row's updated_at. */
   last: RecordedEvent | undefined;
 }
 
@@ -159,7 +157,6 @@ async function handleWalletBatch(events: readonly RecordedEvent[], context: Proj
       balanceKobo: BigInt(row.balance_kobo),
       reservedKobo: BigInt(row.reserved_kobo),
       revision: BigInt(row.revision),
-      updatedAt: undefined,
       last: undefined,
     });
   }
@@ -221,7 +218,6 @@ async function handleWalletBatch(events: readonly RecordedEvent[], context: Proj
     state.revision = recorded.revision;
     state.last = recorded;
   }
-  for (const state of states.values()) if (state.last !== undefined) state.updatedAt = occurredAtText(state.last);
 
   if (closedBefore.length > 0) {
     const deleted = await context.query(
@@ -240,7 +236,7 @@ async function handleWalletBatch(events: readonly RecordedEvent[], context: Proj
       [JSON.stringify([...opened.values()].map(({ reservedBy, ...row }) => ({ ...row, reserved_at: occurredAtText(reservedBy) })))],
     );
   }
-  const changed = [...states.values()].filter((state) => state.updatedAt !== undefined);
+  const changed = [...states.values()].filter((state): state is WalletState & { last: RecordedEvent } => state.last !== undefined);
   if (changed.length > 0) {
     await context.query(
       `update ${wallets} w set funded_kobo = t.funded_kobo, debited_kobo = t.debited_kobo, balance_kobo = t.balance_kobo, reserved_kobo = t.reserved_kobo, revision = t.revision, updated_at = t.updated_at
@@ -256,7 +252,7 @@ async function handleWalletBatch(events: readonly RecordedEvent[], context: Proj
             balance_kobo: state.balanceKobo.toString(),
             reserved_kobo: state.reservedKobo.toString(),
             revision: state.revision.toString(),
-            updated_at: state.updatedAt,
+            updated_at: occurredAtText(state.last),
           })),
         ),
       ],
