@@ -144,7 +144,9 @@ describe('Answers match the OpenAPI document', () => {
       const bodies = operation.examples.length > 0 ? operation.examples : [undefined];
       for (const body of bodies) {
         const response = await call(operation, { body });
-        expect({ operation: operation.operationId, body, status: response.status, ok: operation.successes.includes(response.status) }).toMatchObject({ ok: true });
+        // On a failure, the operation, its status and the error's code and message (which never carry personal data).
+        const outcome = { operation: operation.operationId, status: response.status, error: response.body?.error };
+        expect(outcome).toEqual(operation.successes.includes(response.status) ? outcome : { ...outcome, status: operation.successes });
       }
     }
     // The same funding again: 200, the wallet unchanged.
