@@ -152,6 +152,9 @@ export function pageRead(key: Pick<AuthenticatedKey, 'organizationId' | 'environ
   return { organizationId: key.organizationId, environment: key.environment, scope, status, pageSize, skip: (page - 1) * pageSize };
 }
 
+/** The columns of a list page's rows. */
+const LIST_COLUMNS = 'reference, scope, status, price_kobo, charged, created_at';
+
 /**
  * The list's statement for one page: most recent first, offset paging over the list indexes. One
  * round trip for the total and the page. The projection keeps the counts per scope and status: at
@@ -159,6 +162,15 @@ export function pageRead(key: Pick<AuthenticatedKey, 'organizationId' | 'environ
  * one row that carries the total (its verification columns null).
  * A named (prepared) statement per filter combination: PostgreSQL parses and plans it once per
  * connection instead of on every call, which is most of the cost of so small a query.
+ *
+ * A deep page (more than MAX_SHARED_PAGE_ROWS rows of index to walk) finds its references in the
+ * list index alone (an index-only scan: every column it needs is in the index) and reads only its
+ * own rows from the table. Read straight from the table, each skipped row costs a fetch of its own,
+ * scattered over the table when a filter is set: at 100,000 rows skipped, three to five times the
+ * index-only walk. The page's references are an array rather than a join: a generic plan does not
+ * know the page is small, and planned the join of as many rows as it guessed (a tenth of the table)
+ * as a sort of the whole organization. With both filters no list index covers the walk, which then
+ * reads the table as before.
  */
 export function listStatement({ organizationId, environment, scope, status, pageSize, skip }: PageRead): pg.QueryConfig {
   const conditions = ['organization_id = $1', 'environment = $2'];
@@ -172,12 +184,17 @@ export function listStatement({ organizationId, environment, scope, status, page
     conditions.push(`status = $${params.length}`);
   }
   const where = conditions.join(' and ');
+  const filters = `${scope === undefined ? '' : '_scope'}${status === undefined ? '' : '_status'}`;
+  const window = `order by created_at desc, reference desc limit $${params.length + 1} offset $${params.length + 2}`;
+  const deep = skip + pageSize > MAX_SHARED_PAGE_ROWS;
+  const page = deep
+    ? `select ${LIST_COLUMNS} from verifications
+         where reference = any(array(select reference from verifications where ${where} ${window})) order by created_at desc, reference desc`
+    : `select ${LIST_COLUMNS} from verifications where ${where} ${window}`;
   return {
-    name: `list_verifications${scope === undefined ? '' : '_scope'}${status === undefined ? '' : '_status'}`,
+    name: `list_verifications${deep ? '_deep' : ''}${filters}`,
     text: `select t.total, v.* from (select sum(count) as total from verification_counts where ${where}) t
-       left join lateral (
-         select reference, scope, status, price_kobo, charged, created_at from verifications where ${where}
-         order by created_at desc, reference desc limit $${params.length + 1} offset $${params.length + 2}) v on true`,
+       left join lateral (${page}) v on true`,
     values: [...params, pageSize, skip],
   };
 }
