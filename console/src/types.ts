@@ -64,12 +64,16 @@ export interface ScopeField {
   required: boolean;
   description: string;
   example: string;
+  /** Set when the input is a file's content (base64): the media types it takes. */
+  mediaTypes?: string[];
 }
 
 export interface ScopeInfo {
   scope: string;
   active: boolean;
   priceKobo: number;
+  /** A request the sandbox answers `found` (the API document's example). */
+  example: Record<string, string>;
   fields: ScopeField[];
 }
 

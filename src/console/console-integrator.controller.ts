@@ -25,7 +25,7 @@ import { ReadYourWrites } from '../read-models/read-your-writes.js';
 import { SCOPES } from '../scopes/scopes.js';
 import { PersonalDataErasure } from '../verifications/erasure.js';
 import { GetVerification, ListVerifications, RunVerification } from '../verifications/verification.commands.js';
-import { SCOPE_INPUTS } from '../verifications/verification-inputs.js';
+import { SCOPE_INPUTS, scopeExample } from '../verifications/verification-inputs.js';
 import { REFERENCE_PATTERN } from '../verifications/verification.queries.js';
 import type { VerificationSummary, VerificationView } from '../verifications/verification.views.js';
 import { readWalletBalance, readWalletTransactions, WALLET_LEDGER_PROJECTION, WALLETS_PROJECTION, type TransactionView } from '../wallets/wallet.read-model.js';
@@ -101,7 +101,7 @@ export class ConsoleIntegratorController {
     return ok({ environment: owner.environment, since: since.toISOString().slice(0, 10), wallet: { environment: owner.environment, ...wallet }, days: counts, recent: recent.data });
   }
 
-  /** The scopes, their inputs (with values the sandbox answers `found`), whether active, and the organization's price. */
+  /** The scopes, their inputs (each with a valid value, and the media types of those that are a file), a request the sandbox answers `found`, whether active, and the organization's price. */
   @Get('scopes')
   @ConsoleAccess({ who: 'integrator', roles: ALL_INTEGRATOR_ROLES })
   async scopes(@Req() request: ConsoleRequest) {
@@ -111,7 +111,14 @@ export class ConsoleIntegratorController {
         scope,
         active: organization.activeScopes.includes(scope),
         priceKobo: organization.prices[scope] ?? this.config.verifications.pricesKobo[scope],
-        fields: Object.entries(SCOPE_INPUTS[scope]).map(([name, rule]) => ({ name, required: rule.required, description: rule.format.description, example: rule.format.example })),
+        example: scopeExample(scope),
+        fields: Object.entries(SCOPE_INPUTS[scope]).map(([name, rule]) => ({
+          name,
+          required: rule.required,
+          description: rule.format.description,
+          example: rule.format.example,
+          ...(rule.format.mediaTypes === undefined ? {} : { mediaTypes: rule.format.mediaTypes }),
+        })),
       })),
     );
   }

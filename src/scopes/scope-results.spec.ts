@@ -1,7 +1,7 @@
 import { describe, expect, it } from '@jest/globals';
 import { normaliseRecord } from '../providers/normalise.js';
 import { sandboxRecord } from '../providers/sandbox.provider.js';
-import { scopeExample } from '../verifications/verification.openapi.js';
+import { scopeExample } from '../verifications/verification-inputs.js';
 import { SCOPE_RESULT_FIELDS, type ResultFieldKind } from './scope-results.js';
 import { SCOPES, type Scope } from './scopes.js';
 

@@ -23,6 +23,8 @@ export interface InputFormat {
   readonly description: string;
   /** A value that passes, and that the sandbox answers `found` (docs/sandbox.md). */
   readonly example: string;
+  /** For an input that is a file's content: the media types it takes (the console offers a file picker). */
+  readonly mediaTypes?: readonly string[];
 }
 
 export interface FieldRule {
@@ -94,6 +96,7 @@ const IMAGE: InputFormat = {
   },
   description: `base64 (or a data:image/jpeg;base64, or data:image/png;base64, URL) of a JPEG or PNG, ${MIN_IMAGE_BYTES} bytes to 1 MiB once decoded; never stored or echoed`,
   example: PNG_EXAMPLE,
+  mediaTypes: ['image/jpeg', 'image/png'],
 };
 
 export const SCOPE_INPUTS: Readonly<Record<Scope, Readonly<Record<string, FieldRule>>>> = {
@@ -109,6 +112,15 @@ export const SCOPE_INPUTS: Readonly<Record<Scope, Readonly<Record<string, FieldR
   // One of nin / bvn is required; checked below (FACE_MATCH_SUBJECTS).
   face_match: { image: { required: true, format: IMAGE }, nin: { required: false, format: NIN }, bvn: { required: false, format: BVN } },
 };
+
+/** A request body that passes validation, and that the sandbox answers `found`: the required inputs, and face_match's nin (it takes exactly one of nin or bvn). */
+export function scopeExample(scope: Scope): Record<string, string> {
+  const example: Record<string, string> = {};
+  for (const [field, rule] of Object.entries(SCOPE_INPUTS[scope])) {
+    if (rule.required || (scope === 'face_match' && field === 'nin')) example[field] = rule.format.example;
+  }
+  return example;
+}
 
 export interface ValidInputs {
   readonly scope: Scope;

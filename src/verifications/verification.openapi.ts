@@ -16,7 +16,7 @@ import {
 import { SCOPE_RESULT_FIELDS, type ResultField } from '../scopes/scope-results.js';
 import { COUNTRY_CODE, SCOPE_CATEGORY, SCOPES, type Scope } from '../scopes/scopes.js';
 import { SUBJECT_KINDS } from '../data-protection/blind-index.js';
-import { FACE_MATCH_SUBJECTS, SCOPE_INPUTS, SUBJECT_FORMATS, type InputFormat } from './verification-inputs.js';
+import { FACE_MATCH_SUBJECTS, SCOPE_INPUTS, scopeExample, SUBJECT_FORMATS, type InputFormat } from './verification-inputs.js';
 
 /**
  * The OpenAPI side of verifications: one operation per scope (`POST /v1/nin`, …), its input schema
@@ -55,15 +55,6 @@ function inputSchema(scope: Scope): Schema {
   const required = Object.entries(rules).filter(([, rule]) => rule.required).map(([field]) => field);
   const schema: Schema = { type: 'object', required, properties, additionalProperties: false };
   return scope === 'face_match' ? { ...schema, oneOf: FACE_MATCH_SUBJECTS.map((field) => ({ required: [field] })), description: 'the image, and exactly one of nin or bvn' } : schema;
-}
-
-/** A request body that passes validation, and that the sandbox answers `found`. */
-export function scopeExample(scope: Scope): Record<string, string> {
-  const example: Record<string, string> = {};
-  for (const [field, rule] of Object.entries(SCOPE_INPUTS[scope])) {
-    if (rule.required || (scope === 'face_match' && field === 'nin')) example[field] = rule.format.example;
-  }
-  return example;
 }
 
 /** The inputs as recorded: face_match's image is reduced to what identifies it. Empty once the personal data is erased. */

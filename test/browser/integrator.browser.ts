@@ -56,6 +56,22 @@ test.describe('An integrator, from sign-up to the first check', () => {
     }
   });
 
+  test('runs a face match in the playground with an image chosen from a file', async ({ page }) => {
+    await signUp(page);
+    await page.getByRole('combobox', { name: 'Scope' }).click();
+    await page.getByRole('option', { name: /^face_match/ }).click();
+    // A PNG with bytes after its end: longer than the curl command shows whole.
+    const png = Buffer.concat([Buffer.from('iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg==', 'base64'), Buffer.alloc(300)]);
+    await page.getByLabel('image').setInputFiles({ name: 'face.png', mimeType: 'image/png', buffer: png });
+    const dataUrl = `data:image/png;base64,${png.toString('base64')}`;
+    await expect(page.getByText(/"image":"data:image\/png;base64,iVBOR.*… \(518 characters\)/)).toBeVisible();
+    const sent = page.waitForRequest((request) => request.url().endsWith('/console/api/playground/face_match'));
+    await page.getByRole('button', { name: 'Run check' }).click();
+    expect(((await sent).postDataJSON() as { input: { image: string } }).input.image).toBe(dataUrl);
+    await expect(page.getByTestId('result-reference')).toHaveText(/^vrf_/);
+    await checkPage(page, 'playground-face-match');
+  });
+
   test('switches to the live environment, where a new organization has no money and no checks', async ({ page }) => {
     await signUp(page);
     await page.getByRole('link', { name: 'Overview' }).click();

@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { startTestApp, type TestApp } from '../support/app.js';
 import { ConsoleClient, uniqueEmail } from '../support/console-client.js';
 import { streamEvents } from '../support/event-store.js';
+import { SCOPES } from '../../src/scopes/scopes.js';
 
 const PASSWORD = 'correct horse battery';
 
@@ -35,6 +36,20 @@ describe('Console API: integrators', () => {
       const wallet = await client.call('GET', '/console/api/wallet?environment=test');
       expect(wallet.status).toBe(200);
       expect(wallet.body.data).toMatchObject({ environment: 'test', balanceKobo: 500_000, availableKobo: 500_000 });
+    });
+
+    it("gives each scope's example request, which the playground runs as it is, and marks an input that is a file", async () => {
+      const { client, organizationId } = await signedUp('examples');
+      expect((await app.admin('PUT', `/admin/v1/organizations/${organizationId}/scopes`, { scopes: [...SCOPES] })).status).toBe(200);
+      const scopes = (await client.call('GET', '/console/api/scopes')).body.data as { scope: string; active: boolean; example: Record<string, string>; fields: { name: string; mediaTypes?: string[] }[] }[];
+      const active = scopes.filter((item) => item.active);
+      expect(active.map((item) => item.scope)).toEqual([...SCOPES]);
+      for (const { scope, example } of active) {
+        const run = await client.call('POST', `/console/api/playground/${scope}`, { environment: 'test', input: example });
+        expect({ scope, status: run.status, result: run.body.data?.status, error: run.body.error }).toEqual({ scope, status: 201, result: 'found', error: undefined });
+      }
+      const faceMatch = scopes.find((item) => item.scope === 'face_match');
+      expect(faceMatch?.fields.filter((field) => field.mediaTypes !== undefined)).toEqual([{ name: 'image', required: true, description: expect.any(String), example: expect.any(String), mediaTypes: ['image/jpeg', 'image/png'] }]);
     });
 
     it('runs a playground check at once, then shows it in the list, the overview and the wallet', async () => {

@@ -1,23 +1,64 @@
-import { Alert, Anchor, Button, Grid, Group, Paper, Select, Stack, Text, TextInput, Title } from '@mantine/core';
+import { Alert, Anchor, Button, Grid, Group, Input, Paper, Select, Stack, Text, TextInput, Title } from '@mantine/core';
 import { CodeBlock } from '../components/code';
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
-import { useEffect, useMemo, useState, type FormEvent } from 'react';
+import { useEffect, useId, useMemo, useState, type ChangeEvent, type FormEvent } from 'react';
 import { Link } from 'wouter';
 import { errorText, get, naira, post } from '../api';
 import { CopyButton } from '../components/copy';
 import { Failure, Loading, PageTitle, textField } from '../components/common';
 import { StatusBadge } from '../components/status';
 import { useEnvironment } from '../session';
-import type { ApiKey, ScopeInfo, Verification } from '../types';
+import type { ApiKey, ScopeField, ScopeInfo, Verification } from '../types';
 
-function curlOf(origin: string, scope: string, input: Record<string, string>, key: ApiKey | undefined, environment: string): string {
+/** Longest input value the curl command shows whole; a file's content is shown by its start. */
+const MAX_SHOWN_VALUE = 120;
+
+function curlOf(origin: string, scope: string, input: Record<string, string>, key: ApiKey | undefined, environment: string, shorten = false): string {
   const keyText = key ? `${key.prefix}…${key.last4}` : `service_${environment}_…`;
+  const shown = shorten
+    ? Object.fromEntries(Object.entries(input).map(([name, value]) => [name, value.length > MAX_SHOWN_VALUE ? `${value.slice(0, 60)}… (${value.length.toLocaleString('en')} characters)` : value]))
+    : input;
   return [
     `curl -s -X POST ${origin}/v1/${scope} \\`,
     `  -H 'X-Service-Key: ${keyText}' \\`,
     `  -H 'Content-Type: application/json' \\`,
-    `  -d '${JSON.stringify(input)}'`,
+    `  -d '${JSON.stringify(shown)}'`,
   ].join('\n');
+}
+
+/** A file's content as a data URL (`data:image/png;base64,…`), a form the API takes as it is. */
+function dataUrlOf(file: File): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const reader = new FileReader();
+    reader.onload = () => resolve(String(reader.result));
+    reader.onerror = () => reject(reader.error ?? new Error('unreadable'));
+    reader.readAsDataURL(file);
+  });
+}
+
+/** An input that is a file's content (face_match's image): a file picker; without a file, the example is sent. */
+function FileField({ field, mediaTypes, onChange }: { field: ScopeField; mediaTypes: string[]; onChange: (value: string) => void }) {
+  const id = useId();
+  const [error, setError] = useState<string | null>(null);
+  const choose = async (event: ChangeEvent<HTMLInputElement>) => {
+    const file = event.currentTarget.files?.[0];
+    setError(null);
+    if (file === undefined) {
+      onChange(field.example);
+      return;
+    }
+    try {
+      onChange(await dataUrlOf(file));
+    } catch {
+      setError(`${file.name} could not be read`);
+      onChange(field.example);
+    }
+  };
+  return (
+    <Input.Wrapper label={field.name} labelProps={{ htmlFor: id }} description={`${field.description}. Without a file, the sandbox's example image is sent.`} required={field.required} error={error}>
+      <input id={id} type="file" accept={mediaTypes.join(',')} onChange={(event) => void choose(event)} style={{ display: 'block', marginTop: 4 }} />
+    </Input.Wrapper>
+  );
 }
 
 export default function PlaygroundPage() {
@@ -38,7 +79,7 @@ export default function PlaygroundPage() {
     if (scope === null && active.length > 0) setScope(active[0].scope);
   }, [active, scope]);
   useEffect(() => {
-    if (chosen) setInput(Object.fromEntries(chosen.fields.map((field) => [field.name, field.example])));
+    if (chosen) setInput({ ...chosen.example });
   }, [chosen]);
 
   const run = useMutation({
@@ -90,16 +131,21 @@ export default function PlaygroundPage() {
                     allowDeselect={false}
                   />
                 ) : null}
-                {chosen?.fields.map((field) => (
-                  <TextInput
-                    key={`${chosen.scope}.${field.name}`}
-                    label={field.name}
-                    description={field.description}
-                    required={field.required}
-                    value={input[field.name] ?? ''}
-                    onChange={textField(setInput, field.name)}
-                  />
-                ))}
+                {chosen?.fields.map((field) =>
+                  field.mediaTypes ? (
+                    <FileField key={`${chosen.scope}.${field.name}`} field={field} mediaTypes={field.mediaTypes} onChange={(value) => setInput((current) => ({ ...current, [field.name]: value }))} />
+                  ) : (
+                    <TextInput
+                      key={`${chosen.scope}.${field.name}`}
+                      label={field.name}
+                      description={field.description}
+                      required={field.required}
+                      placeholder={field.example}
+                      value={input[field.name] ?? ''}
+                      onChange={textField(setInput, field.name)}
+                    />
+                  ),
+                )}
                 {usableKeys.length === 0 && !keys.isPending ? (
                   <Alert color="yellow">
                     No active {environment} key: <Anchor component={Link} href="/keys">create one</Anchor> to run checks.
@@ -123,9 +169,10 @@ export default function PlaygroundPage() {
                 </Title>
                 <CopyButton value={curlOf(window.location.origin, scope ?? '', input, key, environment)} label="Copy the curl command" />
               </Group>
-              <CodeBlock label="The curl command">{curlOf(window.location.origin, scope ?? '', input, key, environment)}</CodeBlock>
+              <CodeBlock label="The curl command">{curlOf(window.location.origin, scope ?? '', input, key, environment, true)}</CodeBlock>
               <Text size="xs" c="dimmed" mt="xs">
                 The key is shown by its prefix and last characters only: put your whole key in its place.
+                {Object.values(input).some((value) => value.length > MAX_SHOWN_VALUE) ? ' A long value (a file) is shown by its start; the copied command holds all of it.' : ''}
               </Text>
             </Paper>
             {run.error ? (
