@@ -1,4 +1,5 @@
 import { checkPage, consoleApi, eventually, expect, mailedLink, openLink, signUp, test, uniqueEmail } from './fixtures.js';
+import { renderSVG } from 'uqr';
 import { operatorPage, totpCode } from './operator.js';
 
 test('a live-access request approved in the operators\' console, a funding that reaches the wallet, then a live check', async ({ page, browser }) => {
@@ -104,6 +105,12 @@ test('an auditor invited by an operator sees an organization and can change noth
   await expect(auditor.getByRole('heading', { name: 'Set up your second factor' })).toBeVisible();
   await auditor.getByRole('button', { name: 'Show the secret' }).click();
   const secret = (await auditor.getByTestId('totp-secret').textContent())!.trim();
+  // The QR code is the otpauth URL of the link beside it, which carries the secret shown.
+  const otpauthUrl = (await auditor.getByRole('link', { name: 'Open in an authenticator app on this device' }).getAttribute('href'))!;
+  expect(new URL(otpauthUrl).searchParams.get('secret')).toBe(secret);
+  await expect(auditor.getByRole('img', { name: 'QR code of the secret, for an authenticator app' })).toBeVisible();
+  expect(await auditor.getByTestId('totp-qr').getAttribute('src')).toBe(`data:image/svg+xml;charset=utf-8,${encodeURIComponent(renderSVG(otpauthUrl, { border: 2 }))}`);
+  await checkPage(auditor, 'operator-totp-enrolment');
   await auditor.getByLabel('Code').fill(await totpCode(secret));
   await auditor.getByRole('button', { name: 'Confirm' }).click();
   await expect(auditor.getByRole('heading', { name: 'Organizations' })).toBeVisible();

@@ -5,6 +5,7 @@ import { useState, type FormEvent } from 'react';
 import { useLocation } from 'wouter';
 import { ApiError, errorText, post } from '../../api';
 import { isOperator, useSession, useSetSession, type Session } from '../../session';
+import { renderSVG } from 'uqr';
 
 function SignIn() {
   const setSession = useSetSession();
@@ -95,6 +96,13 @@ function Bootstrap() {
   );
 }
 
+const QR_CODE_PX = 200;
+
+/** The otpauth URL as a QR code (an SVG drawn here by uqr: the secret never leaves the page for an image service). */
+function qrCodeOf(otpauthUrl: string): string {
+  return `data:image/svg+xml;charset=utf-8,${encodeURIComponent(renderSVG(otpauthUrl, { border: 2 }))}`;
+}
+
 function Enrol() {
   const setSession = useSetSession();
   const [, navigate] = useLocation();
@@ -119,7 +127,9 @@ function Enrol() {
         </Button>
       ) : (
         <>
-          <Text size="sm">Secret (enter it in the app by hand):</Text>
+          <Text size="sm">Scan this code with the app:</Text>
+          <img src={qrCodeOf(setup.data.otpauthUrl)} alt="QR code of the secret, for an authenticator app" width={QR_CODE_PX} height={QR_CODE_PX} data-testid="totp-qr" />
+          <Text size="sm">Or enter the secret in the app by hand:</Text>
           <CodeBlock label="TOTP secret" testId="totp-secret">
             {setup.data.secret}
           </CodeBlock>
