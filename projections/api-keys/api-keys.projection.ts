@@ -42,6 +42,7 @@ export const apiKeysProjection: Projection = {
         ]);
         return;
       case 'OrganizationRegistered':
+      case 'OrganizationRenamed':
       case 'OrganizationApproved':
       case 'LiveAccessRequested':
       case 'OrganizationSuspended':

@@ -62,6 +62,11 @@ describe('organizations projection', () => {
     expect(await row()).toMatchObject({ rate_limit_per_minute: null });
   });
 
+  it('given a rename, then the new name and the time it happened', async () => {
+    await when([registered, event('OrganizationRenamed', { name: 'Acme Holdings' }, 4)]);
+    expect(await row()).toMatchObject({ name: 'Acme Holdings', updated_at: new Date(t0.getTime() + 4 * 60_000) });
+  });
+
   it('replayed twice, same rows', async () => {
     const events = recorded([
       registered,
@@ -70,6 +75,7 @@ describe('organizations projection', () => {
       event('ScopeActivated', { scope: 'phone' }, 2),
       event('ScopePriceSet', { scope: 'nin', priceKobo: 5_000 }, 3),
       event('RateLimitSet', { requestsPerMinute: 120 }, 3),
+      event('OrganizationRenamed', { name: 'Acme Holdings' }, 3),
       event('OrganizationSuspended', { reason: 'review' }, 4),
       event('ApiKeyIssued', { keyId: 'key_1', name: null, keyHash: 'h', prefix: 'p', last4: 'l', environment: 'test', scopes: null }, 5),
     ]);

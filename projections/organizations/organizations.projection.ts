@@ -25,6 +25,9 @@ export const organizationsProjection: Projection = {
           [event.data.organizationId, event.data.name, event.data.email, event.data.activeScopes, at],
         );
         return;
+      case 'OrganizationRenamed':
+        await context.query(`update ${table} set name = $2, updated_at = $3 where id = $1`, [event.data.organizationId, event.data.name, at]);
+        return;
       case 'OrganizationApproved':
         await context.query(
           `update ${table} set approved = true, status = case when status = 'pending' then 'approved' else status end, updated_at = $2 where id = $1`,

@@ -89,6 +89,7 @@ describe('admin CLI', () => {
     expect(shown.stdout).toContain('  passport: ₦150.00 (15,000 kobo), default\n');
     expect(shown.stdout).toContain('rateLimitPerMinute: 600, default (RATE_LIMIT_PER_MINUTE)');
     expect(shown.stdout).not.toContain('(none)');
+    expect((await json('org', 'rename', id, ' Acme Lending Holdings ')).name).toBe('Acme Lending Holdings');
     expect((await json('org', 'rate-limit', id, '120')).rateLimitPerMinute).toBe(120);
     expect((await json('org', 'rate-limit', id, 'default')).rateLimitPerMinute).toBeNull();
     expect(await json('org', 'suspend', id, '--reason', 'review')).toMatchObject({ status: 'suspended', suspensionReason: 'review' });
@@ -97,7 +98,7 @@ describe('admin CLI', () => {
     const types = await eventTypes(`organization-${id}`);
     expect(types.slice(0, 2)).toEqual(['OrganizationRegistered', 'OrganizationApproved']);
     expect(types.filter((type) => type === 'OrganizationApproved')).toHaveLength(1);
-    expect(types.slice(-5)).toEqual(['ScopePriceSet', 'RateLimitSet', 'RateLimitSet', 'OrganizationSuspended', 'OrganizationReinstated']);
+    expect(types.slice(-6)).toEqual(['ScopePriceSet', 'OrganizationRenamed', 'RateLimitSet', 'RateLimitSet', 'OrganizationSuspended', 'OrganizationReinstated']);
     const actors = (await streamEvents(bed.events.store, `organization-${id}`)).map((event) => event.metadata.actor);
     expect(actors).toEqual(types.map(() => ({ type: 'operator', id: 'cli' })));
     expect(await eventTypes(`wallet-${id}.test`)).toEqual(['WalletFunded']);

@@ -22,12 +22,13 @@ import {
   ReinstateOrganization,
   RequestLiveAccess,
   RevokeApiKey,
+  RenameOrganization,
   SetActiveScopes,
   SetRateLimit,
   SetScopePrices,
   SuspendOrganization,
 } from './organization.commands.js';
-import { IssueApiKeyDto, pricesBody, providerBody, rateLimitBody, SetScopesDto, SuspendOrganizationDto } from './organization.dto.js';
+import { IssueApiKeyDto, OrganizationNameDto, pricesBody, providerBody, rateLimitBody, SetScopesDto, SuspendOrganizationDto } from './organization.dto.js';
 import { GetConsoleOrganization, ListApiKeys, SearchOrganizations, type ConsoleOrganizationView } from './organization.queries.js';
 import type { ApiKeyView, IssuedApiKeyView } from './organization.views.js';
 
@@ -172,6 +173,13 @@ export class ConsoleOrganizationsController {
   @ConsoleAccess({ who: 'operator', write: true })
   async provider(@Req() request: ConsoleRequest, @Param('id') id: string, @Body() body: unknown): Promise<SuccessEnvelope<ConsoleOrganizationView>> {
     await this.commands.execute(new ConfigureProvider(id, providerBody(body), this.operatorContext(request)));
+    return this.organizationAnswer(id);
+  }
+
+  @Put('operator/organizations/:id/name')
+  @ConsoleAccess({ who: 'operator', write: true })
+  async rename(@Req() request: ConsoleRequest, @Param('id') id: string, @Body() body: unknown): Promise<SuccessEnvelope<ConsoleOrganizationView>> {
+    await this.commands.execute(new RenameOrganization(id, validateBody(OrganizationNameDto, body).name, this.operatorContext(request)));
     return this.organizationAnswer(id);
   }
 

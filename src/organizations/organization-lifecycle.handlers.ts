@@ -3,7 +3,7 @@ import { CommandHandler, type ICommandHandler } from '@nestjs/cqrs';
 import { Clock } from '../common/clock.js';
 import { InvariantViolated } from '../common/errors.js';
 import { DataKeys } from '../data-protection/data-keys.js';
-import { ApproveOrganization, DestroyPersonalData, ReinstateOrganization, RequestLiveAccess, SetActiveScopes, SetRateLimit, SetRetention, SetScopePrices, SuspendOrganization } from './organization.commands.js';
+import { ApproveOrganization, DestroyPersonalData, ReinstateOrganization, RenameOrganization, RequestLiveAccess, SetActiveScopes, SetRateLimit, SetRetention, SetScopePrices, SuspendOrganization } from './organization.commands.js';
 import { OrganizationStore } from './organization.store.js';
 import { organizationView, type OrganizationView } from './organization.views.js';
 
@@ -63,6 +63,16 @@ export class SetScopePricesHandler implements ICommandHandler<SetScopePrices, Or
 
   async execute({ organizationId, pricesKobo, context, options }: SetScopePrices): Promise<OrganizationView> {
     const { state } = await this.organizations.execute(organizationId, { type: 'SetScopePrices', pricesKobo }, context, options);
+    return organizationView(state);
+  }
+}
+
+@CommandHandler(RenameOrganization)
+export class RenameOrganizationHandler implements ICommandHandler<RenameOrganization, OrganizationView> {
+  constructor(@Inject(OrganizationStore) private readonly organizations: OrganizationStore) {}
+
+  async execute({ organizationId, name, context, options }: RenameOrganization): Promise<OrganizationView> {
+    const { state } = await this.organizations.execute(organizationId, { type: 'RenameOrganization', name }, context, options);
     return organizationView(state);
   }
 }

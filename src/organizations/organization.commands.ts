@@ -60,6 +60,13 @@ export class SetScopePrices extends Command<OrganizationView> {
   }
 }
 
+/** The name as the DTO checked it; the decider trims it and writes nothing when it is unchanged. */
+export class RenameOrganization extends Command<OrganizationView> {
+  constructor(readonly organizationId: string, readonly name: string, readonly context: CommandContext, readonly options: Options = {}) {
+    super();
+  }
+}
+
 /** `requestsPerMinute: null` returns the organization to RATE_LIMIT_PER_MINUTE. Validated by the decider. */
 export class SetRateLimit extends Command<OrganizationView> {
   constructor(readonly organizationId: string, readonly requestsPerMinute: unknown, readonly context: CommandContext, readonly options: Options = {}) {

@@ -118,6 +118,17 @@ describe('organization decider', () => {
         .thenFieldErrors(['nin', 'bvn', 'phone', 'magic', 'pnv']));
   });
 
+  describe('renaming', () => {
+    const renamed = (name: string): OrganizationEvent => ({ type: 'OrganizationRenamed', data: { schemaVersion: v, organizationId, name } });
+    it('records the new name without its surrounding spaces, and the state carries it', () => {
+      given([registered()]).when({ type: 'RenameOrganization', name: '  Acme Holdings ' }).then([renamed('Acme Holdings')]);
+      expect(given([registered(), renamed('Acme Holdings')]).state.name).toBe('Acme Holdings');
+    });
+    it('writes nothing when the name is already that', () => given([registered(), renamed('Acme Holdings')]).when({ type: 'RenameOrganization', name: 'Acme Holdings' }).thenNothing());
+    it('refuses a blank name', () => given([registered()]).when({ type: 'RenameOrganization', name: ' \t ' }).thenFieldErrors(['name']));
+    it('is not found for an organization that does not exist', () => given([]).when({ type: 'RenameOrganization', name: 'Acme' }).thenThrows(NotFound));
+  });
+
   describe('setting the rate limit', () => {
     const rateLimitSet = (requestsPerMinute: number | null): OrganizationEvent => ({ type: 'RateLimitSet', data: { schemaVersion: v, organizationId, requestsPerMinute } });
     it('records an override, and the state carries it', () => {

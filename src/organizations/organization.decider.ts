@@ -75,6 +75,8 @@ export const initialState: OrganizationState = {
 export type OrganizationCommand =
   | { type: 'RegisterOrganization'; organizationId: string; name: string; email: string; activeScopes: readonly string[]; sandboxCreditKobo: number }
   | { type: 'ApproveOrganization' }
+  /** The name as the admin DTO checked it (1 to 200 characters, not blank); surrounding spaces are dropped. */
+  | { type: 'RenameOrganization'; name: string }
   /** Idempotent: asking again, or once approved, changes nothing. */
   | { type: 'RequestLiveAccess' }
   | { type: 'SuspendOrganization'; reason: string }
@@ -216,6 +218,11 @@ export function decide(command: OrganizationCommand, state: OrganizationState): 
   }
   const organizationId = requireExisting(state);
   switch (command.type) {
+    case 'RenameOrganization': {
+      const name = command.name.trim();
+      if (name.length === 0) throw new ValidationFailed([{ field: 'name', message: 'name must not be blank' }]);
+      return name === state.name ? [] : [{ type: 'OrganizationRenamed', data: { schemaVersion: v, organizationId, name } }];
+    }
     case 'ApproveOrganization':
       return state.approved ? [] : [{ type: 'OrganizationApproved', data: { schemaVersion: v, organizationId } }];
     case 'RequestLiveAccess':
@@ -324,6 +331,8 @@ export function evolve(state: OrganizationState, event: OrganizationEvent, meta:
         createdAt: meta.occurredAt,
         sandboxCreditKobo: event.data.sandboxCreditKobo ?? 0,
       };
+    case 'OrganizationRenamed':
+      return { ...state, name: event.data.name };
     case 'LiveAccessRequested':
       return state.liveAccessRequestedAt !== null ? state : { ...state, liveAccessRequestedAt: meta.occurredAt };
     case 'OrganizationApproved':

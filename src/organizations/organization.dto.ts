@@ -7,12 +7,15 @@ import type { ProviderConfigurationInput } from './organization.commands.js';
 
 const NOT_BLANK = /\S/;
 
-export class RegisterOrganizationDto {
+/** An organization's name, as registered or renamed. */
+export class OrganizationNameDto {
   @IsString()
   @Length(1, 200)
   @Matches(NOT_BLANK, { message: 'name must not be blank' })
   name!: string;
+}
 
+export class RegisterOrganizationDto extends OrganizationNameDto {
   @IsString()
   @MaxLength(254)
   @IsEmail({}, { message: 'email must be an email address' })

@@ -11,6 +11,8 @@ export type OrganizationRegistered = Event<
   'OrganizationRegistered',
   { organizationId: string; name: string; email: string; activeScopes: string[]; sandboxCreditKobo?: number }
 >;
+/** The operators changed the organization's name: its events and its wallet's keep its id. */
+export type OrganizationRenamed = Event<'OrganizationRenamed', { organizationId: string; name: string }>;
 export type OrganizationApproved = Event<'OrganizationApproved', { organizationId: string }>;
 /** An integrator asked, from the console, for its live keys to be allowed: the operators' approval queue. */
 export type LiveAccessRequested = Event<'LiveAccessRequested', { organizationId: string }>;
@@ -56,6 +58,7 @@ export type PersonalDataDestroyed = Event<'PersonalDataDestroyed', { organizatio
 
 export type OrganizationEvent =
   | OrganizationRegistered
+  | OrganizationRenamed
   | OrganizationApproved
   | LiveAccessRequested
   | OrganizationSuspended
@@ -72,6 +75,7 @@ export type OrganizationEvent =
 
 export const ORGANIZATION_EVENT_TYPES: readonly OrganizationEvent['type'][] = [
   'OrganizationRegistered',
+  'OrganizationRenamed',
   'OrganizationApproved',
   'LiveAccessRequested',
   'OrganizationSuspended',

@@ -100,6 +100,12 @@ export function organizationSchemas(): Record<string, Schema> {
       additionalProperties: false,
       properties: { name: NAME, email: { type: 'string', format: 'email', maxLength: 254 } },
     },
+    OrganizationName: {
+      type: 'object',
+      required: ['name'],
+      additionalProperties: false,
+      properties: { name: { ...NAME, description: 'not blank; surrounding spaces are dropped' } },
+    },
     Suspension: {
       type: 'object',
       required: ['reason'],

@@ -29,13 +29,14 @@ import {
   ReinstateOrganization,
   RevokeApiKey,
   SetActiveScopes,
+  RenameOrganization,
   SetRateLimit,
   SetRetention,
   DestroyPersonalData,
   SetScopePrices,
   SuspendOrganization,
 } from './organization.commands.js';
-import { IssueApiKeyDto, pricesBody, providerBody, rateLimitBody, retentionBody, RegisterOrganizationDto, SetScopesDto, SuspendOrganizationDto } from './organization.dto.js';
+import { IssueApiKeyDto, OrganizationNameDto, pricesBody, providerBody, rateLimitBody, retentionBody, RegisterOrganizationDto, SetScopesDto, SuspendOrganizationDto } from './organization.dto.js';
 import { GetOrganization, ListApiKeys, ListOrganizations } from './organization.queries.js';
 import type { ApiKeyView, IssuedApiKeyView, OrganizationView } from './organization.views.js';
 import { KEY_ID_SCHEMA } from './organization.openapi.js';
@@ -161,6 +162,16 @@ export class OrganizationsController {
   @CHANGE_ERRORS
   async provider(@Req() request: AdminRequest, @Param('id') id: string, @Body() body: unknown): Promise<SuccessEnvelope<OrganizationView>> {
     return ok(await this.commands.execute(new ConfigureProvider(id, providerBody(body), this.context(request))));
+  }
+
+  @Put('organizations/:id/name')
+  @ApiRoute('setOrganizationName', 'Admin: organizations', 'Rename an organization', 'Its id, keys, wallets and checks stay as they are. The same name again changes nothing.')
+  @ID
+  @ApiJsonBody(ref('OrganizationName'), { rename: { summary: 'a new name', value: { name: 'Acme Lending Holdings Ltd' } } })
+  @ApiSuccess(200, 'The organization', ORGANIZATION)
+  @CHANGE_ERRORS
+  async rename(@Req() request: AdminRequest, @Param('id') id: string, @Body() body: unknown): Promise<SuccessEnvelope<OrganizationView>> {
+    return ok(await this.commands.execute(new RenameOrganization(id, validateBody(OrganizationNameDto, body).name, this.context(request))));
   }
 
   /** Requests per API key per minute on /v1 for this organization's keys; null returns to RATE_LIMIT_PER_MINUTE. */

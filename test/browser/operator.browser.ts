@@ -80,6 +80,18 @@ test('a live-access request approved in the operators\' console, a funding that 
     await expect(operator.getByRole('heading', { name: heading, level: 1 })).toBeVisible();
     await checkPage(operator, name);
   }
+
+  // Renamed by the operator: the organization's page and the integrator's console show the new name.
+  await operator.goto('/console/operator');
+  await operator.getByLabel('Search').fill(organization);
+  await operator.getByRole('link', { name: organization }).click();
+  const renamed = `${organization} Holdings`;
+  await operator.getByLabel('Organization name').fill(renamed);
+  await operator.getByRole('button', { name: 'Rename' }).click();
+  await expect(operator.getByText('Renamed.')).toBeVisible();
+  await expect(operator.getByRole('heading', { name: renamed, level: 1 })).toBeVisible();
+  await page.reload();
+  await expect(page.getByText(renamed, { exact: true }).first()).toBeVisible();
   await operator.context().close();
 });
 

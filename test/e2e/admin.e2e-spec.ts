@@ -114,6 +114,7 @@ describe('Admin API', () => {
         ['POST', `/admin/v1/organizations/${UNKNOWN_ORG}/reinstate`, undefined],
         ['PUT', `/admin/v1/organizations/${UNKNOWN_ORG}/scopes`, { scopes: ['nin'] }],
         ['PUT', `/admin/v1/organizations/${UNKNOWN_ORG}/prices`, { nin: 1 }],
+        ['PUT', `/admin/v1/organizations/${UNKNOWN_ORG}/name`, { name: 'Anyone' }],
         ['POST', `/admin/v1/organizations/${UNKNOWN_ORG}/keys`, { environment: 'test' }],
         ['GET', `/admin/v1/organizations/${UNKNOWN_ORG}/keys`, undefined],
         ['DELETE', `/admin/v1/keys/${UNKNOWN_KEY}`, undefined],
@@ -159,6 +160,22 @@ describe('Admin API', () => {
         'OrganizationSuspended',
         'OrganizationReinstated',
       ]);
+    });
+
+    it('renames, trimmed and idempotently, refusing a blank or too long name', async () => {
+      const { id } = await createOrganization(app);
+      const renamed = await app.admin('PUT', `/admin/v1/organizations/${id}/name`, { name: '  Acme Lending Holdings ' });
+      expect(renamed.status).toBe(200);
+      expect(renamed.body.data).toMatchObject({ id, name: 'Acme Lending Holdings' });
+      expect((await app.admin('GET', `/admin/v1/organizations/${id}`)).body.data.name).toBe('Acme Lending Holdings');
+      const length = await streamLength(`organization-${id}`);
+      expect((await app.admin('PUT', `/admin/v1/organizations/${id}/name`, { name: 'Acme Lending Holdings' })).status).toBe(200);
+      expect(await streamLength(`organization-${id}`)).toBe(length);
+      for (const body of [{ name: '   ' }, { name: 'x'.repeat(201) }, { name: 7 }, {}]) {
+        const refused = await app.admin('PUT', `/admin/v1/organizations/${id}/name`, body);
+        expect({ body, status: refused.status, fields: [...new Set(refused.body.error?.details?.fields?.map((field: { field: string }) => field.field))] }).toEqual({ body, status: 422, fields: ['name'] });
+      }
+      expect((await eventsOf(`organization-${id}`)).slice(1).map((event) => [event.type, event.data.name])).toEqual([['OrganizationRenamed', 'Acme Lending Holdings']]);
     });
 
     it('sets the active scopes as a set, refusing unknown ones by position', async () => {

@@ -445,6 +445,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/admin/v1/organizations/{id}/name": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        /**
+         * Rename an organization
+         * @description Its id, keys, wallets and checks stay as they are. The same name again changes nothing.
+         */
+        put: operations["setOrganizationName"];
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/admin/v1/organizations/{id}/personal-data": {
         parameters: {
             query?: never;
@@ -2401,6 +2421,10 @@ export interface components {
             /** Format: email */
             email: string;
         };
+        OrganizationName: {
+            /** @description not blank; surrounding spaces are dropped */
+            name: string;
+        };
         Suspension: {
             /** @description why; shown to operators */
             reason: string;
@@ -3768,6 +3792,58 @@ export interface operations {
         requestBody?: never;
         responses: {
             /** @description The organization, approved */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        status: true;
+                        data: components["schemas"]["Organization"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthenticated"];
+            403: components["responses"]["ReadOnly"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            414: components["responses"]["UriTooLong"];
+            415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["ValidationFailed"];
+            431: components["responses"]["HeadersTooLarge"];
+            500: components["responses"]["InternalError"];
+            /** @description `service_unavailable`: PostgreSQL or the event store is unreachable, the service is shutting down, a wallet is too busy, or a read model did not show the key's own writes within 2 s: try again shortly. On a check, details carry its reference when one was made: not charged, or its outcome not known yet (GET it once settled); `change_not_in_force`: the operator's change is recorded, but the read models did not apply it within 2 s; it takes effect once they do, and repeating the command is safe */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ServiceUnavailableError"] | components["schemas"]["ChangeNotInForceError"];
+                };
+            };
+        };
+    };
+    setOrganizationName: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description the organization */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["OrganizationName"];
+            };
+        };
+        responses: {
+            /** @description The organization */
             200: {
                 headers: {
                     [name: string]: unknown;

@@ -108,6 +108,18 @@ export function addOrgCommands(program: Command, setJob: SetJob): void {
       setJob(async (app, k) => organizationAnswer(app, k, await app.get(k.CommandBus).execute(new k.SetScopePrices(id, pricePairs(listArgument(pairs)), CLI_CONTEXT, NO_WAIT)))),
     );
   org
+    .command('rename')
+    .argument('<id>', 'the organization id (org_…)')
+    .argument('<name>', 'the new name (1 to 200 characters, not blank); quote it when it has spaces')
+    .description('rename the organization: its id, keys, wallets and checks stay as they are')
+    .addHelpText('after', example('org rename org_01J… "Acme Lending Holdings Ltd"'))
+    .action((id: string, name: string) =>
+      setJob(async (app, k) => {
+        const input = k.validateBody(k.OrganizationNameDto, { name });
+        return organizationAnswer(app, k, await app.get(k.CommandBus).execute(new k.RenameOrganization(id, input.name, CLI_CONTEXT, NO_WAIT)));
+      }),
+    );
+  org
     .command('rate-limit')
     .argument('<id>', 'the organization id (org_…)')
     .argument('<requestsPerMinute>', 'a whole number from 1, or "default"')

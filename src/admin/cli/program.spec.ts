@@ -30,6 +30,7 @@ describe('Given the admin command line', () => {
       'org reinstate',
       'org scopes',
       'org prices',
+      'org rename',
       'org rate-limit',
       'org retention',
       'provider set',

@@ -52,6 +52,7 @@ export default function OperatorOrganizationPage() {
   const [scopes, setScopes] = useState<string[]>([]);
   const [prices, setPrices] = useState<Record<string, number | string>>({});
   const [rateLimit, setRateLimit] = useState<number | string>('');
+  const [name, setName] = useState('');
   const [provider, setProvider] = useState({ environment: 'live', provider: 'sandbox', fallback: '', credentials: '' });
   const [funding, setFunding] = useState({ environment: 'test' as Environment, amountKobo: '' as number | string, reference: '' });
   const [keyForm, setKeyForm] = useState({ environment: 'test' as Environment, name: '' });
@@ -63,6 +64,7 @@ export default function OperatorOrganizationPage() {
     setScopes(organization.activeScopes);
     setPrices(organization.prices);
     setRateLimit(organization.rateLimitPerMinute ?? '');
+    setName(organization.name);
   }, [detail.data]);
 
   const approve = useMutation({ mutationFn: () => post(`${path}/approve`), onSuccess: refresh });
@@ -73,6 +75,7 @@ export default function OperatorOrganizationPage() {
     mutationFn: () => put(`${path}/prices`, Object.fromEntries(Object.entries(prices).filter(([, value]) => value !== '').map(([scope, value]) => [scope, Number(value)]))),
     onSuccess: refresh,
   });
+  const rename = useMutation({ mutationFn: () => put(`${path}/name`, { name }), onSuccess: refresh });
   const saveRateLimit = useMutation({ mutationFn: () => put(`${path}/rate-limit`, { requestsPerMinute: rateLimit === '' ? null : Number(rateLimit) }), onSuccess: refresh });
   const saveProvider = useMutation({
     mutationFn: () =>
@@ -306,6 +309,19 @@ export default function OperatorOrganizationPage() {
               </Group>
             </form>
             <Outcome error={saveRateLimit.error} success={saveRateLimit.isSuccess && 'Saved.'} />
+          </Section>
+          <Section title="Name">
+            <form onSubmit={submit(rename)}>
+              <Group align="end">
+                <TextInput label="Organization name" required maxLength={200} disabled={!writable} value={name} onChange={(event) => setName(event.currentTarget.value)} w={320} />
+                {writable ? (
+                  <Button type="submit" loading={rename.isPending}>
+                    Rename
+                  </Button>
+                ) : null}
+              </Group>
+            </form>
+            <Outcome error={rename.error} success={rename.isSuccess && 'Renamed.'} />
           </Section>
         </Stack>
       </SimpleGrid>
