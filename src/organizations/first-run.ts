@@ -8,7 +8,7 @@ import { READY_MADE_PEOPLE, sandboxPerson } from '../providers/sandbox.world.js'
 import { SCOPES } from '../scopes/scopes.js';
 import { IssueApiKeyHandler } from './api-key.handlers.js';
 import { ApproveOrganization, IssueApiKey, RegisterOrganization, SetActiveScopes } from './organization.commands.js';
-import { ApproveOrganizationHandler, SetActiveScopesHandler } from './organization-lifecycle.handlers.js';
+import { ApproveOrganizationHandler, type OrganizationHandler, SetActiveScopesHandler } from './organization-lifecycle.handlers.js';
 import { RegisterOrganizationHandler } from './register-organization.handler.js';
 import { OrganizationStore } from './organization.store.js';
 
@@ -36,8 +36,8 @@ export class FirstRun implements OnApplicationBootstrap {
     @Inject(EVENT_STORE) private readonly store: EventStore,
     // The handlers themselves rather than the CommandBus, which registers its handlers in its own bootstrap hook.
     @Inject(RegisterOrganizationHandler) private readonly register: RegisterOrganizationHandler,
-    @Inject(ApproveOrganizationHandler) private readonly approve: ApproveOrganizationHandler,
-    @Inject(SetActiveScopesHandler) private readonly setScopes: SetActiveScopesHandler,
+    @Inject(ApproveOrganizationHandler) private readonly approve: OrganizationHandler<ApproveOrganization>,
+    @Inject(SetActiveScopesHandler) private readonly setScopes: OrganizationHandler<SetActiveScopes>,
     @Inject(IssueApiKeyHandler) private readonly issueKey: IssueApiKeyHandler,
     @Inject(OrganizationStore) private readonly organizations: OrganizationStore,
     @Optional() @Inject(HttpAdapterHost) private readonly http?: HttpAdapterHost,

@@ -1,101 +1,57 @@
-import { Inject } from '@nestjs/common';
+import { Inject, type Type } from '@nestjs/common';
 import { CommandHandler, type ICommandHandler } from '@nestjs/cqrs';
 import { Clock } from '../common/clock.js';
 import { InvariantViolated } from '../common/errors.js';
 import { DataKeys } from '../data-protection/data-keys.js';
-import { ApproveOrganization, DestroyPersonalData, ReinstateOrganization, RenameOrganization, RequestLiveAccess, SetActiveScopes, SetRateLimit, SetRetention, SetScopePrices, SuspendOrganization } from './organization.commands.js';
+import {
+  ApproveOrganization,
+  DestroyPersonalData,
+  type OrganizationChange,
+  ReinstateOrganization,
+  RenameOrganization,
+  RequestLiveAccess,
+  SetActiveScopes,
+  SetRateLimit,
+  SetRetention,
+  SetScopePrices,
+  SuspendOrganization,
+} from './organization.commands.js';
+import type { OrganizationCommand } from './organization.decider.js';
 import { OrganizationStore } from './organization.store.js';
 import { organizationView, type OrganizationView } from './organization.views.js';
 
-@CommandHandler(ApproveOrganization)
-export class ApproveOrganizationHandler implements ICommandHandler<ApproveOrganization, OrganizationView> {
-  constructor(@Inject(OrganizationStore) private readonly organizations: OrganizationStore) {}
-
-  async execute({ organizationId, context, options }: ApproveOrganization): Promise<OrganizationView> {
-    const { state } = await this.organizations.execute(organizationId, { type: 'ApproveOrganization' }, context, options);
-    return organizationView(state);
-  }
+export interface OrganizationHandler<C extends OrganizationChange> {
+  execute(command: C): Promise<OrganizationView>;
 }
 
-@CommandHandler(RequestLiveAccess)
-export class RequestLiveAccessHandler implements ICommandHandler<RequestLiveAccess, OrganizationView> {
-  constructor(@Inject(OrganizationStore) private readonly organizations: OrganizationStore) {}
+/**
+ * The handler of a command that is one decision on the organization's stream: the decider's
+ * command made from it, then the organization as it stands after. A class per command, as the
+ * command bus finds handlers by their command, named after it for Nest's logs and errors.
+ */
+function organizationHandler<C extends OrganizationChange>(command: Type<C>, decision: (given: C) => OrganizationCommand): Type<OrganizationHandler<C>> {
+  @CommandHandler(command)
+  class Handler implements OrganizationHandler<C> {
+    constructor(@Inject(OrganizationStore) private readonly organizations: OrganizationStore) {}
 
-  async execute({ organizationId, context, options }: RequestLiveAccess): Promise<OrganizationView> {
-    const { state } = await this.organizations.execute(organizationId, { type: 'RequestLiveAccess' }, context, options);
-    return organizationView(state);
+    async execute(given: C): Promise<OrganizationView> {
+      const { state } = await this.organizations.execute(given.organizationId, decision(given), given.context, given.options);
+      return organizationView(state);
+    }
   }
+  Object.defineProperty(Handler, 'name', { value: `${command.name}Handler` });
+  return Handler;
 }
 
-@CommandHandler(SuspendOrganization)
-export class SuspendOrganizationHandler implements ICommandHandler<SuspendOrganization, OrganizationView> {
-  constructor(@Inject(OrganizationStore) private readonly organizations: OrganizationStore) {}
-
-  async execute({ organizationId, reason, context, options }: SuspendOrganization): Promise<OrganizationView> {
-    const { state } = await this.organizations.execute(organizationId, { type: 'SuspendOrganization', reason }, context, options);
-    return organizationView(state);
-  }
-}
-
-@CommandHandler(ReinstateOrganization)
-export class ReinstateOrganizationHandler implements ICommandHandler<ReinstateOrganization, OrganizationView> {
-  constructor(@Inject(OrganizationStore) private readonly organizations: OrganizationStore) {}
-
-  async execute({ organizationId, context, options }: ReinstateOrganization): Promise<OrganizationView> {
-    const { state } = await this.organizations.execute(organizationId, { type: 'ReinstateOrganization' }, context, options);
-    return organizationView(state);
-  }
-}
-
-@CommandHandler(SetActiveScopes)
-export class SetActiveScopesHandler implements ICommandHandler<SetActiveScopes, OrganizationView> {
-  constructor(@Inject(OrganizationStore) private readonly organizations: OrganizationStore) {}
-
-  async execute({ organizationId, scopes, context, options }: SetActiveScopes): Promise<OrganizationView> {
-    const { state } = await this.organizations.execute(organizationId, { type: 'SetActiveScopes', scopes }, context, options);
-    return organizationView(state);
-  }
-}
-
-@CommandHandler(SetScopePrices)
-export class SetScopePricesHandler implements ICommandHandler<SetScopePrices, OrganizationView> {
-  constructor(@Inject(OrganizationStore) private readonly organizations: OrganizationStore) {}
-
-  async execute({ organizationId, pricesKobo, context, options }: SetScopePrices): Promise<OrganizationView> {
-    const { state } = await this.organizations.execute(organizationId, { type: 'SetScopePrices', pricesKobo }, context, options);
-    return organizationView(state);
-  }
-}
-
-@CommandHandler(RenameOrganization)
-export class RenameOrganizationHandler implements ICommandHandler<RenameOrganization, OrganizationView> {
-  constructor(@Inject(OrganizationStore) private readonly organizations: OrganizationStore) {}
-
-  async execute({ organizationId, name, context, options }: RenameOrganization): Promise<OrganizationView> {
-    const { state } = await this.organizations.execute(organizationId, { type: 'RenameOrganization', name }, context, options);
-    return organizationView(state);
-  }
-}
-
-@CommandHandler(SetRateLimit)
-export class SetRateLimitHandler implements ICommandHandler<SetRateLimit, OrganizationView> {
-  constructor(@Inject(OrganizationStore) private readonly organizations: OrganizationStore) {}
-
-  async execute({ organizationId, requestsPerMinute, context, options }: SetRateLimit): Promise<OrganizationView> {
-    const { state } = await this.organizations.execute(organizationId, { type: 'SetRateLimit', requestsPerMinute }, context, options);
-    return organizationView(state);
-  }
-}
-
-@CommandHandler(SetRetention)
-export class SetRetentionHandler implements ICommandHandler<SetRetention, OrganizationView> {
-  constructor(@Inject(OrganizationStore) private readonly organizations: OrganizationStore) {}
-
-  async execute({ organizationId, retentionDays, context, options }: SetRetention): Promise<OrganizationView> {
-    const { state } = await this.organizations.execute(organizationId, { type: 'SetRetention', retentionDays }, context, options);
-    return organizationView(state);
-  }
-}
+export const ApproveOrganizationHandler = organizationHandler(ApproveOrganization, () => ({ type: 'ApproveOrganization' }));
+export const RequestLiveAccessHandler = organizationHandler(RequestLiveAccess, () => ({ type: 'RequestLiveAccess' }));
+export const SuspendOrganizationHandler = organizationHandler(SuspendOrganization, ({ reason }) => ({ type: 'SuspendOrganization', reason }));
+export const ReinstateOrganizationHandler = organizationHandler(ReinstateOrganization, () => ({ type: 'ReinstateOrganization' }));
+export const RenameOrganizationHandler = organizationHandler(RenameOrganization, ({ name }) => ({ type: 'RenameOrganization', name }));
+export const SetActiveScopesHandler = organizationHandler(SetActiveScopes, ({ scopes }) => ({ type: 'SetActiveScopes', scopes }));
+export const SetScopePricesHandler = organizationHandler(SetScopePrices, ({ pricesKobo }) => ({ type: 'SetScopePrices', pricesKobo }));
+export const SetRateLimitHandler = organizationHandler(SetRateLimit, ({ requestsPerMinute }) => ({ type: 'SetRateLimit', requestsPerMinute }));
+export const SetRetentionHandler = organizationHandler(SetRetention, ({ retentionDays }) => ({ type: 'SetRetention', retentionDays }));
 
 /**
  * Offboarding: PersonalDataDestroyed recorded first (with the operator), then the keys destroyed

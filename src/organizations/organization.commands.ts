@@ -3,7 +3,7 @@ import type { Environment } from '../common/environment.js';
 import type { IssuedApiKeyView, ApiKeyView, OrganizationView } from './organization.views.js';
 import { Command } from '@nestjs/cqrs';
 
-interface Options {
+export interface Options {
   /**
    * How long the command waits for the organizations and api-keys projections to apply its events
    * before answering, so the next request on any instance sees the change: PROJECTION_WAIT_MS unless
@@ -15,6 +15,13 @@ interface Options {
    * found already done), so that a caller that does not wait here (the CLI) can wait for it itself.
    */
   readonly recorded?: (position: bigint) => void;
+}
+
+/** What every command on one organization's stream carries beside its own fields. */
+export interface OrganizationChange {
+  readonly organizationId: string;
+  readonly context: CommandContext;
+  readonly options: Options;
 }
 
 export class RegisterOrganization extends Command<OrganizationView> {
