@@ -524,7 +524,8 @@ async function main(): Promise<void> {
       // The bench measures the service, not the per-key limit: one key sends far more than a minute's default.
       RATE_LIMIT_PER_MINUTE: '1000000',
     },
-    stdio: ['ignore', 'ignore', 'inherit'],
+    // With node flags (--trace-gc prints to stdout), the service's stdout goes to the bench's stderr, beside its progress.
+    stdio: ['ignore', nodeArgs.length > 0 ? 2 : 'ignore', 'inherit'],
   });
   try {
     await waitForReady(baseUrl, child);

@@ -122,8 +122,8 @@ export async function readProjectionStatus(pool: pg.Pool, store: EventStore, pro
       const rebuildActive = holders.rows.some((row) => row.name === projection.name && row.namespace === LOCK_NAMESPACE.rebuild);
       const beacon = decodeBeacon(activeHolder?.application_name ?? null);
       const [lag, rebuildLag] = await Promise.all([
-        lagOf(pool, store, projection, position, newest),
-        rebuildRow === undefined ? undefined : lagOf(pool, store, projection, BigInt(rebuildRow.position), newest),
+        lagOf(pool, store, projection, position, { newest, head }),
+        rebuildRow === undefined ? undefined : lagOf(pool, store, projection, BigInt(rebuildRow.position), { newest, head }, rebuildCheckpointName(projection.name)),
       ]);
 
       let state: ProjectionState;
@@ -164,11 +164,40 @@ interface Lag {
 }
 
 /**
- * The projection's events after `position` up to `newest`: on PostgreSQL counted (bounded) and aged
- * in SQL, whether or not they are visible yet (a held-back log is lag); on EventStoreDB aged from
- * the first one a read returns.
+ * What an earlier status read of this process counted of a projection's events on the PostgreSQL
+ * log: from `position` (its checkpoint then) up to `countedTo`, a position no higher than the
+ * visible head then, below which no event can still appear (every transaction below the visible
+ * bound has ended). While the checkpoint stays where it was, the next read counts only the events
+ * after `countedTo`. Without it, a projection of a rare category (organizations, api-keys), whose
+ * checkpoint stays at its last event, had every event written since scanned at each read: about
+ * 45 ms of a backend per count after bench:api's closed loops, growing with the log, every 10 s
+ * (the console's lag samples), which stalled the checks running beside it.
  */
-export async function lagOf(pool: pg.Pool, store: EventStore, projection: Projection, position: bigint, newest: bigint): Promise<Lag> {
+interface CountedLag {
+  readonly position: bigint;
+  readonly countedTo: bigint;
+  readonly events: number;
+  readonly oldest: Date | null;
+}
+
+/** Per pool (one database), per checkpoint name: one entry per projection and rebuild, so bounded. */
+const countedLags = new WeakMap<object, Map<string, CountedLag>>();
+
+/**
+ * The projection's events after `position` up to `log.newest`: on PostgreSQL counted (bounded) and
+ * aged in SQL, whether or not they are visible yet (a held-back log is lag), continuing the count
+ * of the read before when the checkpoint (`checkpointName`'s) has not moved since; on EventStoreDB
+ * aged from the first one a read returns.
+ */
+export async function lagOf(
+  pool: pg.Pool,
+  store: EventStore,
+  projection: Projection,
+  position: bigint,
+  log: { readonly newest: bigint; readonly head: bigint },
+  checkpointName: string = projection.name,
+): Promise<Lag> {
+  const { newest, head } = log;
   if (position >= newest) return { events: 0, capped: false, seconds: 0 };
   const categories = [...projection.categories];
   if (store.kind !== 'postgres') {
@@ -176,14 +205,28 @@ export async function lagOf(pool: pg.Pool, store: EventStore, projection: Projec
     if (oldest === undefined || oldest.position > newest) return { events: 0, capped: false, seconds: 0 };
     return { events: null, capped: false, seconds: Math.max(0, (Date.now() - oldest.createdAt.getTime()) / 1000) };
   }
-  const { rows } = await pool.query<{ count: string; oldest: Date | null }>(
-    `select count(*) as count, min(created_at) as oldest from (
-       select created_at from events where position > $1 and position <= $2 and split_part(stream_id, '-', 1) = any($3::text[]) order by position limit ${MAX_COUNTED_LAG_EVENTS}
+  let counted = countedLags.get(pool);
+  if (counted === undefined) countedLags.set(pool, (counted = new Map()));
+  const before = counted.get(checkpointName);
+  const continued = before !== undefined && before.position === position && before.countedTo <= newest ? before : undefined;
+  const from = continued?.countedTo ?? position;
+  const { rows } = await pool.query<{ count: string; oldest: Date | null; settled: string; settled_oldest: Date | null }>(
+    `select count(*) as count, min(created_at) as oldest,
+            count(*) filter (where position <= $4) as settled, min(created_at) filter (where position <= $4) as settled_oldest from (
+       select position, created_at from events where position > $1 and position <= $2 and split_part(stream_id, '-', 1) = any($3::text[]) order by position limit ${MAX_COUNTED_LAG_EVENTS}
      ) pending`,
-    [position.toString(), newest.toString(), categories],
+    [from.toString(), newest.toString(), categories, head.toString()],
   );
-  const events = Number(rows[0].count);
-  const oldest = rows[0].oldest;
+  const found = Number(rows[0].count);
+  const earlier = continued?.events ?? 0;
+  const oldest = earlier > 0 ? (continued?.oldest ?? null) : rows[0].oldest;
+  // A scan cut short by its bound leaves the count unfinished: nothing is kept from it.
+  if (found < MAX_COUNTED_LAG_EVENTS && head > from) {
+    counted.set(checkpointName, { position, countedTo: head, events: earlier + Number(rows[0].settled), oldest: earlier > 0 ? oldest : rows[0].settled_oldest });
+  } else if (found >= MAX_COUNTED_LAG_EVENTS) {
+    counted.delete(checkpointName);
+  }
+  const events = Math.min(earlier + found, MAX_COUNTED_LAG_EVENTS);
   if (events === 0 || oldest === null) return { events: 0, capped: false, seconds: 0 };
   return { events, capped: events >= MAX_COUNTED_LAG_EVENTS, seconds: Math.max(0, (Date.now() - oldest.getTime()) / 1000) };
 }
