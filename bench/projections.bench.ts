@@ -8,15 +8,19 @@
  * 2. Catch-up of each projection alone from position 0 (the production runner with its default
  *    options): the projection's own events per second, and the CPU time per event of this process
  *    and of its PostgreSQL sessions (the cost that sets the rate on an idle machine).
- * 3. Rebuild of all read models at once (shadow tables, catch-up, swap), as
- *    `npm run projections:rebuild -- --all` does: the time, and each projection's events per second.
- * 4. GET /v1/verifications through the real HTTP app for one organization holding BENCH_LIST_ROWS
+ * 3. Rebuild of each projection alone (shadow tables, catch-up, swap), as
+ *    `npm run projections:rebuild -- <name>` does: its events per second and the CPU per event of
+ *    this process and of PostgreSQL.
+ * 4. Rebuild of all read models at once, as `npm run projections:rebuild -- --all` does: the time,
+ *    and each projection's events per second.
+ * 5. GET /v1/verifications through the real HTTP app for one organization holding BENCH_LIST_ROWS
  *    (default 1,000,000) verifications, seeded straight into the read model: p99 of page 1 and
  *    page 5,000, with and without a status filter.
- * 5. The database's size.
+ * 6. The database's size.
  *
- * BENCH_PHASES (a comma list of catch-up, rebuild, list; all by default) runs only some phases, and
- * BENCH_PROJECTIONS (a comma list of names) only some projections in the catch-up phase: for
+ * BENCH_PHASES (a comma list of catch-up, rebuild-each, rebuild, list; all by default) runs only some
+ * phases, and BENCH_PROJECTIONS (a comma list of names) only some projections in the catch-up and
+ * rebuild-each phases: for
  * iterating on one cost at a time on a kept log; BENCH_PAGE_EVENTS sets the runners' page size. The size is measured in every run.
  *
  * PostgreSQL: DATABASE_URL when set (a database named ledger_bench_* is created and dropped there),
@@ -48,6 +52,7 @@ const LIST_WARMUP = 20;
 const MIN_EVENTS_FOR_RATE = 10_000;
 const TARGETS = { catchUpEventsPerSecond: 100_000, rebuildEventsPerSecond: 100_000, page1P99Ms: 20, page5000P99Ms: 100 };
 const CLOCK_TICKS_PER_SECOND = 100;
+const PHASES = ['catch-up', 'rebuild-each', 'rebuild', 'list'];
 
 const load = () => loadavg().map((value) => value.toFixed(1)).join(' / ');
 
@@ -79,6 +84,34 @@ async function sessionsCpu(meter: pg.Client): Promise<Map<number, number> | unde
   return seconds;
 }
 
+interface CpuPerEvent {
+  readonly clientCpuUs: number;
+  readonly databaseCpuUs: number | undefined;
+}
+
+/**
+ * Starts counting the CPU of this process and of the database's sessions; the function returned
+ * stops and divides by the events applied. Sessions opened meanwhile count from zero, and the
+ * bench's pool keeps them open until it ends.
+ */
+async function startCpuMeter(meter: pg.Client): Promise<(events: number) => Promise<CpuPerEvent>> {
+  const cpuBefore = process.cpuUsage();
+  const sessionsBefore = await sessionsCpu(meter);
+  return async (events) => {
+    const cpu = process.cpuUsage(cpuBefore);
+    const sessionsAfter = await sessionsCpu(meter);
+    let databaseCpu: number | undefined;
+    if (sessionsBefore !== undefined && sessionsAfter !== undefined) {
+      databaseCpu = 0;
+      for (const [pid, used] of sessionsAfter) databaseCpu += used - (sessionsBefore.get(pid) ?? 0);
+    }
+    const perEvent = (cpuSeconds: number) => (cpuSeconds * 1e6) / Math.max(1, events);
+    return { clientCpuUs: perEvent((cpu.user + cpu.system) / 1e6), databaseCpuUs: databaseCpu === undefined ? undefined : perEvent(databaseCpu) };
+  };
+}
+
+const cpuCell = (entry: CpuPerEvent) => `${entry.clientCpuUs.toFixed(1)} / ${entry.databaseCpuUs === undefined ? 'n/a' : entry.databaseCpuUs.toFixed(1)} µs`;
+
 /** Empties a projection's tables and checkpoints (a kept database's earlier run). */
 async function resetProjection(pool: pg.Pool, projection: Projection): Promise<void> {
   for (const table of projection.tables) {
@@ -104,8 +137,8 @@ async function main(): Promise<void> {
   const listRows = sizeFromEnv('BENCH_LIST_ROWS', 1_000_000, { min: 1_000, max: 50_000_000 });
   // The runner's page size (its default unless set), for trying others.
   const pageEvents = process.env.BENCH_PAGE_EVENTS === undefined ? undefined : sizeFromEnv('BENCH_PAGE_EVENTS', 0, { min: 1, max: 100_000 });
-  const phases = new Set((process.env.BENCH_PHASES ?? 'catch-up,rebuild,list').split(',').map((phase) => phase.trim()));
-  for (const phase of phases) if (!['catch-up', 'rebuild', 'list'].includes(phase)) throw new Error(`BENCH_PHASES: unknown phase ${phase}`);
+  const phases = new Set((process.env.BENCH_PHASES ?? PHASES.join(',')).split(',').map((phase) => phase.trim()));
+  for (const phase of phases) if (!PHASES.includes(phase)) throw new Error(`BENCH_PHASES: unknown phase ${phase}`);
   const only = process.env.BENCH_PROJECTIONS?.split(',').map((name) => name.trim());
   const caughtUp = PROJECTIONS.filter((projection) => only === undefined || only.includes(projection.name));
   if (only !== undefined && caughtUp.length !== only.length) throw new Error('BENCH_PROJECTIONS names a projection that does not exist');
@@ -137,15 +170,14 @@ async function main(): Promise<void> {
     for (const projection of PROJECTIONS) await resetProjection(pool, projection);
 
     // 2. Catch-up of each projection alone.
-    const catchUp: { name: string; events: number; seconds: number; clientCpuUs: number; databaseCpuUs: number | undefined; load: string }[] = [];
+    const catchUp: ({ name: string; events: number; seconds: number; load: string } & CpuPerEvent)[] = [];
     for (const projection of phases.has('catch-up') ? caughtUp : []) {
       let applied = 0;
       // Caught up means: the projection's own last event is applied (its categories' last event may
       // come before the log's last one), not merely a first batch shorter than the maximum.
       const target = await lastPositionOf(pool, projection.categories);
       const loadBefore = load();
-      const cpuBefore = process.cpuUsage();
-      const sessionsBefore = await sessionsCpu(meter);
+      const stopMeter = await startCpuMeter(meter);
       started = performance.now();
       const runner = new ProjectionRunner(pool, store, projection, { ...DEFAULT_RUNNER_OPTIONS, ...(pageEvents === undefined ? {} : { pageEvents }), onBatch: ({ size }) => (applied += size) });
       runner.start();
@@ -157,29 +189,27 @@ async function main(): Promise<void> {
         if (++ticks % 250 === 0) status(`  ${projection.name}: ${format(applied)} events, ${format(runner.metrics.eventsPerSecond())} events/s`);
       }
       const seconds = (performance.now() - started) / 1000;
-      const cpu = process.cpuUsage(cpuBefore);
-      // Sessions opened during the run count from zero; the pool keeps them open until it ends.
-      const sessionsAfter = await sessionsCpu(meter);
+      const cpu = await stopMeter(applied);
       await runner.stop();
       if (failure !== undefined) throw failure;
-      let databaseCpu: number | undefined;
-      if (sessionsBefore !== undefined && sessionsAfter !== undefined) {
-        databaseCpu = 0;
-        for (const [pid, used] of sessionsAfter) databaseCpu += used - (sessionsBefore.get(pid) ?? 0);
-      }
-      const perEvent = (cpuSeconds: number) => (cpuSeconds * 1e6) / Math.max(1, applied);
-      catchUp.push({
-        name: projection.name,
-        events: applied,
-        seconds,
-        clientCpuUs: perEvent((cpu.user + cpu.system) / 1e6),
-        databaseCpuUs: databaseCpu === undefined ? undefined : perEvent(databaseCpu),
-        load: loadBefore,
-      });
+      catchUp.push({ name: projection.name, events: applied, seconds, ...cpu, load: loadBefore });
       status(`catch-up ${projection.name}: ${format(applied)} events in ${seconds.toFixed(1)} s = ${format(applied / seconds)} events/s (load ${loadBefore})`);
     }
 
-    // 3. Rebuild of every read model, concurrently, as the CLI does.
+    // 3. Rebuild of each projection alone, as the CLI does for one name.
+    const rebuiltAlone: ({ result: Awaited<ReturnType<typeof rebuildProjection>>; load: string } & CpuPerEvent)[] = [];
+    for (const projection of phases.has('rebuild-each') ? caughtUp : []) {
+      const loadBefore = load();
+      status(`rebuilding ${projection.name} alone (load ${loadBefore})`);
+      const stopMeter = await startCpuMeter(meter);
+      const result = await rebuildProjection(pool, store, url, projection, { pageEvents });
+      const cpu = await stopMeter(result.eventsApplied);
+      if (result.outcome !== 'swapped') throw new Error(`the rebuild of ${projection.name} did not swap`);
+      rebuiltAlone.push({ result, load: loadBefore, ...cpu });
+      status(`rebuild ${projection.name}: ${format(result.eventsApplied)} events in ${result.seconds.toFixed(1)} s = ${format(result.eventsApplied / result.seconds)} events/s, ${cpuCell(cpu)} per event`);
+    }
+
+    // 4. Rebuild of every read model, concurrently, as the CLI does.
     const rebuildLoad = load();
     let rebuildSeconds = 0;
     let rebuilt: Awaited<ReturnType<typeof rebuildProjection>>[] = [];
@@ -194,7 +224,7 @@ async function main(): Promise<void> {
 
     const list: { label: string; p50: number; p99: number; total: unknown }[] = [];
     if (phases.has('list')) {
-      // 4. The list endpoint on a large organization.
+      // 5. The list endpoint on a large organization.
       const organizationId = 'org_bench_list';
       const key = `service_test_${randomBytes(32).toString('base64url')}`;
       status(`seeding ${format(listRows)} verifications for one organization straight into the read model`);
@@ -260,7 +290,7 @@ async function main(): Promise<void> {
       }
     }
 
-    // 5. The database's size.
+    // 6. The database's size.
     const sizes = (
       await pool.query<{ database: string; events: string; read_models: string }>(
         `select pg_database_size(current_database()) as database, pg_total_relation_size('events') as events,
@@ -286,12 +316,17 @@ async function main(): Promise<void> {
       '|---|---|---|---|---|',
       ...catchUp.map((entry) => {
         const rate = entry.events / entry.seconds;
-        const cpu = `${entry.clientCpuUs.toFixed(1)} / ${entry.databaseCpuUs === undefined ? 'n/a' : entry.databaseCpuUs.toFixed(1)} µs`;
+        const cpu = cpuCell(entry);
         // A few hundred events take less than the runner's start (lock, checkpoint, first read): no throughput figure.
         if (entry.events < MIN_EVENTS_FOR_RATE) {
           return `| catch-up ${entry.name} (${format(entry.events)} events) | ${entry.seconds.toFixed(2)} s in all (start-up bound) | | ${entry.load} | not a throughput figure |`;
         }
         return `| catch-up ${entry.name} (${format(entry.events)} events) | ${format(rate)} events/s | ${cpu} | ${entry.load} | ≥ ${format(TARGETS.catchUpEventsPerSecond)}: ${mark(rate >= TARGETS.catchUpEventsPerSecond)} |`;
+      }),
+      ...rebuiltAlone.map(({ result, load: loadBefore, ...cpu }) => {
+        if (result.eventsApplied < MIN_EVENTS_FOR_RATE) return `| rebuild ${result.projection} alone (${format(result.eventsApplied)} events) | ${result.seconds.toFixed(2)} s in all (start-up bound) | | ${loadBefore} | not a throughput figure |`;
+        const rate = result.eventsApplied / result.seconds;
+        return `| rebuild ${result.projection} alone (${format(result.eventsApplied)} events) | ${format(rate)} events/s (${result.seconds.toFixed(1)} s) | ${cpuCell(cpu)} | ${loadBefore} | ≥ ${format(TARGETS.rebuildEventsPerSecond)}: ${mark(rate >= TARGETS.rebuildEventsPerSecond)} |`;
       }),
       ...(phases.has('rebuild') ? [`| rebuild all read models at once | ${rebuildSeconds.toFixed(1)} s | | ${rebuildLoad} | |`] : []),
       ...rebuilt.map((result) => {

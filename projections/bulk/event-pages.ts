@@ -22,12 +22,17 @@ export type PageReader = (from: bigint, maxCount: number) => Promise<RecordedEve
  * event (2 s for a page of 20,000 at 1,000,000 events, against 0.1 s in position order).
  */
 export function pageSql(categories: readonly string[]): string {
-  if (categories.length === 0 || categories.some((category) => !/^[A-Za-z0-9_]+$/.test(category))) throw new RangeError('invariant: a category is a non-empty word');
-  const inCategories = categories.map((category) => `stream_id ^@ '${category}-' or stream_id = '${category}'`).join(' or ');
+  const inCategories = categoriesCondition(categories);
   return `select position, stream_id, revision, event_id, type, data, occurred_at, created_ms from (
     select position, stream_id, revision, event_id, type, data, metadata ->> 'occurredAt' as occurred_at, floor(extract(epoch from created_at) * 1000) as created_ms
     from events where position > $1 and (${inCategories}) order by position limit $2) page
   where position < (select events_visible_bound()) order by position`;
+}
+
+/** `split_part(stream_id, '-', 1) = any(categories)` as prefix tests, which the planner can estimate (see pageSql). */
+export function categoriesCondition(categories: readonly string[]): string {
+  if (categories.length === 0 || categories.some((category) => !/^[A-Za-z0-9_]+$/.test(category))) throw new RangeError('invariant: a category is a non-empty word');
+  return categories.map((category) => `stream_id ^@ '${category}-' or stream_id = '${category}'`).join(' or ');
 }
 
 const rawText = (value: string) => value;

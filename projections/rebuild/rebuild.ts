@@ -1,6 +1,7 @@
 import pg from 'pg';
 import { isConnectionError } from '../../src/database/connection-errors.js';
 import type { EventStore } from '../../src/event-store/event-store.port.js';
+import { categoriesCondition } from '../bulk/event-pages.js';
 import { applyEvents, type Projection } from '../projection.js';
 import { LOCK_NAMESPACE, lockKeySql, oldTableName, rebuildCheckpointName, shadowTableName } from '../runner/locks.js';
 import { DEFAULT_RUNNER_OPTIONS, errorMessage, ProjectionRunner, projectionContext, type RunnerLog } from '../runner/projection-runner.js';
@@ -11,7 +12,7 @@ export interface RebuildProgress {
   readonly phase: 'replaying' | 'swapping' | 'done';
   /** Events applied to the shadow tables by this run (a resumed rebuild starts at 0). */
   readonly eventsDone: number;
-  /** Events to replay when this run started; null when the store cannot count them. */
+  /** About how many events there were to replay when this run started (the planner's estimate); null when the store cannot tell. */
   readonly eventsTotal: number | null;
 }
 
@@ -52,8 +53,6 @@ export class RebuildInProgressError extends Error {
   }
 }
 
-/** Counting the events to replay stops here (the bar then shows no total). */
-const MAX_COUNTED_EVENTS = 100_000_000;
 const SWAP_ATTEMPTS = 5;
 const SWAP_READ_PAGE = 1_000;
 const CAUGHT_UP_POLL_MS = 100;
@@ -79,7 +78,7 @@ export async function rebuildProjection(pool: pg.Pool, store: EventStore, databa
   try {
     const resumedFrom = await prepareShadow(pool, projection, options.logger);
     const checkpointName = rebuildCheckpointName(projection.name);
-    const eventsTotal = await countEvents(pool, store, projection, resumedFrom);
+    const eventsTotal = await estimateEvents(pool, store, projection, resumedFrom);
     let eventsDone = 0;
     const report = (phase: RebuildProgress['phase']) => options.onProgress?.({ projection: projection.name, phase, eventsDone, eventsTotal });
     report('replaying');
@@ -214,8 +213,22 @@ async function positionOf(pool: pg.Pool | pg.PoolClient, checkpointName: string)
   return rows.length === 0 ? 0n : BigInt(rows[0].position);
 }
 
+/**
+ * About how many of the projection's events lie after `from`, for the progress bar: the planner's
+ * estimate, from the log's statistics. Counting them read every event of the log once more before
+ * the replay (1.3 to 2 s of PostgreSQL's time at 1,000,000 events, 2.5 µs per event replayed).
+ */
+async function estimateEvents(pool: pg.Pool, store: EventStore, projection: Projection, from: bigint): Promise<number | null> {
+  if (store.kind !== 'postgres') return null;
+  const { rows } = await pool.query<{ 'QUERY PLAN': [{ Plan: { 'Plan Rows': number } }] }>(
+    `explain (format json) select 1 from events where position > ${from.toString()} and (${categoriesCondition(projection.categories)})`,
+  );
+  const estimate = rows[0]['QUERY PLAN'][0].Plan['Plan Rows'];
+  return Number.isFinite(estimate) && estimate >= 0 ? Math.round(estimate) : null;
+}
+
 /** The projection's events after `from`; null when the store cannot count or there are `limit` or more. */
-async function countEvents(pool: pg.Pool, store: EventStore, projection: Projection, from: bigint, limit = MAX_COUNTED_EVENTS): Promise<number | null> {
+async function countEvents(pool: pg.Pool, store: EventStore, projection: Projection, from: bigint, limit: number): Promise<number | null> {
   if (store.kind !== 'postgres') return null;
   const { rows } = await pool.query<{ count: string }>(
     `select count(*) as count from (select 1 from events where position > $1 and position < events_visible_bound() and split_part(stream_id, '-', 1) = any($2::text[]) limit $3) e`,

@@ -205,7 +205,7 @@ async function handleLedgerBatch(events: readonly RecordedEvent[], context: Proj
     if (entry.entryType === 'reservation') reservedInBatch.set(reservation, entry.scope);
     if (!closesReservation(entry)) return entry.scope;
     if (reservedInBatch.has(reservation)) return reservedInBatch.get(reservation) ?? null;
-    if (!present.has(`${key}\u0000${position}`)) toLookUp.push({ at, organization_id: event.data.organizationId, environment: event.data.environment, event_position: position, reference: entry.reference });
+    if (present.size === 0 || !present.has(`${key}\u0000${position}`)) toLookUp.push({ at, organization_id: event.data.organizationId, environment: event.data.environment, event_position: position, reference: entry.reference });
     return null;
   });
   if (toLookUp.length > 0) {
@@ -226,7 +226,8 @@ async function handleLedgerBatch(events: readonly RecordedEvent[], context: Proj
   for (const [at, { recorded, event, key, position }] of decoded.entries()) {
     const running = figures.get(key);
     if (running === undefined) throw new Error(`invariant: wallet ${recorded.streamId} has no running figures`);
-    const line = present.get(`${key}\u0000${position}`);
+    // Only a replay finds lines already there: otherwise no key is built to look them up.
+    const line = present.size === 0 ? undefined : present.get(`${key}\u0000${position}`);
     if (line !== undefined) {
       // Already there: the next line runs on from it, as `handle` would read it back.
       running.balanceKobo = Number(line.balance_kobo);
