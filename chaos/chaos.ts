@@ -345,6 +345,7 @@ async function main(): Promise<number> {
     line(`checks sent: ${load.records.length} (${load.skipped} due but not sent: no API process up, or too many in flight)`);
     for (const [key, count] of [...byStatus].sort(([a], [b]) => a.localeCompare(b))) line(`  ${pad(key, 40)} ${count}`);
     line(`  no answer, as the server has them: ${client.unanswered.charged} charged, ${client.unanswered.uncharged} not charged, ${client.unanswered.neverWritten} never written`);
+    line(`  503 "not known yet", as the server settled them: ${client.notKnown.charged} charged, ${client.notKnown.uncharged} not charged`);
     line();
     line('wallets (test):');
     for (const [index, organization] of organizations.entries()) {

@@ -13,6 +13,9 @@ export interface Organization {
 }
 
 /** What the client saw of one check. */
+/** The words by which a 503 says the check's outcome is not known yet (src/verifications/verification.stream.ts, OutcomeNotKnown). */
+const OUTCOME_NOT_KNOWN = /outcome of this check is not known yet/;
+
 export interface CheckRecord {
   readonly requestId: string;
   readonly organization: number;
@@ -28,6 +31,11 @@ export interface CheckRecord {
   verificationStatus?: string;
   charged?: boolean;
   errorCode?: string;
+  /**
+   * A 503 whose message says the check's outcome is not known yet (docs/api.md): its completion
+   * could not be read back, and it may yet be settled either way, as a check left unanswered is.
+   */
+  outcomeNotKnown?: boolean;
   /** Why no answer came. */
   noAnswer?: string;
 }
@@ -147,6 +155,7 @@ export class Load {
       } else {
         record.errorCode ??= body?.error?.code;
         record.reference = body?.error?.details?.reference;
+        record.outcomeNotKnown = response.status === 503 && OUTCOME_NOT_KNOWN.test(String(body?.error?.message ?? ''));
       }
     } catch (error) {
       const cause = (error as { cause?: { code?: string; message?: string } }).cause;

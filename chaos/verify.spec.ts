@@ -32,7 +32,7 @@ describe('The chaos run checks', () => {
       [answered('req-a', 201, { reference: 'vrf_A', verificationStatus: 'found' }), answered('req-b', 502, { reference: 'vrf_B' }), answered('req-c', 402), answered('req-d', 503), { ...answered('req-e', 0), status: undefined }],
       clean,
     );
-    expect(client).toEqual({ discrepancies: [], unanswered: { charged: 0, uncharged: 0, neverWritten: 1 } });
+    expect(client).toEqual({ discrepancies: [], unanswered: { charged: 0, uncharged: 0, neverWritten: 1 }, notKnown: { charged: 0, uncharged: 0 } });
     expect(clean.wallets.get(WALLET)).toEqual({ fundedKobo: 15_000, debitedKobo: 10_000, reservations: 2 });
   });
 
@@ -45,6 +45,19 @@ describe('The chaos run checks', () => {
     expect(facts.discrepancies.map((discrepancy) => discrepancy.check).sort()).toEqual(['charged but not completed', 'completed but not charged', 'reservation left open']);
     const client = compareWithClient([answered('req-a', 201, { reference: 'vrf_A', verificationStatus: 'found' }), answered('req-b', 503)], facts);
     expect(client.discrepancies.map((discrepancy) => discrepancy.check)).toEqual(['201 not charged', '503 but charged']);
+  });
+
+  it('count a 503 that said the outcome was not known yet by how it was settled, charged or not, without flagging it', () => {
+    const facts = logFacts(
+      [...verification('vrf_A', 'req-a', 'found'), ...verification('vrf_B', 'req-b', 'failed')],
+      wallet(['WalletFunded', '', 20_000], ['WalletFundsReserved', 'vrf_A', 10_000], ['WalletFundsReserved', 'vrf_B', 5_000], ['WalletDebited', 'vrf_A', 10_000], ['WalletReservationReleased', 'vrf_B', 5_000]),
+    );
+    const client = compareWithClient(
+      [answered('req-a', 503, { errorCode: 'service_unavailable', reference: 'vrf_A', outcomeNotKnown: true }), answered('req-b', 503, { errorCode: 'service_unavailable', reference: 'vrf_B', outcomeNotKnown: true })],
+      facts,
+    );
+    expect(client.discrepancies).toEqual([]);
+    expect(client.notKnown).toEqual({ charged: 1, uncharged: 1 });
   });
 
   it('flag a 201 still pending, a 500, and a verification left open or finished twice', () => {

@@ -184,12 +184,15 @@ export interface ClientFindings {
   readonly discrepancies: Discrepancy[];
   /** Checks with no answer (a connection cut by a kill, or refused), by what the server did with them. */
   readonly unanswered: { charged: number; uncharged: number; neverWritten: number };
+  /** 503s that said the outcome was not known yet, by what the server did with them. */
+  readonly notKnown: { charged: number; uncharged: number };
 }
 
 /** The client's record against the log: what each answer told the client, and what the wallet holds. */
 export function compareWithClient(records: readonly CheckRecord[], facts: LogFacts): ClientFindings {
   const discrepancies: Discrepancy[] = [];
   const unanswered = { charged: 0, uncharged: 0, neverWritten: 0 };
+  const notKnown = { charged: 0, uncharged: 0 };
   for (const record of records) {
     const references = facts.byCorrelation.get(record.requestId) ?? [];
     const charged = references.filter((reference) => facts.debited.has(reference));
@@ -217,11 +220,16 @@ export function compareWithClient(records: readonly CheckRecord[], facts: LogFac
       }
       continue;
     }
-    // 402, 502, 503: the client was told nothing was charged.
-    if (charged.length > 0) discrepancies.push({ check: `${record.status} but charged`, message: `${what}: answered ${record.status} ${record.errorCode ?? ''}, yet ${charged.join(', ')} was debited` });
+    // A 503 "not known yet" promised nothing either way: the check is settled by its own log, which the log's checks hold to.
+    if (record.outcomeNotKnown === true) {
+      if (charged.length > 0) notKnown.charged += 1;
+      else notKnown.uncharged += 1;
+    }
+    // 402, 502 and the other 503s: the client was told nothing was charged.
+    else if (charged.length > 0) discrepancies.push({ check: `${record.status} but charged`, message: `${what}: answered ${record.status} ${record.errorCode ?? ''}, yet ${charged.join(', ')} was debited` });
     if (record.reference !== undefined && !references.includes(record.reference)) {
       discrepancies.push({ check: `${record.status} names another verification`, message: `${what}: answered ${record.reference}, the log has ${references.join(', ') || 'none'} for this request` });
     }
   }
-  return { discrepancies, unanswered };
+  return { discrepancies, unanswered, notKnown };
 }

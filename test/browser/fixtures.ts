@@ -8,6 +8,11 @@ export { expect };
 /** Screenshots of every page at these widths, saved (not committed) under test-results/screenshots. */
 const WIDTHS = { desktop: { width: 1280, height: 860 }, phone: { width: 390, height: 844 } } as const;
 export const SCREENSHOT_DIR = resolve('test-results', 'screenshots');
+/**
+ * How long a page is left to settle after its width changes: the navigation bar slides in or out
+ * (Mantine's 200 ms transition), and a click aimed while it moves lands beside its target.
+ */
+const LAYOUT_SETTLE_MS = 300;
 
 export const test = base.extend<{ baseURL: string }>({
   baseURL: async ({}, use) => {
@@ -38,10 +43,13 @@ export async function checkPage(page: Page, name: string): Promise<void> {
   const original = page.viewportSize();
   for (const [label, size] of Object.entries(WIDTHS)) {
     await page.setViewportSize(size);
-    await page.waitForTimeout(150);
+    await page.waitForTimeout(LAYOUT_SETTLE_MS);
     await page.screenshot({ path: resolve(SCREENSHOT_DIR, `${name}-${label}.png`), fullPage: true });
   }
-  if (original !== null) await page.setViewportSize(original);
+  if (original !== null) {
+    await page.setViewportSize(original);
+    await page.waitForTimeout(LAYOUT_SETTLE_MS);
+  }
 }
 
 /** Signs up a new organization through the console's form and lands on the playground. */
