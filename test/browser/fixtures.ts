@@ -8,8 +8,10 @@ export { expect };
 /** Screenshots of every page at these widths, saved (not committed) under test-results/screenshots. */
 const WIDTHS = { desktop: { width: 1280, height: 860 }, phone: { width: 390, height: 844 } } as const;
 export const SCREENSHOT_DIR = resolve('test-results', 'screenshots');
+/** How long a page is left to settle at a width before its screenshot. */
+const SCREENSHOT_SETTLE_MS = 150;
 /**
- * How long a page is left to settle after its width changes: the navigation bar slides in or out
+ * How long a page is left to settle once its own width is back: the navigation bar slides in
  * (Mantine's 200 ms transition), and a click aimed while it moves lands beside its target.
  */
 const LAYOUT_SETTLE_MS = 300;
@@ -43,7 +45,7 @@ export async function checkPage(page: Page, name: string): Promise<void> {
   const original = page.viewportSize();
   for (const [label, size] of Object.entries(WIDTHS)) {
     await page.setViewportSize(size);
-    await page.waitForTimeout(LAYOUT_SETTLE_MS);
+    await page.waitForTimeout(SCREENSHOT_SETTLE_MS);
     await page.screenshot({ path: resolve(SCREENSHOT_DIR, `${name}-${label}.png`), fullPage: true });
   }
   if (original !== null) {
