@@ -6,6 +6,7 @@
  * client's record of each answer can be held against what the server wrote.
  */
 import type { Random } from './random.js';
+import { OUTCOME_NOT_KNOWN_MESSAGE } from '../src/verifications/outcome-messages.js';
 
 export interface Organization {
   readonly id: string;
@@ -13,9 +14,6 @@ export interface Organization {
 }
 
 /** What the client saw of one check. */
-/** The words by which a 503 says the check's outcome is not known yet (src/verifications/verification.stream.ts, OutcomeNotKnown). */
-const OUTCOME_NOT_KNOWN = /outcome of this check is not known yet/;
-
 export interface CheckRecord {
   readonly requestId: string;
   readonly organization: number;
@@ -155,7 +153,7 @@ export class Load {
       } else {
         record.errorCode ??= body?.error?.code;
         record.reference = body?.error?.details?.reference;
-        record.outcomeNotKnown = response.status === 503 && OUTCOME_NOT_KNOWN.test(String(body?.error?.message ?? ''));
+        record.outcomeNotKnown = response.status === 503 && body?.error?.message === OUTCOME_NOT_KNOWN_MESSAGE;
       }
     } catch (error) {
       const cause = (error as { cause?: { code?: string; message?: string } }).cause;

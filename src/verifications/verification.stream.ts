@@ -14,6 +14,7 @@ import type { Alongside } from '../wallets/wallet-ledger.port.js';
 import { verificationDecider, type VerificationCommand, type VerificationState } from './verification.decider.js';
 import type { VerificationEvent } from './verification.events.js';
 import { PersonalFields, VerificationCodec } from './verification.codec.js';
+import { OUTCOME_NOT_KNOWN_MESSAGE } from './outcome-messages.js';
 
 /** A verification stream holds two events; one page of ten is more than any correct one needs. */
 const PAGING = { pageSize: 10, maxPages: 1 };
@@ -47,7 +48,7 @@ export const OUTCOME_UNKNOWN_MESSAGE = 'The outcome of the check could not be re
  */
 export class OutcomeNotKnown extends ServiceUnavailable {
   constructor(reference: string) {
-    super('The outcome of this check is not known yet; it is settled shortly and shown by GET /v1/verifications/{reference}', { reference });
+    super(OUTCOME_NOT_KNOWN_MESSAGE, { reference });
   }
 }
 
