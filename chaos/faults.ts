@@ -67,17 +67,19 @@ export class FaultInjector {
    * Injects faults until `endsAt`: a first one after `warmUpMs`, then one every `gapMs` (a random
    * pause in the range) after the previous one was undone. Kinds come from a shuffled bag holding
    * each kind once, so every kind comes up in turn; the pauses of the first round shrink when
-   * needed so that every kind comes up once even in a short run.
+   * needed so that every kind comes up once even in a short run, and on a machine so busy that
+   * the faults themselves outlast the run (a restart under load takes seconds) the first round
+   * still completes, past `endsAt`, 500 ms apart: the load goes on until this returns.
    */
   async run(endsAt: number, warmUpMs: number, gapMs: { min: number; max: number }): Promise<void> {
     const until = () => Date.now() >= endsAt;
     await this.pause(warmUpMs, until);
-    for (let injected = 1; !until(); injected++) {
+    for (let injected = 1; injected <= FAULT_KINDS.length || !until(); injected++) {
       await this.inject(this.nextKind());
       let gap = this.context.random.between(gapMs.min, gapMs.max);
       const firstRoundLeft = FAULT_KINDS.length - injected;
       if (firstRoundLeft > 0) gap = Math.min(gap, Math.max(500, (endsAt - Date.now()) / (firstRoundLeft + 1)));
-      await this.pause(gap, until);
+      await this.pause(gap, firstRoundLeft > 0 ? () => false : until);
     }
   }
 
