@@ -32,6 +32,9 @@ const integration = {
 
 export default {
   testTimeout: 120_000,
+  // Longest suites first, on a fresh clone too (test/support/slowest-first.mjs): the run's length
+  // is then the two workers' shared load, not a long suite started last and run alone.
+  testSequencer: '<rootDir>/test/support/slowest-first.mjs',
   // Two workers on two cores: most of a test's time is spent waiting on PostgreSQL, the event store
   // and child processes (the whole run used 0.8 of the 2 cores). Three took the run from 875 s to 603 s
   // on the shared machine (load 7-9), but under that contention fuzz met read-your-writes' 2 s limit
