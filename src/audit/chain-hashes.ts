@@ -2,6 +2,7 @@ import { Worker } from 'node:worker_threads';
 import type { JsonObject } from '../event-store/event-store.port.js';
 import { COPY_FIELDS, copyText, cutCopyRow, type CopyRowsSidecar } from '../event-store/postgres-stream-pages.js';
 import { chainHash } from '../wallets/wallet-chain.js';
+import { claimedHashOfCopyRow } from './jsonb-canonical.js';
 
 /**
  * The expensive half of the chain's verification, the canonical form and SHA-256 of each event,
@@ -21,20 +22,33 @@ export const CHAIN_HASH_WIDTH = 64;
 export const NOT_COMPUTED = '-'.repeat(CHAIN_HASH_WIDTH);
 
 /**
- * The claimed-link hashes of a run of COPY rows, 64 characters per row in row order. Rows are cut
- * as the COPY reader cuts them; one that does not decode gets NOT_COMPUTED (the reader, which
- * decodes the same bytes, then reports it).
+ * The claimed-link hashes of a run of COPY rows (their bytes), 64 characters per row in row order.
+ * Each row is hashed from its bytes where the transcoder handles it (jsonb-canonical.ts), else
+ * decoded and parsed as the COPY reader decodes it; one that does not decode gets NOT_COMPUTED
+ * (the reader, which decodes the same bytes, then reports it).
  */
-export function copyRowChainHashes(streamId: string, rows: string): string {
+export function copyRowChainHashes(streamId: string, rows: Uint8Array): string {
+  const bytes = Buffer.from(rows.buffer, rows.byteOffset, rows.byteLength);
+  const quotedStreamId = Buffer.from(JSON.stringify(streamId), 'utf8');
+  const fields = new Array<string>(COPY_FIELDS);
   let out = '';
   let start = 0;
-  const fields = new Array<string>(COPY_FIELDS);
-  while (start < rows.length) {
-    start = cutCopyRow(rows, start, fields);
-    out += claimedHash(streamId, fields);
+  while (start < bytes.length) {
+    const end = bytes.indexOf(NEWLINE, start);
+    if (end < 0) throw new Error('invariant: a run of COPY rows ends inside a row');
+    let claimed = claimedHashOfCopyRow(bytes, start, end, quotedStreamId);
+    if (claimed === undefined) {
+      // The row alone decodes as it does within the run: a newline byte is never part of a UTF-8 sequence.
+      cutCopyRow(bytes.toString('utf8', start, end + 1), 0, fields);
+      claimed = claimedHash(streamId, fields);
+    }
+    out += claimed;
+    start = end + 1;
   }
   return out;
 }
+
+const NEWLINE = 0x0a;
 
 function claimedHash(streamId: string, fields: readonly string[]): string {
   try {
@@ -51,26 +65,41 @@ function claimedHash(streamId: string, fields: readonly string[]): string {
 interface Waiting {
   readonly resolve: (hashes: string) => void;
   readonly reject: (error: Error) => void;
+  /** The bytes of the shared ring this request's rows take until its answer comes (none when they were moved instead). */
+  readonly ringStart: number;
+  readonly ringEnd: number;
 }
 
-/** A message to the worker: one run of whole COPY rows of a stream. */
-export interface ChainHashRequest {
-  readonly streamId: string;
-  readonly rows: Uint8Array;
-}
+/**
+ * A message to the worker: one run of whole COPY rows of a stream, either at `start` to `end` of
+ * the ring shared with it, or moved to it in `rows` (when the ring had no room for them).
+ */
+export type ChainHashRequest = { readonly streamId: string; readonly start: number; readonly end: number } | { readonly streamId: string; readonly rows: Uint8Array };
+
+/** Bytes of the ring shared with the worker: several runs of rows (the reader sends 128 KiB or more at a time, and holds two pages of about 600 KiB). */
+const RING_BYTES = 4 << 20;
 
 /**
  * The worker thread, as the COPY reader's sidecar. Answers come back in the order of the requests.
  * `entry` is the built worker module (`chain-hash-worker.js` beside this file by default).
+ *
+ * The rows go to the worker through a ring of shared memory, copied in and their place sent as two
+ * numbers: a fresh buffer per run moved to the worker cost the main thread about a tenth of its time
+ * (large allocations are mapped, faulted in and unmapped each time). A run's bytes stay untouched
+ * until the worker has answered it (it decodes them before it answers), and answers come in order,
+ * so the bytes in use are those from the oldest unanswered run to the newest.
  */
 export class ChainHashWorker implements CopyRowsSidecar {
   readonly width = CHAIN_HASH_WIDTH;
   private readonly worker: Worker;
+  private readonly ring = new Uint8Array(new SharedArrayBuffer(RING_BYTES));
+  /** Where the next run goes in the ring, if it fits there. */
+  private ringWrite = 0;
   private readonly waiting: Waiting[] = [];
   private failure: Error | undefined;
 
   constructor(entry: URL = new URL('./chain-hash-worker.js', import.meta.url)) {
-    this.worker = new Worker(entry);
+    this.worker = new Worker(entry, { workerData: this.ring });
     this.worker.on('message', (hashes: string) => this.waiting.shift()?.resolve(hashes));
     this.worker.on('error', (error) => this.fail(error));
     this.worker.on('exit', (code) => this.fail(new Error(`the chain hash worker stopped (exit code ${code})`)));
@@ -81,13 +110,36 @@ export class ChainHashWorker implements CopyRowsSidecar {
     for (const waiting of this.waiting.splice(0)) waiting.reject(this.failure);
   }
 
+  /** Where `length` bytes fit in the ring without touching an unanswered run, or -1. */
+  private ringPlace(length: number): number {
+    const oldest = this.waiting.find((waiting) => waiting.ringStart < waiting.ringEnd);
+    if (oldest === undefined) return length <= RING_BYTES ? 0 : -1;
+    if (this.ringWrite > oldest.ringStart) {
+      // The runs in use lie from the oldest to ringWrite: room after them, or else before the oldest.
+      if (this.ringWrite + length <= RING_BYTES) return this.ringWrite;
+      return length <= oldest.ringStart ? 0 : -1;
+    }
+    // The newer runs wrapped around to the front: room only up to the oldest.
+    return this.ringWrite + length <= oldest.ringStart ? this.ringWrite : -1;
+  }
+
   submit(streamId: string, rows: Uint8Array): Promise<string> {
     if (this.failure !== undefined) return Promise.reject(this.failure);
     return new Promise<string>((resolve, reject) => {
-      this.waiting.push({ resolve, reject });
-      const request: ChainHashRequest = { streamId, rows };
-      // The rows are the reader's own copy: moved to the worker, not copied again.
-      this.worker.postMessage(request, [rows.buffer as ArrayBuffer]);
+      const start = this.ringPlace(rows.length);
+      if (start < 0) {
+        // No room: a copy of the rows, moved to the worker.
+        const moved = Uint8Array.prototype.slice.call(rows);
+        this.waiting.push({ resolve, reject, ringStart: 0, ringEnd: 0 });
+        const request: ChainHashRequest = { streamId, rows: moved };
+        this.worker.postMessage(request, [moved.buffer as ArrayBuffer]);
+        return;
+      }
+      this.ring.set(rows, start);
+      this.ringWrite = start + rows.length;
+      this.waiting.push({ resolve, reject, ringStart: start, ringEnd: this.ringWrite });
+      const request: ChainHashRequest = { streamId, start, end: this.ringWrite };
+      this.worker.postMessage(request);
     });
   }
 
@@ -100,5 +152,5 @@ export class ChainHashWorker implements CopyRowsSidecar {
 /** The same sidecar in the calling thread (tests, and a check of the worker's answers). */
 export const IN_THREAD_CHAIN_HASHES: CopyRowsSidecar = {
   width: CHAIN_HASH_WIDTH,
-  submit: async (streamId, rows) => copyRowChainHashes(streamId, Buffer.from(rows.buffer, rows.byteOffset, rows.byteLength).toString('utf8')),
+  submit: async (streamId, rows) => copyRowChainHashes(streamId, rows),
 };
