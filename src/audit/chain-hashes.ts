@@ -65,42 +65,46 @@ function claimedHash(streamId: string, fields: readonly string[]): string {
 interface Waiting {
   readonly resolve: (hashes: string) => void;
   readonly reject: (error: Error) => void;
-  /** The bytes of the shared ring this request's rows take until its answer comes (none when they were moved instead). */
-  readonly ringStart: number;
-  readonly ringEnd: number;
 }
 
-/**
- * A message to the worker: one run of whole COPY rows of a stream, either at `start` to `end` of
- * the ring shared with it, or moved to it in `rows` (when the ring had no room for them).
- */
-export type ChainHashRequest = { readonly streamId: string; readonly start: number; readonly end: number } | { readonly streamId: string; readonly rows: Uint8Array };
+/** A message to the worker: one run of whole COPY rows of a stream, at the start of a buffer moved to it. */
+export interface ChainHashRequest {
+  readonly streamId: string;
+  readonly rows: Uint8Array;
+}
 
-/** Bytes of the ring shared with the worker: several runs of rows (the reader sends 128 KiB or more at a time, and holds two pages of about 600 KiB). */
-const RING_BYTES = 4 << 20;
+/** The worker's answer: the hashes, and the request's buffer moved back for the next run. */
+export interface ChainHashAnswer {
+  readonly hashes: string;
+  readonly buffer: ArrayBuffer;
+}
+
+/** The smallest buffer made for runs of rows (the reader sends 128 KiB or more at a time). */
+const MIN_RUN_BUFFER_BYTES = 1 << 20;
+/** Buffers kept for reuse: the runs in flight (about three pages of rows) fit in a few. */
+const MAX_SPARE_BUFFERS = 8;
 
 /**
  * The worker thread, as the COPY reader's sidecar. Answers come back in the order of the requests.
  * `entry` is the built worker module (`chain-hash-worker.js` beside this file by default).
  *
- * The rows go to the worker through a ring of shared memory, copied in and their place sent as two
- * numbers: a fresh buffer per run moved to the worker cost the main thread about a tenth of its time
- * (large allocations are mapped, faulted in and unmapped each time). A run's bytes stay untouched
- * until the worker has answered it (it decodes them before it answers), and answers come in order,
- * so the bytes in use are those from the oldest unanswered run to the newest.
+ * Each run of rows is copied into a buffer that is moved to the worker and moved back with the
+ * answer, then reused: a fresh buffer per run cost the main thread about a tenth of its time
+ * (large allocations are mapped, faulted in and unmapped each time).
  */
 export class ChainHashWorker implements CopyRowsSidecar {
   readonly width = CHAIN_HASH_WIDTH;
   private readonly worker: Worker;
-  private readonly ring = new Uint8Array(new SharedArrayBuffer(RING_BYTES));
-  /** Where the next run goes in the ring, if it fits there. */
-  private ringWrite = 0;
   private readonly waiting: Waiting[] = [];
+  private readonly spare: ArrayBuffer[] = [];
   private failure: Error | undefined;
 
   constructor(entry: URL = new URL('./chain-hash-worker.js', import.meta.url)) {
-    this.worker = new Worker(entry, { workerData: this.ring });
-    this.worker.on('message', (hashes: string) => this.waiting.shift()?.resolve(hashes));
+    this.worker = new Worker(entry);
+    this.worker.on('message', ({ hashes, buffer }: ChainHashAnswer) => {
+      if (this.spare.length < MAX_SPARE_BUFFERS) this.spare.push(buffer);
+      this.waiting.shift()?.resolve(hashes);
+    });
     this.worker.on('error', (error) => this.fail(error));
     this.worker.on('exit', (code) => this.fail(new Error(`the chain hash worker stopped (exit code ${code})`)));
   }
@@ -110,36 +114,16 @@ export class ChainHashWorker implements CopyRowsSidecar {
     for (const waiting of this.waiting.splice(0)) waiting.reject(this.failure);
   }
 
-  /** Where `length` bytes fit in the ring without touching an unanswered run, or -1. */
-  private ringPlace(length: number): number {
-    const oldest = this.waiting.find((waiting) => waiting.ringStart < waiting.ringEnd);
-    if (oldest === undefined) return length <= RING_BYTES ? 0 : -1;
-    if (this.ringWrite > oldest.ringStart) {
-      // The runs in use lie from the oldest to ringWrite: room after them, or else before the oldest.
-      if (this.ringWrite + length <= RING_BYTES) return this.ringWrite;
-      return length <= oldest.ringStart ? 0 : -1;
-    }
-    // The newer runs wrapped around to the front: room only up to the oldest.
-    return this.ringWrite + length <= oldest.ringStart ? this.ringWrite : -1;
-  }
-
   submit(streamId: string, rows: Uint8Array): Promise<string> {
     if (this.failure !== undefined) return Promise.reject(this.failure);
     return new Promise<string>((resolve, reject) => {
-      const start = this.ringPlace(rows.length);
-      if (start < 0) {
-        // No room: a copy of the rows, moved to the worker.
-        const moved = Uint8Array.prototype.slice.call(rows);
-        this.waiting.push({ resolve, reject, ringStart: 0, ringEnd: 0 });
-        const request: ChainHashRequest = { streamId, rows: moved };
-        this.worker.postMessage(request, [moved.buffer as ArrayBuffer]);
-        return;
-      }
-      this.ring.set(rows, start);
-      this.ringWrite = start + rows.length;
-      this.waiting.push({ resolve, reject, ringStart: start, ringEnd: this.ringWrite });
-      const request: ChainHashRequest = { streamId, start, end: this.ringWrite };
-      this.worker.postMessage(request);
+      const index = this.spare.findIndex((buffer) => buffer.byteLength >= rows.length);
+      const buffer = index >= 0 ? this.spare.splice(index, 1)[0] : new ArrayBuffer(Math.max(MIN_RUN_BUFFER_BYTES, rows.length));
+      const moved = new Uint8Array(buffer, 0, rows.length);
+      moved.set(rows);
+      this.waiting.push({ resolve, reject });
+      const request: ChainHashRequest = { streamId, rows: moved };
+      this.worker.postMessage(request, [buffer]);
     });
   }
 
