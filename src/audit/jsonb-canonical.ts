@@ -166,10 +166,18 @@ function copy(start: number, end: number): void {
   written = to;
 }
 
-/** `previous` of the metadata's `chain` (an object of plain members: its key then found by its text), written before the content. */
+/**
+ * `previous` of the metadata's `chain` (an object of plain members: its key then found by its
+ * text), written before the content. jsonb puts the longest key last: in a link as the ledger
+ * writes it (`hash`, `version`, `previous`), the member is the last 79 bytes before the closing
+ * brace, which is looked at first.
+ */
 function previousInChain(): boolean {
-  if (chainStart < 0 || source[chainStart] !== OPEN_BRACE) return false;
-  for (let i = chainStart + 1; i < chainEnd; i++) if (source[i] === OPEN_BRACE) return false;
+  const bytes = source;
+  if (chainStart < 0 || bytes[chainStart] !== OPEN_BRACE) return false;
+  for (let i = chainStart + 1; i < chainEnd; i++) if (bytes[i] === OPEN_BRACE) return false;
+  const lastMemberAt = chainEnd - 1 - (PREVIOUS_MEMBER.length + PREVIOUS_LENGTH + 1);
+  if (lastMemberAt > chainStart && bytes[chainEnd - 2] === QUOTE && sameBytes(lastMemberAt, PREVIOUS_MEMBER)) return copyPrevious(lastMemberAt + PREVIOUS_MEMBER.length);
   // A string holding the member's text would need an escaped quote, and the row has no backslash.
   const last = chainEnd - PREVIOUS_MEMBER.length;
   for (let i = chainStart; i <= last; i++) {
@@ -180,17 +188,21 @@ function previousInChain(): boolean {
         break;
       }
     }
-    if (!match) continue;
-    const start = i + PREVIOUS_MEMBER.length;
-    if (start + PREVIOUS_LENGTH >= chainEnd || source[start + PREVIOUS_LENGTH] !== QUOTE) return false;
-    for (let j = 0; j < PREVIOUS_LENGTH; j++) {
-      const byte = source[start + j];
-      if (byte === QUOTE) return false;
-      out[j] = byte;
-    }
-    return true;
+    if (match) return copyPrevious(i + PREVIOUS_MEMBER.length);
   }
   return false;
+}
+
+/** The string value starting at `start` (after its opening quote) into the first 64 bytes of `out`, when it has 64 characters. */
+function copyPrevious(start: number): boolean {
+  const bytes = source;
+  if (start + PREVIOUS_LENGTH >= chainEnd || bytes[start + PREVIOUS_LENGTH] !== QUOTE) return false;
+  for (let j = 0; j < PREVIOUS_LENGTH; j++) {
+    const byte = bytes[start + j];
+    if (byte === QUOTE) return false;
+    out[j] = byte;
+  }
+  return true;
 }
 
 /** Whether the key at a..aEnd sorts before the key at b..bEnd (the spans include the quotes): byte order, a prefix first. */
