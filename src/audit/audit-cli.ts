@@ -15,7 +15,7 @@ import type { Environment } from '../common/environment.js';
 import type { AppConfig } from '../config/config.js';
 import type { EventStore } from '../event-store/event-store.port.js';
 import { parseIsoInstant } from '../common/time.js';
-import { AUDIT_FORMATS, type AuditFormat, type AuditWriter, CsvWriter, JsonWriter, summaryText, TableWriter } from './audit-format.js';
+import { AUDIT_FORMATS, type AuditFormat, type AuditWriter, CsvWriter, ENTRY_NO_ROOM, JsonWriter, summaryText, TableWriter } from './audit-format.js';
 import type { ReconcileResult } from './reconcile.js';
 import type { AuditEntry, ReplaySummary } from './wallet-replay.js';
 
@@ -133,6 +133,20 @@ async function writePage(writer: AuditWriter, page: readonly AuditEntry[]): Prom
   let chunk = Buffer.allocUnsafe(OUTPUT_CHUNK_BYTES);
   let used = 0;
   for (const entry of page) {
+    if (writer.entryInto !== undefined) {
+      let end = writer.entryInto(entry, chunk, used);
+      if (end === ENTRY_NO_ROOM && used > 0) {
+        // The chunk goes out, and the row is written at the start of a fresh one.
+        await write(chunk.subarray(0, used));
+        chunk = Buffer.allocUnsafe(OUTPUT_CHUNK_BYTES);
+        used = 0;
+        end = writer.entryInto(entry, chunk, used);
+      }
+      if (end >= 0) {
+        used = end;
+        continue;
+      }
+    }
     const row = writer.entry(entry);
     const room = row.length * MAX_UTF8_BYTES_PER_UNIT;
     if (used + room > chunk.length) {

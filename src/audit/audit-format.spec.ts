@@ -1,6 +1,7 @@
 import { describe, expect, it } from '@jest/globals';
+import fc from 'fast-check';
 import { groupedNaira } from '../common/money.js';
-import { CsvWriter, csvField, JsonWriter, jsonInteger, naira, TableWriter } from './audit-format.js';
+import { CsvWriter, csvField, ENTRY_AS_STRING, ENTRY_NO_ROOM, JsonWriter, jsonInteger, naira, TableWriter } from './audit-format.js';
 import type { AuditEntry, ReplaySummary } from './wallet-replay.js';
 
 const entry: AuditEntry = {
@@ -88,6 +89,62 @@ describe('audit output', () => {
     expect(header).toBe(
       'revision,position,event_id,occurred_at,entry_type,reference,scope,amount_kobo,balance_kobo,reserved_kobo,available_kobo,amount_naira,balance_naira,reserved_naira,available_naira,actor,chain,hash\r\n',
     );
+  });
+
+  it('writes the bytes of the CSV row straight into a buffer, or leaves to the string what it does not handle', () => {
+    const writer = new CsvWriter();
+    // Mostly what it writes as bytes (ASCII text, safe integers), and what it leaves to the string besides.
+    const text = fc.oneof(
+      { arbitrary: fc.string({ maxLength: 20 }), weight: 8 },
+      { arbitrary: fc.constantFrom('', '=1+2', '-5', '@x', '\tx', '\rx', '+x', 'a,b', 'say "hi"', 'two\r\nlines', "'", 'naïve', '😀'), weight: 2 },
+      { arbitrary: fc.string({ unit: 'grapheme', maxLength: 8 }), weight: 1 },
+    );
+    const amount = fc.oneof(
+      { arbitrary: fc.integer({ min: -1_000_000_000, max: 1_000_000_000 }), weight: 10 },
+      { arbitrary: fc.oneof(fc.constantFrom(0, -0, 5, 99, 100, -1, -99, -100, 9_007_199_254_740_991, -9_007_199_254_740_991), fc.maxSafeInteger(), fc.maxSafeInteger().map((value) => -value)), weight: 4 },
+      { arbitrary: fc.constantFrom(2 ** 53, 1e21, 0.5, Number.NaN), weight: 1 },
+    );
+    const sequence = fc.oneof(
+      { arbitrary: fc.bigInt({ min: 0n, max: 2n ** 53n - 1n }), weight: 20 },
+      { arbitrary: fc.oneof(fc.bigInt({ min: 0n, max: 2n ** 64n }), fc.constantFrom(0n, 9_007_199_254_740_991n, 9_007_199_254_740_992n)), weight: 1 },
+    );
+    let written = 0;
+    fc.assert(
+      fc.property(
+        fc.record({
+          revision: sequence,
+          position: sequence,
+          eventId: fc.oneof(fc.uuid(), text),
+          entryType: fc.constantFrom('funding', 'reservation', 'debit', 'release'),
+          reference: text,
+          scope: fc.option(text),
+          amountKobo: amount,
+          balanceKobo: amount,
+          reservedKobo: amount,
+          availableKobo: amount,
+          occurredAt: fc.date({ noInvalidDate: true }),
+          actor: text,
+          hash: fc.option(fc.oneof(fc.stringMatching(/^[0-9a-f]{64}$/), text)),
+          chain: fc.constantFrom('hashed', 'unhashed', 'broken'),
+        }),
+        fc.integer({ min: 0, max: 100 }),
+        (generated, offset) => {
+          const candidate = { ...generated, eventType: 'WalletFunded' } as AuditEntry;
+          const into = Buffer.alloc(offset + 4_096, 0x7e);
+          const end = writer.entryInto(candidate, into, offset);
+          if (end === ENTRY_AS_STRING) return;
+          written++;
+          expect(into.subarray(0, offset).every((byte) => byte === 0x7e)).toBe(true);
+          expect(into.subarray(offset, end).toString('utf8')).toBe(writer.entry(candidate));
+        },
+      ),
+      { numRuns: 5_000 },
+    );
+    // Most generated entries were written as bytes, not only left to the string.
+    expect(written).toBeGreaterThan(1_000);
+    expect(writer.entryInto(entry, Buffer.alloc(100), 0)).toBe(ENTRY_NO_ROOM);
+    expect(writer.entryInto({ ...entry, reference: 'naïve' }, Buffer.alloc(4_096), 0)).toBe(ENTRY_AS_STRING);
+    expect(writer.entryInto({ ...entry, revision: 2n ** 53n }, Buffer.alloc(4_096), 0)).toBe(ENTRY_AS_STRING);
   });
 
   it('writes one JSON document entry by entry', () => {

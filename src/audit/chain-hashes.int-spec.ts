@@ -96,7 +96,7 @@ describe('The chain hashes computed beside the COPY reader', () => {
       `select concat_ws(e'\\t', position, revision, event_id, type, data, metadata, floor(extract(epoch from created_at) * 1000)) as line from events where stream_id = $1 and revision < 10 order by revision`,
       [streamId],
     );
-    const hashes = copyRowChainHashes(streamId, rows.map((row) => `${row.line}\n`).join(''));
+    const hashes = copyRowChainHashes(streamId, Buffer.from(rows.map((row) => `${row.line}\n`).join(''), 'utf8'));
     expect(hashes).toHaveLength(10 * CHAIN_HASH_WIDTH);
     for (const [i, event] of events.entries()) {
       const chain = event.metadata.chain as { hash: string } | undefined;

@@ -16,12 +16,25 @@ import type { WalletEntryType } from '../wallets/wallet.read-model.js';
  */
 
 export type EntryType = WalletEntryType;
-const ENTRY_TYPES: Readonly<Record<string, EntryType>> = {
-  WalletFunded: 'funding',
-  WalletFundsReserved: 'reservation',
-  WalletDebited: 'debit',
-  WalletReservationReleased: 'release',
-};
+/**
+ * The entry type of a wallet event's type; undefined for any other. A switch rather than a lookup
+ * in an object: each event's type is a fresh string, which a property lookup first looks up in
+ * V8's table of internalized strings.
+ */
+function entryTypeOf(type: string): EntryType | undefined {
+  switch (type) {
+    case 'WalletFunded':
+      return 'funding';
+    case 'WalletFundsReserved':
+      return 'reservation';
+    case 'WalletDebited':
+      return 'debit';
+    case 'WalletReservationReleased':
+      return 'release';
+    default:
+      return undefined;
+  }
+}
 
 export interface AuditEntry {
   readonly revision: bigint;
@@ -292,7 +305,8 @@ export class WalletReplay {
     const ledgerProblems: LogProblem[] = [...(resume?.ledgerProblems ?? [])];
     let ledgerProblemCount = resume?.ledgerProblemCount ?? 0;
     let last: Pick<RecordedEvent, 'revision' | 'position'> | undefined = resume;
-    let latestOccurredAt = resume?.latestOccurredAt ?? new Date(0);
+    // As milliseconds: comparing two Dates converts each to a number first, at every event.
+    let latestOccurredAtMs = (resume?.latestOccurredAt ?? new Date(0)).getTime();
     let expectedRevision = resume === undefined ? 0n : resume.revision + 1n;
     let eventsRead = 0;
     const { stateEvery, onState } = this.options;
@@ -317,7 +331,7 @@ export class WalletReplay {
         entries: entriesShown,
         ledgerProblems: [...ledgerProblems],
         ledgerProblemCount,
-        latestOccurredAt,
+        latestOccurredAt: new Date(latestOccurredAtMs),
       };
     };
     const stateDue = (revision: bigint) => onState !== undefined && stateEvery !== undefined && (revision + 1n) % BigInt(stateEvery) === 0n;
@@ -353,7 +367,8 @@ export class WalletReplay {
           done = true;
           break;
         }
-        if (at > latestOccurredAt) latestOccurredAt = at;
+        const atMs = at.getTime();
+        if (atMs > latestOccurredAtMs) latestOccurredAtMs = atMs;
         linkBefore = link;
 
         const check = checkLink(link, recorded, chainStarted, claimedHashes, index * CHAIN_HASH_WIDTH);
@@ -378,7 +393,7 @@ export class WalletReplay {
           link = linkAfter(link, recorded);
         }
 
-        const entryType = ENTRY_TYPES[recorded.type];
+        const entryType = entryTypeOf(recorded.type);
         const data = recorded.data;
         const amountKobo = data.amountKobo;
         if (entryType === undefined || typeof amountKobo !== 'number' || !Number.isSafeInteger(amountKobo) || amountKobo < 0) {

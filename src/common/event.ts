@@ -1,4 +1,5 @@
 import type { EventToAppend, JsonObject, RecordedEvent } from '../event-store/event-store.port.js';
+import { parseInstantText } from './time.js';
 
 /**
  * A domain event is plain data: a past-tense type and a JSON body carrying its schema version.
@@ -51,7 +52,7 @@ export function asDomainEvent<E extends Event<string, JsonObject>>(recorded: Rec
 /** When a fact happened: the command's time from the metadata, else the store's commit time. */
 export function occurredAt(event: Pick<RecordedEvent, 'metadata' | 'createdAt'>): Date {
   const stamped = event.metadata.occurredAt;
-  return typeof stamped === 'string' ? new Date(stamped) : event.createdAt;
+  return typeof stamped === 'string' ? new Date(parseInstantText(stamped)) : event.createdAt;
 }
 
 /** The form `Date.prototype.toISOString` writes for years 0000 to 9999, which reads back as the same text. */

@@ -63,6 +63,14 @@ export type StreamPagesReader = (streamId: string, fromRevision: bigint, pageSiz
 
 /** Bytes PostgreSQL may send ahead of the reader, on top of the socket's own buffers: about 1,600 wallet events. */
 const COPY_READ_AHEAD_BYTES = 1 << 20;
+/**
+ * Bytes of COPY data gathered before they are cut into rows and handed to the sidecar: about 200
+ * wallet events. The stream hands out whatever arrived since the last read, often a single 8 KiB
+ * message of a dozen rows, and each run costs a message to the worker thread (a tenth of the
+ * audit's main thread when sent per chunk), a concatenation with the partial row before it and a
+ * decoding call.
+ */
+const COPY_GATHER_BYTES = 128 << 10;
 const NEWLINE = 0x0a;
 /** The columns the COPY readers select, in order: position, revision, event id, type, data, metadata, commit time. */
 export const COPY_FIELDS = 7;
@@ -99,6 +107,7 @@ export function copyText(field: string): string {
  */
 export interface CopyRowsSidecar {
   readonly width: number;
+  /** `rows` is the reader's buffer, reused once this returns: what the sidecar works on later, it copies first. */
   submit(streamId: string, rows: Uint8Array): Promise<string>;
 }
 
@@ -154,6 +163,35 @@ async function settle(page: PendingPage, width: number): Promise<SidecarPage> {
   return { events: page.events, side };
 }
 
+/**
+ * The COPY data as runs of whole rows of at least `minBytes` (the last run may be shorter), each a
+ * view of one buffer kept for the whole read: valid only until the next run is asked for. A fresh
+ * buffer per run (a concatenation, a copy for the sidecar) cost more than decoding the run: large
+ * allocations are mapped, faulted in and unmapped each time.
+ */
+async function* wholeRowRuns(chunks: AsyncIterable<Buffer>, minBytes: number): AsyncGenerator<Buffer> {
+  let buffer = Buffer.allocUnsafe(2 * minBytes);
+  let filled = 0;
+  for await (const chunk of chunks) {
+    if (filled + chunk.length > buffer.length) {
+      const larger = Buffer.allocUnsafe(Math.max(2 * buffer.length, filled + chunk.length));
+      buffer.copy(larger, 0, 0, filled);
+      buffer = larger;
+    }
+    filled += chunk.copy(buffer, filled);
+    if (filled < minBytes) continue;
+    // A row ends at a newline byte (one inside a value is sent as a backslash and an n, and no UTF-8 sequence holds that byte).
+    const end = buffer.lastIndexOf(NEWLINE, filled - 1);
+    if (end < 0) continue;
+    yield buffer.subarray(0, end + 1);
+    // The start of the next row, moved to the front.
+    buffer.copyWithin(0, end + 1, filled);
+    filled -= end + 1;
+  }
+  if (filled > 0 && buffer[filled - 1] !== NEWLINE) throw new Error('invariant: the COPY of the events table ended inside a row');
+  if (filled > 0) yield buffer.subarray(0, filled);
+}
+
 async function* copyPages(pool: pg.Pool, streamId: string, fromRevision: bigint, pageSize: number, sidecar: CopyRowsSidecar | undefined): AsyncGenerator<SidecarPage> {
   assertReadCount(pageSize);
   if (fromRevision < 0n) throw new RangeError(`invalid revision ${fromRevision}`);
@@ -177,23 +215,14 @@ async function* copyPages(pool: pg.Pool, streamId: string, fromRevision: bigint,
   let finished = false;
   try {
     let page: PendingPage = { events: [], runs: [] };
-    let rest: Buffer | undefined;
-    for await (const chunk of copy as AsyncIterable<Buffer>) {
-      const bytes = rest === undefined ? chunk : Buffer.concat([rest, chunk]);
-      // A row ends at a newline byte (one inside a value is sent as a backslash and an n, and no UTF-8 sequence holds that byte).
-      const end = bytes.lastIndexOf(NEWLINE);
-      if (end < 0) {
-        rest = bytes;
-        continue;
-      }
-      rest = end + 1 < bytes.length ? bytes.subarray(end + 1) : undefined;
-      // A copy of the rows (the chunk may be a slice of a larger buffer), handed to the sidecar before they are decoded here.
-      const answer = sidecar?.submit(streamId, Uint8Array.prototype.slice.call(bytes, 0, end + 1));
+    for await (const rows of wholeRowRuns(copy as AsyncIterable<Buffer>, COPY_GATHER_BYTES)) {
+      // The sidecar takes the rows before they are decoded here (and copies what it keeps: the view is reused).
+      const answer = sidecar?.submit(streamId, rows);
       // The answer may be awaited only later, behind a failure of this reader: it must not fail unobserved meanwhile.
       void answer?.catch(() => undefined);
       let row = 0;
       let runFrom = 0;
-      const lines = bytes.toString('utf8', 0, end + 1);
+      const lines = rows.toString('utf8');
       let start = 0;
       while (start < lines.length) {
         start = cutCopyRow(lines, start, fields);
@@ -223,7 +252,6 @@ async function* copyPages(pool: pg.Pool, streamId: string, fromRevision: bigint,
       }
       if (answer !== undefined && row > runFrom) page.runs.push({ answer, from: runFrom, to: row });
     }
-    if (rest !== undefined) throw new Error('invariant: the COPY of the events table ended inside a row');
     for (const held of ready.splice(0)) yield await settle(held, width);
     if (page.events.length > 0) yield sidecar === undefined ? { events: page.events, side: '' } : await settle(page, width);
     finished = true;
