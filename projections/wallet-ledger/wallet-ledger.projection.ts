@@ -24,7 +24,8 @@ function entryOf(event: WalletEvent): Entry {
     case 'WalletFunded':
       return { entryType: 'funding', reference: event.data.fundingReference, scope: null, balanceDeltaKobo: amountKobo, reservedDeltaKobo: 0 };
     case 'WalletFundsReserved':
-      return { entryType: 'reservation', reference: event.data.reference, scope: event.data.scope, balanceDeltaKobo: 0, reservedDeltaKobo: amountKobo };
+      // A reservation written before scopes were recorded has none: null, which COPY would otherwise write as the text "undefined".
+      return { entryType: 'reservation', reference: event.data.reference, scope: (event.data.scope as string | undefined) ?? null, balanceDeltaKobo: 0, reservedDeltaKobo: amountKobo };
     case 'WalletDebited':
       return { entryType: 'debit', reference: event.data.reference, scope: null, balanceDeltaKobo: -amountKobo, reservedDeltaKobo: -amountKobo };
     case 'WalletReservationReleased':
