@@ -34,7 +34,21 @@ export interface Projection {
    * (see bulk/event-pages.ts): a projection that needs more has no page path.
    */
   applyPage?(events: readonly RecordedEvent[], context: PageContext): Promise<void>;
+  /**
+   * Optional, for rebuilds on the PostgreSQL event log: writes into the projection's empty tables,
+   * in a few `insert … select` statements over the `events` table (no event leaves the database),
+   * exactly the rows that `handle` on each of its events at or below `upToPosition` would leave, in
+   * the caller's transaction. Every event at or below `upToPosition` must be visible (committed or
+   * rolled back) when it runs. Declines when the log holds a case the statements do not reproduce (a
+   * value of an unexpected JSON type, an event `handle` would refuse): the caller then rolls back
+   * whatever it wrote and replays the log through the page path, which applies it event for event
+   * or stops at the culprit.
+   */
+  foldInDatabase?(context: ProjectionContext, upToPosition: bigint): Promise<DatabaseFold>;
 }
+
+/** What `Projection.foldInDatabase` did: folded so many of the projection's events, or declined, and why (no value from the log in it). */
+export type DatabaseFold = { readonly outcome: 'folded'; readonly events: number } | { readonly outcome: 'declined'; readonly reason: string };
 
 /** A page's transaction: the handlers' context, plus COPY into one of the projection's tables. */
 export interface PageContext extends ProjectionContext {

@@ -5,6 +5,7 @@ import { categoriesCondition } from '../bulk/event-pages.js';
 import { applyEvents, type Projection } from '../projection.js';
 import { LOCK_NAMESPACE, lockKeySql, oldTableName, rebuildCheckpointName, shadowTableName } from '../runner/locks.js';
 import { DEFAULT_RUNNER_OPTIONS, errorMessage, ProjectionRunner, projectionContext, type RunnerLog } from '../runner/projection-runner.js';
+import { foldIntoShadow } from './database-fold.js';
 import { compareTables, type TableDifference } from './verify.js';
 
 export interface RebuildProgress {
@@ -42,6 +43,8 @@ export interface RebuildResult {
   readonly resumedFrom: bigint;
   readonly position: bigint;
   readonly eventsApplied: number;
+  /** Of eventsApplied, those folded inside PostgreSQL at the start (Projection.foldInDatabase); 0 when the page path replayed them all. */
+  readonly eventsFoldedInDatabase: number;
   readonly differences: readonly TableDifference[] | undefined;
   readonly seconds: number;
 }
@@ -82,6 +85,10 @@ export async function rebuildProjection(pool: pg.Pool, store: EventStore, databa
     let eventsDone = 0;
     const report = (phase: RebuildProgress['phase']) => options.onProgress?.({ projection: projection.name, phase, eventsDone, eventsTotal });
     report('replaying');
+    // From zero on the PostgreSQL log, the log up to its head is folded inside the database; the runner replays the rest.
+    const eventsFoldedInDatabase = resumedFrom === 0n ? await foldIntoShadow(pool, store, projection, options.logger) : 0;
+    eventsDone += eventsFoldedInDatabase;
+    if (eventsFoldedInDatabase > 0) report('replaying');
 
     const runner = new ProjectionRunner(
       pool,
@@ -122,7 +129,16 @@ export async function rebuildProjection(pool: pg.Pool, store: EventStore, databa
     await runner.stop();
     if (failure !== undefined) throw failure;
     if (options.signal?.aborted) {
-      return { projection: projection.name, outcome: 'interrupted', resumedFrom, position: await positionOf(pool, checkpointName), eventsApplied: eventsDone, differences: undefined, seconds: (Date.now() - startedAt) / 1000 };
+      return {
+        projection: projection.name,
+        outcome: 'interrupted',
+        resumedFrom,
+        position: await positionOf(pool, checkpointName),
+        eventsApplied: eventsDone,
+        eventsFoldedInDatabase,
+        differences: undefined,
+        seconds: (Date.now() - startedAt) / 1000,
+      };
     }
 
     // Before the swap lock: building them takes seconds per million rows, and nothing waits meanwhile.
@@ -137,6 +153,7 @@ export async function rebuildProjection(pool: pg.Pool, store: EventStore, databa
       resumedFrom,
       position: swap.position,
       eventsApplied: eventsDone,
+      eventsFoldedInDatabase,
       differences: swap.differences,
       seconds: (Date.now() - startedAt) / 1000,
     };
