@@ -35,20 +35,33 @@ export interface Projection {
    */
   applyPage?(events: readonly RecordedEvent[], context: PageContext): Promise<void>;
   /**
-   * Optional, for rebuilds on the PostgreSQL event log: writes into the projection's empty tables,
-   * in a few `insert … select` statements over the `events` table (no event leaves the database),
-   * exactly the rows that `handle` on each of its events at or below `upToPosition` would leave, in
-   * the caller's transaction. Every event at or below `upToPosition` must be visible (committed or
-   * rolled back) when it runs. Declines when the log holds a case the statements do not reproduce (a
-   * value of an unexpected JSON type, an event `handle` would refuse): the caller then rolls back
-   * whatever it wrote and replays the log through the page path, which applies it event for event
-   * or stops at the culprit.
+   * Optional, for rebuilds on the PostgreSQL event log: folds the log inside the database. See DatabaseFolder.
    */
-  foldInDatabase?(context: ProjectionContext, upToPosition: bigint): Promise<DatabaseFold>;
+  readonly foldInDatabase?: DatabaseFolder;
 }
 
-/** What `Projection.foldInDatabase` did: folded so many of the projection's events, or declined, and why (no value from the log in it). */
-export type DatabaseFold = { readonly outcome: 'folded'; readonly events: number } | { readonly outcome: 'declined'; readonly reason: string };
+/**
+ * A projection's fold of the PostgreSQL log inside the database: its empty tables written, in a few
+ * `insert … select` statements over the `events` table (no event leaves the database), with exactly
+ * the rows that `handle` on each of its events at or below a position would leave. Every event at
+ * or below that position must be visible (committed or rolled back) when they run.
+ */
+export interface DatabaseFolder {
+  /**
+   * A read-only statement ($1 the position) answering one row: `events`, the projection's events
+   * at or below the position, and counts of those `fold` would not write as `handle` does (a value
+   * of an unexpected JSON type, an event `handle` refuses), each named by the case it counts. The
+   * rebuild runs it on a session of its own while `fold` runs, and rolls the fold back when any of
+   * these counts is above zero: the page path then replays the log, which applies it event for
+   * event or stops at the culprit.
+   */
+  readonly oddEventsSql: string;
+  /** Writes the rows in the caller's transaction; declines (the caller rolls back) on what only the written rows show. */
+  fold(context: ProjectionContext, upToPosition: bigint): Promise<DatabaseFold>;
+}
+
+/** What `DatabaseFolder.fold` did: folded, or declined, and why (no value from the log in it). */
+export type DatabaseFold = { readonly outcome: 'folded' } | { readonly outcome: 'declined'; readonly reason: string };
 
 /** A page's transaction: the handlers' context, plus COPY into one of the projection's tables. */
 export interface PageContext extends ProjectionContext {

@@ -1,5 +1,3 @@
-import type { ProjectionContext } from '../projection.js';
-
 // Pieces shared by the projections' folds in the database (Projection.foldInDatabase).
 
 /**
@@ -19,13 +17,3 @@ export const occurredAtNotCanonicalSql = `(jsonb_typeof(metadata -> 'occurredAt'
  * milliseconds, which date_trunc matches for any time after 1970).
  */
 export const occurredAtSql = `coalesce((metadata ->> 'occurredAt')::timestamptz, date_trunc('milliseconds', created_at))`;
-
-/**
- * Runs a check of the events to fold ($1 the upper position): a statement answering one row, the
- * number of `events` and counts of odd ones, each named by what it counts. Answers the events and
- * the name of the first count above zero (undefined when there is none).
- */
-export async function checkFold(context: ProjectionContext, sql: string, upToPosition: bigint): Promise<{ events: number; odd: string | undefined }> {
-  const [{ events, ...counts }] = await context.query<Record<string, string>>(sql, [upToPosition.toString()]);
-  return { events: Number(events), odd: Object.entries(counts).find(([, count]) => Number(count) > 0)?.[0] };
-}

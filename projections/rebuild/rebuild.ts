@@ -22,6 +22,12 @@ export interface RebuildOptions {
   /** With verify: differences abort the swap (the shadow tables stay, to inspect or discard). */
   readonly strict?: boolean;
   readonly maxBatch?: number;
+  /**
+   * From zero on the PostgreSQL log, fold the log up to its head inside the database when the
+   * projection can (Projection.foldInDatabase), and replay only the rest. Default true; false
+   * replays it all through the page path.
+   */
+  readonly foldInDatabase?: boolean;
   /** Events per page of the replay's bulk path (ProjectionRunnerOptions.pageEvents). */
   readonly pageEvents?: number;
   readonly maxAttempts?: number;
@@ -86,7 +92,7 @@ export async function rebuildProjection(pool: pg.Pool, store: EventStore, databa
     const report = (phase: RebuildProgress['phase']) => options.onProgress?.({ projection: projection.name, phase, eventsDone, eventsTotal });
     report('replaying');
     // From zero on the PostgreSQL log, the log up to its head is folded inside the database; the runner replays the rest.
-    const eventsFoldedInDatabase = resumedFrom === 0n ? await foldIntoShadow(pool, store, projection, options.logger) : 0;
+    const eventsFoldedInDatabase = resumedFrom === 0n && options.foldInDatabase !== false ? await foldIntoShadow(pool, store, projection, options.logger) : 0;
     eventsDone += eventsFoldedInDatabase;
     if (eventsFoldedInDatabase > 0) report('replaying');
 

@@ -1,6 +1,5 @@
 import { categoriesCondition } from '../bulk/event-pages.js';
-import { checkFold } from '../bulk/database-fold.js';
-import type { DatabaseFold, ProjectionContext } from '../projection.js';
+import type { DatabaseFold, DatabaseFolder, ProjectionContext } from '../projection.js';
 
 const TERMINAL_TYPES = `('VerificationCompleted', 'VerificationFailed', 'VerificationRejected')`;
 
@@ -14,7 +13,7 @@ const notText = (field: string) => `coalesce(jsonb_typeof(data -> '${field}'), '
 
 /**
  * What would make the statements below write other rows than `handle`, counted over the events
- * they fold: an event type `handle` refuses; a reference that is not text (the batch paths key
+ * they fold (DatabaseFolder.oddEventsSql): an event type `handle` refuses; a reference that is not text (the batch paths key
  * their maps by the JSON value, so the number 7 and the text "7" are two references there and one
  * here); a completed check whose outcome is no status (`handle` fails on it, a batch keeps the row
  * pending); a field written as text that is not text in the event (see REQUEST_TEXT_FIELDS).
@@ -90,13 +89,16 @@ const insertCounts = (counts: string, table: string) => `
     select distinct organization_id, environment, scope, 'pending', 0 from ${table}) counted
   group by 1, 2, 3, 4`;
 
-/** verificationsProjection.foldInDatabase: see Projection.foldInDatabase and the statements above. */
-export async function foldVerifications(context: ProjectionContext, categories: readonly string[], upToPosition: bigint): Promise<DatabaseFold> {
+/** verificationsProjection.foldInDatabase: the statements above. */
+export function verificationsFolder(categories: readonly string[]): DatabaseFolder {
   const inCategories = categoriesCondition(categories);
-  const { events, odd } = await checkFold(context, oddEvents(inCategories), upToPosition);
-  if (odd !== undefined) return { outcome: 'declined', reason: odd };
-  const table = context.table('verifications');
-  await context.query(insertRows(table, inCategories), [upToPosition.toString()]);
-  await context.query(insertCounts(context.table('verification_counts'), table));
-  return { outcome: 'folded', events };
+  return {
+    oddEventsSql: oddEvents(inCategories),
+    async fold(context: ProjectionContext, upToPosition: bigint): Promise<DatabaseFold> {
+      const table = context.table('verifications');
+      await context.query(insertRows(table, inCategories), [upToPosition.toString()]);
+      await context.query(insertCounts(context.table('verification_counts'), table));
+      return { outcome: 'folded' };
+    },
+  };
 }

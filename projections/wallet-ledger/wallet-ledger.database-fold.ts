@@ -1,14 +1,14 @@
 import { WALLET_LEDGER_TABLE } from '../../src/wallets/wallet.read-model.js';
 import { categoriesCondition } from '../bulk/event-pages.js';
-import { checkFold, occurredAtNotCanonicalSql, occurredAtSql } from '../bulk/database-fold.js';
-import type { DatabaseFold, ProjectionContext } from '../projection.js';
+import { occurredAtNotCanonicalSql, occurredAtSql } from '../bulk/database-fold.js';
+import type { DatabaseFold, DatabaseFolder, ProjectionContext } from '../projection.js';
 
 /** The largest integer a JavaScript number holds exactly: beyond it `handle`'s sums round, these do not. */
 const MAX_EXACT_INTEGER = '9007199254740991';
 
 /**
  * What would make the statement below write other rows than `handle`, counted over the events it
- * folds: an event `handle` refuses (an unknown type, one naming another wallet than its stream),
+ * folds (DatabaseFolder.oddEventsSql): an event `handle` refuses (an unknown type, one naming another wallet than its stream),
  * or a value whose JSON type `handle` treats otherwise (an amount that is text adds as text there;
  * a number or object written as text is printed by JavaScript, not by PostgreSQL; a time that is not
  * what `toISOString` writes is parsed by JavaScript's Date).
@@ -62,18 +62,20 @@ const insertLines = (ledger: string, inCategories: string) => `
         offset 0) e
       window wallet as (partition by stream_id order by position rows unbounded preceding)) lines
     returning amount_kobo, balance_kobo, reserved_kobo, available_kobo)
-  select count(*) as lines,
-         count(*) filter (where reserved_kobo < 0 or available_kobo < 0) as negative,
+  select count(*) filter (where reserved_kobo < 0 or available_kobo < 0) as negative,
          count(*) filter (where greatest(abs(amount_kobo), abs(balance_kobo), abs(reserved_kobo), abs(available_kobo)) > ${MAX_EXACT_INTEGER}) as inexact
   from inserted`;
 
-/** walletLedgerProjection.foldInDatabase: see Projection.foldInDatabase and the statements above. */
-export async function foldWalletLedger(context: ProjectionContext, categories: readonly string[], upToPosition: bigint): Promise<DatabaseFold> {
+/** walletLedgerProjection.foldInDatabase: the statements above. */
+export function walletLedgerFolder(categories: readonly string[]): DatabaseFolder {
   const inCategories = categoriesCondition(categories);
-  const { odd } = await checkFold(context, oddEvents(inCategories), upToPosition);
-  if (odd !== undefined) return { outcome: 'declined', reason: odd };
-  const [written] = await context.query<{ lines: string; negative: string; inexact: string }>(insertLines(context.table(WALLET_LEDGER_TABLE), inCategories), [upToPosition.toString()]);
-  if (Number(written.negative) > 0) return { outcome: 'declined', reason: 'a wallet would show a negative figure' };
-  if (Number(written.inexact) > 0) return { outcome: 'declined', reason: 'an amount or figure beyond the integers a JavaScript number holds exactly' };
-  return { outcome: 'folded', events: Number(written.lines) };
+  return {
+    oddEventsSql: oddEvents(inCategories),
+    async fold(context: ProjectionContext, upToPosition: bigint): Promise<DatabaseFold> {
+      const [written] = await context.query<{ negative: string; inexact: string }>(insertLines(context.table(WALLET_LEDGER_TABLE), inCategories), [upToPosition.toString()]);
+      if (Number(written.negative) > 0) return { outcome: 'declined', reason: 'a wallet would show a negative figure' };
+      if (Number(written.inexact) > 0) return { outcome: 'declined', reason: 'an amount or figure beyond the integers a JavaScript number holds exactly' };
+      return { outcome: 'folded' };
+    },
+  };
 }

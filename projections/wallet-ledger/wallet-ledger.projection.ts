@@ -7,7 +7,7 @@ import type { WalletEvent } from '../../src/wallets/wallet.events.js';
 import { WALLET_LEDGER_PROJECTION, WALLET_LEDGER_TABLE, type WalletEntryType } from '../../src/wallets/wallet.read-model.js';
 import type { PageContext, Projection, ProjectionContext } from '../projection.js';
 import { WalletProjectionError } from '../wallets/wallets.projection.js';
-import { foldWalletLedger } from './wallet-ledger.database-fold.js';
+import { walletLedgerFolder } from './wallet-ledger.database-fold.js';
 
 interface Entry {
   readonly entryType: WalletEntryType;
@@ -98,7 +98,7 @@ export const walletLedgerProjection: Projection = {
   // The same fold over a page; its lines, nearly one per event, go in by COPY.
   applyPage: (events, context) => handleLedgerBatch(events, context, copyLines(context)),
   // A rebuild's start on the PostgreSQL log: the lines up to the head in one statement (wallet-ledger.database-fold.ts).
-  foldInDatabase: (context, upToPosition) => foldWalletLedger(context, [CATEGORIES.wallet], upToPosition),
+  foldInDatabase: walletLedgerFolder([CATEGORIES.wallet]),
 };
 
 const LINE_COLUMNS = ['organization_id', 'environment', 'event_position', 'entry_type', 'reference', 'amount_kobo', 'balance_kobo', 'reserved_kobo', 'available_kobo', 'scope', 'occurred_at'] as const;
