@@ -56,8 +56,15 @@ export interface DatabaseFolder {
    * event or stops at the culprit.
    */
   readonly oddEventsSql: string;
-  /** Writes the rows in the caller's transaction; declines (the caller rolls back) on what only the written rows show. */
-  fold(context: ProjectionContext, upToPosition: bigint): Promise<DatabaseFold>;
+  /**
+   * Writes the rows of one part of the log's keys (`part` of `parts`: the keys the projection folds
+   * by, a wallet or a reference, split by their hash) in the caller's transaction; the parts are
+   * written side by side on sessions of their own. Declines (the caller rolls back) on what only the
+   * written rows show.
+   */
+  fold(context: ProjectionContext, upToPosition: bigint, part: number, parts: number): Promise<DatabaseFold>;
+  /** Optional: what is computed from all the parts' rows (totals), in the caller's transaction, which sees them committed. */
+  finish?(context: ProjectionContext): Promise<void>;
 }
 
 /** What `DatabaseFolder.fold` did: folded, or declined, and why (no value from the log in it). */

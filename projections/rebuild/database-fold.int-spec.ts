@@ -144,6 +144,8 @@ async function applyEventByEvent(projection: Projection): Promise<bigint> {
  * shadow is dropped) unless it lies beyond the live position the swap brings the shadow to.
  */
 async function declinedRebuild(projection: Projection): Promise<string[]> {
+  // The fold goes up to the visible head: wait until the events just appended are visible (a transaction of another suite on the cluster can hold them back).
+  await allEvents(db.store);
   const warnings: string[] = [];
   const logger = { log: () => undefined, warn: (message: string) => warnings.push(message), error: () => undefined };
   const folded = await rebuildProjection(db.pool, db.store, db.url, projection, { logger, maxAttempts: 1 }).then(

@@ -11,24 +11,30 @@ import { projectionContext, type RunnerLog } from '../runner/projection-runner.j
  */
 const FOLD_WORK_MEM = '512MB';
 
+/** Sessions the fold writes on side by side, each a part of the projection's keys: one per core of the machines measured. */
+const FOLD_PARTS = 2;
+
 /**
  * A rebuild's start on the PostgreSQL log: folds the log up to its visible head into the empty
  * shadow tables inside PostgreSQL (Projection.foldInDatabase) and sets the shadow checkpoint to
- * that head, in one transaction, so that the runner replays only what came after. Answers the
- * events folded: 0 when the projection has no fold, the store is not PostgreSQL, the shadow is not
- * empty, or the fold declined or failed (then nothing is kept and the page path replays the whole
- * log, as without the fold; a failure is logged by its SQLSTATE only, as its message may quote a
- * value from the log).
+ * that head, so that the runner replays only what came after. Answers the events folded: 0 when
+ * the projection has no fold, the store is not PostgreSQL, the shadow is not empty, or the fold
+ * declined or failed (then nothing is kept and the page path replays the whole log, as without the
+ * fold; a failure is logged by its SQLSTATE only, as its message may quote a value from the log).
  *
- * The check of the events (DatabaseFolder.oddEventsSql) runs on a second session while the fold
- * writes: the two take both cores, and an odd event, rare, costs a fold rolled back.
+ * The fold writes FOLD_PARTS parts of the projection's keys at once, each on a session and in a
+ * transaction of its own, while the check of the events (DatabaseFolder.oddEventsSql) runs on
+ * another: nothing is committed until all have succeeded; then the other parts commit, and the
+ * first part's transaction, which sees their rows, finishes the fold (totals) and sets the
+ * checkpoint. Should it fail after the others committed, the shadow tables are emptied; should the
+ * process die there, the next run finds the checkpoint still at zero and starts over.
  *
  * The head is read before the fold starts: every event at or below it lies below the log's visible
- * bound, so every transaction that could write one has ended, and the fold's snapshot, taken after,
- * sees all of them; what is committed later lies above it and is the runner's. The transaction
- * holds a transaction id only once its statements write, which is after their sorts, for the time
- * the rows take to go in (about a second per 500,000 rows): that long, it holds back the log's
- * visible bound for every subscriber, as any long append does.
+ * bound, so every transaction that could write one has ended, and the fold's snapshots, taken after,
+ * see all of them; what is committed later lies above it and is the runner's. The transactions take
+ * a transaction id only once their statements write, which is after their sorts, and hold it while
+ * the rows go in (about a second per 500,000 rows): that long, they hold back the log's visible
+ * bound for every subscriber, as a large append does.
  */
 export async function foldIntoShadow(pool: pg.Pool, store: EventStore, projection: Projection, logger: RunnerLog | undefined): Promise<number> {
   const folder = projection.foldInDatabase;
@@ -36,52 +42,66 @@ export async function foldIntoShadow(pool: pg.Pool, store: EventStore, projectio
   const head = await store.headPosition();
   if (head === 0n) return 0;
   const checkpointName = rebuildCheckpointName(projection.name);
-  const client = await pool.connect();
-  let clean = true;
-  const decline = async (reason: string) => {
-    await client.query('rollback');
-    logger?.warn(`${projection.name}: the log is replayed through the page path, not folded in the database: ${reason}`);
-    return 0;
-  };
+  const sessions: pg.PoolClient[] = [];
+  const broken = new Set<pg.PoolClient>();
+  const onEach = (statement: string) =>
+    Promise.all(
+      sessions.map((session) =>
+        session.query(statement).catch((error: unknown) => {
+          broken.add(session);
+          throw error;
+        }),
+      ),
+    );
+  let othersCommitted = false;
   try {
-    await client.query('begin');
-    let checking: Promise<CheckOutcome> | undefined;
-    try {
-      await client.query(`set local work_mem = '${FOLD_WORK_MEM}'`);
-      // One session per statement: the CPU of the sessions is the fold's whole cost (parallel workers would take the core the check runs on, and hide from a count of sessions).
-      await client.query('set local max_parallel_workers_per_gather = 0');
-      // The checkpoint row locked first: a second rebuild cannot run (the rebuild lock), but the row must still say zero.
-      const { rows } = await client.query<{ position: string }>('select position from projection_checkpoints where name = $1 for update', [checkpointName]);
-      if (rows.length !== 1 || rows[0].position !== '0' || !(await shadowsEmpty(client, projection))) {
-        await client.query('rollback');
-        return 0;
-      }
-      checking = checkEvents(pool, folder.oddEventsSql, head);
-      const fold = await folder.fold(projectionContext(client, projection, shadowTableName), head);
-      const check = await checking;
-      if (check.failedWith !== undefined) return await decline(`its check of the events failed (SQLSTATE ${check.failedWith})`);
-      if (check.odd !== undefined) return await decline(check.odd);
-      if (fold.outcome === 'declined') return await decline(fold.reason);
-      await client.query(`update projection_checkpoints set position = $2, events_processed = $3, updated_at = now() where name = $1`, [
-        checkpointName,
-        head.toString(),
-        check.events.toString(),
-      ]);
-      await client.query('commit');
-      return check.events;
-    } catch (error) {
-      await client.query('rollback').catch(() => undefined);
-      await checking;
-      if (isConnectionError(error)) throw error;
-      logger?.warn(`${projection.name}: the fold in the database failed (SQLSTATE ${sqlState(error)}); the log is replayed through the page path`);
+    for (let part = 0; part < FOLD_PARTS; part++) sessions.push(await pool.connect());
+    const [main] = sessions;
+    await onEach('begin');
+    await onEach(`set local work_mem = '${FOLD_WORK_MEM}'`);
+    // One session per statement: the CPU of the sessions is the fold's whole cost (parallel workers would take the cores the parts and the check run on, and hide from a count of sessions).
+    await onEach('set local max_parallel_workers_per_gather = 0');
+    // The checkpoint row locked first: a second rebuild cannot run (the rebuild lock), but the row must still say zero.
+    const { rows } = await main.query<{ position: string }>('select position from projection_checkpoints where name = $1 for update', [checkpointName]);
+    if (rows.length !== 1 || rows[0].position !== '0' || !(await shadowsEmpty(main, projection))) {
+      await onEach('rollback');
       return 0;
     }
+    const checking = checkEvents(pool, folder.oddEventsSql, head);
+    const folds = await Promise.allSettled(sessions.map((session, part) => folder.fold(projectionContext(session, projection, shadowTableName), head, part, FOLD_PARTS)));
+    const check = await checking;
+    const failure = folds.find((fold): fold is PromiseRejectedResult => fold.status === 'rejected');
+    if (failure !== undefined) throw failure.reason;
+    const declined = folds.find((fold) => fold.status === 'fulfilled' && fold.value.outcome === 'declined');
+    const reason =
+      check.failedWith !== undefined
+        ? `its check of the events failed (SQLSTATE ${check.failedWith})`
+        : (check.odd ?? (declined?.status === 'fulfilled' && declined.value.outcome === 'declined' ? declined.value.reason : undefined));
+    if (reason !== undefined) {
+      await onEach('rollback');
+      logger?.warn(`${projection.name}: the log is replayed through the page path, not folded in the database: ${reason}`);
+      return 0;
+    }
+    await Promise.all(sessions.slice(1).map((session) => session.query('commit')));
+    othersCommitted = true;
+    await folder.finish?.(projectionContext(main, projection, shadowTableName));
+    await main.query(`update projection_checkpoints set position = $2, events_processed = $3, updated_at = now() where name = $1`, [checkpointName, head.toString(), check.events.toString()]);
+    await main.query('commit');
+    return check.events;
   } catch (error) {
-    clean = false;
-    throw error;
+    await Promise.all(sessions.map((session) => session.query('rollback').catch(() => broken.add(session))));
+    if (othersCommitted) await emptyShadows(pool, projection);
+    if (isConnectionError(error)) throw error;
+    logger?.warn(`${projection.name}: the fold in the database failed (SQLSTATE ${sqlState(error)}); the log is replayed through the page path`);
+    return 0;
   } finally {
-    client.release(clean ? undefined : true);
+    // A session whose statement failed on a broken connection is ended, not given back.
+    for (const session of sessions) session.release(broken.has(session) ? true : undefined);
   }
+}
+
+async function emptyShadows(pool: pg.Pool, projection: Projection): Promise<void> {
+  await pool.query(`truncate ${projection.tables.map(shadowTableName).join(', ')}`);
 }
 
 interface CheckOutcome {

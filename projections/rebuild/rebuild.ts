@@ -198,13 +198,18 @@ async function existingTables(pool: pg.Pool, tables: readonly string[]): Promise
   return rows.map((row) => row.name);
 }
 
-/** Resumes when the shadow checkpoint and every shadow table exist; else starts over from zero. Returns the starting position. */
+/**
+ * Resumes when the shadow checkpoint and every shadow table exist and the checkpoint has moved; else
+ * starts over from zero (a checkpoint at zero has nothing to resume, and its shadow may hold one
+ * part of a fold in the database that committed without the others, see foldIntoShadow). Returns
+ * the starting position.
+ */
 async function prepareShadow(pool: pg.Pool, projection: Projection, logger: RunnerLog | undefined): Promise<bigint> {
   const checkpointName = rebuildCheckpointName(projection.name);
   const shadows = projection.tables.map(shadowTableName);
   const { rows } = await pool.query<{ position: string }>('select position from projection_checkpoints where name = $1', [checkpointName]);
   const present = await existingTables(pool, shadows);
-  if (rows.length === 1 && present.length === shadows.length) {
+  if (rows.length === 1 && present.length === shadows.length && rows[0].position !== '0') {
     logger?.log(`${projection.name}: resuming the rebuild from position ${rows[0].position}`);
     return BigInt(rows[0].position);
   }

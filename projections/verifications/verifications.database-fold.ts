@@ -36,7 +36,9 @@ const oddEvents = (inCategories: string) => `
  * result comes back after an erasure that came before it (the update takes the event's result),
  * so the result is blank when an erasure follows the terminal event, or there is none, or it
  * carries no result. Two windows over the reference's events (one sort), then one group per
- * reference picking its request's, terminal event's and first erasure's fields.
+ * reference picking its request's, terminal event's and first erasure's fields. $2 parts of the
+ * references, by their hash; $3 the one written (a reference that is not text is in none, and the
+ * check declines the fold for it).
  */
 const insertRows = (table: string, inCategories: string) => `
   insert into ${table} (reference, organization_id, environment, key_id, scope, category, country_code, status, request, result, error_message, reason_code, price_kobo, charged,
@@ -69,7 +71,8 @@ const insertRows = (table: string, inCategories: string) => `
       from (
         select *, min(position) filter (where type = 'VerificationRequested') over reference_events as requested_position
         -- Compared byte for byte: the partitions only need equal references together, and that costs the sort least.
-        from (select position, type, (data ->> 'reference') collate "C" as reference, data from events where position <= $1 and (${inCategories}) offset 0) events
+        from (select position, type, (data ->> 'reference') collate "C" as reference, data from events
+              where position <= $1 and (${inCategories}) and (hashtext(data ->> 'reference') & 2147483647) % $2 = $3 offset 0) events
         window reference_events as (partition by reference)) e
       -- What comes before the reference's first request finds no row; a reference never requested has none.
       where position >= requested_position
@@ -94,11 +97,12 @@ export function verificationsFolder(categories: readonly string[]): DatabaseFold
   const inCategories = categoriesCondition(categories);
   return {
     oddEventsSql: oddEvents(inCategories),
-    async fold(context: ProjectionContext, upToPosition: bigint): Promise<DatabaseFold> {
-      const table = context.table('verifications');
-      await context.query(insertRows(table, inCategories), [upToPosition.toString()]);
-      await context.query(insertCounts(context.table('verification_counts'), table));
+    async fold(context: ProjectionContext, upToPosition: bigint, part: number, parts: number): Promise<DatabaseFold> {
+      await context.query(insertRows(context.table('verifications'), inCategories), [upToPosition.toString(), parts, part]);
       return { outcome: 'folded' };
+    },
+    async finish(context: ProjectionContext): Promise<void> {
+      await context.query(insertCounts(context.table('verification_counts'), context.table('verifications')));
     },
   };
 }

@@ -33,7 +33,7 @@ const oddEvents = (inCategories: string) => `
  * present or null. The wallet is partitioned on by `stream_id`, a column, rather than by two
  * fields of the JSON (a sort on them cost a third more). The returned counts let the caller
  * decline what `handle` would refuse (a negative figure) or compute otherwise (beyond exact
- * integers).
+ * integers). $2 parts of the wallets, by the hash of their stream; $3 the one written.
  */
 const insertLines = (ledger: string, inCategories: string) => `
   with inserted as (
@@ -57,7 +57,7 @@ const insertLines = (ledger: string, inCategories: string) => `
                case type when 'WalletFundsReserved' then (data ->> 'amountKobo')::bigint when 'WalletFunded' then 0 else -(data ->> 'amountKobo')::bigint end as reserved_delta,
                case when type = 'WalletFundsReserved' then data ->> 'scope' end as scope,
                ${occurredAtSql} as occurred_at
-        from events where position <= $1 and (${inCategories})
+        from events where position <= $1 and (${inCategories}) and (hashtext(stream_id) & 2147483647) % $2 = $3
         -- The fields are taken out once, before the sorts, which then move narrow rows rather than the events' JSON.
         offset 0) e
       window wallet as (partition by stream_id order by position rows unbounded preceding)) lines
@@ -71,8 +71,8 @@ export function walletLedgerFolder(categories: readonly string[]): DatabaseFolde
   const inCategories = categoriesCondition(categories);
   return {
     oddEventsSql: oddEvents(inCategories),
-    async fold(context: ProjectionContext, upToPosition: bigint): Promise<DatabaseFold> {
-      const [written] = await context.query<{ negative: string; inexact: string }>(insertLines(context.table(WALLET_LEDGER_TABLE), inCategories), [upToPosition.toString()]);
+    async fold(context: ProjectionContext, upToPosition: bigint, part: number, parts: number): Promise<DatabaseFold> {
+      const [written] = await context.query<{ negative: string; inexact: string }>(insertLines(context.table(WALLET_LEDGER_TABLE), inCategories), [upToPosition.toString(), parts, part]);
       if (Number(written.negative) > 0) return { outcome: 'declined', reason: 'a wallet would show a negative figure' };
       if (Number(written.inexact) > 0) return { outcome: 'declined', reason: 'an amount or figure beyond the integers a JavaScript number holds exactly' };
       return { outcome: 'folded' };
