@@ -13,6 +13,12 @@ const FOLD_WORK_MEM = '512MB';
 
 /** Sessions the fold writes on side by side, each a part of the projection's keys: one per core of the machines measured. */
 const FOLD_PARTS = 2;
+/**
+ * How long the fold waits for a session beyond its first (for the check, or a part): without one
+ * it checks first on its own session, or writes fewer parts. Folds of several projections at once
+ * (`--all`) on a small pool must not each hold a session while waiting for another.
+ */
+const SPARE_SESSION_WAIT_MS = 500;
 
 /**
  * A rebuild's start on the PostgreSQL log: folds the log up to its visible head into the empty
@@ -22,8 +28,8 @@ const FOLD_PARTS = 2;
  * declined or failed (then nothing is kept and the page path replays the whole log, as without the
  * fold; a failure is logged by its SQLSTATE only, as its message may quote a value from the log).
  *
- * The fold writes FOLD_PARTS parts of the projection's keys at once, each on a session and in a
- * transaction of its own, while the check of the events (DatabaseFolder.oddEventsSql) runs on
+ * The fold writes up to FOLD_PARTS parts of the projection's keys at once, each on a session and in
+ * a transaction of its own, while the check of the events (DatabaseFolder.oddEventsSql) runs on
  * another: nothing is committed until all have succeeded; then the other parts commit, and the
  * first part's transaction, which sees their rows, finishes the fold (totals) and sets the
  * checkpoint. Should it fail after the others committed, the shadow tables are emptied; should the
@@ -42,7 +48,12 @@ export async function foldIntoShadow(pool: pg.Pool, store: EventStore, projectio
   const head = await store.headPosition();
   if (head === 0n) return 0;
   const checkpointName = rebuildCheckpointName(projection.name);
+  const declined = (reason: string) => {
+    logger?.warn(`${projection.name}: the log is replayed through the page path, not folded in the database: ${reason}`);
+    return 0;
+  };
   const sessions: pg.PoolClient[] = [];
+  let checkSession: pg.PoolClient | undefined;
   const broken = new Set<pg.PoolClient>();
   const onEach = (statement: string) =>
     Promise.all(
@@ -55,8 +66,18 @@ export async function foldIntoShadow(pool: pg.Pool, store: EventStore, projectio
     );
   let othersCommitted = false;
   try {
-    for (let part = 0; part < FOLD_PARTS; part++) sessions.push(await pool.connect());
+    sessions.push(await pool.connect());
+    checkSession = await spareSession(pool);
+    for (let part = 1; part < FOLD_PARTS; part++) {
+      const session = await spareSession(pool);
+      if (session === undefined) break;
+      sessions.push(session);
+    }
     const [main] = sessions;
+    // Without a session to spare for it, the check runs first, on the fold's own.
+    const checkedFirst = checkSession === undefined ? await checkEvents(main, folder.oddEventsSql, head) : undefined;
+    const checkRefusal = checkedFirst === undefined ? undefined : refusalOf(checkedFirst);
+    if (checkRefusal !== undefined) return declined(checkRefusal);
     await onEach('begin');
     await onEach(`set local work_mem = '${FOLD_WORK_MEM}'`);
     // One session per statement: the CPU of the sessions is the fold's whole cost (parallel workers would take the cores the parts and the check run on, and hide from a count of sessions).
@@ -67,20 +88,17 @@ export async function foldIntoShadow(pool: pg.Pool, store: EventStore, projectio
       await onEach('rollback');
       return 0;
     }
-    const checking = checkEvents(pool, folder.oddEventsSql, head);
-    const folds = await Promise.allSettled(sessions.map((session, part) => folder.fold(projectionContext(session, projection, shadowTableName), head, part, FOLD_PARTS)));
-    const check = await checking;
+    const checking = checkedFirst === undefined && checkSession !== undefined ? checkEvents(checkSession, folder.oddEventsSql, head) : undefined;
+    const folds = await Promise.allSettled(sessions.map((session, part) => folder.fold(projectionContext(session, projection, shadowTableName), head, part, sessions.length)));
+    const check = checkedFirst ?? (await checking);
+    if (check === undefined) throw new Error('invariant: the fold\'s check of the events did not run');
     const failure = folds.find((fold): fold is PromiseRejectedResult => fold.status === 'rejected');
     if (failure !== undefined) throw failure.reason;
-    const declined = folds.find((fold) => fold.status === 'fulfilled' && fold.value.outcome === 'declined');
-    const reason =
-      check.failedWith !== undefined
-        ? `its check of the events failed (SQLSTATE ${check.failedWith})`
-        : (check.odd ?? (declined?.status === 'fulfilled' && declined.value.outcome === 'declined' ? declined.value.reason : undefined));
+    const foldRefusal = folds.map((fold) => (fold.status === 'fulfilled' && fold.value.outcome === 'declined' ? fold.value.reason : undefined)).find((reason) => reason !== undefined);
+    const reason = refusalOf(check) ?? foldRefusal;
     if (reason !== undefined) {
       await onEach('rollback');
-      logger?.warn(`${projection.name}: the log is replayed through the page path, not folded in the database: ${reason}`);
-      return 0;
+      return declined(reason);
     }
     await Promise.all(sessions.slice(1).map((session) => session.query('commit')));
     othersCommitted = true;
@@ -95,9 +113,21 @@ export async function foldIntoShadow(pool: pg.Pool, store: EventStore, projectio
     logger?.warn(`${projection.name}: the fold in the database failed (SQLSTATE ${sqlState(error)}); the log is replayed through the page path`);
     return 0;
   } finally {
-    // A session whose statement failed on a broken connection is ended, not given back.
+    // A session whose statement failed (perhaps on a broken connection) is ended, not given back.
     for (const session of sessions) session.release(broken.has(session) ? true : undefined);
+    checkSession?.release();
   }
+}
+
+/** A session of the pool if one comes within SPARE_SESSION_WAIT_MS; a late one is given back as it comes. */
+async function spareSession(pool: pg.Pool): Promise<pg.PoolClient | undefined> {
+  const connecting = pool.connect();
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<undefined>((resolveLate) => (timer = setTimeout(() => resolveLate(undefined), SPARE_SESSION_WAIT_MS)));
+  const session = await Promise.race([connecting.catch(() => undefined), late]);
+  clearTimeout(timer);
+  if (session === undefined) connecting.then((arrived) => arrived.release(), () => undefined);
+  return session;
 }
 
 async function emptyShadows(pool: pg.Pool, projection: Projection): Promise<void> {
@@ -112,22 +142,23 @@ interface CheckOutcome {
   readonly failedWith: string | undefined;
 }
 
-/** Runs DatabaseFolder.oddEventsSql on a session of the pool; never rejects. */
-async function checkEvents(pool: pg.Pool, sql: string, upToPosition: bigint): Promise<CheckOutcome> {
+function refusalOf(check: CheckOutcome): string | undefined {
+  return check.failedWith !== undefined ? `its check of the events failed (SQLSTATE ${check.failedWith})` : check.odd;
+}
+
+/** Runs DatabaseFolder.oddEventsSql on `session` (outside any transaction of it) in a read-only transaction; never rejects. */
+async function checkEvents(session: pg.PoolClient, sql: string, upToPosition: bigint): Promise<CheckOutcome> {
   try {
-    const client = await pool.connect();
+    await session.query('begin read only');
     try {
-      await client.query('begin read only');
-      await client.query('set local max_parallel_workers_per_gather = 0');
-      const { rows } = await client.query<Record<string, string>>(sql, [upToPosition.toString()]);
-      await client.query('commit');
+      await session.query('set local max_parallel_workers_per_gather = 0');
+      const { rows } = await session.query<Record<string, string>>(sql, [upToPosition.toString()]);
+      await session.query('commit');
       const { events, ...counts } = rows[0];
       return { events: Number(events), odd: Object.entries(counts).find(([, count]) => Number(count) > 0)?.[0], failedWith: undefined };
     } catch (error) {
-      await client.query('rollback').catch(() => undefined);
+      await session.query('rollback').catch(() => undefined);
       throw error;
-    } finally {
-      client.release();
     }
   } catch (error) {
     return { events: 0, odd: undefined, failedWith: sqlState(error) };
