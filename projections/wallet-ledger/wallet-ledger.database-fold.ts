@@ -8,8 +8,8 @@ const MAX_EXACT_INTEGER = '9007199254740991';
 
 /**
  * What would make the statement below write other rows than `handle`, counted over the events it
- * folds (DatabaseFolder.oddEventsSql): an event `handle` refuses (an unknown type, one naming another wallet than its stream),
- * or a value whose JSON type `handle` treats otherwise (an amount that is text adds as text there;
+ * folds (DatabaseFolder.oddEventsSql): an event `handle` refuses (an unknown type, one naming
+ * another wallet than its stream), or a value whose JSON type `handle` treats otherwise (an amount that is text adds as text there;
  * a number or object written as text is printed by JavaScript, not by PostgreSQL; a time that is not
  * what `toISOString` writes is parsed by JavaScript's Date).
  */
@@ -31,7 +31,7 @@ const oddEvents = (inCategories: string) => `
  * `handle` looks it up: the greatest of "position, scope" over the reference's events so far, the
  * position written at fixed width so that text order is position order, and the scope flagged
  * present or null. The wallet is partitioned on by `stream_id`, a column, rather than by two
- * fields of the JSON (a sort on them cost a third more). The returned counts let the caller
+ * fields of the JSON, which cost more to take out and to sort on. The returned counts let the caller
  * decline what `handle` would refuse (a negative figure) or compute otherwise (beyond exact
  * integers). $2 parts of the wallets, by the hash of their stream; $3 the one written.
  */
