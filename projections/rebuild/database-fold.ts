@@ -39,8 +39,8 @@ const SPARE_SESSION_WAIT_MS = 500;
  * bound, so every transaction that could write one has ended, and the fold's snapshots, taken after,
  * see all of them; what is committed later lies above it and is the runner's. The transactions take
  * a transaction id only once their statements write, which is after their sorts, and hold it while
- * the rows go in (about a second per 500,000 rows): that long, they hold back the log's visible
- * bound for every subscriber, as a large append does.
+ * the rows go in and until all parts are done: that long, they hold back the log's visible bound for
+ * every subscriber, as a large append does (see docs/architecture.md for the time).
  */
 export async function foldIntoShadow(pool: pg.Pool, store: EventStore, projection: Projection, logger: RunnerLog | undefined): Promise<number> {
   const folder = projection.foldInDatabase;
@@ -82,8 +82,9 @@ export async function foldIntoShadow(pool: pg.Pool, store: EventStore, projectio
     await onEach(`set local work_mem = '${FOLD_WORK_MEM}'`);
     // One session per statement: the CPU of the sessions is the fold's whole cost (parallel workers would take the cores the parts and the check run on, and hide from a count of sessions).
     await onEach('set local max_parallel_workers_per_gather = 0');
-    // The checkpoint row locked first: a second rebuild cannot run (the rebuild lock), but the row must still say zero.
-    const { rows } = await main.query<{ position: string }>('select position from projection_checkpoints where name = $1 for update', [checkpointName]);
+    // Read, not locked: a lock would take a transaction id now, and hold back the log's visible bound for the whole fold. No
+    // second rebuild runs (the rebuild lock); the checkpoint's update below is guarded by its position all the same.
+    const { rows } = await main.query<{ position: string }>('select position from projection_checkpoints where name = $1', [checkpointName]);
     if (rows.length !== 1 || rows[0].position !== '0' || !(await shadowsEmpty(main, projection))) {
       await onEach('rollback');
       return 0;
@@ -103,7 +104,12 @@ export async function foldIntoShadow(pool: pg.Pool, store: EventStore, projectio
     await Promise.all(sessions.slice(1).map((session) => session.query('commit')));
     othersCommitted = true;
     await folder.finish?.(projectionContext(main, projection, shadowTableName));
-    await main.query(`update projection_checkpoints set position = $2, events_processed = $3, updated_at = now() where name = $1`, [checkpointName, head.toString(), check.events.toString()]);
+    const moved = await main.query(`update projection_checkpoints set position = $2, events_processed = $3, updated_at = now() where name = $1 and position = 0`, [
+      checkpointName,
+      head.toString(),
+      check.events.toString(),
+    ]);
+    if (moved.rowCount !== 1) throw new Error(`invariant: the checkpoint ${checkpointName} moved during the fold`);
     await main.query('commit');
     return check.events;
   } catch (error) {
