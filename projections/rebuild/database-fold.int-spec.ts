@@ -222,6 +222,45 @@ describeOnProject('postgres', 'Given a log of ordinary and odd cases, rebuilt fr
     ]);
   });
 
+  it('stops at the visible head: an event committed late below an event committed before it is replayed after the fold, not skipped', async () => {
+    // An append left open takes its position now; one committed after it lies above it, and hides behind the open one from every reader.
+    const late = await db.pool.connect();
+    let lateOpen = true;
+    try {
+      await late.query('begin');
+      const lateEvent = { id: randomUUID(), type: 'WalletFunded', data: { schemaVersion: 1, ...wallet(TEST_WALLET), fundingReference: 'funding-late', amountKobo: 1_000 }, metadata: { occurredAt: nextTime() } };
+      const [appended] = (await late.query<{ last_position: string }>('select last_position from append_events($1, -2, $2::jsonb)', [TEST_WALLET, JSON.stringify([lateEvent])])).rows;
+      await funded(LIVE_WALLET, 2_000);
+      const committedAfter = (await db.pool.query<{ position: string }>(`select max(position) as position from events where stream_id = $1`, [LIVE_WALLET])).rows[0].position;
+      expect(BigInt(committedAfter)).toBeGreaterThan(BigInt(appended.last_position));
+
+      // The rebuild folds and is interrupted at its first report after the fold: its checkpoint is the head the fold stopped at.
+      const controller = new AbortController();
+      const interrupted = await rebuildProjection(db.pool, db.store, db.url, walletLedgerProjection, {
+        signal: controller.signal,
+        onProgress: ({ eventsDone }) => {
+          if (eventsDone > 0) controller.abort();
+        },
+      });
+      expect(interrupted).toMatchObject({ outcome: 'interrupted' });
+      expect(interrupted.eventsFoldedInDatabase).toBeGreaterThan(0);
+      expect(interrupted.position).toBeLessThan(BigInt(appended.last_position));
+      await late.query('commit');
+      lateOpen = false;
+
+      // Both events reach the live tables event by event and the shadow through the resumed runner; the comparison is strict.
+      await applyEventByEvent(walletLedgerProjection);
+      const resumed = await rebuildProjection(db.pool, db.store, db.url, walletLedgerProjection, { verify: true, strict: true });
+      expect(resumed).toMatchObject({ outcome: 'swapped', resumedFrom: interrupted.position, eventsFoldedInDatabase: 0 });
+      expect(resumed.differences?.map(({ onlyLive, onlyRebuilt }) => onlyLive + onlyRebuilt)).toEqual([0]);
+      const { rows } = await db.pool.query(`select reference from wallet_ledger where event_position in ($1, $2) order by event_position`, [appended.last_position, committedAfter]);
+      expect(rows).toEqual([{ reference: 'funding-late' }, { reference: expect.stringMatching(/^funding-/) }]);
+    } finally {
+      if (lateOpen) await late.query('rollback').catch(() => undefined);
+      late.release();
+    }
+  });
+
   it('folds in one part, beside its check, when the pool has no session to spare for a second', async () => {
     const small = new pg.Pool({ connectionString: db.url, max: 2 });
     small.on('error', () => undefined);
