@@ -159,7 +159,7 @@ async function declinedRebuild(projection: Projection): Promise<string[]> {
 }
 
 describeOnProject('postgres', 'Given a log of ordinary and odd cases, rebuilt from zero on the PostgreSQL log', 'the fold runs over the PostgreSQL events table', () => {
-  it('folds it inside the database into exactly the rows of the event-by-event fold and of the page path, in every table', async () => {
+  it('folds it inside the database into exactly the rows of the event-by-event fold, and of the page path but where that departs from handle, in every table', async () => {
     await writeSampleLog(db.pool, { organizations: 2, verifications: 40, store: db.store });
     await writeOddLog();
 
