@@ -21,7 +21,9 @@
  * BENCH_PHASES (a comma list of catch-up, rebuild-each, rebuild, list; all by default) runs only some
  * phases, and BENCH_PROJECTIONS (a comma list of names) only some projections in the catch-up and
  * rebuild-each phases: for
- * iterating on one cost at a time on a kept log; BENCH_PAGE_EVENTS sets the runners' page size. The size is measured in every run.
+ * iterating on one cost at a time on a kept log; BENCH_PAGE_EVENTS sets the runners' page size, and
+ * BENCH_FOLD_IN_DATABASE=0 makes the rebuilds replay the whole log through the page path instead of
+ * folding it inside PostgreSQL first (RebuildOptions.foldInDatabase). The size is measured in every run.
  *
  * PostgreSQL: DATABASE_URL when set (a database named ledger_bench_* is created and dropped there),
  * else an ephemeral embedded cluster. Progress on stderr, the table on stdout, with the machine's
@@ -137,6 +139,8 @@ async function main(): Promise<void> {
   const listRows = sizeFromEnv('BENCH_LIST_ROWS', 1_000_000, { min: 1_000, max: 50_000_000 });
   // The runner's page size (its default unless set), for trying others.
   const pageEvents = process.env.BENCH_PAGE_EVENTS === undefined ? undefined : sizeFromEnv('BENCH_PAGE_EVENTS', 0, { min: 1, max: 100_000 });
+  // BENCH_FOLD_IN_DATABASE=0: rebuilds replay the whole log through the page path, as before the fold existed (to compare both on one machine).
+  const foldInDatabase = process.env.BENCH_FOLD_IN_DATABASE !== '0';
   const phases = new Set((process.env.BENCH_PHASES ?? PHASES.join(',')).split(',').map((phase) => phase.trim()));
   for (const phase of phases) if (!PHASES.includes(phase)) throw new Error(`BENCH_PHASES: unknown phase ${phase}`);
   const only = process.env.BENCH_PROJECTIONS?.split(',').map((name) => name.trim());
@@ -202,7 +206,7 @@ async function main(): Promise<void> {
       const loadBefore = load();
       status(`rebuilding ${projection.name} alone (load ${loadBefore})`);
       const stopMeter = await startCpuMeter(meter);
-      const result = await rebuildProjection(pool, store, url, projection, { pageEvents });
+      const result = await rebuildProjection(pool, store, url, projection, { pageEvents, foldInDatabase });
       const cpu = await stopMeter(result.eventsApplied);
       if (result.outcome !== 'swapped') throw new Error(`the rebuild of ${projection.name} did not swap`);
       rebuiltAlone.push({ result, load: loadBefore, ...cpu });
@@ -216,7 +220,7 @@ async function main(): Promise<void> {
     if (phases.has('rebuild')) {
       status(`rebuilding all read models (load ${rebuildLoad})`);
       started = performance.now();
-      rebuilt = await Promise.all(PROJECTIONS.map((projection) => rebuildProjection(pool, store, url, projection, { pageEvents })));
+      rebuilt = await Promise.all(PROJECTIONS.map((projection) => rebuildProjection(pool, store, url, projection, { pageEvents, foldInDatabase })));
       rebuildSeconds = (performance.now() - started) / 1000;
       if (rebuilt.some((result) => result.outcome !== 'swapped')) throw new Error('a rebuild did not swap');
       status(`rebuild all: ${rebuildSeconds.toFixed(1)} s; ${rebuilt.map((result) => `${result.projection} ${format(result.eventsApplied)} events in ${result.seconds.toFixed(1)} s`).join(', ')}`);

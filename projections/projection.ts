@@ -34,7 +34,41 @@ export interface Projection {
    * (see bulk/event-pages.ts): a projection that needs more has no page path.
    */
   applyPage?(events: readonly RecordedEvent[], context: PageContext): Promise<void>;
+  /**
+   * Optional, for rebuilds on the PostgreSQL event log: folds the log inside the database. See DatabaseFolder.
+   */
+  readonly foldInDatabase?: DatabaseFolder;
 }
+
+/**
+ * A projection's fold of the PostgreSQL log inside the database: its empty tables written, in a few
+ * `insert … select` statements over the `events` table (no event leaves the database), with exactly
+ * the rows that `handle` on each of its events at or below a position would leave. Every event at
+ * or below that position must be visible (committed or rolled back) when they run.
+ */
+export interface DatabaseFolder {
+  /**
+   * A read-only statement ($1 the position) answering one row: `events`, the projection's events
+   * at or below the position, and counts of those `fold` would not write as `handle` does (a value
+   * of an unexpected JSON type, an event `handle` refuses), each named by the case it counts. The
+   * rebuild runs it on a session of its own while `fold` runs, and rolls the fold back when any of
+   * these counts is above zero: the page path then replays the log, which applies it event for
+   * event or stops at the culprit.
+   */
+  readonly oddEventsSql: string;
+  /**
+   * Writes the rows of one part of the log's keys (`part` of `parts`: the keys the projection folds
+   * by, a wallet or a reference, split by their hash) in the caller's transaction; the parts are
+   * written side by side on sessions of their own. Declines (the caller rolls back) on what only the
+   * written rows show.
+   */
+  fold(context: ProjectionContext, upToPosition: bigint, part: number, parts: number): Promise<DatabaseFold>;
+  /** Optional: what is computed from all the parts' rows (totals), in the caller's transaction, which sees them committed. */
+  finish?(context: ProjectionContext): Promise<void>;
+}
+
+/** What `DatabaseFolder.fold` did: folded, or declined, and why (no value from the log in it). */
+export type DatabaseFold = { readonly outcome: 'folded' } | { readonly outcome: 'declined'; readonly reason: string };
 
 /** A page's transaction: the handlers' context, plus COPY into one of the projection's tables. */
 export interface PageContext extends ProjectionContext {

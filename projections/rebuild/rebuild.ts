@@ -5,6 +5,7 @@ import { categoriesCondition } from '../bulk/event-pages.js';
 import { applyEvents, type Projection } from '../projection.js';
 import { LOCK_NAMESPACE, lockKeySql, oldTableName, rebuildCheckpointName, shadowTableName } from '../runner/locks.js';
 import { DEFAULT_RUNNER_OPTIONS, errorMessage, ProjectionRunner, projectionContext, type RunnerLog } from '../runner/projection-runner.js';
+import { foldIntoShadow } from './database-fold.js';
 import { compareTables, type TableDifference } from './verify.js';
 
 export interface RebuildProgress {
@@ -21,6 +22,12 @@ export interface RebuildOptions {
   /** With verify: differences abort the swap (the shadow tables stay, to inspect or discard). */
   readonly strict?: boolean;
   readonly maxBatch?: number;
+  /**
+   * From zero on the PostgreSQL log, fold the log up to its head inside the database when the
+   * projection can (Projection.foldInDatabase), and replay only the rest. Default true; false
+   * replays it all through the page path.
+   */
+  readonly foldInDatabase?: boolean;
   /** Events per page of the replay's bulk path (ProjectionRunnerOptions.pageEvents). */
   readonly pageEvents?: number;
   readonly maxAttempts?: number;
@@ -42,6 +49,8 @@ export interface RebuildResult {
   readonly resumedFrom: bigint;
   readonly position: bigint;
   readonly eventsApplied: number;
+  /** Of eventsApplied, those folded inside PostgreSQL at the start (Projection.foldInDatabase); 0 when the page path replayed them all. */
+  readonly eventsFoldedInDatabase: number;
   readonly differences: readonly TableDifference[] | undefined;
   readonly seconds: number;
 }
@@ -82,6 +91,10 @@ export async function rebuildProjection(pool: pg.Pool, store: EventStore, databa
     let eventsDone = 0;
     const report = (phase: RebuildProgress['phase']) => options.onProgress?.({ projection: projection.name, phase, eventsDone, eventsTotal });
     report('replaying');
+    // From zero on the PostgreSQL log, the log up to its head is folded inside the database; the runner replays the rest.
+    const eventsFoldedInDatabase = resumedFrom === 0n && options.foldInDatabase !== false ? await foldIntoShadow(pool, store, projection, options.logger) : 0;
+    eventsDone += eventsFoldedInDatabase;
+    if (eventsFoldedInDatabase > 0) report('replaying');
 
     const runner = new ProjectionRunner(
       pool,
@@ -122,7 +135,16 @@ export async function rebuildProjection(pool: pg.Pool, store: EventStore, databa
     await runner.stop();
     if (failure !== undefined) throw failure;
     if (options.signal?.aborted) {
-      return { projection: projection.name, outcome: 'interrupted', resumedFrom, position: await positionOf(pool, checkpointName), eventsApplied: eventsDone, differences: undefined, seconds: (Date.now() - startedAt) / 1000 };
+      return {
+        projection: projection.name,
+        outcome: 'interrupted',
+        resumedFrom,
+        position: await positionOf(pool, checkpointName),
+        eventsApplied: eventsDone,
+        eventsFoldedInDatabase,
+        differences: undefined,
+        seconds: (Date.now() - startedAt) / 1000,
+      };
     }
 
     // Before the swap lock: building them takes seconds per million rows, and nothing waits meanwhile.
@@ -137,6 +159,7 @@ export async function rebuildProjection(pool: pg.Pool, store: EventStore, databa
       resumedFrom,
       position: swap.position,
       eventsApplied: eventsDone,
+      eventsFoldedInDatabase,
       differences: swap.differences,
       seconds: (Date.now() - startedAt) / 1000,
     };
@@ -175,13 +198,18 @@ async function existingTables(pool: pg.Pool, tables: readonly string[]): Promise
   return rows.map((row) => row.name);
 }
 
-/** Resumes when the shadow checkpoint and every shadow table exist; else starts over from zero. Returns the starting position. */
+/**
+ * Resumes when the shadow checkpoint and every shadow table exist and the checkpoint has moved; else
+ * starts over from zero (a checkpoint at zero has nothing to resume, and its shadow may hold one
+ * part of a fold in the database that committed without the others, see foldIntoShadow). Returns
+ * the starting position.
+ */
 async function prepareShadow(pool: pg.Pool, projection: Projection, logger: RunnerLog | undefined): Promise<bigint> {
   const checkpointName = rebuildCheckpointName(projection.name);
   const shadows = projection.tables.map(shadowTableName);
   const { rows } = await pool.query<{ position: string }>('select position from projection_checkpoints where name = $1', [checkpointName]);
   const present = await existingTables(pool, shadows);
-  if (rows.length === 1 && present.length === shadows.length) {
+  if (rows.length === 1 && present.length === shadows.length && rows[0].position !== '0') {
     logger?.log(`${projection.name}: resuming the rebuild from position ${rows[0].position}`);
     return BigInt(rows[0].position);
   }

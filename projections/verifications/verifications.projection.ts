@@ -4,6 +4,7 @@ import { CATEGORIES } from '../../src/common/streams.js';
 import type { VerificationEvent } from '../../src/verifications/verification.events.js';
 import type { CopyValue } from '../bulk/copy-rows.js';
 import type { PageContext, Projection, ProjectionContext } from '../projection.js';
+import { verificationsFolder } from './verifications.database-fold.js';
 
 /** A terminal event's effect on its row: completed carries a result, failed and rejected an error message. */
 interface Terminal {
@@ -259,6 +260,8 @@ export const verificationsProjection: Projection = {
   handleBatch: (events, context) => handleVerificationBatch(events, context, (rows, extras) => insertRequested(context, [...rows, ...extras])),
   // The same fold over a page, its new rows written by COPY (see copyRequested).
   applyPage: (events, context) => handleVerificationBatch(events, context, (rows, extras) => copyRequested(context, rows, extras)),
+  // A rebuild's start on the PostgreSQL log: the rows and counts up to the head in two statements (verifications.database-fold.ts).
+  foldInDatabase: verificationsFolder([CATEGORIES.verification]),
 };
 
 /**

@@ -7,6 +7,7 @@ import type { WalletEvent } from '../../src/wallets/wallet.events.js';
 import { WALLET_LEDGER_PROJECTION, WALLET_LEDGER_TABLE, type WalletEntryType } from '../../src/wallets/wallet.read-model.js';
 import type { PageContext, Projection, ProjectionContext } from '../projection.js';
 import { WalletProjectionError } from '../wallets/wallets.projection.js';
+import { walletLedgerFolder } from './wallet-ledger.database-fold.js';
 
 interface Entry {
   readonly entryType: WalletEntryType;
@@ -24,7 +25,8 @@ function entryOf(event: WalletEvent): Entry {
     case 'WalletFunded':
       return { entryType: 'funding', reference: event.data.fundingReference, scope: null, balanceDeltaKobo: amountKobo, reservedDeltaKobo: 0 };
     case 'WalletFundsReserved':
-      return { entryType: 'reservation', reference: event.data.reference, scope: event.data.scope, balanceDeltaKobo: 0, reservedDeltaKobo: amountKobo };
+      // A reservation written before scopes were recorded has none: null, which COPY would otherwise write as the text "undefined".
+      return { entryType: 'reservation', reference: event.data.reference, scope: (event.data.scope as string | undefined) ?? null, balanceDeltaKobo: 0, reservedDeltaKobo: amountKobo };
     case 'WalletDebited':
       return { entryType: 'debit', reference: event.data.reference, scope: null, balanceDeltaKobo: -amountKobo, reservedDeltaKobo: -amountKobo };
     case 'WalletReservationReleased':
@@ -95,6 +97,8 @@ export const walletLedgerProjection: Projection = {
   handleBatch: (events, context) => handleLedgerBatch(events, context, insertLines),
   // The same fold over a page; its lines, nearly one per event, go in by COPY.
   applyPage: (events, context) => handleLedgerBatch(events, context, copyLines(context)),
+  // A rebuild's start on the PostgreSQL log: the lines up to the head in one statement (wallet-ledger.database-fold.ts).
+  foldInDatabase: walletLedgerFolder([CATEGORIES.wallet]),
 };
 
 const LINE_COLUMNS = ['organization_id', 'environment', 'event_position', 'entry_type', 'reference', 'amount_kobo', 'balance_kobo', 'reserved_kobo', 'available_kobo', 'scope', 'occurred_at'] as const;
