@@ -103,7 +103,7 @@ function finish(context: ProjectionContext, terminals: readonly Terminal[]): Pro
  * Marks erased rows and blanks their sealed columns (unreadable anyway once the key is gone). Only
  * a finished row can be erased; a replay keeps the first erasure's time.
  */
-function erase(context: ProjectionContext, erasures: readonly { reference: string; erased_at: string }[]): Promise<unknown> {
+function erase(context: ProjectionContext, erasures: readonly { reference: string; erased_at: string | null }[]): Promise<unknown> {
   const table = context.table('verifications');
   return context.query(
     `update ${table} v set personal_data_erased_at = coalesce(v.personal_data_erased_at, e.erased_at), request = '{}', result = '{}'
@@ -269,7 +269,10 @@ export const verificationsProjection: Projection = {
  * batch too: one write instead of an insert and an update), then every other reference's first
  * terminal event. Event by event, a later terminal event of the same reference finds its row
  * finished and changes nothing, and a terminal event before its request (a broken log) finds no
- * row; both are dropped here.
+ * row; both are dropped here. The batch's erasures go last, which is their place in a log the
+ * service writes (a check is erased once finished); a batch where an erasure comes before its
+ * reference's request or its terminal event (a broken log) is applied event by event instead,
+ * where the order decides what the row keeps.
  */
 async function handleVerificationBatch(events: readonly RecordedEvent[], context: ProjectionContext, insert: InsertRequested): Promise<void> {
   const requested = new Map<string, { position: bigint; event: VerificationEvent & { type: 'VerificationRequested' } }>();
@@ -282,23 +285,37 @@ async function handleVerificationBatch(events: readonly RecordedEvent[], context
     if (requested.has(event.data.reference)) extraRequests.push(requestRow(event));
     else requested.set(event.data.reference, { position: recorded.position, event });
   }
+  const terminalPositions = new Map<string, bigint>();
   for (const { recorded, event } of decoded) {
     const terminal = terminalOf(event);
     if (terminal === undefined || terminals.has(terminal.reference)) continue;
     const request = requested.get(terminal.reference);
     if (request !== undefined && request.position > recorded.position) continue;
     terminals.set(terminal.reference, terminal);
+    terminalPositions.set(terminal.reference, recorded.position);
+  }
+  const erasedOutOfOrder = decoded.some(({ recorded, event }) => {
+    if (event.type !== 'VerificationPersonalDataErased') return false;
+    const before = (position: bigint | undefined) => position !== undefined && recorded.position < position;
+    return before(requested.get(event.data.reference)?.position) || before(terminalPositions.get(event.data.reference));
+  });
+  if (erasedOutOfOrder) {
+    for (const { recorded } of decoded) await verificationsProjection.handle(recorded, context);
+    return;
   }
   const rows = [...requested.values()].map(({ event }) => requestRow(event, terminals.get(event.data.reference)));
   const inserted = rows.length > 0 ? await insert(rows, extraRequests) : new Set<string>();
   // A request already there (a replay) did not take its terminal event: apply it as an update.
   const remaining = [...terminals.values()].filter((terminal) => !(requested.has(terminal.reference) && inserted.has(terminal.reference)));
   if (remaining.length > 0) await finish(context, remaining);
-  // After the rows exist: an erasure always follows its verification's request in the log.
-  // The first erasure of a reference counts (an update joining two rows of one reference would take either).
-  const erasures = new Map<string, { reference: string; erased_at: string }>();
+  // After the rows and their outcomes, as checked above. One erasure per reference (an update
+  // joining two rows of one reference would take either): the first with a time, as `handle`'s
+  // coalesce keeps the first time given, or else the first.
+  const erasures = new Map<string, { reference: string; erased_at: string | null }>();
   for (const { event } of decoded) {
-    if (event.type === 'VerificationPersonalDataErased' && !erasures.has(event.data.reference)) erasures.set(event.data.reference, { reference: event.data.reference, erased_at: event.data.erasedAt });
+    if (event.type !== 'VerificationPersonalDataErased') continue;
+    const erasedAt = (event.data.erasedAt as string | null | undefined) ?? null;
+    if (erasures.get(event.data.reference)?.erased_at == null) erasures.set(event.data.reference, { reference: event.data.reference, erased_at: erasedAt });
   }
   if (erasures.size > 0) await erase(context, [...erasures.values()]);
 }
