@@ -2,7 +2,7 @@ import { describe, expect, it } from '@jest/globals';
 import { randomUUID } from 'node:crypto';
 import { allEvents, useTestEventStore, withoutReadLag } from '../../test/support/event-store.js';
 import type { Projection } from '../projection.js';
-import { waitUntil } from '../runner/counting.projection.testing.js';
+import { runUntilCheckpoint } from '../runner/counting.projection.testing.js';
 import { pageContext, ProjectionRunner } from '../runner/projection-runner.js';
 import { writeSampleLog } from '../runner/sample-log.testing.js';
 import { verificationsProjection } from '../verifications/verifications.projection.js';
@@ -40,20 +40,6 @@ async function indexDefinitions(table: string): Promise<string[]> {
   return found.map(({ definition }) => definition.replace(` ON public.${table} `, ' ON _ '));
 }
 
-async function checkpoint(name: string): Promise<bigint> {
-  const { rows: found } = await db.pool.query<{ position: string }>('select position from projection_checkpoints where name = $1', [name]);
-  return found.length === 0 ? 0n : BigInt(found[0].position);
-}
-
-/** Runs a runner until its checkpoint reaches `last`, then stops it. */
-async function runUntil(runner: ProjectionRunner, checkpointName: string, last: bigint): Promise<void> {
-  runner.start();
-  let failure: unknown;
-  runner.finished.catch((error: unknown) => (failure = error));
-  await waitUntil(async () => failure !== undefined || (await checkpoint(checkpointName)) >= last, 60_000, `${checkpointName} to reach ${last}`);
-  await runner.stop();
-  if (failure !== undefined) throw failure;
-}
 
 describe('Given one log applied event by event and page by page', () => {
   it('writes the same rows in every table of wallets, wallet-ledger and verifications, and a page applied twice changes nothing', async () => {
@@ -78,14 +64,14 @@ describe('Given one log applied event by event and page by page', () => {
       for (const table of projection.tables) await db.pool.query(`create table ${paged(table)} (like ${table} including all)`);
 
       // Event by event (no page path, batches of one) into the live tables.
-      await runUntil(new ProjectionRunner(db.pool, db.store, projection, { maxBatch: 1, maxAttempts: 1, pageEvents: 0 }, (table) => table, `${projection.name}__one`), `${projection.name}__one`, last);
+      await runUntilCheckpoint(db.pool, new ProjectionRunner(db.pool, db.store, projection, { maxBatch: 1, maxAttempts: 1, pageEvents: 0 }, (table) => table, `${projection.name}__one`), `${projection.name}__one`, last);
 
       // Page by page into copies of them: pages of 97 events, so that checks, reservations and erasures straddle pages; the tail in batches of one.
       const pages: number[] = [];
       const warnings: string[] = [];
       const logger = { log: () => undefined, warn: (message: string) => warnings.push(message), error: (message: string) => warnings.push(message) };
       const pageRunner = new ProjectionRunner(db.pool, db.store, projection, { maxBatch: 1, maxAttempts: 1, pageEvents: PAGE_EVENTS, logger, onBatch: ({ size }) => pages.push(size) }, paged, `${projection.name}__paged`);
-      await runUntil(pageRunner, `${projection.name}__paged`, last);
+      await runUntilCheckpoint(db.pool, pageRunner, `${projection.name}__paged`, last);
       expect(warnings).toEqual([]);
       const inPages = pages.filter((size) => size === PAGE_EVENTS).length * PAGE_EVENTS;
       expect(inPages).toBeGreaterThan(events.length - PAGE_EVENTS);
@@ -119,7 +105,7 @@ describe('When a rebuild replays in pages what the live runner applied event by 
       for (const table of projection.tables) await db.pool.query(`truncate ${table}`);
       await db.pool.query('delete from projection_checkpoints where name = $1', [projection.name]);
       const events = await allEvents(db.store, { streamCategories: projection.categories });
-      await runUntil(new ProjectionRunner(db.pool, db.store, projection, { maxBatch: 1, maxAttempts: 1, pageEvents: 0 }), projection.name, events[events.length - 1].position);
+      await runUntilCheckpoint(db.pool, new ProjectionRunner(db.pool, db.store, projection, { maxBatch: 1, maxAttempts: 1, pageEvents: 0 }), projection.name, events[events.length - 1].position);
 
       const pages: number[] = [];
       const indexesBefore = await Promise.all(projection.tables.map(indexDefinitions));

@@ -5,7 +5,7 @@ import type { JsonObject } from '../../src/event-store/event-store.port.js';
 import { allEvents, useTestEventStore, withoutReadLag } from '../../test/support/event-store.js';
 import { describeOnProject } from '../../test/support/store-independent.js';
 import type { Projection } from '../projection.js';
-import { waitUntil } from '../runner/counting.projection.testing.js';
+import { runUntilCheckpoint } from '../runner/counting.projection.testing.js';
 import { ProjectionRunner } from '../runner/projection-runner.js';
 import { writeSampleLog } from '../runner/sample-log.testing.js';
 import { verificationsProjection } from '../verifications/verifications.projection.js';
@@ -108,26 +108,12 @@ async function writeOddLog(): Promise<void> {
   await debited(TEST_WALLET, 'rsv_shared', 100);
 }
 
-async function checkpoint(name: string): Promise<bigint> {
-  const { rows } = await db.pool.query<{ position: string }>('select position from projection_checkpoints where name = $1', [name]);
-  return rows.length === 0 ? 0n : BigInt(rows[0].position);
-}
-
-/** Runs a runner until its checkpoint reaches `last`, then stops it. */
-async function runUntil(runner: ProjectionRunner, checkpointName: string, last: bigint): Promise<void> {
-  runner.start();
-  let failure: unknown;
-  runner.finished.catch((error: unknown) => (failure = error));
-  await waitUntil(async () => failure !== undefined || (await checkpoint(checkpointName)) >= last, 60_000, `${checkpointName} to reach ${last}`);
-  await runner.stop();
-  if (failure !== undefined) throw failure;
-}
 
 /** The projection's events applied event by event (batches of one, no page path) into its live tables. */
 async function applyEventByEvent(projection: Projection): Promise<bigint> {
   const events = await allEvents(db.store, { streamCategories: projection.categories });
   const last = events[events.length - 1].position;
-  await runUntil(new ProjectionRunner(db.pool, db.store, projection, { maxBatch: 1, maxAttempts: 1, pageEvents: 0 }), projection.name, last);
+  await runUntilCheckpoint(db.pool, new ProjectionRunner(db.pool, db.store, projection, { maxBatch: 1, maxAttempts: 1, pageEvents: 0 }), projection.name, last);
   return last;
 }
 
@@ -170,7 +156,7 @@ describeOnProject('postgres', 'Given a log of ordinary and odd cases, rebuilt fr
       // The page path, in pages of 97 events, into copies: the same rows as the folded tables now live (the odd
       // erasures, out of their order in a log the service writes, included).
       for (const table of projection.tables) await db.pool.query(`create table ${paged(table)} (like ${table} including all)`);
-      await runUntil(new ProjectionRunner(db.pool, db.store, projection, { maxBatch: 1, maxAttempts: 1, pageEvents: 97 }, paged, `${projection.name}__paged`), `${projection.name}__paged`, last);
+      await runUntilCheckpoint(db.pool, new ProjectionRunner(db.pool, db.store, projection, { maxBatch: 1, maxAttempts: 1, pageEvents: 97 }, paged, `${projection.name}__paged`), `${projection.name}__paged`, last);
       for (const table of projection.tables) {
         const difference = await compareTables(db.pool, table, paged(table));
         expect({ table, onlyLive: difference.onlyLive, onlyRebuilt: difference.onlyRebuilt, keys: difference.sampleKeys }).toEqual({ table, onlyLive: 0, onlyRebuilt: 0, keys: [] });

@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type pg from 'pg';
 import type { EventStore, RecordedEvent } from '../../src/event-store/event-store.port.js';
 import type { Projection } from '../projection.js';
+import type { ProjectionRunner } from './projection-runner.js';
 
 /**
  * A projection for the machinery's own tests: counts the events of each stream of one category.
@@ -100,4 +101,14 @@ export async function waitUntil(condition: () => Promise<boolean> | boolean, tim
     if (Date.now() - started > timeoutMs) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
     await new Promise((resolveWait) => setTimeout(resolveWait, intervalMs));
   }
+}
+
+/** Runs `runner` until its checkpoint `checkpointName` reaches `last`, then stops it; a failure of the runner fails the wait. */
+export async function runUntilCheckpoint(pool: pg.Pool, runner: ProjectionRunner, checkpointName: string, last: bigint): Promise<void> {
+  runner.start();
+  let failure: unknown;
+  runner.finished.catch((error: unknown) => (failure = error));
+  await waitUntil(async () => failure !== undefined || ((await checkpointOf(pool, checkpointName))?.position ?? 0n) >= last, 60_000, `${checkpointName} to reach ${last}`);
+  await runner.stop();
+  if (failure !== undefined) throw failure;
 }
