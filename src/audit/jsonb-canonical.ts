@@ -180,16 +180,7 @@ function previousInChain(): boolean {
   if (lastMemberAt > chainStart && bytes[chainEnd - 2] === QUOTE && sameBytes(lastMemberAt, PREVIOUS_MEMBER)) return copyPrevious(lastMemberAt + PREVIOUS_MEMBER.length);
   // A string holding the member's text would need an escaped quote, and the row has no backslash.
   const last = chainEnd - PREVIOUS_MEMBER.length;
-  for (let i = chainStart; i <= last; i++) {
-    let match = true;
-    for (let j = 0; j < PREVIOUS_MEMBER.length; j++) {
-      if (source[i + j] !== PREVIOUS_MEMBER[j]) {
-        match = false;
-        break;
-      }
-    }
-    if (match) return copyPrevious(i + PREVIOUS_MEMBER.length);
-  }
+  for (let i = chainStart; i <= last; i++) if (sameBytes(i, PREVIOUS_MEMBER)) return copyPrevious(i + PREVIOUS_MEMBER.length);
   return false;
 }
 
