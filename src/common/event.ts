@@ -1,5 +1,5 @@
 import type { EventToAppend, JsonObject, RecordedEvent } from '../event-store/event-store.port.js';
-import { parseInstantText } from './time.js';
+import { CANONICAL_INSTANT, parseInstantText } from './time.js';
 
 /**
  * A domain event is plain data: a past-tense type and a JSON body carrying its schema version.
@@ -55,9 +55,6 @@ export function occurredAt(event: Pick<RecordedEvent, 'metadata' | 'createdAt'>)
   return typeof stamped === 'string' ? new Date(parseInstantText(stamped)) : event.createdAt;
 }
 
-/** The form `Date.prototype.toISOString` writes for years 0000 to 9999, which reads back as the same text. */
-const CANONICAL_ISO = /^\d{4}-(0[1-9]|1[0-2])-(0[1-9]|[12]\d|3[01])T([01]\d|2[0-3]):[0-5]\d:[0-5]\d\.\d{3}Z$/;
-
 /**
  * `occurredAt(event).toISOString()`, without the Date when the metadata already holds that text
  * (every event this service writes: it stamps `toISOString()`). For the bulk paths, which write
@@ -65,7 +62,7 @@ const CANONICAL_ISO = /^\d{4}-(0[1-9]|1[0-2])-(0[1-9]|[12]\d|3[01])T([01]\d|2[0-
  */
 export function occurredAtText(event: Pick<RecordedEvent, 'metadata' | 'createdAt'>): string {
   const stamped = event.metadata.occurredAt;
-  if (typeof stamped === 'string' && CANONICAL_ISO.test(stamped)) {
+  if (typeof stamped === 'string' && CANONICAL_INSTANT.test(stamped)) {
     // A day past its month's end (Feb 30) matches the pattern; Date rolls it over: take Date's text then.
     const day = Number(stamped.slice(8, 10));
     if (day <= 28) return stamped;

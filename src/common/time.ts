@@ -35,8 +35,8 @@ export function isoWithOffset(date: Date): string {
 /** The day of the last canonical text `parseInstantText` parsed whole: its first 11 characters and that day's midnight in epoch milliseconds. */
 let parsedDayPrefix = '';
 let parsedDayMs = Number.NaN;
-/** The form `toISOString` writes for years 0000 to 9999. */
-const CANONICAL_INSTANT = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
+/** The form `Date.prototype.toISOString` writes for years 0000 to 9999, which reads back as the same text (but a day past its month's end, which Date rolls over). */
+export const CANONICAL_INSTANT = /^\d{4}-(0[1-9]|1[0-2])-(0[1-9]|[12]\d|3[01])T([01]\d|2[0-3]):[0-5]\d:[0-5]\d\.\d{3}Z$/;
 const COLON = 0x3a;
 const DOT = 0x2e;
 const LETTER_Z = 0x5a;
