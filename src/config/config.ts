@@ -49,6 +49,11 @@ export interface AppConfig {
     readonly token: string | undefined;
     /** Read-only access to /admin/v1 (403 on every write). */
     readonly auditorToken: string | undefined;
+    /**
+     * How long an operator's change made over HTTP (admin API, console) waits for the organizations
+     * and api-keys read models before answering 503 change_not_in_force (a new key is answered anyway).
+     */
+    readonly changeWaitMs: number;
   };
   readonly verifications: {
     readonly defaultActiveScopes: readonly Scope[];
@@ -318,6 +323,7 @@ export function loadConfig(env: Env = process.env): AppConfig {
     admin: {
       token: secret(env, 'ADMIN_TOKEN', 24),
       auditorToken: secret(env, 'AUDITOR_TOKEN', 24),
+      changeWaitMs: integer(env, 'OPERATOR_CHANGE_WAIT_MS', 10_000, 0, 120_000),
     },
     verifications: {
       defaultActiveScopes: scopeList(env, 'DEFAULT_ACTIVE_SCOPES'),

@@ -49,7 +49,7 @@ export class IssueApiKeyHandler implements ICommandHandler<IssueApiKey, IssuedAp
 
 /**
  * Revocation reaches every instance when the api-keys projection applies ApiKeyRevoked (normally
- * milliseconds); the HTTP answer waits for that, up to PROJECTION_WAIT_MS.
+ * milliseconds); the HTTP answer waits for that, up to OPERATOR_CHANGE_WAIT_MS (10 s by default).
  */
 @CommandHandler(RevokeApiKey)
 export class RevokeApiKeyHandler implements ICommandHandler<RevokeApiKey, ApiKeyView> {

@@ -6,7 +6,7 @@ import { Command } from '@nestjs/cqrs';
 export interface Options {
   /**
    * How long the command waits for the organizations and api-keys projections to apply its events
-   * before answering, so the next request on any instance sees the change: PROJECTION_WAIT_MS unless
+   * before answering, so the next request on any instance sees the change: OPERATOR_CHANGE_WAIT_MS unless
    * given. 0 skips the wait (the CLI and the first run, whose answers come from the stream itself).
    */
   readonly projectionWaitMs?: number;

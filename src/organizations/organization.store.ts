@@ -8,7 +8,9 @@ import { streams } from '../common/streams.js';
 import { EVENT_STORE, type EventStore } from '../event-store/event-store.port.js';
 import { EventSourcedHandler, NO_STREAM, type Stream } from '../event-sourcing/event-sourced-handler.js';
 import { linearJitter } from '../event-sourcing/retry.js';
-import { PROJECTION_WAIT_MS, ProjectionWaiter } from '../read-models/projection-waiter.js';
+import type { AppConfig } from '../config/config.js';
+import { CONFIG } from '../config/runtime.js';
+import { ProjectionWaiter } from '../read-models/projection-waiter.js';
 import { initialState, organizationDecider, type OrganizationCommand, type OrganizationState } from './organization.decider.js';
 import type { OrganizationEvent } from './organization.events.js';
 
@@ -52,6 +54,7 @@ export class OrganizationStore {
     @Inject(IdGenerator) ids: IdGenerator,
     @Inject(ProjectionWaiter) private readonly waiter: ProjectionWaiter,
     @Inject(AuthenticatedKeyCache) private readonly keyCache: AuthenticatedKeyCache,
+    @Inject(CONFIG) private readonly config: AppConfig,
   ) {
     this.handler = new EventSourcedHandler({ store, clock, ids, retry: RETRY, paging: PAGING });
   }
@@ -99,8 +102,11 @@ export class OrganizationStore {
     return { state, revision, events: handled.events, position: handled.position };
   }
 
-  /** True when the organizations and api-keys read models reached `position` within `waitMs`; a wait of 0 is not a wait and counts as reached. */
-  async waitForProjections(position: bigint, waitMs: number = PROJECTION_WAIT_MS): Promise<boolean> {
+  /**
+   * True when the organizations and api-keys read models reached `position` within `waitMs`
+   * (OPERATOR_CHANGE_WAIT_MS unless told); a wait of 0 is not a wait and counts as reached.
+   */
+  async waitForProjections(position: bigint, waitMs: number = this.config.admin.changeWaitMs): Promise<boolean> {
     return waitMs <= 0 || this.waiter.waitFor(ORGANIZATION_PROJECTIONS, position, waitMs);
   }
 }

@@ -242,7 +242,7 @@ export class OrganizationsController {
     return ok(await this.queries.execute(new ListApiKeys(id)));
   }
 
-  /** Answers once the api-keys projection has applied the revocation (normally milliseconds), or after 2 s. */
+  /** Answers once the api-keys projection has applied the revocation (normally milliseconds), or 503 after OPERATOR_CHANGE_WAIT_MS. */
   @Delete('keys/:keyId')
   @ApiRoute('revokeApiKey', 'Admin: API keys', 'Revoke an API key', 'The key is refused (401) from then on. Revoking a revoked key changes nothing.')
   @ApiPathParam('keyId', KEY_ID_SCHEMA, 'the key')

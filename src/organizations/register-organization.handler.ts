@@ -3,7 +3,7 @@ import { CommandHandler, type ICommandHandler } from '@nestjs/cqrs';
 import type { AppConfig } from '../config/config.js';
 import { CONFIG } from '../config/runtime.js';
 import { IdGenerator } from '../common/ids.js';
-import { PROJECTION_WAIT_MS, ProjectionWaiter } from '../read-models/projection-waiter.js';
+import { ProjectionWaiter } from '../read-models/projection-waiter.js';
 import { WALLET_PROJECTIONS } from '../wallets/wallet.read-model.js';
 import { validateBody } from '../common/validation.js';
 import { RegisterOrganization } from './organization.commands.js';
@@ -48,7 +48,7 @@ export class RegisterOrganizationHandler implements ICommandHandler<RegisterOrga
       return undefined;
     });
     // Read-your-writes: the organization and its test wallet as the operator's next reads see them.
-    const waitMs = options.projectionWaitMs ?? PROJECTION_WAIT_MS;
+    const waitMs = options.projectionWaitMs ?? this.config.admin.changeWaitMs;
     await Promise.all([
       registered.position !== null ? this.organizations.waitForProjections(registered.position, waitMs) : undefined,
       credit?.position !== undefined && waitMs > 0 ? this.waiter.waitFor(WALLET_PROJECTIONS, credit.position, waitMs) : undefined,

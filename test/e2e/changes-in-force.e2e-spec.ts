@@ -218,7 +218,8 @@ describe('Operators\' changes are in force when the command returns', () => {
   });
 
   it('through the admin API with no projection worker, a change the read models do not apply in time answers 503 change_not_in_force, recorded', async () => {
-    const app = await startTestApp({ env: { RUN_PROJECTIONS: 'false' } });
+    // A short wait keeps the test short; the default is 10 s.
+    const app = await startTestApp({ env: { RUN_PROJECTIONS: 'false', OPERATOR_CHANGE_WAIT_MS: '500' } });
     try {
       const created = await app.admin('POST', '/admin/v1/organizations', { name: 'Stalled Ltd', email: 'ops@stalled.example' });
       expect(created.status).toBe(201);
