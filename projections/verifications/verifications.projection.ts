@@ -134,11 +134,33 @@ async function copyRequested(context: PageContext, rows: readonly RequestRow[], 
     extras.length > 0
       ? undefined
       : await context.attempt(async () => {
-          await context.copy('verifications', ROW_COLUMNS, rows.map(copyRow));
+          await context.copy('verifications', ROW_COLUMNS, inListOrder(rows).map(copyRow));
           await addCounts(context, rows);
         });
   if (copied?.ok === true) return new Set(rows.map((row) => row.reference));
   return insertRequested(context, [...rows, ...extras]);
+}
+
+/**
+ * The rows grouped by organization and environment, each group newest first (rows of one group in
+ * log order, reversed): nearly the order of the list indexes, which all begin with those two
+ * columns. Inserted in log order, consecutive rows land in a different organization's part of each
+ * list index, every one a descent through pages no longer in the CPU's caches; grouped, a run of
+ * rows lands on the same few pages. Measured on 249,900 rows in pieces of 10,000, as pages bring
+ * them: 3.9 to 4.0 s of PostgreSQL's CPU against 5.0 to 5.6 s in log order. Only the order of the
+ * COPY changes, not what it writes.
+ */
+function inListOrder(rows: readonly RequestRow[]): RequestRow[] {
+  const groups = new Map<string, RequestRow[]>();
+  for (const row of rows) {
+    const key = `${String(row.organization_id)}\u0000${String(row.environment)}`;
+    const group = groups.get(key);
+    if (group === undefined) groups.set(key, [row]);
+    else group.push(row);
+  }
+  const ordered: RequestRow[] = [];
+  for (const group of groups.values()) for (let i = group.length - 1; i >= 0; i--) ordered.push(group[i]);
+  return ordered;
 }
 
 /**
