@@ -151,15 +151,17 @@ async function copyRequested(context: PageContext, rows: readonly RequestRow[], 
  * COPY changes, not what it writes.
  */
 function inListOrder(rows: readonly RequestRow[]): RequestRow[] {
-  const groups = new Map<string, RequestRow[]>();
+  const groups = new Map<unknown, Map<unknown, RequestRow[]>>();
   for (const row of rows) {
-    const key = `${String(row.organization_id)}\u0000${String(row.environment)}`;
-    const group = groups.get(key);
-    if (group === undefined) groups.set(key, [row]);
+    const byEnvironment = level(groups, row.organization_id);
+    const group = byEnvironment.get(row.environment);
+    if (group === undefined) byEnvironment.set(row.environment, [row]);
     else group.push(row);
   }
   const ordered: RequestRow[] = [];
-  for (const group of groups.values()) for (let i = group.length - 1; i >= 0; i--) ordered.push(group[i]);
+  for (const byEnvironment of groups.values()) {
+    for (const group of byEnvironment.values()) for (let i = group.length - 1; i >= 0; i--) ordered.push(group[i]);
+  }
   return ordered;
 }
 
@@ -191,25 +193,39 @@ function copyRow(row: RequestRow): CopyValue[] {
 
 /** The count rows that inserting `rows` moves: +1 for each row's status, and the pending row touched (left as it is) for a row inserted finished. */
 async function addCounts(context: ProjectionContext, rows: readonly RequestRow[]): Promise<void> {
-  const deltas = new Map<string, { organization_id: unknown; environment: unknown; scope: unknown; status: unknown; count: number }>();
+  // Keyed level by level rather than by one joined string: a joined key per row was an eighth of the page's fold.
+  const deltas: { organization_id: unknown; environment: unknown; scope: unknown; status: unknown; count: number }[] = [];
+  const index = new Map<unknown, Map<unknown, Map<unknown, Map<unknown, (typeof deltas)[number]>>>>();
   const add = (row: RequestRow, status: unknown, delta: number) => {
-    const key = `${String(row.organization_id)}\u0000${String(row.environment)}\u0000${String(row.scope)}\u0000${String(status)}`;
-    const entry = deltas.get(key);
-    if (entry === undefined) deltas.set(key, { organization_id: row.organization_id, environment: row.environment, scope: row.scope, status, count: delta });
-    else entry.count += delta;
+    const byStatus = level(level(level(index, row.organization_id), row.environment), row.scope);
+    const entry = byStatus.get(status);
+    if (entry !== undefined) {
+      entry.count += delta;
+      return;
+    }
+    const created = { organization_id: row.organization_id, environment: row.environment, scope: row.scope, status, count: delta };
+    byStatus.set(status, created);
+    deltas.push(created);
   };
   for (const row of rows) {
     add(row, row.status, 1);
     if (row.status !== 'pending') add(row, 'pending', 0);
   }
-  if (deltas.size === 0) return;
+  if (deltas.length === 0) return;
   await context.query(
     `insert into ${context.table('verification_counts')} as c (organization_id, environment, scope, status, count)
      select organization_id, environment, scope, status, count from jsonb_to_recordset($1::jsonb) as d(organization_id text, environment text, scope text, status text, count bigint)
      order by 1, 2, 3, 4
      on conflict (organization_id, environment, scope, status) do update set count = c.count + excluded.count`,
-    [JSON.stringify([...deltas.values()])],
+    [JSON.stringify(deltas)],
   );
+}
+
+/** The map under `key` in `map`, added empty when missing. */
+function level<V>(map: Map<unknown, Map<unknown, V>>, key: unknown): Map<unknown, V> {
+  let found = map.get(key);
+  if (found === undefined) map.set(key, (found = new Map()));
+  return found;
 }
 
 /** A verifications row as a request writes it (fields of an old event may be missing: undefined). */
