@@ -313,32 +313,35 @@ export const verificationsProjection: Projection = {
  * where the order decides what the row keeps.
  */
 async function handleVerificationBatch(events: readonly RecordedEvent[], context: ProjectionContext, insert: InsertRequested): Promise<void> {
-  const requested = new Map<string, { position: bigint; event: VerificationEvent & { type: 'VerificationRequested' } }>();
+  // Events are compared by their index in the batch, which is their position order: no wrapper
+  // object per event, and numbers rather than bigints.
+  const requested = new Map<string, { index: number; event: VerificationEvent & { type: 'VerificationRequested' } }>();
   const terminals = new Map<string, Terminal>();
-  const decoded = events.map((recorded) => ({ recorded, event: asDomainEvent<VerificationEvent>(recorded) }));
+  const decoded = events.map((recorded) => asDomainEvent<VerificationEvent>(recorded));
   const extraRequests: RequestRow[] = [];
-  for (const { recorded, event } of decoded) {
+  for (let index = 0; index < decoded.length; index++) {
+    const event = decoded[index];
     if (event.type !== 'VerificationRequested') continue;
     // A second request of one reference (a broken log) stays a plain request: its insert does nothing.
     if (requested.has(event.data.reference)) extraRequests.push(requestRow(event));
-    else requested.set(event.data.reference, { position: recorded.position, event });
+    else requested.set(event.data.reference, { index, event });
   }
-  const terminalPositions = new Map<string, bigint>();
-  for (const { recorded, event } of decoded) {
-    const terminal = terminalOf(event);
+  const terminalIndexes = new Map<string, number>();
+  for (let index = 0; index < decoded.length; index++) {
+    const terminal = terminalOf(decoded[index]);
     if (terminal === undefined || terminals.has(terminal.reference)) continue;
     const request = requested.get(terminal.reference);
-    if (request !== undefined && request.position > recorded.position) continue;
+    if (request !== undefined && request.index > index) continue;
     terminals.set(terminal.reference, terminal);
-    terminalPositions.set(terminal.reference, recorded.position);
+    terminalIndexes.set(terminal.reference, index);
   }
-  const erasedOutOfOrder = decoded.some(({ recorded, event }) => {
+  const erasedOutOfOrder = decoded.some((event, index) => {
     if (event.type !== 'VerificationPersonalDataErased') return false;
-    const before = (position: bigint | undefined) => position !== undefined && recorded.position < position;
-    return before(requested.get(event.data.reference)?.position) || before(terminalPositions.get(event.data.reference));
+    const before = (other: number | undefined) => other !== undefined && index < other;
+    return before(requested.get(event.data.reference)?.index) || before(terminalIndexes.get(event.data.reference));
   });
   if (erasedOutOfOrder) {
-    for (const { recorded } of decoded) await verificationsProjection.handle(recorded, context);
+    for (const recorded of events) await verificationsProjection.handle(recorded, context);
     return;
   }
   const rows = [...requested.values()].map(({ event }) => requestRow(event, terminals.get(event.data.reference)));
@@ -350,7 +353,7 @@ async function handleVerificationBatch(events: readonly RecordedEvent[], context
   // joining two rows of one reference would take either): the first with a time, as `handle`'s
   // coalesce keeps the first time given, or else the first.
   const erasures = new Map<string, { reference: string; erased_at: string | null }>();
-  for (const { event } of decoded) {
+  for (const event of decoded) {
     if (event.type !== 'VerificationPersonalDataErased') continue;
     const erasedAt = (event.data.erasedAt as string | null | undefined) ?? null;
     if (erasures.get(event.data.reference)?.erased_at == null) erasures.set(event.data.reference, { reference: event.data.reference, erased_at: erasedAt });
