@@ -1,6 +1,8 @@
 import { describe, expect, it } from '@jest/globals';
 import type { RecordedEvent } from '../../src/event-store/event-store.port.js';
+import { inTransaction } from '../../src/database/transaction.js';
 import { applyEvents, recorded, rowsOf, type GivenEvent, useProjectionDatabase, applyBatch as applyBatchThroughHarness } from '../../test/support/projection-harness.js';
+import { pageContext } from '../runner/projection-runner.js';
 import { verificationsProjection } from './verifications.projection.js';
 
 const org = 'org_01JD3Q9ZK8W6V2C4X7N5B0M1TR';
@@ -41,6 +43,12 @@ const rejected = (reference: string): GivenEvent => ({
   data: { schemaVersion: 1, reference, reasonCode: 'insufficient_balance', errorMessage: 'balance too low', priceKobo: 10_000, balanceKobo: 5, rejectedAt: at(1) },
 });
 
+/** A request of another organization or environment than the other helpers'. */
+function requestedBy(reference: string, organizationId: string, environment: string, minutes: number, scope = 'nin'): GivenEvent {
+  const event = requested(reference, minutes, scope);
+  return { ...event, data: { ...event.data, organizationId, environment } };
+}
+
 const erased = (reference: string, erasedAt = at(5)): GivenEvent => ({
   streamId: `verification-${reference}`,
   type: 'VerificationPersonalDataErased',
@@ -52,6 +60,10 @@ describe('verifications projection', () => {
 
   const apply = (events: readonly GivenEvent[]) => applyEvents(db.pool, verificationsProjection, recorded(events));
   const applyBatch = (events: readonly RecordedEvent[]) => applyBatchThroughHarness(db.pool, verificationsProjection, events);
+  const applyPage = (events: readonly RecordedEvent[]) =>
+    inTransaction(db.pool, async (client) => {
+      await verificationsProjection.applyPage?.(events, pageContext(client, verificationsProjection, (table) => table));
+    });
   const state = async () => ({ rows: await rowsOf(db.pool, 'verifications', 'reference'), counts: await rowsOf(db.pool, 'verification_counts', 'organization_id, environment, scope, status') });
   const counts = async () =>
     (await db.pool.query<{ scope: string; status: string; count: string }>('select scope, status, count from verification_counts order by scope, status')).rows.map((c) => `${c.scope}/${c.status}=${c.count}`);
@@ -151,6 +163,65 @@ describe('verifications projection', () => {
     await applyBatch(events);
     expect(await state()).toEqual(oneByOne);
     expect(oneByOne.rows.map((r) => `${r.reference}:${r.status}`)).toEqual(['vrf_a:found', 'vrf_b:failed', 'vrf_c:failed', 'vrf_d:pending', 'vrf_e:not_found', 'vrf_f:pending']);
+  });
+
+  it('a broken log (a terminal event before its request, a second request, an erasure before the request or the outcome it follows) gives through handleBatch and applyPage the rows and counts of handle event by event', async () => {
+    const events = recorded([
+      completed('vrf_a', 'found', { firstName: 'Ada' }),
+      requested('vrf_a', 0),
+      failed('vrf_a'),
+      requested('vrf_b', 1, 'bvn'),
+      requested('vrf_b', 2, 'bvn'),
+      completed('vrf_b', 'not_found'),
+    ]);
+    const erasedEarly = recorded([
+      erased('vrf_c'),
+      requested('vrf_c', 3),
+      completed('vrf_c', 'found', { firstName: 'Cy' }),
+      requested('vrf_d', 4),
+      erased('vrf_d'),
+      completed('vrf_d', 'found', { firstName: 'Di' }),
+    ]);
+    await apply([...events, ...erasedEarly]);
+    const oneByOne = await state();
+    // Not the rows of a log in order: the first terminal event and the erasures found nothing to change.
+    expect(oneByOne.rows.map((r) => `${r.reference}:${r.status}:${JSON.stringify(r.request)}:${JSON.stringify(r.result)}`)).toEqual([
+      'vrf_a:failed:{"nin":"12345678905"}:{}',
+      'vrf_b:not_found:{"nin":"12345678905"}:{}',
+      'vrf_c:found:{"nin":"12345678905"}:{"firstName":"Cy"}',
+      'vrf_d:found:{}:{"firstName":"Di"}',
+    ]);
+
+    for (const applyEach of [applyBatch, applyPage]) {
+      await db.pool.query('truncate verifications, verification_counts');
+      await applyEach(events);
+      await applyEach(erasedEarly);
+      expect(await state()).toEqual(oneByOne);
+    }
+  });
+
+  it('a page of several organizations, environments and scopes through applyPage: the rows and counts of handle event by event, and applied twice the same', async () => {
+    const events = recorded([
+      requestedBy('vrf_p1', 'org_b', 'test', 0, 'bvn'),
+      requested('vrf_p2', 1),
+      requestedBy('vrf_p3', 'org_b', 'live', 2),
+      completed('vrf_p1', 'found', { firstName: 'Ada' }),
+      requestedBy('vrf_p4', 'org_b', 'test', 3, 'bvn'),
+      failed('vrf_p3'),
+      requested('vrf_p5', 4, 'phone'),
+      completed('vrf_p2', 'not_found'),
+      requestedBy('vrf_p6', 'org_b', 'test', 5),
+      completed('vrf_p5', 'found', { firstName: 'Bo' }),
+    ]);
+    await apply(events);
+    const oneByOne = await state();
+    expect(new Set(oneByOne.counts.map((c) => `${String(c.organization_id)}/${String(c.environment)}`))).toEqual(new Set([`${org}/test`, 'org_b/test', 'org_b/live']));
+
+    await db.pool.query('truncate verifications, verification_counts');
+    await applyPage(events);
+    expect(await state()).toEqual(oneByOne);
+    await applyPage(events);
+    expect(await state()).toEqual(oneByOne);
   });
 
   it('an erasure marks the row erased and blanks its sealed columns, keeps every other column and count; replayed, or in one batch with its request, the same', async () => {

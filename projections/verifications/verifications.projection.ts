@@ -134,11 +134,36 @@ async function copyRequested(context: PageContext, rows: readonly RequestRow[], 
     extras.length > 0
       ? undefined
       : await context.attempt(async () => {
-          await context.copy('verifications', ROW_COLUMNS, rows.map(copyRow));
+          await context.copy('verifications', ROW_COLUMNS, inListOrder(rows).map(copyRow));
           await addCounts(context, rows);
         });
   if (copied?.ok === true) return new Set(rows.map((row) => row.reference));
   return insertRequested(context, [...rows, ...extras]);
+}
+
+/**
+ * The rows grouped by organization and environment, each group newest first (rows of one group in
+ * log order, reversed): nearly the order of the list indexes, which all begin with those two
+ * columns. Inserted in log order, consecutive rows land in a different organization's part of each
+ * list index, every one a descent through pages no longer in the CPU's caches; grouped, a run of
+ * rows lands on the same few pages. In the catch-up bench (1,000,000 events) PostgreSQL spent 0.74
+ * of log order's CPU per event, and 249,900 rows inserted in pieces of 10,000 by one session 0.7 to
+ * 0.9 of it, with random references or time-ordered ones (the service's ULIDs) alike. Only the
+ * order of the COPY changes, not what it writes.
+ */
+function inListOrder(rows: readonly RequestRow[]): RequestRow[] {
+  const groups = new Map<unknown, Map<unknown, RequestRow[]>>();
+  for (const row of rows) {
+    const byEnvironment = level(groups, row.organization_id);
+    const group = byEnvironment.get(row.environment);
+    if (group === undefined) byEnvironment.set(row.environment, [row]);
+    else group.push(row);
+  }
+  const ordered: RequestRow[] = [];
+  for (const byEnvironment of groups.values()) {
+    for (const group of byEnvironment.values()) for (let i = group.length - 1; i >= 0; i--) ordered.push(group[i]);
+  }
+  return ordered;
 }
 
 /**
@@ -169,25 +194,39 @@ function copyRow(row: RequestRow): CopyValue[] {
 
 /** The count rows that inserting `rows` moves: +1 for each row's status, and the pending row touched (left as it is) for a row inserted finished. */
 async function addCounts(context: ProjectionContext, rows: readonly RequestRow[]): Promise<void> {
-  const deltas = new Map<string, { organization_id: unknown; environment: unknown; scope: unknown; status: unknown; count: number }>();
+  // Keyed level by level rather than by one joined string: a joined key per row was an eighth of the page's fold.
+  const deltas: { organization_id: unknown; environment: unknown; scope: unknown; status: unknown; count: number }[] = [];
+  const index = new Map<unknown, Map<unknown, Map<unknown, Map<unknown, (typeof deltas)[number]>>>>();
   const add = (row: RequestRow, status: unknown, delta: number) => {
-    const key = `${String(row.organization_id)}\u0000${String(row.environment)}\u0000${String(row.scope)}\u0000${String(status)}`;
-    const entry = deltas.get(key);
-    if (entry === undefined) deltas.set(key, { organization_id: row.organization_id, environment: row.environment, scope: row.scope, status, count: delta });
-    else entry.count += delta;
+    const byStatus = level(level(level(index, row.organization_id), row.environment), row.scope);
+    const entry = byStatus.get(status);
+    if (entry !== undefined) {
+      entry.count += delta;
+      return;
+    }
+    const created = { organization_id: row.organization_id, environment: row.environment, scope: row.scope, status, count: delta };
+    byStatus.set(status, created);
+    deltas.push(created);
   };
   for (const row of rows) {
     add(row, row.status, 1);
     if (row.status !== 'pending') add(row, 'pending', 0);
   }
-  if (deltas.size === 0) return;
+  if (deltas.length === 0) return;
   await context.query(
     `insert into ${context.table('verification_counts')} as c (organization_id, environment, scope, status, count)
      select organization_id, environment, scope, status, count from jsonb_to_recordset($1::jsonb) as d(organization_id text, environment text, scope text, status text, count bigint)
      order by 1, 2, 3, 4
      on conflict (organization_id, environment, scope, status) do update set count = c.count + excluded.count`,
-    [JSON.stringify([...deltas.values()])],
+    [JSON.stringify(deltas)],
   );
+}
+
+/** The map under `key` in `map`, added empty when missing. */
+function level<V>(map: Map<unknown, Map<unknown, V>>, key: unknown): Map<unknown, V> {
+  let found = map.get(key);
+  if (found === undefined) map.set(key, (found = new Map()));
+  return found;
 }
 
 /** A verifications row as a request writes it (fields of an old event may be missing: undefined). */
@@ -275,32 +314,35 @@ export const verificationsProjection: Projection = {
  * where the order decides what the row keeps.
  */
 async function handleVerificationBatch(events: readonly RecordedEvent[], context: ProjectionContext, insert: InsertRequested): Promise<void> {
-  const requested = new Map<string, { position: bigint; event: VerificationEvent & { type: 'VerificationRequested' } }>();
+  // Events are compared by their index in the batch, which is their position order: no wrapper
+  // object per event, and numbers rather than bigints.
+  const requested = new Map<string, { index: number; event: VerificationEvent & { type: 'VerificationRequested' } }>();
   const terminals = new Map<string, Terminal>();
-  const decoded = events.map((recorded) => ({ recorded, event: asDomainEvent<VerificationEvent>(recorded) }));
+  const decoded = events.map((recorded) => asDomainEvent<VerificationEvent>(recorded));
   const extraRequests: RequestRow[] = [];
-  for (const { recorded, event } of decoded) {
+  for (let index = 0; index < decoded.length; index++) {
+    const event = decoded[index];
     if (event.type !== 'VerificationRequested') continue;
     // A second request of one reference (a broken log) stays a plain request: its insert does nothing.
     if (requested.has(event.data.reference)) extraRequests.push(requestRow(event));
-    else requested.set(event.data.reference, { position: recorded.position, event });
+    else requested.set(event.data.reference, { index, event });
   }
-  const terminalPositions = new Map<string, bigint>();
-  for (const { recorded, event } of decoded) {
-    const terminal = terminalOf(event);
+  const terminalIndexes = new Map<string, number>();
+  for (let index = 0; index < decoded.length; index++) {
+    const terminal = terminalOf(decoded[index]);
     if (terminal === undefined || terminals.has(terminal.reference)) continue;
     const request = requested.get(terminal.reference);
-    if (request !== undefined && request.position > recorded.position) continue;
+    if (request !== undefined && request.index > index) continue;
     terminals.set(terminal.reference, terminal);
-    terminalPositions.set(terminal.reference, recorded.position);
+    terminalIndexes.set(terminal.reference, index);
   }
-  const erasedOutOfOrder = decoded.some(({ recorded, event }) => {
+  const erasedOutOfOrder = decoded.some((event, index) => {
     if (event.type !== 'VerificationPersonalDataErased') return false;
-    const before = (position: bigint | undefined) => position !== undefined && recorded.position < position;
-    return before(requested.get(event.data.reference)?.position) || before(terminalPositions.get(event.data.reference));
+    const before = (other: number | undefined) => other !== undefined && index < other;
+    return before(requested.get(event.data.reference)?.index) || before(terminalIndexes.get(event.data.reference));
   });
   if (erasedOutOfOrder) {
-    for (const { recorded } of decoded) await verificationsProjection.handle(recorded, context);
+    for (const recorded of events) await verificationsProjection.handle(recorded, context);
     return;
   }
   const rows = [...requested.values()].map(({ event }) => requestRow(event, terminals.get(event.data.reference)));
@@ -312,7 +354,7 @@ async function handleVerificationBatch(events: readonly RecordedEvent[], context
   // joining two rows of one reference would take either): the first with a time, as `handle`'s
   // coalesce keeps the first time given, or else the first.
   const erasures = new Map<string, { reference: string; erased_at: string | null }>();
-  for (const { event } of decoded) {
+  for (const event of decoded) {
     if (event.type !== 'VerificationPersonalDataErased') continue;
     const erasedAt = (event.data.erasedAt as string | null | undefined) ?? null;
     if (erasures.get(event.data.reference)?.erased_at == null) erasures.set(event.data.reference, { reference: event.data.reference, erased_at: erasedAt });
