@@ -38,6 +38,18 @@ describeOnPostgresProjectOnly('the service pool', 'the pool is the same on both 
     }
   });
 
+  it("keeps an unused connection through a lull longer than pg's default idle timeout (10 s)", async () => {
+    const pool = createPool(database.url, 1);
+    try {
+      const backend = async () => (await pool.query<{ pid: number }>('select pg_backend_pid() as pid')).rows[0]?.pid;
+      const before = await backend();
+      await new Promise((wake) => setTimeout(wake, 11_000));
+      expect(await backend()).toBe(before);
+    } finally {
+      await pool.end();
+    }
+  }, 30_000);
+
   it('keeps the options of a database URL beside its own', async () => {
     expect(poolConnection('postgres://u@localhost/db')).toEqual({
       connectionString: 'postgres://u@localhost/db',

@@ -41,12 +41,23 @@ export function poolConnection(connectionString: string): { connectionString: st
 }
 
 /**
+ * How long a connection stays in the pool unused. With pg's default, 10 s, a lull of that length
+ * closed every connection, and the requests after it paid for new ones, up to `max` at once: a
+ * server process started for each, a SCRAM authentication on both sides, and every statement
+ * prepared and planned again on it; at a moderate rate, the connections used only in bursts were
+ * closed and opened again all along. Measured on bench:api, POST paced at 350/s after a lull: the
+ * service opened 0 to 2 connections during the phase, against 4 and 9 with the default; the
+ * latency moved less than the shared machine's noise (docs/benchmarks.md).
+ */
+export const POOL_IDLE_TIMEOUT_MS = 120_000;
+
+/**
  * The pool of a process of the service (the API, the projections, the audit): at most `max`
- * connections, generic plans, a bound on a transaction left idle, and a lost connection that never
- * crashes the process.
+ * connections, kept through lulls, generic plans, a bound on a transaction left idle, and a lost
+ * connection that never crashes the process.
  */
 export function createPool(connectionString: string, max: number): pg.Pool {
-  const pool = new pg.Pool({ ...poolConnection(connectionString), max, connectionTimeoutMillis: 5_000 });
+  const pool = new pg.Pool({ ...poolConnection(connectionString), max, idleTimeoutMillis: POOL_IDLE_TIMEOUT_MS, connectionTimeoutMillis: 5_000 });
   // An idle client losing its connection must not crash the process; the next query reconnects.
   pool.on('error', () => undefined);
   keepPoolClientErrorsHandled(pool);
