@@ -1,8 +1,6 @@
 import { describe, expect, it } from '@jest/globals';
 import type { RecordedEvent } from '../../src/event-store/event-store.port.js';
-import { inTransaction } from '../../src/database/transaction.js';
-import { applyEvents, recorded, rowsOf, type GivenEvent, useProjectionDatabase, applyBatch as applyBatchThroughHarness } from '../../test/support/projection-harness.js';
-import { pageContext } from '../runner/projection-runner.js';
+import { applyEvents, recorded, rowsOf, type GivenEvent, useProjectionDatabase, applyBatch as applyBatchThroughHarness, applyPage as applyPageThroughHarness } from '../../test/support/projection-harness.js';
 import { verificationsProjection } from './verifications.projection.js';
 
 const org = 'org_01JD3Q9ZK8W6V2C4X7N5B0M1TR';
@@ -60,10 +58,7 @@ describe('verifications projection', () => {
 
   const apply = (events: readonly GivenEvent[]) => applyEvents(db.pool, verificationsProjection, recorded(events));
   const applyBatch = (events: readonly RecordedEvent[]) => applyBatchThroughHarness(db.pool, verificationsProjection, events);
-  const applyPage = (events: readonly RecordedEvent[]) =>
-    inTransaction(db.pool, async (client) => {
-      await verificationsProjection.applyPage?.(events, pageContext(client, verificationsProjection, (table) => table));
-    });
+  const applyPage = (events: readonly RecordedEvent[]) => applyPageThroughHarness(db.pool, verificationsProjection, events);
   const state = async () => ({ rows: await rowsOf(db.pool, 'verifications', 'reference'), counts: await rowsOf(db.pool, 'verification_counts', 'organization_id, environment, scope, status') });
   const counts = async () =>
     (await db.pool.query<{ scope: string; status: string; count: string }>('select scope, status, count from verification_counts order by scope, status')).rows.map((c) => `${c.scope}/${c.status}=${c.count}`);

@@ -4,6 +4,8 @@ import pg from 'pg';
 import { createTestDatabase, type TestDatabase } from './database.js';
 import type { JsonObject, RecordedEvent } from '../../src/event-store/event-store.port.js';
 import type { Projection, ProjectionContext } from '../../projections/projection.js';
+import { pageContext } from '../../projections/runner/projection-runner.js';
+import { inTransaction } from '../../src/database/transaction.js';
 
 export interface GivenEvent {
   readonly streamId: string;
@@ -36,30 +38,21 @@ export function recorded(events: readonly GivenEvent[]): RecordedEvent[] {
 }
 
 /** Runs work on one client inside a transaction with the projection's context, as the runner does. */
-async function inTransaction(pool: pg.Pool, projection: Projection, work: (context: ProjectionContext) => Promise<void>): Promise<void> {
-  const client = await pool.connect();
-  const context: ProjectionContext = {
-    table: (name) => {
-      if (!projection.tables.includes(name)) throw new Error(`${projection.name} does not own ${name}`);
-      return name;
-    },
-    query: async <T>(sql: string, params?: readonly unknown[]) => (await client.query(sql, params as unknown[])).rows as T[],
-  };
-  try {
-    await client.query('begin');
-    await work(context);
-    await client.query('commit');
-  } catch (error) {
-    await client.query('rollback');
-    throw error;
-  } finally {
-    client.release();
-  }
+function inProjectionTransaction(pool: pg.Pool, projection: Projection, work: (context: ProjectionContext) => Promise<void>): Promise<void> {
+  return inTransaction(pool, (client) =>
+    work({
+      table: (name) => {
+        if (!projection.tables.includes(name)) throw new Error(`${projection.name} does not own ${name}`);
+        return name;
+      },
+      query: async <T>(sql: string, params?: readonly unknown[]) => (await client.query(sql, params as unknown[])).rows as T[],
+    }),
+  );
 }
 
 /** Applies events through a projection's handlers one by one, in one transaction. */
 export async function applyEvents(pool: pg.Pool, projection: Projection, events: readonly RecordedEvent[]): Promise<void> {
-  await inTransaction(pool, projection, async (context) => {
+  await inProjectionTransaction(pool, projection, async (context) => {
     for (const event of events) await projection.handle(event, context);
   });
 }
@@ -68,7 +61,14 @@ export async function applyEvents(pool: pg.Pool, projection: Projection, events:
 export async function applyBatch(pool: pg.Pool, projection: Projection, events: readonly RecordedEvent[]): Promise<void> {
   const handleBatch = projection.handleBatch;
   if (handleBatch === undefined) throw new Error(`${projection.name} has no handleBatch`);
-  await inTransaction(pool, projection, (context) => handleBatch.call(projection, events, context));
+  await inProjectionTransaction(pool, projection, (context) => handleBatch.call(projection, events, context));
+}
+
+/** Applies events as one page of the runner's page path (`applyPage`, with COPY), in one transaction. */
+export async function applyPage(pool: pg.Pool, projection: Projection, events: readonly RecordedEvent[]): Promise<void> {
+  const applyPageOf = projection.applyPage;
+  if (applyPageOf === undefined) throw new Error(`${projection.name} has no applyPage`);
+  await inTransaction(pool, (client) => applyPageOf.call(projection, events, pageContext(client, projection, (table) => table)));
 }
 
 /** Every row of a table in a stable order, for "replayed twice, same rows" comparisons. */
