@@ -41,13 +41,14 @@ describeOnProject('postgres', 'Given a projection whose category is rare among t
 
     await appendCounted(db.store, projection.category, { streams: 1, perStream: 3 });
     const firstHead = await appendCounted(db.store, other.category, { streams: 5, perStream: 20 });
-    // A read counts on only up to the visible head, which a transaction still open anywhere on the cluster (another suite's) holds back.
+    // A read counts on only up to the visible head, which a transaction still open anywhere on the cluster (another suite's) holds back:
+    // each read below waits for the head to pass what was just appended.
     await untilVisible(firstHead);
     expect((await lagNow()).lagEvents).toBe(3);
     expect(starts).toEqual([0n]);
 
     await appendCounted(db.store, other.category, { streams: 10, perStream: 20, firstStream: 5 });
-    await appendCounted(db.store, projection.category, { streams: 1, perStream: 2, firstStream: 1 });
+    await untilVisible(await appendCounted(db.store, projection.category, { streams: 1, perStream: 2, firstStream: 1 }));
     const second = await lagNow();
     expect(second).toMatchObject({ lagEvents: 5, lagEventsCapped: false });
     expect(second.lagSeconds).toBeGreaterThanOrEqual(0);
@@ -68,10 +69,11 @@ describeOnProject('postgres', 'Given a projection whose category is rare among t
     expect(starts).toHaveLength(2);
 
     const thirdHead = await appendCounted(db.store, other.category, { streams: 5, perStream: 20, firstStream: 15 });
+    await untilVisible(thirdHead);
     expect((await lagNow()).lagEvents).toBe(0);
     // The checkpoint moved since the last count: counted again from it.
     expect(starts[2]).toBe(rareHead);
-    await appendCounted(db.store, projection.category, { streams: 1, perStream: 1, firstStream: 2 });
+    await untilVisible(await appendCounted(db.store, projection.category, { streams: 1, perStream: 1, firstStream: 2 }));
     const last = await lagNow();
     expect(last.lagEvents).toBe(1);
     expect(last.lagSeconds).toBeGreaterThanOrEqual(0);
