@@ -1,14 +1,13 @@
 import type { INestApplicationContext } from '@nestjs/common';
 import type pg from 'pg';
 import { KEY_CACHE_TTL_MS } from '../../auth/key-cache.js';
+import type { AppConfig } from '../../config/config.js';
+import { CONFIG } from '../../config/runtime.js';
 import { PG_POOL } from '../../database/pool.js';
 import { ORGANIZATION_PROJECTIONS } from '../../organizations/organization.store.js';
 import { ProjectionWaiter } from '../../read-models/projection-waiter.js';
 import { PROJECTIONS } from '../../../projections/index.js';
 import { readActiveWorkers } from '../../../projections/status/projection-status.js';
-
-/** How long a CLI command waits for a running projection worker to apply its change. */
-export const CLI_PROJECTION_WAIT_MS = 10_000;
 
 export interface Settlement {
   /** in_force: on every instance; no_worker: recorded, applied when a worker runs; behind: a worker runs but did not apply it in time. */
@@ -24,6 +23,8 @@ export interface Settlement {
  */
 export async function settle(app: INestApplicationContext, position: bigint): Promise<Settlement> {
   const pool = app.get<symbol, pg.Pool>(PG_POOL);
+  // As long as an operator's change over HTTP waits (OPERATOR_CHANGE_WAIT_MS).
+  const waitMs = app.get<symbol, AppConfig>(CONFIG).admin.changeWaitMs;
   const waiter = new ProjectionWaiter(pool);
   const at = `position ${position}`;
   if (!(await waiter.waitFor(ORGANIZATION_PROJECTIONS, position, 0))) {
@@ -36,11 +37,11 @@ export async function settle(app: INestApplicationContext, position: bigint): Pr
           'or runs with RUN_PROJECTIONS=false and no `npm run projections`): the change takes effect as soon as one runs and applies it.',
       };
     }
-    if (!(await waiter.waitFor(ORGANIZATION_PROJECTIONS, position, CLI_PROJECTION_WAIT_MS))) {
+    if (!(await waiter.waitFor(ORGANIZATION_PROJECTIONS, position, waitMs))) {
       return {
         state: 'behind',
         message:
-          `Recorded (${at}), but the read models did not apply it within ${CLI_PROJECTION_WAIT_MS / 1_000} s: the service may act on the ` +
+          `Recorded (${at}), but the read models did not apply it within ${waitMs / 1_000} s: the service may act on the ` +
           'previous state until they do. See `npm run projections:status`; repeating the command is safe.',
       };
     }
