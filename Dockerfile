@@ -21,4 +21,5 @@ COPY --from=build /app/dist ./dist
 COPY package.json ./
 USER node
 EXPOSE 3000
-CMD ["node", "dist/src/main.js"]
+# The service's V8 flags (src/lifecycle/node-flags.ts says why).
+CMD ["node", "--min-semi-space-size=16", "--max-semi-space-size=64", "dist/src/main.js"]

@@ -2,8 +2,8 @@
  * `npm run bench:api`: the HTTP API under load, on the embedded default with the sandbox provider,
  * each figure beside a floor measured in the same run.
  *
- * The service runs as its own process (node dist/src/main.js, a fresh embedded PostgreSQL under a
- * temporary DATA_DIR) so that the load generator does not share its event loop. Measures:
+ * The service runs as its own process (node dist/src/main.js with the V8 flags npm start gives it,
+ * a fresh embedded PostgreSQL under a temporary DATA_DIR) so that the load generator does not share its event loop. Measures:
  *   1. POST /v1/nin (sandbox found), after a 10 s warm-up at 300/s: 100 connections in a closed
  *      loop for BENCH_SECONDS (default 30), then the same closed loop against the check floor
  *      (check-floor.ts, in floor-server.ts: the statements of a check in its transactions on a
@@ -35,6 +35,7 @@ import { streams } from '../src/common/streams.js';
 import { identifiersIn } from '../src/data-protection/blind-index.js';
 import { runMigrations } from '../src/database/data-source.js';
 import { freePort } from '../src/database/embedded-postgres.js';
+import { SERVICE_NODE_FLAGS } from '../src/lifecycle/node-flags.js';
 import type { JsonObject } from '../src/event-store/event-store.port.js';
 import { admin, withDatabase } from './bench-support.js';
 import { isCheckPlan, type CheckTemplate } from './check-floor.js';
@@ -510,7 +511,7 @@ async function main(): Promise<void> {
   const nodeArgs = (process.env.BENCH_SERVICE_NODE_ARGS ?? '').split(' ').filter((arg) => arg !== '');
   // BENCH_SERVICE_DIR: the checkout whose built service is measured (another build of the service, to
   // compare two builds under this one bench); this checkout's by default.
-  const child = spawn(process.execPath, [...nodeArgs, 'dist/src/main.js'], {
+  const child = spawn(process.execPath, [...SERVICE_NODE_FLAGS, ...nodeArgs, 'dist/src/main.js'], {
     cwd: process.env.BENCH_SERVICE_DIR ?? process.cwd(),
     env: {
       ...process.env,

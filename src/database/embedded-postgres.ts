@@ -108,7 +108,21 @@ export async function startEmbeddedPostgres(options: EmbeddedPostgresOptions): P
     createPostgresUser: userInfo().uid === 0,
     initdbFlags: ['--encoding=UTF8'],
     // Listen on loopback only: the embedded cluster is for this process, not the network.
-    postgresFlags: ['-c', 'listen_addresses=127.0.0.1', '-c', 'max_connections=200', '-c', `unix_socket_directories=${useSocket ? socketDir : ''}`],
+    // backend_flush_after: a backend that has written 256 kB of table and index pages (evicting
+    // them from shared buffers) asks the kernel to write them out then. With PostgreSQL's default
+    // (0, never), a burst of checks left a few hundred MB dirty in the page cache, which the kernel
+    // wrote back 30 s later all at once; the commits waiting on their WAL flush meanwhile stalled
+    // for 100 to 400 ms, the whole tail of bench:api's paced phase.
+    postgresFlags: [
+      '-c',
+      'listen_addresses=127.0.0.1',
+      '-c',
+      'max_connections=200',
+      '-c',
+      'backend_flush_after=256kB',
+      '-c',
+      `unix_socket_directories=${useSocket ? socketDir : ''}`,
+    ],
     onLog: (message) => remember(String(message).trim()),
     onError: (error) => remember(`[error] ${error instanceof Error ? error.message : String(error)}`),
   });

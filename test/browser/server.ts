@@ -4,6 +4,7 @@ import { mkdir, mkdtemp, rm } from 'node:fs/promises';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
+import { SERVICE_NODE_FLAGS } from '../../src/lifecycle/node-flags.js';
 
 /** The admin token the browser tests' service runs with: the operators' console is bootstrapped with it. */
 export const BROWSER_ADMIN_TOKEN = 'browser-tests-admin-token-0123456789';
@@ -37,7 +38,7 @@ export async function startService(): Promise<RunningService> {
   const port = await freePort();
   await mkdir(resolve('test-results'), { recursive: true });
   const log = createWriteStream(resolve('test-results', 'service.log'));
-  const child: ChildProcess = spawn(process.execPath, ['dist/src/main.js'], {
+  const child: ChildProcess = spawn(process.execPath, [...SERVICE_NODE_FLAGS, 'dist/src/main.js'], {
     env: {
       ...process.env,
       DATA_DIR: dataDir,
