@@ -144,6 +144,26 @@ describe('wallet-ledger projection', () => {
     expect(oneByOne.map((line) => `${String(line.environment)}:${String(line.available_kobo)}`)).toEqual(['live:50000', 'live:46000', 'test:10000', 'test:9000', 'test:7000', 'test:7000', 'test:9000', 'test:8700', 'test:8707']);
   });
 
+  it('finds the scope of a reservation further back than the recent lines searched first, by handle and by handleBatch', async () => {
+    // Reserved, then more lines than the first search covers (4,096), then closed in a later batch.
+    const fundings = Array.from({ length: 4_200 }, (_, at) => funded(`f${at}`, 1));
+    const events = recorded([funded('f', 10_000), reserved('vrf_far', 1_000, 'test', 'nin'), reserved('vrf_near', 500, 'test', 'bvn'), ...fundings, debited('vrf_far', 1_000), released('vrf_near', 500)]);
+    const closes = events.slice(-2);
+    await applyBatch(events.slice(0, -2));
+    await applyBatch(closes);
+    const scopes = async () => (await db.pool.query(`select entry_type, reference, scope from wallet_ledger where entry_type in ('debit', 'release') order by event_position`)).rows;
+    expect(await scopes()).toEqual([
+      { entry_type: 'debit', reference: 'vrf_far', scope: 'nin' },
+      { entry_type: 'release', reference: 'vrf_near', scope: 'bvn' },
+    ]);
+    await db.pool.query(`delete from wallet_ledger where entry_type in ('debit', 'release')`);
+    await apply(closes);
+    expect(await scopes()).toEqual([
+      { entry_type: 'debit', reference: 'vrf_far', scope: 'nin' },
+      { entry_type: 'release', reference: 'vrf_near', scope: 'bvn' },
+    ]);
+  });
+
   it('through handleBatch, stops loudly on a line that would overdraw the wallet', async () => {
     await expect(applyBatch(recorded([funded('f1', 100), reserved('vrf_a', 50), reserved('vrf_b', 51)]))).rejects.toBeInstanceOf(WalletProjectionError);
     expect(await lines()).toEqual([]);
