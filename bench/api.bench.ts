@@ -3,7 +3,8 @@
  * each figure beside a floor measured in the same run.
  *
  * The service runs as its own process (node dist/src/main.js with the V8 flags npm start gives it,
- * a fresh embedded PostgreSQL under a temporary DATA_DIR) so that the load generator does not share its event loop. Measures:
+ * a fresh embedded PostgreSQL under a temporary DATA_DIR) so that the load generator does not
+ * share its event loop. Measures:
  *   1. POST /v1/nin (sandbox found), after a 10 s warm-up at 300/s: 100 connections in a closed
  *      loop for BENCH_SECONDS (default 30), then the same closed loop against the check floor
  *      (check-floor.ts, in floor-server.ts: the statements of a check in its transactions on a

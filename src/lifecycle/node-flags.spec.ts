@@ -1,4 +1,5 @@
 import { describe, expect, it } from '@jest/globals';
+import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -28,7 +29,12 @@ describe('the service’s node flags', () => {
     expect(commands).toEqual([`    command: ${JSON.stringify(['node', ...SERVICE_NODE_FLAGS, 'dist/src/main.js']).replaceAll(',', ', ')}`]);
   });
 
-  it('are flags this node accepts', () => {
-    for (const flag of SERVICE_NODE_FLAGS) expect(flag).toMatch(/^--[a-z-]+=\d+$/);
+  it('are flags this node accepts, and keep the young generation at 16 MiB or more from the start', () => {
+    const newSpace = execFileSync(process.execPath, [
+      ...SERVICE_NODE_FLAGS,
+      '-e',
+      `process.stdout.write(String(require('v8').getHeapSpaceStatistics().find((space) => space.space_name === 'new_space').space_size))`,
+    ]).toString();
+    expect(Number(newSpace)).toBeGreaterThanOrEqual(16 * 1024 * 1024);
   });
 });
