@@ -43,15 +43,22 @@ async function postmasterFile(): Promise<string[] | undefined> {
   }
 }
 
-/** Every server process whose command line names this cluster's directory, whoever started it. */
+/**
+ * Every server (postmaster) whose command line names this cluster's directory, whoever started it.
+ * A process that a postmaster has just forked (a backend, an I/O or autovacuum worker) shows the
+ * postmaster's command line until it sets its own title: one whose parent is among them is its
+ * child, not a second server.
+ */
 async function postgresOnDataDir(): Promise<number[]> {
-  const found: number[] = [];
+  const found = new Map<number, number>();
   for (const entry of await readdir('/proc')) {
     if (!/^\d+$/.test(entry)) continue;
     const commandLine = await readFile(join('/proc', entry, 'cmdline'), 'utf8').catch(() => '');
-    if (commandLine.includes('postgres') && commandLine.split('\0').includes(clusterDir)) found.push(Number(entry));
+    if (!commandLine.includes('postgres') || !commandLine.split('\0').includes(clusterDir)) continue;
+    const stat = await readFile(join('/proc', entry, 'stat'), 'utf8').catch(() => '');
+    found.set(Number(entry), Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]));
   }
-  return found;
+  return [...found.keys()].filter((pid) => !found.has(found.get(pid) as number));
 }
 
 beforeAll(async () => {
