@@ -108,17 +108,6 @@ describeOnProject('postgres', 'The PostgreSQL event log restored into another cl
     return { url, pool, store };
   }
 
-  it('the embedded cluster runs with backend_flush_after 256kB (src/database/embedded-postgres.ts says why)', async () => {
-    const client = new pg.Client({ connectionString: cluster.url });
-    await client.connect();
-    try {
-      const { rows } = await client.query<{ backend_flush_after: string }>('show backend_flush_after');
-      expect(rows[0].backend_flush_after).toBe('256kB');
-    } finally {
-      await client.end();
-    }
-  });
-
   it('reads the old log, appends after it, resumes subscriptions from their checkpoints and rebuilds in order, once a start has raised the epoch', async () => {
     const projection = countingProjection('moved');
     await createCountingTable(sourcePool, projection);
