@@ -239,7 +239,7 @@ async function handleLedgerBatch(events: readonly RecordedEvent[], context: Proj
   // reservation is in it, else from its line (the search of `handle`), one statement for them all.
   const entries = decoded.map(({ event }) => entryOf(event));
   const reservedInBatch = new Map<string, string | null>();
-  const toLookUp: { at: number; organization_id: string; environment: string; event_position: string; reference: string }[] = [];
+  const toLookUp: ScopeLookUp[] = [];
   const scopes = entries.map((entry, at): string | null => {
     const { event, key, position } = decoded[at];
     const reservation = `${key}\u0000${entry.reference}`;
