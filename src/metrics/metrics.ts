@@ -48,6 +48,34 @@ export const eventStoreAppendDurationSeconds = new client.Histogram({
   buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5],
 });
 
+/** From half a millisecond (a batch with nothing to wait for) to seconds (a wallet saturated). */
+const WALLET_BUCKETS_SECONDS = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5];
+
+/**
+ * One wallet's commands are decided and appended one batch at a time on each instance (the wallet
+ * ledger's queue): under a steady load a wallet can be busy all the time, and then each command
+ * waits for the batch in flight before its own starts. These three show it without a label per
+ * wallet: the wait, the batch's own time, and how many commands shared it.
+ */
+export const walletCommandWaitSeconds = new client.Histogram({
+  name: 'ivl_wallet_command_wait_seconds',
+  help: "Time a wallet command (reserve, capture, release, fund) waited in its wallet's queue on this instance before its batch started",
+  buckets: WALLET_BUCKETS_SECONDS,
+});
+
+export const walletBatchDurationSeconds = new client.Histogram({
+  name: 'ivl_wallet_batch_duration_seconds',
+  help: 'Time a wallet batch took from its start to its answer (fold, decision, append and commit, retries included), by outcome (appended, unchanged, conflict, failed)',
+  labelNames: ['outcome'] as const,
+  buckets: WALLET_BUCKETS_SECONDS,
+});
+
+export const walletBatchCommands = new client.Histogram({
+  name: 'ivl_wallet_batch_commands',
+  help: 'Commands decided together in one wallet batch',
+  buckets: [1, 2, 5, 10, 20, 50, 100, 200, 500, 1000],
+});
+
 const KNOWN_METHODS = new Set(['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS']);
 
 /** A method outside the usual ones is counted as `other`, so that a client cannot mint label values. */

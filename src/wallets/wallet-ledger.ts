@@ -7,6 +7,7 @@ import { streams } from '../common/streams.js';
 import { type AppendResult, EVENT_STORE, type EventStore, type StreamAppend } from '../event-store/event-store.port.js';
 import { AlongsideRefused, type Decision, type DecidedEvent, EventSourcedHandler, type Folded, type Stream } from '../event-sourcing/event-sourced-handler.js';
 import { exponentialJitter } from '../event-sourcing/retry.js';
+import { walletBatchCommands, walletBatchDurationSeconds, walletCommandWaitSeconds } from '../metrics/metrics.js';
 import { ReadYourWrites } from '../read-models/read-your-writes.js';
 import { availableKobo, balanceKobo, walletDecider, type WalletCommand, type WalletState } from './wallet.decider.js';
 import { storedLink, WALLET_CHAIN } from './wallet-chain.js';
@@ -64,6 +65,8 @@ interface CommandResult {
 }
 
 interface PendingCommand {
+  /** performance.now() when the command joined its wallet's queue. */
+  readonly queuedAt: number;
   readonly command: WalletCommand;
   readonly context: CommandContext;
   readonly alongside?: Alongside;
@@ -76,6 +79,9 @@ interface WalletQueue {
   readonly wallet: WalletId;
   readonly pending: PendingCommand[];
 }
+
+/** How a batch ended, for ivl_wallet_batch_duration_seconds: `failed` until it says otherwise. */
+type BatchOutcome = 'appended' | 'unchanged' | 'conflict' | 'failed';
 
 type Outcome = { readonly written: boolean; readonly state: WalletState; readonly refusal?: InsufficientBalance } | { readonly error: unknown };
 
@@ -251,13 +257,14 @@ export class EventSourcedWalletLedger extends WalletLedger implements BeforeAppl
       return Promise.reject(new ServiceUnavailable('The wallet is busy; try again shortly'));
     }
     return new Promise<CommandResult>((resolve, reject) => {
+      const pending: PendingCommand = { queuedAt: performance.now(), command, context, alongside, resolve, reject };
       if (queue === undefined) {
         queue = { stream: this.streamOf(wallet), wallet, pending: [] };
         this.queues.set(key, queue);
-        queue.pending.push({ command, context, alongside, resolve, reject });
+        queue.pending.push(pending);
         void this.drain(key, queue);
       } else {
-        queue.pending.push({ command, context, alongside, resolve, reject });
+        queue.pending.push(pending);
       }
     });
   }
@@ -267,12 +274,18 @@ export class EventSourcedWalletLedger extends WalletLedger implements BeforeAppl
     try {
       while (queue.pending.length > 0) {
         const batch = queue.pending.splice(0, this.options.maxBatch);
+        const started = performance.now();
+        for (const pending of batch) walletCommandWaitSeconds.observe((started - pending.queuedAt) / 1000);
+        walletBatchCommands.observe(batch.length);
+        const ended: { outcome: BatchOutcome } = { outcome: 'failed' };
         try {
-          await this.runBatch(queue, batch);
+          await this.runBatch(queue, batch, ended);
         } catch (error) {
           // The append may or may not have been written: forget the state and let callers retry (every command is idempotent).
           this.cache.delete(key);
           for (const pending of batch) pending.reject(error);
+        } finally {
+          walletBatchDurationSeconds.observe({ outcome: ended.outcome }, (performance.now() - started) / 1000);
         }
       }
     } finally {
@@ -280,7 +293,8 @@ export class EventSourcedWalletLedger extends WalletLedger implements BeforeAppl
     }
   }
 
-  private async runBatch(queue: WalletQueue, whole: readonly PendingCommand[]): Promise<void> {
+  /** Decides and appends one batch; says in `ended` how it ended (left `failed` when it throws otherwise than for a conflict). */
+  private async runBatch(queue: WalletQueue, whole: readonly PendingCommand[], ended: { outcome: BatchOutcome }): Promise<void> {
     const { stream } = queue;
     let batch = whole;
     let handled;
@@ -302,10 +316,17 @@ export class EventSourcedWalletLedger extends WalletLedger implements BeforeAppl
         if (refused.length === 0) throw error;
         for (const pending of refused) pending.reject(error);
         batch = batch.filter((pending) => !refused.includes(pending));
-        if (batch.length === 0) return;
+        if (batch.length === 0) {
+          ended.outcome = 'unchanged';
+          return;
+        }
       }
     }
-    if (handled.status === 'conflict') throw new ServiceUnavailable('The wallet is busy; try again shortly');
+    if (handled.status === 'conflict') {
+      ended.outcome = 'conflict';
+      throw new ServiceUnavailable('The wallet is busy; try again shortly');
+    }
+    ended.outcome = handled.status;
     this.remember(stream.id, handled.folded, cached);
     const position = handled.status === 'appended' ? handled.position : (handled.folded.position ?? 0n);
     // Also when nothing was written: a read here must not show less than the fold this batch was decided on.

@@ -42,7 +42,7 @@ describe('Operations: /metrics, security headers, CORS and the production switch
     return parseMetrics(await response.text());
   };
 
-  it('counts checks by scope and outcome, kobo charged, requests by route template, appends and lag, with no input in any label', async () => {
+  it('counts checks by scope and outcome, kobo charged, requests by route template, appends, wallet batches and lag, with no input in any label', async () => {
     const before = await scrape();
     const inputs = { found: '80417352965', notFound: '80417352961', failing: '70417352962' };
     const post = (scope: string, body: Record<string, string>) => app.request('POST', `/v1/${scope}`, { body, headers: { 'x-service-key': key } });
@@ -66,6 +66,13 @@ describe('Operations: /metrics, security headers, CORS and the production switch
     expect(moved('ivl_verification_provider_duration_seconds_count', { scope: 'bvn', outcome: 'failed' })).toBe(1);
     // Each check appends its request, its end and two wallet events: four appends on EventStoreDB, two write-sets on PostgreSQL.
     expect(moved('ivl_event_store_append_duration_seconds_count', { store: app.eventStoreKind, outcome: 'ok' })).toBeGreaterThanOrEqual(3 * (app.eventStoreKind === 'postgres' ? 2 : 4));
+    // Six wallet commands, each check's reservation and then its capture (found, not found) or release (failed), in one batch or several, every batch appended.
+    expect(moved('ivl_wallet_command_wait_seconds_count', {})).toBe(6);
+    expect(moved('ivl_wallet_batch_commands_sum', {})).toBe(6);
+    const batches = moved('ivl_wallet_batch_commands_count', {});
+    expect(batches).toBeGreaterThanOrEqual(2);
+    expect(moved('ivl_wallet_batch_duration_seconds_count', { outcome: 'appended' })).toBe(batches);
+    expect(moved('ivl_wallet_batch_duration_seconds_count', {})).toBe(batches);
     expect(after.filter((entry) => entry.name === 'ivl_projection_lag_seconds').map((entry) => entry.labels.projection)).toEqual(
       expect.arrayContaining(['verifications', 'wallets', 'api-keys']),
     );
