@@ -80,7 +80,7 @@ interface WalletQueue {
   readonly pending: PendingCommand[];
 }
 
-/** How a batch ended, for ivl_wallet_batch_duration_seconds: `failed` until it says otherwise. */
+/** How a batch ended, for ivl_wallet_batch_duration_seconds: as runBatch answers, or `failed` when it throws. */
 type BatchOutcome = 'appended' | 'unchanged' | 'conflict' | 'failed';
 
 type Outcome = { readonly written: boolean; readonly state: WalletState; readonly refusal?: InsufficientBalance } | { readonly error: unknown };
@@ -277,15 +277,16 @@ export class EventSourcedWalletLedger extends WalletLedger implements BeforeAppl
         const started = performance.now();
         for (const pending of batch) walletCommandWaitSeconds.observe((started - pending.queuedAt) / 1000);
         walletBatchCommands.observe(batch.length);
-        const ended: { outcome: BatchOutcome } = { outcome: 'failed' };
+        let outcome: BatchOutcome = 'failed';
         try {
-          await this.runBatch(queue, batch, ended);
+          outcome = await this.runBatch(queue, batch);
+          if (outcome === 'conflict') throw new ServiceUnavailable('The wallet is busy; try again shortly');
         } catch (error) {
           // The append may or may not have been written: forget the state and let callers retry (every command is idempotent).
           this.cache.delete(key);
           for (const pending of batch) pending.reject(error);
         } finally {
-          walletBatchDurationSeconds.observe({ outcome: ended.outcome }, (performance.now() - started) / 1000);
+          walletBatchDurationSeconds.observe({ outcome }, (performance.now() - started) / 1000);
         }
       }
     } finally {
@@ -293,8 +294,8 @@ export class EventSourcedWalletLedger extends WalletLedger implements BeforeAppl
     }
   }
 
-  /** Decides and appends one batch; says in `ended` how it ended (left `failed` when it throws otherwise than for a conflict). */
-  private async runBatch(queue: WalletQueue, whole: readonly PendingCommand[], ended: { outcome: BatchOutcome }): Promise<void> {
+  /** Decides and appends one batch and answers its commands; answers `conflict`, with the commands unanswered, when every append lost to another writer. */
+  private async runBatch(queue: WalletQueue, whole: readonly PendingCommand[]): Promise<'appended' | 'unchanged' | 'conflict'> {
     const { stream } = queue;
     let batch = whole;
     let handled;
@@ -316,17 +317,10 @@ export class EventSourcedWalletLedger extends WalletLedger implements BeforeAppl
         if (refused.length === 0) throw error;
         for (const pending of refused) pending.reject(error);
         batch = batch.filter((pending) => !refused.includes(pending));
-        if (batch.length === 0) {
-          ended.outcome = 'unchanged';
-          return;
-        }
+        if (batch.length === 0) return 'unchanged';
       }
     }
-    if (handled.status === 'conflict') {
-      ended.outcome = 'conflict';
-      throw new ServiceUnavailable('The wallet is busy; try again shortly');
-    }
-    ended.outcome = handled.status;
+    if (handled.status === 'conflict') return 'conflict';
     this.remember(stream.id, handled.folded, cached);
     const position = handled.status === 'appended' ? handled.position : (handled.folded.position ?? 0n);
     // Also when nothing was written: a read here must not show less than the fold this batch was decided on.
@@ -340,6 +334,7 @@ export class EventSourcedWalletLedger extends WalletLedger implements BeforeAppl
       if ('error' in outcome) pending.reject(outcome.error);
       else pending.resolve({ ...outcome, position, ...(pending.alongside === undefined ? {} : { alongside: alongside.shift() }) });
     });
+    return handled.status;
   }
 
   /** The wallet folded to the stream's end, from its snapshot when it has one that matches the stream, else from the start. */
