@@ -234,6 +234,93 @@ async function paced(options: PacedLoadOptions): Promise<PacedLoadResult> {
   return result;
 }
 
+/** The wallet ledger's queue metrics (operations.md), summed over their labels. */
+interface WalletQueueCounters {
+  readonly batches: number;
+  readonly batchSeconds: number;
+  readonly commands: number;
+  readonly waitSeconds: number;
+  /** The service's event-loop delay since the scrape before (prom-client's default metrics, reset at each scrape), when it reports it. */
+  readonly loopDelayMeanSeconds: number | undefined;
+  readonly loopDelayP99Seconds: number | undefined;
+}
+
+/** What the bench's one wallet did over a phase: its batches, how long each took, how busy it was and how long a command waited. */
+interface WalletQueueFigures {
+  readonly batchesPerSecond: number;
+  readonly commandsPerBatch: number;
+  readonly batchMs: number;
+  /** The share of the phase a batch was under way (the bench's checks all charge one wallet). */
+  readonly busy: number;
+  readonly waitMs: number;
+  /** How late the service's event loop ran a timer over the phase (mean, p99), when it reports it: what every awaited answer, the append's too, waits for its turn. */
+  readonly loopDelayMeanMs: number | undefined;
+  readonly loopDelayP99Ms: number | undefined;
+}
+
+const WALLET_QUEUE_METRICS = {
+  batches: 'ivl_wallet_batch_duration_seconds_count',
+  batchSeconds: 'ivl_wallet_batch_duration_seconds_sum',
+  commands: 'ivl_wallet_command_wait_seconds_count',
+  waitSeconds: 'ivl_wallet_command_wait_seconds_sum',
+} as const;
+const LOOP_DELAY_METRICS = { mean: 'ivl_nodejs_eventloop_lag_mean_seconds', p99: 'ivl_nodejs_eventloop_lag_p99_seconds' } as const;
+/**
+ * prom-client samples the event loop with a timer every 10 ms (its default, which the service
+ * keeps), and its figures are the intervals between the timer's runs: the delay is what exceeds 10 ms.
+ */
+const LOOP_DELAY_TIMER_MS = 10;
+
+/**
+ * The queue's counters from the service's /metrics, each metric summed over its label sets;
+ * undefined when the service has none (metrics turned off, or a build before them under BENCH_SERVICE_DIR).
+ */
+async function walletQueueCounters(baseUrl: string): Promise<WalletQueueCounters | undefined> {
+  const response = await fetch(`${baseUrl}/metrics`);
+  if (!response.ok) return undefined;
+  const totals: Record<string, number> = {};
+  for (const line of (await response.text()).split('\n')) {
+    const match = /^([a-z][a-z0-9_]*)(?:\{[^}]*\})? ([0-9.eE+-]+)$/.exec(line);
+    if (match !== null) totals[match[1]] = (totals[match[1]] ?? 0) + Number(match[2]);
+  }
+  const { batches, batchSeconds, commands, waitSeconds } = WALLET_QUEUE_METRICS;
+  if ([batches, batchSeconds, commands, waitSeconds].some((name) => totals[name] === undefined)) return undefined;
+  return {
+    batches: totals[batches],
+    batchSeconds: totals[batchSeconds],
+    commands: totals[commands],
+    waitSeconds: totals[waitSeconds],
+    loopDelayMeanSeconds: totals[LOOP_DELAY_METRICS.mean],
+    loopDelayP99Seconds: totals[LOOP_DELAY_METRICS.p99],
+  };
+}
+
+/** Runs `load` and answers its result with the wallet queue's figures over it (the counters read before and after), when the service reports them. */
+async function withWalletQueue<T extends object>(baseUrl: string, load: () => Promise<T>): Promise<T & { walletQueue?: WalletQueueFigures }> {
+  const before = await walletQueueCounters(baseUrl);
+  const started = performance.now();
+  const result = await load();
+  const seconds = (performance.now() - started) / 1000;
+  const after = before === undefined ? undefined : await walletQueueCounters(baseUrl);
+  if (before === undefined || after === undefined) return result;
+  const batches = after.batches - before.batches;
+  const commands = after.commands - before.commands;
+  const batchSeconds = after.batchSeconds - before.batchSeconds;
+  if (batches === 0 || commands === 0) return result;
+  return {
+    ...result,
+    walletQueue: {
+      batchesPerSecond: batches / seconds,
+      commandsPerBatch: commands / batches,
+      batchMs: (1000 * batchSeconds) / batches,
+      busy: batchSeconds / seconds,
+      waitMs: (1000 * (after.waitSeconds - before.waitSeconds)) / commands,
+      loopDelayMeanMs: after.loopDelayMeanSeconds === undefined ? undefined : Math.max(0, 1000 * after.loopDelayMeanSeconds - LOOP_DELAY_TIMER_MS),
+      loopDelayP99Ms: after.loopDelayP99Seconds === undefined ? undefined : Math.max(0, 1000 * after.loopDelayP99Seconds - LOOP_DELAY_TIMER_MS),
+    },
+  };
+}
+
 interface Result {
   name: string;
   /** CPU ms per answered request (per check written, for a settled phase), of the process measured (the service, or a floor) and of PostgreSQL, during the phase. */
@@ -244,6 +331,8 @@ interface Result {
   inserted?: number;
   /** Rows inserted and updated per answered request, per table. */
   tables?: Map<string, TableRows>;
+  /** The wallet ledger's queue over the phase, from the service's metrics (POST phases of the service). */
+  walletQueue?: WalletQueueFigures;
   requestsPerSecond: number;
   p50Ms: number;
   p99Ms: number;
@@ -581,7 +670,7 @@ async function main(): Promise<void> {
       for (let run = 1; run <= RUNS; run++) {
         const of = RUNS > 1 ? ` (run ${run} of ${RUNS})` : '';
         posts.push(
-          await phase('POST /v1/nin (found)', postRuns && POST_CLOSED, `POST /v1/nin, ${CONNECTIONS} connections, ${SECONDS} s${of}`, () => closedLoop({ ...check, connections: CONNECTIONS, duration: SECONDS }), serviceSettle),
+          await phase('POST /v1/nin (found)', postRuns && POST_CLOSED, `POST /v1/nin, ${CONNECTIONS} connections, ${SECONDS} s${of}`, () => withWalletQueue(baseUrl, () => closedLoop({ ...check, connections: CONNECTIONS, duration: SECONDS })), serviceSettle),
         );
         if (floorPort === undefined || floorPid === undefined || floorUrl === undefined) continue;
         const floorCheck = { ...check, url: `http://127.0.0.1:${floorPort}/v1/nin` };
@@ -618,7 +707,7 @@ async function main(): Promise<void> {
           `POST /v1/nin (found), paced at ${postRate}/s`,
           true,
           `POST /v1/nin paced at ${postRate} requests/s (open loop), at most ${CONNECTIONS} connections, ${SECONDS} s${RUNS > 1 ? ` (run ${run} of ${RUNS})` : ''}`,
-          () => paced({ ...check, ratePerSecond: postRate, seconds: SECONDS, connections: CONNECTIONS }),
+          () => withWalletQueue(baseUrl, () => paced({ ...check, ratePerSecond: postRate, seconds: SECONDS, connections: CONNECTIONS })),
         ),
       );
     }
@@ -742,6 +831,18 @@ async function main(): Promise<void> {
       process.stdout.write('\n| route | process CPU ms/request (the service, or the floor) | PostgreSQL CPU ms/request | commits/request | rows inserted/request |\n|---|---|---|---|---|\n');
       for (const result of costed) {
         process.stdout.write(`| ${result.name} | ${result.serviceCpuMs?.toFixed(3)} | ${result.postgresCpuMs?.toFixed(3)} | ${result.commits?.toFixed(2) ?? '-'} | ${result.inserted?.toFixed(2) ?? '-'} |\n`);
+      }
+    }
+    // The one wallet's queue, which a paced check waits on twice (benchmarks.md, the wallet's queue).
+    const queued = [...posts, ...postsAtRate].filter((result) => result.walletQueue !== undefined);
+    if (queued.length > 0) {
+      process.stdout.write(
+        "\nThe wallet's queue (the service's metrics over each POST phase; every check charges one wallet)\n\n| phase | batches/s | commands per batch | ms per batch | wallet busy | mean wait of a command, ms | event-loop delay, mean / p99 ms |\n|---|---|---|---|---|---|---|\n",
+      );
+      for (const result of queued) {
+        const queue = result.walletQueue as WalletQueueFigures;
+        const phaseName = posts.includes(result) ? `${result.name}, closed loop, run ${posts.indexOf(result) + 1}` : `${result.name}, run ${postsAtRate.indexOf(result) + 1}`;
+        process.stdout.write(`| ${phaseName} | ${queue.batchesPerSecond.toFixed(0)} | ${queue.commandsPerBatch.toFixed(1)} | ${queue.batchMs.toFixed(1)} | ${(100 * queue.busy).toFixed(0)} % | ${queue.waitMs.toFixed(1)} | ${queue.loopDelayMeanMs === undefined ? '-' : `${queue.loopDelayMeanMs.toFixed(1)} / ${(queue.loopDelayP99Ms ?? Number.NaN).toFixed(1)}`} |\n`);
       }
     }
     // The check floor's honesty: what each side wrote per check, table by table (median runs).
