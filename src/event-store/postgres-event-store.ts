@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import pg from 'pg';
 import { isConnectionError } from '../database/connection-errors.js';
 import { GroupCommit } from '../database/group-commit.js';
+import { KeptSessions } from '../database/kept-sessions.js';
 import { raisePositionEpoch } from '../database/position-epoch.js';
 import { prepared } from '../database/prepared.js';
 import {
@@ -243,9 +244,13 @@ export class PostgresEventStore implements EventStore {
   /** Sent with this store's notifications, so that its own listener can tell them from other processes'. */
   private readonly instanceId = randomUUID();
 
+  /** The appends' sessions, one per batch in flight, kept out of the pool (kept-sessions.ts says why). */
+  private readonly writeSessions: KeptSessions;
+
   constructor(options: PostgresEventStoreOptions) {
     this.pool = options.pool;
     this.connectionString = options.connectionString;
+    this.writeSessions = new KeptSessions(this.pool, MAX_BATCHES_IN_FLIGHT);
   }
 
   /** Several streams in one transaction: all written or none (append_write_sets). */
@@ -279,8 +284,10 @@ export class PostgresEventStore implements EventStore {
   private async appendOne(pending: StreamAppend, epochRaised = false): Promise<AppendResult> {
     const { streamId, events, expectedRevision } = pending;
     try {
-      const result = await this.pool.query<{ next_revision: string; last_position: string }>(
-        prepared('select next_revision, last_position from append_events($1, $2, $3)', [streamId, expectedCode(expectedRevision).toString(), eventsJson(events)]),
+      const result = await this.writeSessions.use((session) =>
+        session.query<{ next_revision: string; last_position: string }>(
+          prepared('select next_revision, last_position from append_events($1, $2, $3)', [streamId, expectedCode(expectedRevision).toString(), eventsJson(events)]),
+        ),
       );
       const row = result.rows[0];
       this.appended(BigInt(row.last_position));
@@ -373,8 +380,10 @@ export class PostgresEventStore implements EventStore {
     ];
     const keyed = parts.filter(({ part }) => part.keyRows !== undefined) as { part: StreamAppend & { keyRows: KeyRows }; set: number }[];
     if (keyed.length > 0) params.push(...keyRowParams(keyed));
-    const { rows } = await this.pool.query<{ next_revision: string | null; last_position: string; actual: string | null }>(
-      prepared(keyed.length > 0 ? APPEND_WITH_KEY_ROWS : 'select next_revision, last_position, actual from append_write_sets($1, $2, $3, $4, $5, $6, $7)', params),
+    const { rows } = await this.writeSessions.use((session) =>
+      session.query<{ next_revision: string | null; last_position: string; actual: string | null }>(
+        prepared(keyed.length > 0 ? APPEND_WITH_KEY_ROWS : 'select next_revision, last_position, actual from append_write_sets($1, $2, $3, $4, $5, $6, $7)', params),
+      ),
     );
     if (rows.length !== parts.length) throw new Error(`invariant: append_write_sets answered ${rows.length} rows for ${parts.length} appends`);
     this.appended(rows.reduce((newest, row) => (row.next_revision !== null && BigInt(row.last_position) > newest ? BigInt(row.last_position) : newest), 0n));
