@@ -20,6 +20,8 @@ import { isConnectionError } from './connection-errors.js';
  */
 export class KeptSessions {
   private readonly idle: pg.Client[] = [];
+  /** Sessions whose connection reported an error: closed when their call ends, never reused. */
+  private readonly failed = new WeakSet<pg.Client>();
   private open = 0;
   private closed = false;
 
@@ -52,7 +54,7 @@ export class KeptSessions {
       broken = isConnectionError(error);
       throw error;
     } finally {
-      if (broken || this.closed) this.drop(kept);
+      if (broken || this.closed || this.failed.has(kept)) this.drop(kept);
       else this.idle.push(kept);
     }
   }
@@ -68,7 +70,8 @@ export class KeptSessions {
     // The pool's own settings: the same server, credentials and session options.
     const session = new pg.Client(this.pool.options);
     session.on('error', () => {
-      // Lost while idle: drop it; the next call opens another.
+      this.failed.add(session);
+      // Lost while idle: drop it; the next call opens another (one in a call is dropped when the call ends).
       const at = this.idle.indexOf(session);
       if (at >= 0) {
         this.idle.splice(at, 1);

@@ -743,6 +743,7 @@ export class PostgresEventStore implements EventStore {
     const listener = this.listener;
     this.listener = undefined;
     await listener?.end().catch(() => undefined);
+    await this.writeSessions.close();
   }
 
   /** Every read's text is fixed for its shape (direction, bounds, filter), so each is a prepared statement. */
