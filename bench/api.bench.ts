@@ -33,6 +33,7 @@ import { cpus, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
 import { streams } from '../src/common/streams.js';
+import { parseMetrics, sumOfSamples } from '../src/metrics/prometheus-text.testing.js';
 import { identifiersIn } from '../src/data-protection/blind-index.js';
 import { runMigrations } from '../src/database/data-source.js';
 import { freePort } from '../src/database/embedded-postgres.js';
@@ -278,20 +279,18 @@ const LOOP_DELAY_TIMER_MS = 10;
 async function walletQueueCounters(baseUrl: string): Promise<WalletQueueCounters | undefined> {
   const response = await fetch(`${baseUrl}/metrics`);
   if (!response.ok) return undefined;
-  const totals: Record<string, number> = {};
-  for (const line of (await response.text()).split('\n')) {
-    const match = /^([a-z][a-z0-9_]*)(?:\{[^}]*\})? ([0-9.eE+-]+)$/.exec(line);
-    if (match !== null) totals[match[1]] = (totals[match[1]] ?? 0) + Number(match[2]);
-  }
+  const samples = parseMetrics(await response.text());
+  const reported = (name: string) => samples.some((entry) => entry.name === name);
+  const total = (name: string) => (reported(name) ? sumOfSamples(samples, name) : undefined);
   const { batches, batchSeconds, commands, waitSeconds } = WALLET_QUEUE_METRICS;
-  if ([batches, batchSeconds, commands, waitSeconds].some((name) => totals[name] === undefined)) return undefined;
+  if (![batches, batchSeconds, commands, waitSeconds].every(reported)) return undefined;
   return {
-    batches: totals[batches],
-    batchSeconds: totals[batchSeconds],
-    commands: totals[commands],
-    waitSeconds: totals[waitSeconds],
-    loopDelayMeanSeconds: totals[LOOP_DELAY_METRICS.mean],
-    loopDelayP99Seconds: totals[LOOP_DELAY_METRICS.p99],
+    batches: sumOfSamples(samples, batches),
+    batchSeconds: sumOfSamples(samples, batchSeconds),
+    commands: sumOfSamples(samples, commands),
+    waitSeconds: sumOfSamples(samples, waitSeconds),
+    loopDelayMeanSeconds: total(LOOP_DELAY_METRICS.mean),
+    loopDelayP99Seconds: total(LOOP_DELAY_METRICS.p99),
   };
 }
 

@@ -1,25 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { startDraining } from '../../src/lifecycle/graceful-shutdown.js';
+import { parseMetrics, sumOfSamples } from '../../src/metrics/prometheus-text.testing.js';
 import { startTestApp, type TestApp } from '../support/app.js';
 import { createOrganization, issueKey } from '../support/fixtures.js';
-
-/** `name{a="x",b="y"} 12.5` lines of the Prometheus text format, as [name, labels, value]. */
-function parseMetrics(text: string): { name: string; labels: Record<string, string>; value: number }[] {
-  return text
-    .split('\n')
-    .filter((line) => line !== '' && !line.startsWith('#'))
-    .map((line) => {
-      const match = /^([a-zA-Z_:][\w:]*)(?:\{(.*)\})? (\S+)$/.exec(line);
-      if (match === null) throw new Error(`not a sample line: ${line}`);
-      const labels: Record<string, string> = {};
-      for (const pair of (match[2] ?? '').matchAll(/(\w+)="((?:[^"\\]|\\.)*)"/g)) labels[pair[1]] = pair[2];
-      return { name: match[1], labels, value: Number(match[3]) };
-    });
-}
-
-function sample(samples: ReturnType<typeof parseMetrics>, name: string, labels: Record<string, string>): number {
-  return samples.filter((entry) => entry.name === name && Object.entries(labels).every(([label, value]) => entry.labels[label] === value)).reduce((sum, entry) => sum + entry.value, 0);
-}
 
 describe('Operations: /metrics, security headers, CORS and the production switches', () => {
   let app: TestApp;
@@ -54,7 +37,7 @@ describe('Operations: /metrics, security headers, CORS and the production switch
     expect((await app.request('GET', `/v1/verifications/${reference}`, { headers: { 'x-service-key': key } })).status).toBe(200);
     const after = await scrape();
 
-    const moved = (name: string, labels: Record<string, string>) => sample(after, name, labels) - sample(before, name, labels);
+    const moved = (name: string, labels: Record<string, string>) => sumOfSamples(after, name, labels) - sumOfSamples(before, name, labels);
     expect(moved('ivl_verifications_total', { scope: 'nin', environment: 'test', outcome: 'found' })).toBe(1);
     expect(moved('ivl_verifications_total', { scope: 'nin', environment: 'test', outcome: 'not_found' })).toBe(1);
     expect(moved('ivl_verifications_total', { scope: 'bvn', environment: 'test', outcome: 'failed' })).toBe(1);
