@@ -35,26 +35,16 @@ export class KeptSessions {
   /** Runs `work` on a kept session (or, all of them busy, a pooled one), which no other call uses meanwhile. */
   async use<T>(work: (session: pg.ClientBase) => Promise<T>): Promise<T> {
     const kept = this.idle.pop() ?? (this.open < this.max && !this.closed ? await this.connect() : undefined);
-    if (kept === undefined) {
-      const pooled = await this.pool.connect();
-      let failure: unknown;
-      try {
-        return await work(pooled);
-      } catch (error) {
-        failure = error;
-        throw error;
-      } finally {
-        pooled.release(failure !== undefined && isConnectionError(failure));
-      }
-    }
+    const session = kept ?? (await this.pool.connect());
     let broken = false;
     try {
-      return await work(kept);
+      return await work(session);
     } catch (error) {
       broken = isConnectionError(error);
       throw error;
     } finally {
-      if (broken || this.closed || this.failed.has(kept)) this.drop(kept);
+      if (kept === undefined) (session as pg.PoolClient).release(broken);
+      else if (broken || this.closed || this.failed.has(kept)) this.drop(kept);
       else this.idle.push(kept);
     }
   }
