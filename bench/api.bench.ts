@@ -224,6 +224,27 @@ async function phase(name: string, runs: boolean, announcement: string, measure:
   };
 }
 
+/**
+ * The host's page-cache writeback, which decides the paced phase's tail on the embedded default
+ * (benchmarks.md, "Where the paced tail comes from"): when the kernel starts writing dirty pages in
+ * the background, and how old a dirty page may get. Linux only; "unknown" elsewhere.
+ */
+function writebackSettings(): string {
+  const read = (name: string) => {
+    try {
+      return Number(readFileSync(`/proc/sys/vm/${name}`, 'utf8').trim());
+    } catch {
+      return undefined;
+    }
+  };
+  const bytes = read('dirty_background_bytes');
+  const ratio = read('dirty_background_ratio');
+  const expiry = read('dirty_expire_centisecs');
+  if (bytes === undefined || ratio === undefined || expiry === undefined) return 'page-cache writeback: unknown';
+  const background = bytes > 0 ? `${(bytes / 2 ** 20).toFixed(0)} MiB dirty` : `${ratio} % of memory dirty`;
+  return `page-cache writeback from ${background}, or pages ${(expiry / 100).toFixed(0)} s old (vm.dirty_background_*, vm.dirty_expire_centisecs)`;
+}
+
 /** A paced phase (see paced-load.ts), its per-second figures printed under BENCH_SERIES=1. */
 async function paced(options: PacedLoadOptions): Promise<PacedLoadResult> {
   const result = await pacedLoad(options);
@@ -816,7 +837,7 @@ async function main(): Promise<void> {
       [listAtRate.name, ...figures(listAtRate), '(for information)', ''],
       ...floors.map((floor) => [`${floor.name}, closed loop`, ...figures(floor), floor === statementFloor ? "(the list's floor)" : "(the machine's floor: for information)", '']),
     ];
-    process.stdout.write(`\nbench:api — ${cpus().length} cores, ${cpu}, Node ${process.version}, ${CONNECTIONS} connections, ${SECONDS} s each, load average ${loadavg().map((load) => load.toFixed(2)).join(' ')} at the end, peak RSS of the service ${rssMb.toFixed(0)} MiB\n\n`);
+    process.stdout.write(`\nbench:api — ${cpus().length} cores, ${cpu}, Node ${process.version}, ${CONNECTIONS} connections, ${SECONDS} s each, load average ${loadavg().map((load) => load.toFixed(2)).join(' ')} at the end, peak RSS of the service ${rssMb.toFixed(0)} MiB; ${writebackSettings()}\n\n`);
     process.stdout.write('| route | req/s | p50 ms | p99 ms | non-2xx + errors | target | result |\n|---|---|---|---|---|---|---|\n');
     for (const row of rows) process.stdout.write(`| ${(row[1] === 'NaN' ? [row[0], '-', '-', '-', '-', row[5], 'skipped'] : row).join(' | ')} |\n`);
     if (RUNS > 1 && posts.length > 0) {
