@@ -225,9 +225,9 @@ async function phase(name: string, runs: boolean, announcement: string, measure:
 }
 
 /**
- * The host's page-cache writeback, which decides the paced phase's tail on the embedded default
- * (benchmarks.md, "Where the paced tail comes from"): when the kernel starts writing dirty pages in
- * the background, and how old a dirty page may get. Linux only; "unknown" elsewhere.
+ * The host's page-cache write-back, on which the paced phase's tail depends (benchmarks.md,
+ * *Write-back*): when the kernel starts writing dirty pages in the background, and how old it lets
+ * a dirty page get. Linux only; "unknown" elsewhere.
  */
 function writebackSettings(): string {
   const read = (name: string) => {
@@ -240,9 +240,9 @@ function writebackSettings(): string {
   const bytes = read('dirty_background_bytes');
   const ratio = read('dirty_background_ratio');
   const expiry = read('dirty_expire_centisecs');
-  if (bytes === undefined || ratio === undefined || expiry === undefined) return 'page-cache writeback: unknown';
+  if (bytes === undefined || ratio === undefined || expiry === undefined) return 'page-cache write-back: unknown';
   const background = bytes > 0 ? `${(bytes / 2 ** 20).toFixed(0)} MiB dirty` : `${ratio} % of memory dirty`;
-  return `page-cache writeback from ${background}, or pages ${(expiry / 100).toFixed(0)} s old (vm.dirty_background_*, vm.dirty_expire_centisecs)`;
+  return `page-cache write-back from ${background}, or pages ${(expiry / 100).toFixed(0)} s old (vm.dirty_background_*, vm.dirty_expire_centisecs)`;
 }
 
 /** A paced phase (see paced-load.ts), its per-second figures printed under BENCH_SERIES=1. */
