@@ -370,15 +370,16 @@ async function fuzz(app: TestApp, label: string, requests: readonly FuzzRequest[
   const outcome: Outcome = { problems: [], statuses: new Map(), accepted: new Set(), refused: new Set() };
   const check = async (request: FuzzRequest, index: number) => {
     const requestId = `fuzz-${label}-${SEED}-${index}`;
+    const sent = { ...request, headers: { ...request.headers, 'x-request-id': requestId } };
     let answer: Answer;
     try {
-      answer = await send(app.baseUrl, { ...request, headers: { ...request.headers, 'x-request-id': requestId } });
+      answer = await send(app.baseUrl, sent);
       // A read the read models could not catch up with in their 2 s answers 503 service_unavailable,
       // "try again shortly": beside the rest of `npm test` on a slow machine they can lag that much.
       // Asked again as a client is told to, at most twice, a second apart; still 503, it is a problem.
       for (let retry = 0; retry < READ_RETRIES && request.method === 'GET' && answer.status === 503 && answer.text.includes('"service_unavailable"'); retry++) {
         await new Promise((resolveWait) => setTimeout(resolveWait, 1_000));
-        answer = await send(app.baseUrl, { ...request, headers: { ...request.headers, 'x-request-id': requestId } });
+        answer = await send(app.baseUrl, sent);
       }
     } catch (error) {
       outcome.problems.push(`#${index} no answer (${(error as Error).message}): ${describeRequest(request)}`);
