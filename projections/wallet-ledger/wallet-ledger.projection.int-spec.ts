@@ -164,6 +164,15 @@ describe('wallet-ledger projection', () => {
     ]);
   });
 
+  it('through handleBatch, stops loudly on an event naming another wallet than its stream, first of its stream in the batch or after another', async () => {
+    const otherOrganization = (given: GivenEvent): GivenEvent => ({ ...given, data: { ...given.data, organizationId: 'org_01JD3Q9ZK8W6V2C4X7N5B0M1TS' } });
+    const otherEnvironment = (given: GivenEvent): GivenEvent => ({ ...given, data: { ...given.data, environment: 'live' } });
+    await expect(applyBatch(recorded([otherOrganization(funded('f1', 100))]))).rejects.toBeInstanceOf(WalletProjectionError);
+    await expect(applyBatch(recorded([funded('f1', 100), otherOrganization(funded('f2', 100))]))).rejects.toBeInstanceOf(WalletProjectionError);
+    await expect(applyBatch(recorded([funded('f1', 100), otherEnvironment(reserved('vrf_a', 50))]))).rejects.toBeInstanceOf(WalletProjectionError);
+    expect(await lines()).toEqual([]);
+  });
+
   it('through handleBatch, stops loudly on a line that would overdraw the wallet', async () => {
     await expect(applyBatch(recorded([funded('f1', 100), reserved('vrf_a', 50), reserved('vrf_b', 51)]))).rejects.toBeInstanceOf(WalletProjectionError);
     expect(await lines()).toEqual([]);

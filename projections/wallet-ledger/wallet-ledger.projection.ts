@@ -182,28 +182,30 @@ interface Figures {
   reservedKobo: number;
 }
 
-const walletKey = (organizationId: string, environment: string) => `${organizationId}\u0000${environment}`;
-
 /**
  * `handle` on each event in turn, in two statements (three on a replay): each wallet's last line
  * before its first event of the batch, with whether lines from there on exist (a replay: then
  * those lines are read too), then one insert of the new lines, their figures run on in memory from
  * that last line exactly as `handle` runs them on from the previous row.
+ *
+ * A wallet's key in the batch is its stream id, as read: a string the engine hashes once, where a
+ * key built per event (and the stream id built again to check it) cost a string and its hash each.
  */
 async function handleLedgerBatch(events: readonly RecordedEvent[], context: ProjectionContext, insert: InsertLines): Promise<void> {
   const ledger = context.table(WALLET_LEDGER_TABLE);
+  // Per wallet of the batch, by stream id: the wallet and its first event's position.
+  const firsts = new Map<string, { organization_id: string; environment: string; event_position: string }>();
   const decoded = events.map((recorded) => {
     const event = asDomainEvent<WalletEvent>(recorded);
     const { organizationId, environment } = event.data;
-    if (recorded.streamId !== streams.wallet(organizationId, environment as Environment)) {
-      throw new WalletProjectionError(`${recorded.type} at position ${recorded.position} names another wallet than its stream`);
-    }
-    return { recorded, event, key: walletKey(organizationId, environment), position: recorded.position.toString() };
+    const position = recorded.position.toString();
+    const first = firsts.get(recorded.streamId);
+    // The stream's first event of the batch is checked against its stream id, the others against that event.
+    const named = first === undefined ? recorded.streamId === streams.wallet(organizationId, environment as Environment) : organizationId === first.organization_id && environment === first.environment;
+    if (!named) throw new WalletProjectionError(`${recorded.type} at position ${recorded.position} names another wallet than its stream`);
+    if (first === undefined) firsts.set(recorded.streamId, { organization_id: organizationId, environment, event_position: position });
+    return { recorded, event, key: recorded.streamId, position };
   });
-  const firsts = new Map<string, { organization_id: string; environment: string; event_position: string }>();
-  for (const { event, key, position } of decoded) {
-    if (!firsts.has(key)) firsts.set(key, { organization_id: event.data.organizationId, environment: event.data.environment, event_position: position });
-  }
   // Per wallet of the batch: its last line before the batch, and whether it already has lines
   // from the batch on (only a replay does: the checkpoint moves with the lines). Both are reads
   // at one end of the wallet's primary key; an `exists` over the lines from the batch on was
@@ -218,10 +220,11 @@ async function handleLedgerBatch(events: readonly RecordedEvent[], context: Proj
        order by l.event_position desc limit 1) p on true`,
     [JSON.stringify([...firsts.values()])],
   );
+  const walletStream = (row: { organization_id: string; environment: string }) => streams.wallet(row.organization_id, row.environment as Environment);
   const figures = new Map<string, Figures>(
-    previous.map((row) => [walletKey(row.organization_id, row.environment), { balanceKobo: Number(row.balance_kobo ?? 0), reservedKobo: Number(row.reserved_kobo ?? 0) }]),
+    previous.map((row) => [walletStream(row), { balanceKobo: Number(row.balance_kobo ?? 0), reservedKobo: Number(row.reserved_kobo ?? 0) }]),
   );
-  const replayedWallets = new Set(previous.filter((row) => row.replayed).map((row) => walletKey(row.organization_id, row.environment)));
+  const replayedWallets = new Set(previous.filter((row) => row.replayed).map(walletStream));
   const present = new Map<string, { balance_kobo: string; reserved_kobo: string }>();
   if (replayedWallets.size > 0) {
     const lines = decoded
@@ -232,20 +235,24 @@ async function handleLedgerBatch(events: readonly RecordedEvent[], context: Proj
        from ${ledger} l join jsonb_to_recordset($1::jsonb) as b(organization_id text, environment text, event_position bigint) using (organization_id, environment, event_position)`,
       [JSON.stringify(lines)],
     );
-    for (const row of existing) present.set(`${walletKey(row.organization_id, row.environment)}\u0000${row.event_position}`, row);
+    for (const row of existing) present.set(`${walletStream(row)}\u0000${row.event_position}`, row);
   }
 
   // The scope of each line: a debit or release takes its reservation's, from the batch when the
   // reservation is in it, else from its line (the search of `handle`), one statement for them all.
   const entries = decoded.map(({ event }) => entryOf(event));
-  const reservedInBatch = new Map<string, string | null>();
+  // Per wallet (stream id), the scope of each reservation in the batch by its reference.
+  const reservedInBatch = new Map<string, Map<string, string | null>>();
   const toLookUp: ScopeLookUp[] = [];
   const scopes = entries.map((entry, at): string | null => {
     const { event, key, position } = decoded[at];
-    const reservation = `${key}\u0000${entry.reference}`;
-    if (entry.entryType === 'reservation') reservedInBatch.set(reservation, entry.scope);
+    let reserved = reservedInBatch.get(key);
+    if (entry.entryType === 'reservation') {
+      if (reserved === undefined) reservedInBatch.set(key, (reserved = new Map()));
+      reserved.set(entry.reference, entry.scope);
+    }
     if (!closesReservation(entry)) return entry.scope;
-    if (reservedInBatch.has(reservation)) return reservedInBatch.get(reservation) ?? null;
+    if (reserved?.has(entry.reference) === true) return reserved.get(entry.reference) ?? null;
     if (present.size === 0 || !present.has(`${key}\u0000${position}`)) toLookUp.push({ at, organization_id: event.data.organizationId, environment: event.data.environment, event_position: position, reference: entry.reference });
     return null;
   });
