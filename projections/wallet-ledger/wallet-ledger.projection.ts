@@ -140,19 +140,20 @@ export const walletLedgerProjection: Projection = {
 
 const LINE_COLUMNS = ['organization_id', 'environment', 'event_position', 'entry_type', 'reference', 'amount_kobo', 'balance_kobo', 'reserved_kobo', 'available_kobo', 'scope', 'occurred_at'] as const;
 
-interface Line {
-  readonly organization_id: string;
-  readonly environment: string;
-  readonly event_position: string;
-  readonly entry_type: WalletEntryType;
-  readonly reference: string;
-  readonly amount_kobo: number;
-  readonly balance_kobo: number;
-  readonly reserved_kobo: number;
-  readonly available_kobo: number;
-  readonly scope: string | null;
-  readonly occurred_at: string;
-}
+/** A new line, its values in LINE_COLUMNS' order: the page path's COPY takes it as it is. */
+type Line = readonly [
+  organization_id: string,
+  environment: string,
+  event_position: string,
+  entry_type: WalletEntryType,
+  reference: string,
+  amount_kobo: number,
+  balance_kobo: number,
+  reserved_kobo: number,
+  available_kobo: number,
+  scope: string | null,
+  occurred_at: string,
+];
 
 /** Writes new lines: a plain insert either way, so a line already there fails the batch loudly. */
 type InsertLines = (lines: readonly Line[], context: ProjectionContext) => Promise<void>;
@@ -163,19 +164,14 @@ async function insertLines(lines: readonly Line[], context: ProjectionContext): 
      select ${LINE_COLUMNS.join(', ')}
      from jsonb_to_recordset($1::jsonb) as r(organization_id text, environment text, event_position bigint, entry_type text, reference text, amount_kobo bigint,
        balance_kobo bigint, reserved_kobo bigint, available_kobo bigint, scope text, occurred_at timestamptz)`,
-    [JSON.stringify(lines)],
+    [JSON.stringify(lines.map((line) => Object.fromEntries(LINE_COLUMNS.map((column, at) => [column, line[at]]))))],
   );
 }
 
 const copyLines =
   (context: PageContext): InsertLines =>
   (lines) =>
-    context.copy(
-      WALLET_LEDGER_TABLE,
-      LINE_COLUMNS,
-      // In LINE_COLUMNS' order, written out: a map over the column names per line cost a closure and a lookup per value.
-      lines.map((l) => [l.organization_id, l.environment, l.event_position, l.entry_type, l.reference, l.amount_kobo, l.balance_kobo, l.reserved_kobo, l.available_kobo, l.scope, l.occurred_at]),
-    );
+    context.copy(WALLET_LEDGER_TABLE, LINE_COLUMNS, lines);
 
 interface Figures {
   balanceKobo: number;
@@ -261,7 +257,8 @@ async function handleLedgerBatch(events: readonly RecordedEvent[], context: Proj
   }
 
   const inserts: Line[] = [];
-  for (const [at, { recorded, event, key, position }] of decoded.entries()) {
+  for (let at = 0; at < decoded.length; at++) {
+    const { recorded, event, key, position } = decoded[at];
     const running = figures.get(key);
     if (running === undefined) throw new Error(`invariant: wallet ${recorded.streamId} has no running figures`);
     // Only a replay finds lines already there: otherwise no key is built to look them up.
@@ -279,19 +276,19 @@ async function handleLedgerBatch(events: readonly RecordedEvent[], context: Proj
     if (running.reservedKobo < 0 || availableKobo < 0) {
       throw new WalletProjectionError(`wallet ${recorded.streamId} would show a negative figure after position ${position}`);
     }
-    inserts.push({
-      organization_id: event.data.organizationId,
-      environment: event.data.environment,
-      event_position: position,
-      entry_type: entry.entryType,
-      reference: entry.reference,
-      amount_kobo: event.data.amountKobo,
-      balance_kobo: running.balanceKobo,
-      reserved_kobo: running.reservedKobo,
-      available_kobo: availableKobo,
-      scope: scopes[at],
-      occurred_at: occurredAtText(recorded),
-    });
+    inserts.push([
+      event.data.organizationId,
+      event.data.environment,
+      position,
+      entry.entryType,
+      entry.reference,
+      event.data.amountKobo,
+      running.balanceKobo,
+      running.reservedKobo,
+      availableKobo,
+      scopes[at],
+      occurredAtText(recorded),
+    ]);
   }
   if (inserts.length > 0) await insert(inserts, context);
 }
