@@ -23,6 +23,13 @@ export interface EmbeddedPostgresOptions {
   readonly database: string;
   /** Delete the cluster on stop (test runs). */
   readonly ephemeral?: boolean;
+  /**
+   * False: PostgreSQL never asks the kernel to write its files out (`fsync=off`), for the test run's
+   * cluster, deleted after it. A killed process, PostgreSQL included, still loses nothing: what it
+   * wrote is in the page cache. Only a crash of the machine would, which no test makes. Commits
+   * still wait for their WAL to be written (`synchronous_commit` stays on). Default true.
+   */
+  readonly durable?: boolean;
   readonly log?: (line: string) => void;
 }
 
@@ -122,6 +129,7 @@ export async function startEmbeddedPostgres(options: EmbeddedPostgresOptions): P
       'backend_flush_after=256kB',
       '-c',
       `unix_socket_directories=${useSocket ? socketDir : ''}`,
+      ...(options.durable === false ? ['-c', 'fsync=off'] : []),
     ],
     onLog: (message) => remember(String(message).trim()),
     onError: (error) => remember(`[error] ${error instanceof Error ? error.message : String(error)}`),

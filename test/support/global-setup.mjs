@@ -55,6 +55,7 @@ export default async function globalSetup() {
       port: await freePort(),
       database: 'postgres',
       ephemeral: true,
+      durable: false,
     });
     globalThis.__TEST_POSTGRES__ = handle;
     adminUrl = handle.url;
