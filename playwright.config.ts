@@ -28,7 +28,7 @@ export default defineConfig({
     baseURL: process.env.CONSOLE_BASE_URL,
     // A failed test keeps its trace: actions, network, console and a DOM snapshot at each step.
     // Without the trace's screencast (`screenshots`): Chromium encoded a frame of every repaint of
-    // every test, and the run spent about 120 s more of Chromium's CPU and 30 s more of the runner's
+    // every test, and the run spent 100 to 130 s more of Chromium's CPU and 30 s more of the runner's
     // with it (14 tests, 2-core machine): a tenth of `npm test`'s CPU, where the run is CPU-bound.
     trace: { mode: 'retain-on-failure', screenshots: false },
     screenshot: 'only-on-failure',
