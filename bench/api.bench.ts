@@ -10,8 +10,10 @@
  *      (check-floor.ts, in floor-server.ts: the statements of a check in its transactions on a
  *      database of its own on the same cluster, bare node:http, nothing else), each pair
  *      BENCH_RUNS times; then POST paced at half the service's median closed-loop rate (open loop,
- *      at most 100 connections), BENCH_RUNS times. The floor is checked to insert the rows the
- *      service inserts per check, table by table.
+ *      at most 100 connections), each run followed by the check floor paced at the same rate (for
+ *      information: the tail the same commits have on this machine with nothing around them),
+ *      BENCH_RUNS times. The floor is checked to insert the rows the service inserts per check,
+ *      table by table.
  *   2. GET /v1/verifications/{reference} over the checks the POST phases wrote, closed loop;
  *      GET /v1/verifications with 100,000 verifications in the organization (rows seeded straight
  *      into the read model, as the issue allows): 100 connections in a closed loop, then, for
@@ -705,6 +707,39 @@ async function main(): Promise<void> {
         );
       }
     };
+    // Paced at half the service's median closed-loop rate: the service, then the check floor at the
+    // same rate (for information: the same commits through the same one-wallet queue with nothing
+    // around them, what this machine's disk and PostgreSQL give that rate's tail by themselves).
+    let postRate = Number.NaN;
+    const postsAtRate: Result[] = [];
+    const floorsAtRate: Result[] = [];
+    const pacedPhases = async (floorPort?: number, floorPid?: number) => {
+      const serviceRate = median(posts.map((result) => result.requestsPerSecond));
+      postRate = !PACED ? Number.NaN : (POST_RATE ?? Math.max(1, Math.round(serviceRate / 2)));
+      for (let run = 1; run <= RUNS && postRuns && Number.isFinite(postRate); run++) {
+        const of = RUNS > 1 ? ` (run ${run} of ${RUNS})` : '';
+        await projectionsCaughtUp(baseUrl, admin);
+        postsAtRate.push(
+          await phase(
+            `POST /v1/nin (found), paced at ${postRate}/s`,
+            true,
+            `POST /v1/nin paced at ${postRate} requests/s (open loop), at most ${CONNECTIONS} connections, ${SECONDS} s${of}`,
+            () => withWalletQueue(baseUrl, () => paced({ ...check, ratePerSecond: postRate, seconds: SECONDS, connections: CONNECTIONS })),
+          ),
+        );
+        if (floorPort === undefined || floorPid === undefined || floorUrl === undefined) continue;
+        await floorCaughtUp(floorPort);
+        floorsAtRate.push(
+          await phase(
+            `floor: the check's statements (${floorPlan}), paced at ${postRate}/s`,
+            true,
+            `floor: a check's statements in its transactions (${floorPlan}), paced at ${postRate} requests/s (open loop), at most ${CONNECTIONS} connections, ${SECONDS} s${of}`,
+            () => paced({ ...check, url: `http://127.0.0.1:${floorPort}/v1/nin`, ratePerSecond: postRate, seconds: SECONDS, connections: CONNECTIONS }),
+            { pid: floorPid, databaseUrl: floorUrl, settle: () => floorCaughtUp(floorPort) },
+          ),
+        );
+      }
+    };
     if (checkFloorRuns && floorUrl !== undefined) {
       await withFloorServer(['check', floorUrl, templateFile, CHECK_PLAN], async (floorPort, floorPid) => {
         const first = await fetch(`http://127.0.0.1:${floorPort}/v1/nin`, { method: 'POST', headers: check.headers, body: check.body });
@@ -712,26 +747,15 @@ async function main(): Promise<void> {
         if (first.status !== template?.answer.status || firstBody.length !== template.answer.body.length) throw new Error('the check floor does not answer what the service answers');
         floorPlan = ((await (await fetch(`http://127.0.0.1:${floorPort}/caught-up`)).json()) as { plan: string }).plan;
         await postClosedLoops(floorPort, floorPid);
+        await pacedPhases(floorPort, floorPid);
       });
     } else {
       await postClosedLoops();
+      await pacedPhases();
     }
     const post = posts.length === 0 ? { name: 'POST /v1/nin (found)', ...skipped } : medianRun(posts, (result) => result.requestsPerSecond);
-    const serviceRate = median(posts.map((result) => result.requestsPerSecond));
-    const postRate = !PACED ? Number.NaN : (POST_RATE ?? Math.max(1, Math.round(serviceRate / 2)));
-    const postsAtRate: Result[] = [];
-    for (let run = 1; run <= RUNS && postRuns && Number.isFinite(postRate); run++) {
-      await projectionsCaughtUp(baseUrl, admin);
-      postsAtRate.push(
-        await phase(
-          `POST /v1/nin (found), paced at ${postRate}/s`,
-          true,
-          `POST /v1/nin paced at ${postRate} requests/s (open loop), at most ${CONNECTIONS} connections, ${SECONDS} s${RUNS > 1 ? ` (run ${run} of ${RUNS})` : ''}`,
-          () => withWalletQueue(baseUrl, () => paced({ ...check, ratePerSecond: postRate, seconds: SECONDS, connections: CONNECTIONS })),
-        ),
-      );
-    }
     const postAtRate = postsAtRate.length === 0 ? { name: 'POST /v1/nin (found), paced', ...skipped } : medianRun(postsAtRate, (result) => result.p99Ms);
+    const floorAtRate = floorsAtRate.length === 0 ? { name: "floor: the check's statements, paced", ...skipped } : medianRun(floorsAtRate, (result) => result.p99Ms);
 
     // A full verification by reference (the personal data opened for it), over the checks the POST
     // phases wrote, each connection's requests going round them.
@@ -831,6 +855,7 @@ async function main(): Promise<void> {
       [`${checkFloor.name}, closed loop${runsNote}`, ...figures(checkFloor), "(the check's floor)", ''],
       [`${postAtRate.name}${runsNote} (by p99)`, ...figures(postAtRate), `half the closed loop's rate sustained, p99 <= 50 ms, 0 errors${POST_RATE === undefined ? '' : ' (BENCH_POST_RATE set: not the target\'s rate)'}`,
         verdict(POST_RATE === undefined && pacedMet)],
+      [`${floorAtRate.name}${runsNote} (by p99)`, ...figures(floorAtRate), "(for information: the check floor at the service's paced rate)", ''],
       [`${byReference.name}, closed loop`, ...figures(byReference), '(for information)', ''],
       [`${list.name}, closed loop`, ...figures(list), `>= 0.9x the list's statement-per-request floor, 0 errors: ${listRatio.toFixed(2)}x (CPU per request, the floor's over the service's: ${listCpuRatio.toFixed(2)}x)`,
         Number.isNaN(listRatio) ? 'skipped' : verdict(listRatio >= 0.9 && errorsOf(list) === 0)],
@@ -843,10 +868,12 @@ async function main(): Promise<void> {
     if (RUNS > 1 && posts.length > 0) {
       process.stdout.write(`\nRun by run: service closed loop ${posts.map((result) => result.requestsPerSecond.toFixed(0)).join(', ')} req/s`);
       if (checkFloors.length > 0) process.stdout.write(`; check floor ${checkFloors.map((result) => result.requestsPerSecond.toFixed(0)).join(', ')} req/s; ratios ${checkFloors.map((floor, run) => (posts[run].requestsPerSecond / floor.requestsPerSecond).toFixed(2)).join(', ')}`);
-      process.stdout.write(`; paced p99 ${postsAtRate.map((result) => result.p99Ms.toFixed(1)).join(', ')} ms\n`);
+      process.stdout.write(`; paced p99 ${postsAtRate.map((result) => result.p99Ms.toFixed(1)).join(', ')} ms`);
+      if (floorsAtRate.length > 0) process.stdout.write(`; check floor paced p99 ${floorsAtRate.map((result) => result.p99Ms.toFixed(1)).join(', ')} ms`);
+      process.stdout.write('\n');
     }
     // CPU per request: what a request costs the process measured and PostgreSQL, whatever else the machine runs.
-    const costed = [post, checkFloor, byReference, postAtRate, list, ...floors].filter((result) => result.serviceCpuMs !== undefined && Number.isFinite(result.requestsPerSecond));
+    const costed = [post, checkFloor, byReference, postAtRate, floorAtRate, list, ...floors].filter((result) => result.serviceCpuMs !== undefined && Number.isFinite(result.requestsPerSecond));
     if (costed.length > 0) {
       process.stdout.write('\n| route | process CPU ms/request (the service, or the floor) | PostgreSQL CPU ms/request | commits/request | rows inserted/request |\n|---|---|---|---|---|\n');
       for (const result of costed) {
