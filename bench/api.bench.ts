@@ -688,21 +688,22 @@ async function main(): Promise<void> {
     const templateFile = join(dataDir, 'check-template.json');
     if (template !== undefined) await writeFile(templateFile, JSON.stringify(template));
     let floorPlan = CHECK_PLAN;
-    const postClosedLoops = async (floorPort?: number, floorPid?: number) => {
+    /** The running check floor: its check request and how its phases are costed and settled. */
+    type RunningFloor = { readonly check: typeof check; readonly costed: Costed; readonly caughtUp: () => Promise<void> };
+    const postClosedLoops = async (floor?: RunningFloor) => {
       for (let run = 1; run <= RUNS; run++) {
         const of = RUNS > 1 ? ` (run ${run} of ${RUNS})` : '';
         posts.push(
           await phase('POST /v1/nin (found)', postRuns && POST_CLOSED, `POST /v1/nin, ${CONNECTIONS} connections, ${SECONDS} s${of}`, () => withWalletQueue(baseUrl, () => closedLoop({ ...check, connections: CONNECTIONS, duration: SECONDS })), serviceSettle),
         );
-        if (floorPort === undefined || floorPid === undefined || floorUrl === undefined) continue;
-        const floorCheck = { ...check, url: `http://127.0.0.1:${floorPort}/v1/nin` };
+        if (floor === undefined) continue;
         checkFloors.push(
           await phase(
             `floor: the check's statements (${floorPlan}), bare node:http`,
             true,
             `floor: a check's statements in its transactions (${floorPlan}), bare node:http and pg, ${CONNECTIONS} connections, ${SECONDS} s${of}`,
-            () => closedLoop({ ...floorCheck, connections: CONNECTIONS, duration: SECONDS }),
-            { pid: floorPid, databaseUrl: floorUrl, settle: () => floorCaughtUp(floorPort) },
+            () => closedLoop({ ...floor.check, connections: CONNECTIONS, duration: SECONDS }),
+            floor.costed,
           ),
         );
       }
@@ -713,7 +714,7 @@ async function main(): Promise<void> {
     let postRate = Number.NaN;
     const postsAtRate: Result[] = [];
     const floorsAtRate: Result[] = [];
-    const pacedPhases = async (floorPort?: number, floorPid?: number) => {
+    const pacedPhases = async (floor?: RunningFloor) => {
       const serviceRate = median(posts.map((result) => result.requestsPerSecond));
       postRate = !PACED ? Number.NaN : (POST_RATE ?? Math.max(1, Math.round(serviceRate / 2)));
       for (let run = 1; run <= RUNS && postRuns && Number.isFinite(postRate); run++) {
@@ -727,27 +728,29 @@ async function main(): Promise<void> {
             () => withWalletQueue(baseUrl, () => paced({ ...check, ratePerSecond: postRate, seconds: SECONDS, connections: CONNECTIONS })),
           ),
         );
-        if (floorPort === undefined || floorPid === undefined || floorUrl === undefined) continue;
-        await floorCaughtUp(floorPort);
+        if (floor === undefined) continue;
+        await floor.caughtUp();
         floorsAtRate.push(
           await phase(
             `floor: the check's statements (${floorPlan}), paced at ${postRate}/s`,
             true,
             `floor: a check's statements in its transactions (${floorPlan}), paced at ${postRate} requests/s (open loop), at most ${CONNECTIONS} connections, ${SECONDS} s${of}`,
-            () => paced({ ...check, url: `http://127.0.0.1:${floorPort}/v1/nin`, ratePerSecond: postRate, seconds: SECONDS, connections: CONNECTIONS }),
-            { pid: floorPid, databaseUrl: floorUrl, settle: () => floorCaughtUp(floorPort) },
+            () => paced({ ...floor.check, ratePerSecond: postRate, seconds: SECONDS, connections: CONNECTIONS }),
+            floor.costed,
           ),
         );
       }
     };
     if (checkFloorRuns && floorUrl !== undefined) {
       await withFloorServer(['check', floorUrl, templateFile, CHECK_PLAN], async (floorPort, floorPid) => {
-        const first = await fetch(`http://127.0.0.1:${floorPort}/v1/nin`, { method: 'POST', headers: check.headers, body: check.body });
+        const caughtUp = () => floorCaughtUp(floorPort);
+        const floor: RunningFloor = { check: { ...check, url: `http://127.0.0.1:${floorPort}/v1/nin` }, costed: { pid: floorPid, databaseUrl: floorUrl, settle: caughtUp }, caughtUp };
+        const first = await fetch(floor.check.url, { method: 'POST', headers: check.headers, body: check.body });
         const firstBody = await first.text();
         if (first.status !== template?.answer.status || firstBody.length !== template.answer.body.length) throw new Error('the check floor does not answer what the service answers');
         floorPlan = ((await (await fetch(`http://127.0.0.1:${floorPort}/caught-up`)).json()) as { plan: string }).plan;
-        await postClosedLoops(floorPort, floorPid);
-        await pacedPhases(floorPort, floorPid);
+        await postClosedLoops(floor);
+        await pacedPhases(floor);
       });
     } else {
       await postClosedLoops();
