@@ -1,5 +1,5 @@
 // Jest in native ESM mode (NestJS 12 ships ESM only), TypeScript compiled by swc.
-// Three tiers by file suffix (STYLE.md): *.spec.ts pure unit, *.int-spec.ts real PostgreSQL and
+// Three tiers by file suffix: *.spec.ts pure unit, *.int-spec.ts real PostgreSQL and
 // event store, *.e2e-spec.ts through HTTP. The last two share one PostgreSQL for the run (read
 // models live there on both stores) and run twice: on the postgres event store (`integration`) and on
 // EventStoreDB over real gRPC against the test server, each in a process of its own (`integration-esdb`),

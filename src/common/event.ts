@@ -20,7 +20,7 @@ export interface Actor extends JsonObject {
   id: string;
 }
 
-/** Metadata on every event (DESIGN.md): correlation = request id, causation, actor, time. */
+/** Metadata on every event, so any event can be traced to the request and actor behind it: correlation = request id, causation, actor, time. */
 export interface EventMetadata extends JsonObject {
   correlationId: string;
   causationId: string | null;

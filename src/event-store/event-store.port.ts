@@ -159,7 +159,7 @@ export interface EventStore {
 
 export const EVENT_STORE = Symbol('EventStore');
 
-/** Limits on every read and append: a bound on everything (STYLE.md). */
+/** Limits on every read and append, so that no caller can ask the store for an unbounded page. */
 export const MAX_READ_COUNT = 10_000;
 export const MAX_APPEND_COUNT = 1_000;
 

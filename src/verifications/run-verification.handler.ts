@@ -30,7 +30,7 @@ type TerminalCommand = Exclude<VerificationCommand, { type: 'RequestVerification
 export const PROVIDER_FAILED_MESSAGE = 'The provider could not complete the check; the wallet was not charged';
 
 /**
- * The run flow of DESIGN.md: request, reserve, call the provider, finish, capture or release.
+ * The run of a check: request, reserve, call the provider, finish, capture or release.
  * Every refusal that needs no money (403, 422) happens before the first append. On a store that
  * writes several streams in one transaction (PostgreSQL) a check commits twice to the event log:
  * the request with its reservation (or its rejection), then the terminal event with its capture or

@@ -113,7 +113,7 @@ export class VerificationStreams {
    * Whether the store writes several streams in one transaction (PostgreSQL): the request is then
    * written with its reservation, and the terminal event with its capture or release
    * (requestAlongside, finishAlongside). Otherwise (EventStoreDB) each is an append of its own, in
-   * the order of DESIGN.md's run flow (request, finish), and the recovery process settles a check
+   * the order of a check's run (request, finish), and the recovery process settles a check
    * left between two of them.
    */
   readonly writesWithWallet: boolean;
