@@ -4,7 +4,7 @@ import { dirname, isAbsolute, join, relative, resolve, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 /**
- * The documentation stands on its own: every relative link and image in README.md and docs/**
+ * The documentation stands on its own: every relative link and image in README.md, CONTRIBUTING.md and docs/**
  * names a file of the repository (and a heading of it, for `#anchor`s into markdown), nothing
  * points at the shared notes outside the repository, and the README stays short.
  */
@@ -15,7 +15,7 @@ const OUTSIDE = `..${'/'}shared`;
 const README_MAX_CHARACTERS = 10_000;
 
 function markdownFiles(): string[] {
-  const files = ['README.md'];
+  const files = ['README.md', 'CONTRIBUTING.md'].filter((file) => existsSync(join(ROOT, file)));
   const walk = (dir: string): void => {
     for (const entry of readdirSync(join(ROOT, dir), { withFileTypes: true })) {
       const path = `${dir}/${entry.name}`;
