@@ -102,7 +102,7 @@ async function encryptLegacyEvents(options: EncryptOptions): Promise<number> {
   if (config.eventStore.kind !== 'postgres') {
     err(
       'error: encrypt-legacy-events rewrites events in place, which only the PostgreSQL event store allows. On EventStoreDB (EVENT_STORE=esdb), ' +
-        'copy the verification streams into fresh streams with sealed events, then truncate and scavenge the old ones: docs/data-protection.md, "Existing logs on EventStoreDB".',
+        'copy the verification streams into fresh streams with sealed events, then truncate and scavenge the old ones: docs/data-protection.md, "EventStoreDB: a copy into fresh streams".',
     );
     return EXIT_FAILED;
   }

@@ -190,3 +190,33 @@ describe('README.md and docs/', () => {
     expect(characters).toBeLessThanOrEqual(README_MAX_CHARACTERS);
   });
 });
+
+/** Every source file that may quote a doc to its reader: the service, the projections, the console, the scripts. */
+function sourceFiles(): string[] {
+  const files: string[] = [];
+  const walk = (dir: string): void => {
+    if (!existsSync(join(ROOT, dir))) return;
+    for (const entry of readdirSync(join(ROOT, dir), { withFileTypes: true })) {
+      const path = `${dir}/${entry.name}`;
+      if (entry.isDirectory()) {
+        if (entry.name !== 'node_modules') walk(path);
+      } else if (/\.(ts|tsx|mjs)$/.test(entry.name)) files.push(path);
+    }
+  };
+  for (const dir of ['src', 'projections', 'console/src', 'scripts', 'bench', 'chaos']) walk(dir);
+  return files;
+}
+
+describe('Sections of the docs that the code names', () => {
+  it('exist: a message or comment that sends the reader to `docs/x.md, "Some section"` finds that text there', () => {
+    const missing: string[] = [];
+    for (const file of sourceFiles()) {
+      const text = readFileSync(join(ROOT, file), 'utf8');
+      for (const match of text.matchAll(/(docs\/[a-z-]+\.md), "([^"]+)"/g)) {
+        const doc = readRepoFile(match[1]);
+        if (doc === undefined || !doc.includes(match[2])) missing.push(`${file}: ${match[1]}, "${match[2]}"`);
+      }
+    }
+    expect(missing).toEqual([]);
+  });
+});
