@@ -9,8 +9,8 @@
  * every second, and the latency measured is that of draining the burst, not of a 600/s stream.
  *
  * Why raw sockets and not node:http: the load generator shares the machine with the service (two
- * cores), and node's HTTP client spent about 0.45 ms of CPU per request (a quarter of a core at
- * 500/s), taken from the service it measures. Here a request is one prepared buffer written to a
+ * cores), and node's HTTP client spends enough CPU per request to take a sizeable share of a core
+ * at the rates measured, taken from the service it measures. Here a request is one prepared buffer written to a
  * socket, and a response is read only as far as its status line and its length, as autocannon does.
  */
 import { connect, type Socket } from 'node:net';

@@ -78,8 +78,7 @@ if (!built.ok) {
 process.stdout.write('npm test: the type check and the browser tests run beside jest; their output follows jest\'s.\n');
 const typecheck = timed('the type check', inTurn(TYPECHECK, { held: true }));
 // One Playwright worker beside jest, where alone they take two: the browser tests then load the
-// machine less while jest runs, and still end well before it (5.4 minutes beside jest's 12.2 on a
-// 2-core machine).
+// machine less while jest runs, and still end well before it.
 const browser = timed('the browser tests', run([BROWSER[0], [...BROWSER[1], '--workers=1']], { held: true }));
 const jest = await timed('jest', run(JEST, { held: false }));
 const results = [jest];

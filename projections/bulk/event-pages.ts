@@ -72,7 +72,7 @@ export function pageReader(pool: pg.Pool, store: EventStore, categories: readonl
   };
   // A page is read chunkEvents at a time, each chunk decoded as it arrives: the rows' text
   // then dies young instead of surviving, with the whole page's, the collections that run while
-  // the page before is applied (garbage collection was about a third of the runner's time).
+  // the page before is applied (garbage collection is a large share of the runner's time).
   return async (from, maxCount) => {
     if (!Number.isInteger(maxCount) || maxCount < 1 || maxCount > MAX_PAGE_EVENTS) throw new RangeError(`a page holds 1 to ${MAX_PAGE_EVENTS} events`);
     const events: RecordedEvent[] = [];

@@ -40,7 +40,7 @@ const SPARE_SESSION_WAIT_MS = 500;
  * see all of them; what is committed later lies above it and is the runner's. The transactions take
  * a transaction id only once their statements write, which is after their sorts, and hold it while
  * the rows go in and until all parts are done: that long, they hold back the log's visible bound for
- * every subscriber, as a large append does (see docs/architecture.md for the time).
+ * every subscriber, as a large append does (bench:projections times the rebuild: docs/benchmarks.md).
  */
 export async function foldIntoShadow(pool: pg.Pool, store: EventStore, projection: Projection, logger: RunnerLog | undefined): Promise<number> {
   const folder = projection.foldInDatabase;

@@ -244,7 +244,7 @@ async function positionOf(pool: pg.Pool | pg.PoolClient, checkpointName: string)
 /**
  * About how many of the projection's events lie after `from`, for the progress bar: the planner's
  * estimate, from the log's statistics. Counting them read every event of the log once more before
- * the replay (1.3 to 2 s of PostgreSQL's time at 1,000,000 events, 2.5 µs per event replayed).
+ * the replay, a cost in proportion to the whole log.
  */
 async function estimateEvents(pool: pg.Pool, store: EventStore, projection: Projection, from: bigint): Promise<number | null> {
   if (store.kind !== 'postgres') return null;

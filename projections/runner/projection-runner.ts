@@ -52,14 +52,14 @@ export class LeadershipLostError extends Error {
 /**
  * Batches of up to 5,000 events while catching up (at the live edge they hold what arrived since
  * the last one, a few events): each batch costs a transaction, a checkpoint and a few statements
- * whatever its size. Measured on wallet-ledger's catch-up of 150,000 events: 17.0 µs of the
- * runner's CPU per event in batches of 1,000, 13.7 µs in batches of 5,000.
+ * whatever its size, so larger batches cost the runner less CPU per event while catching up
+ * (bench:projections measures the catch-up: docs/benchmarks.md).
  */
 export const DEFAULT_RUNNER_OPTIONS: ProjectionRunnerOptions = { maxBatch: 5_000, maxAttempts: 5 };
 /**
  * Pages of the bulk path: a transaction, a checkpoint and a handful of statements per page, so the
  * larger the page the less each event carries of them; two pages are held in memory (one applied,
- * one read ahead), some 20 MB at this size.
+ * one read ahead), tens of MB at this size.
  */
 export const DEFAULT_PAGE_EVENTS = 20_000;
 const MAX_RETRY_DELAY_MS = 5_000;
@@ -178,7 +178,7 @@ export class ProjectionRunner {
       // the tables are still small, when a hash join over a scan of the whole table costs less
       // than a hundred lookups (the planner's guess for any set-returning function, such as
       // jsonb_to_recordset of a batch); kept as the table grew, such a plan made every batch read
-      // the whole table (0.2 ms a row moved at 20,000 verifications). Scans and hash or merge joins
+      // the whole table, a cost growing with the table for every row moved. Scans and hash or merge joins
       // of whole tables are never what these statements need.
       'set local enable_seqscan = off',
       'set local enable_hashjoin = off',
@@ -295,8 +295,8 @@ export class ProjectionRunner {
    * Lets the read that woke the applier finish queueing before a batch is taken. A subscription
    * hands its events over one at a time (PostgreSQL: a read's events a microtask apart;
    * EventStoreDB: as the gRPC frames arrive): a batch taken at the first would hold it alone, and
-   * each live batch costs its own transaction (measured: 270 live batches a second at 500 checks/s,
-   * most of one event, and 0.7 ms of the worker's CPU per check, against 0.12 ms gathered).
+   * each live batch costs its own transaction, so batches of one event each cost the worker several
+   * times the CPU per check that gathered batches do.
    * Waits while the queue still grows, GATHER_QUIET_MS at a time, at most GATHER_MAX_MS, and not
    * at all once a full batch is waiting.
    */

@@ -169,9 +169,9 @@ interface Lag {
  * visible head then, below which no event can still appear (every transaction below the visible
  * bound has ended). While the checkpoint stays where it was, the next read counts only the events
  * after `countedTo`. Without it, a projection of a rare category (organizations, api-keys), whose
- * checkpoint stays at its last event, had every event written since scanned at each read: about
- * 45 ms of a backend per count after bench:api's closed loops, growing with the log, every 10 s
- * (the console's lag samples), which stalled the checks running beside it.
+ * checkpoint stays at its last event, had every event written since scanned at each read: a
+ * backend's time per count growing with the log, every 10 s (the console's lag samples), which
+ * stalled the checks running beside it.
  */
 interface CountedLag {
   readonly position: bigint;

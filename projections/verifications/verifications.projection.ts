@@ -77,7 +77,7 @@ async function insertRequested(context: ProjectionContext, requests: readonly Re
  * "Not finished" rather than `status = 'pending'`, so that the rows are found by their primary
  * key: the pending condition matches the partial index `verifications_pending`, which PostgreSQL
  * then prefers, and that index keeps an entry for every row that has left pending until vacuum
- * removes it (tens of thousands under load: 5 ms per batch instead of a few lookups).
+ * removes it (many under load, each batch then scanning them instead of a few lookups).
  */
 function finish(context: ProjectionContext, terminals: readonly Terminal[]): Promise<unknown> {
   const table = context.table('verifications');

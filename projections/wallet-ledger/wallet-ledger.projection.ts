@@ -49,10 +49,10 @@ const closesReservation = (entry: Entry): boolean => entry.entryType === 'debit'
  * while the check ran: first among the wallet's last RECENT_LINES lines before the close (an
  * ordered scan PostgreSQL stops at the reservation), then, for a reservation not found there, among
  * all of them. Asked in one go, PostgreSQL planned the whole search as a bitmap scan of every
- * earlier line of the wallet, filtered on the reference: 60 to 140 ms a batch on a wallet of a few
- * hundred thousand lines, growing with the wallet, about a core of PostgreSQL under bench:api's
- * paced load. An index on reservation lines answers it as fast, but costs every reservation line an
- * index entry: about a tenth of the projection's catch-up rate.
+ * earlier line of the wallet, filtered on the reference: a cost per batch that grows with the
+ * wallet, enough to keep PostgreSQL busy under bench:api's paced load. An index on reservation
+ * lines answers it as fast, but costs every reservation line an index entry, which slows the
+ * projection's catch-up noticeably.
  */
 const RECENT_LINES = 4096;
 

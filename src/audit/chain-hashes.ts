@@ -89,7 +89,7 @@ const MAX_SPARE_BUFFERS = 8;
  * `entry` is the built worker module (`chain-hash-worker.js` beside this file by default).
  *
  * Each run of rows is copied into a buffer that is moved to the worker and moved back with the
- * answer, then reused: a fresh buffer per run cost the main thread about a tenth of its time
+ * answer, then reused: a fresh buffer per run costs the main thread a noticeable share of its time
  * (large allocations are mapped, faulted in and unmapped each time).
  */
 export class ChainHashWorker implements CopyRowsSidecar {

@@ -8,8 +8,8 @@ let cachedDayPrefix = '';
 /**
  * ISO 8601 with an explicit UTC offset (`+00:00`), as the spec asks of every timestamp: the
  * characters of toISOString with `+00:00` for its `Z`. The date part comes from toISOString once per
- * day and the time of day is written from the milliseconds, a third of toISOString's cost (the
- * finance audit writes one per event, a million or more).
+ * day and the time of day is written from the milliseconds, much cheaper than toISOString per
+ * call (the finance audit writes one per event, a million or more).
  */
 export function isoWithOffset(date: Date): string {
   const time = date.getTime();
@@ -52,7 +52,7 @@ function twoDigits(text: string, at: number): number {
  * `Date.parse(text)`, for any text. An event's `occurredAt` is the canonical `toISOString` form,
  * and a wallet's events mostly fall on the day of the event before: for a text of the day last
  * parsed, the time of day is read from its digits (hours below 24, minutes and seconds below 60;
- * anything else is parsed whole), a fifth of Date.parse's cost. The day's midnight comes from
+ * anything else is parsed whole), much cheaper than Date.parse. The day's midnight comes from
  * Date.parse itself, so a day Date rolls over (30 February) rolls over here alike.
  */
 export function parseInstantText(text: string): number {

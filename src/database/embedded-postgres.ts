@@ -88,7 +88,7 @@ export async function startEmbeddedPostgres(options: EmbeddedPostgresOptions): P
   }
 
   // Clients of this process connect through a Unix socket: on a loopback TCP connection every
-  // query pays for the TCP stack twice, which measured as the largest single cost of a check.
+  // query pays for the TCP stack twice, which profiles showed as the largest single cost of a check.
   // Socket paths are limited to 107 bytes; a deeper DATA_DIR falls back to TCP.
   const socketDir = join(options.dataDir, 'run');
   const useSocket = Buffer.byteLength(join(socketDir, `.s.PGSQL.${options.port}`)) <= 100;
@@ -117,9 +117,9 @@ export async function startEmbeddedPostgres(options: EmbeddedPostgresOptions): P
     // Listen on loopback only: the embedded cluster is for this process, not the network.
     // backend_flush_after: a backend that has written 256 kB of table and index pages (evicting
     // them from shared buffers) asks the kernel to write them out then. With PostgreSQL's default
-    // (0, never), a burst of checks left a few hundred MB dirty in the page cache, which the kernel
-    // wrote back 30 s later all at once; the commits waiting on their WAL flush meanwhile stalled
-    // for 100 to 400 ms, the whole tail of bench:api's paced phase.
+    // (0, never), a burst of checks left a large share of the page cache dirty, which the kernel
+    // wrote back all at once when it expired; the commits waiting on their WAL flush meanwhile
+    // stalled, and that made the tail of bench:api's paced phase (docs/benchmarks.md).
     postgresFlags: [
       '-c',
       'listen_addresses=127.0.0.1',

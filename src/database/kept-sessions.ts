@@ -7,10 +7,9 @@ import { isConnectionError } from './connection-errors.js';
  *
  * `pg.Pool` hands an idle session over a tick later (`process.nextTick`, then its queue, then a
  * promise), and a tick scheduled from a promise's continuation runs only once every continuation
- * queued by then has run. Under load that is most of a turn of the event loop: on bench:api (2-core
- * AMD EPYC, docs/benchmarks.md) the event store's append waited 0.9 to 1.6 ms for its session at a
- * paced rate and 7 to 9 ms in the closed loop, with the pool's size doubled as well, against
- * nothing from sessions kept here. The appends are what a wallet's commands wait on one batch after
+ * queued by then has run. Under load that is most of a turn of the event loop, and doubling the
+ * pool's size does not shorten it, whereas a session kept here is handed over at once (bench:api,
+ * docs/benchmarks.md, shows the wallet's queue this feeds). The appends are what a wallet's commands wait on one batch after
  * the other, so that wait was paid once per batch by every check.
  *
  * At most `max` sessions are kept (the callers' concurrency: the group commit's batches in flight).

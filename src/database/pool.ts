@@ -45,9 +45,8 @@ export function poolConnection(connectionString: string): { connectionString: st
  * closed every connection, and the requests after it paid for new ones, up to `max` at once: a
  * server process started for each, a SCRAM authentication on both sides, and every statement
  * prepared and planned again on it; at a moderate rate, the connections used only in bursts were
- * closed and opened again all along. Measured on bench:api, POST paced at 350/s after a lull: the
- * service opened 0 to 2 connections during the phase, against 4 and 9 with the default; the
- * latency moved less than the shared machine's noise (docs/benchmarks.md).
+ * closed and opened again all along. With two minutes, bench:api's paced phase after a lull opens
+ * next to no new connections (docs/benchmarks.md).
  */
 export const POOL_IDLE_TIMEOUT_MS = 120_000;
 

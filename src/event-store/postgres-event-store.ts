@@ -47,9 +47,9 @@ const PENDING_POLL_MS = 10;
  * appends are announced every fraction of a millisecond; reading on each would keep every
  * subscription querying back to back for a few events each, and every projection writing a
  * transaction for them. Spacing reads gathers the events of 50 ms into one read and one projection
- * batch, for at most that much more lag. Measured at 600 checks/s (20 s paced after a warm-up, 4
- * runs each): 20 ms gave a median p50 of 31 ms and p99 of 137 ms, 50 ms 20 and 83 ms (the CPU the
- * batches save goes to the requests). A read after a quiet spell starts at once.
+ * batch, for at most that much more lag. Under a paced load a shorter spacing gave the checks
+ * both a higher median and a higher tail: the CPU the larger batches save goes to the requests.
+ * A read after a quiet spell starts at once.
  */
 const LIVE_READ_SPACING_MS = 50;
 const RETRY_BACKOFF_MAX_MS = 5_000;
@@ -103,7 +103,7 @@ const TABLE_COLUMNS = 'position, stream_id, revision, event_id, type, data, meta
 /**
  * What reads select: the commit time as milliseconds since the epoch (a float, read with
  * parseFloat and made a Date by one constructor call) rather than a timestamptz, whose text the
- * driver parses with a regular expression (about 5 % of the client's CPU while catching up, profiled).
+ * driver parses with a regular expression (a visible share of the client's CPU while catching up).
  * A Date holds whole milliseconds either way (both truncate).
  */
 const COLUMNS = "position, stream_id, revision, event_id, type, data, metadata, (extract(epoch from created_at) * 1000)::float8 as created_ms";
@@ -475,8 +475,8 @@ export class PostgresEventStore implements EventStore {
    * The point is the plan: with both `position > $n` and `position < events_visible_bound()` in one
    * WHERE, PostgreSQL prices the pair as a narrow range (0.5 % of the table when it has no
    * statistics yet, e.g. a log just filled), and for a page larger than that estimate it picks a
-   * bitmap scan plus a sort of every row after the cursor: on a fresh log of 100,000 events, pages
-   * of 2,000 read 25,000 instead of 120,000 events/s. The page-first form is an ordered index scan
+   * bitmap scan plus a sort of every row after the cursor, several times slower on a fresh log.
+   * The page-first form is an ordered index scan
    * whatever the statistics.
    */
   async readAll(options: ReadAllOptions): Promise<RecordedEvent[]> {

@@ -12,9 +12,9 @@ import { assertReadCount, EventStoreUnavailableError, type JsonObject, type Reco
  * The row comes back as an array of text values, every type parser bypassed: `data` and `metadata`
  * are parsed here with JSON.parse, as pg's own jsonb parser does, and the commit time is sent as
  * milliseconds since the epoch (floored, as pg's timestamptz parser truncates to the millisecond)
- * instead of a timestamptz text, whose parser cost about as much as the rest of the row. The
- * stream id is the one asked for, not read back. Measured on 200,000 wallet events: 4.2 µs of
- * client CPU per event against 7.2 µs through `readStream`.
+ * instead of a timestamptz text, whose parser costs about as much as the rest of the row. The
+ * stream id is the one asked for, not read back. This costs the client markedly less CPU per event
+ * than `readStream` (bench:audit compares the readers: docs/benchmarks.md).
  */
 export type StreamPageReader = (streamId: string, fromRevision: bigint, maxCount: number) => Promise<RecordedEvent[]>;
 

@@ -75,9 +75,9 @@ interface Segment {
  * authenticated as associated data, so a record copied or edited to claim another owner or
  * verification, or read under another id, fails to decrypt.
  *
- * Why segments and not a file per portrait: creating a file costs the kernel far more than
- * appending to an open one (about 0.6 ms of system CPU against 0.02 ms on the reference machine,
- * a third of a core at 600 checks/s). Each process appends to segments of its own (64 random bits
+ * Why segments and not a file per portrait: creating a file costs the kernel far more system CPU
+ * than appending to an open one, enough to take a large share of a core at the check rates the
+ * service sustains. Each process appends to segments of its own (64 random bits
  * in the name), writing each record synchronously at the segment's end, so concurrent puts never
  * overlap. A record is referenced only once `put` has resolved, so a torn write at a
  * crash leaves bytes no event names. Portraits stored as one file each by earlier versions are read

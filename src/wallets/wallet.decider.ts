@@ -20,8 +20,8 @@ const SCHEMA_VERSION = 1;
  * verification stream's expected revisions stop a reference from being reserved twice, so the
  * state stays bounded by the checks in flight rather than growing with the wallet's history.
  * The open reservations are a persistent map: each event's new state shares the old one's entries
- * instead of copying them (a copy per event cost 15 µs with 100 checks in flight and 200 µs with
- * 1,500, so a backlog made every later event dearer).
+ * instead of copying them (a copy per event costs in proportion to the checks in flight, so a
+ * backlog made every later event dearer).
  */
 export interface WalletState {
   readonly organizationId: string;

@@ -10,7 +10,7 @@ export interface TimeSeries {
 
 /**
  * A line per series over time (`xs` in seconds), as wide as its container and following its
- * resizes; uPlot (about 20 KB gzipped) is loaded only with the pages that chart. The y axis starts
+ * resizes; uPlot is loaded only with the pages that chart, so the others do not download it. The y axis starts
  * at zero and steps by `yAxis.incrs`; `line` adds options to every series.
  */
 export function TimeChart({
