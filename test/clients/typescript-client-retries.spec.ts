@@ -22,6 +22,11 @@ const limited = (seconds: number) => json(429, { status: false, error: { code: '
 /** Closes the connection without an answer: the client sees a network error. */
 const hangUp: Answer = (request) => request.socket.destroy();
 const silent: Answer = () => undefined;
+/** Sends the status and the first bytes of the body, then nothing more. */
+const stalls: Answer = (_request, response) => {
+  response.writeHead(200, { 'content-type': 'application/json' });
+  response.write('{"status":true,');
+};
 
 describe('The client retry policy', () => {
   let server: Server;
@@ -127,6 +132,17 @@ describe('The client retry policy', () => {
       expect((refused as NetworkError).code).toBe('timeout');
       expect(Date.now() - started).toBeLessThan(1_500);
       expect(seen).toHaveLength(1);
+    });
+
+    it('counts the body in the time: a read whose body stops arriving is retried, a check throws a timeout', async () => {
+      script = [stalls, ok];
+      expect(await client({ timeoutMs: 200 }).wallet()).toEqual(wallet);
+      expect(seen).toHaveLength(2);
+      script = [stalls, ok];
+      const refused = await client({ timeoutMs: 200 }).verify('nin', { nin: '21440414976' }).catch((error: unknown) => error);
+      expect(refused).toBeInstanceOf(NetworkError);
+      expect((refused as NetworkError).code).toBe('timeout');
+      expect(seen).toHaveLength(3);
     });
 
     it('retries a read that timed out', async () => {

@@ -180,7 +180,7 @@ export interface LedgerClient {
 }
 
 export function createLedgerClient(options: LedgerClientOptions): LedgerClient {
-  const { apiKey, adminToken, headers, timeoutMs, retry, fetch: send = (request: Request) => globalThis.fetch(request), ...rest } = options;
+  const { apiKey, adminToken, headers, timeoutMs, retry, fetch: send = (request: Request, init?: RequestInit) => globalThis.fetch(request, init), ...rest } = options;
   const transport = resilientFetch(send as FetchLike, { timeoutMs, retry: retry === false ? false : { ...DEFAULT_RETRY_POLICY, ...retry } });
   const baseHeaders: Record<string, string> = {
     ...(apiKey === undefined ? {} : { 'X-Service-Key': apiKey }),

@@ -20,7 +20,8 @@ export interface RetryPolicy {
 
 export const DEFAULT_RETRY_POLICY: RetryPolicy = { retries: 3, baseDelayMs: 250, maxDelayMs: 8_000, maxRetryAfterMs: 60_000 };
 
-export type FetchLike = (request: Request) => Promise<Response>;
+/** `fetch` as openapi-fetch calls it: a Request, and its `requestInitExt` (an undici dispatcher, say) passed through. */
+export type FetchLike = (request: Request, init?: RequestInit) => Promise<Response>;
 
 /** A request that got no answer: the connection failed, or the answer took longer than `timeoutMs`. */
 export class NetworkError extends Error {
@@ -77,7 +78,7 @@ function sleep(ms: number, signal: AbortSignal | null): Promise<void> {
 export function resilientFetch(send: FetchLike, options: { timeoutMs?: number; retry: RetryPolicy | false; random?: () => number }): FetchLike {
   const { timeoutMs, retry, random } = options;
   if (timeoutMs !== undefined && !(Number.isFinite(timeoutMs) && timeoutMs > 0)) throw new RangeError('timeoutMs must be a positive number of milliseconds');
-  return async (request) => {
+  return async (request, init) => {
     const attempts = isRead(request.method) && retry !== false ? 1 + Math.max(0, Math.floor(retry.retries)) : 1;
     for (let attempt = 1; ; attempt++) {
       const last = attempt === attempts;
@@ -85,7 +86,11 @@ export function resilientFetch(send: FetchLike, options: { timeoutMs?: number; r
       const signal = timeout === undefined ? request.signal : AbortSignal.any([request.signal, timeout]);
       let response: Response;
       try {
-        response = await send(new Request(last ? request : request.clone(), { signal }));
+        const answer = await send(new Request(last ? request : request.clone(), { signal }), init);
+        // The body is read here, inside the attempt: a timeout or a cut connection while it arrives
+        // is then this attempt's failure (typed, and retried for a read), not an error of the caller's parsing.
+        const body = await answer.arrayBuffer();
+        response = new Response(body.byteLength === 0 ? null : body, { status: answer.status, statusText: answer.statusText, headers: answer.headers });
       } catch (error) {
         // The caller's own abort is theirs to handle: no retry, no wrapping.
         if (request.signal.aborted) throw error;
@@ -101,7 +106,6 @@ export function resilientFetch(send: FetchLike, options: { timeoutMs?: number; r
       const policy = retry as RetryPolicy;
       const askedMs = retryAfterMs(response.headers.get('retry-after'));
       if (askedMs !== undefined && askedMs > policy.maxRetryAfterMs) return response;
-      await response.body?.cancel();
       await sleep(askedMs ?? backoffDelayMs(attempt - 1, policy, random), request.signal);
     }
   };
