@@ -89,6 +89,19 @@ describe('The client retry policy', () => {
     });
   });
 
+  describe('When the fetch given to the client throws an error of its own', () => {
+    it('passes it on as it is, without retrying', async () => {
+      let calls = 0;
+      const refusing = async () => {
+        calls += 1;
+        throw new RangeError('refused by the caller');
+      };
+      const refused = await client({ fetch: refusing }).wallet().catch((error: unknown) => error);
+      expect(refused).toBeInstanceOf(RangeError);
+      expect(calls).toBe(1);
+    });
+  });
+
   describe('When every attempt of a read fails', () => {
     it('stops after the last retry, with spacing that grows, and throws the last answer', async () => {
       script = [unavailable, unavailable, unavailable, unavailable, ok];

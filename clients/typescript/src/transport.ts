@@ -95,6 +95,10 @@ export function resilientFetch(send: FetchLike, options: { timeoutMs?: number; r
         // The caller's own abort is theirs to handle: no retry, no wrapping.
         if (request.signal.aborted) throw error;
         const timedOut = timeout?.aborted === true;
+        // fetch reports a failed or cut connection as a TypeError; anything else (a fetch of the
+        // caller's own that throws, say) is not the network's, and is passed on as it is. By name:
+        // fetch's errors may come from another realm (a test runner's), where instanceof fails.
+        if (!timedOut && (error as Error | null)?.name !== 'TypeError') throw error;
         if (last) {
           const what = timedOut ? `no answer within ${timeoutMs} ms` : 'the connection failed';
           throw new NetworkError(timedOut ? 'timeout' : 'network_error', `${request.method} ${new URL(request.url).pathname}: ${what}`, attempt, { cause: error });
