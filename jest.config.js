@@ -54,9 +54,10 @@ export default {
     {
       ...integration,
       displayName: { name: 'integration-esdb', color: 'magenta' },
-      // The embedded cluster's sharing, the build script and the console's static serving do not depend on the event store: run once, above.
+      // The embedded cluster's sharing, the build script, the console's static serving and the client's packaging do not depend on the event store: run once, above.
       testPathIgnorePatterns: [
         '/node_modules/',
+        '<rootDir>/test/e2e/typescript-client-package\\.e2e-spec\\.ts$',
         '<rootDir>/test/event-store/postgres\\.int-spec\\.ts$',
         '<rootDir>/test/e2e/embedded-cluster\\.e2e-spec\\.ts$',
         '<rootDir>/test/scripts/',

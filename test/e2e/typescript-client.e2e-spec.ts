@@ -75,6 +75,27 @@ describe('The TypeScript client', () => {
     expect(transactions.filter((transaction) => transaction.type === 'debit')).toHaveLength(5);
   });
 
+  it('walks the verifications without duplicates while checks arrive mid-walk', async () => {
+    // An organization of its own, so that only this test's checks are in its list.
+    const own = createLedgerClient({ baseUrl: app.baseUrl, apiKey: (await issueKey(app, (await createOrganization(app, { approved: true })).id)).key, fetch: validatingFetch });
+    const before: string[] = [];
+    for (const nin of ['57092406569', '34743670838', '12345678901']) before.unshift((await own.verify('nin', { nin })).reference);
+
+    requested.length = 0;
+    const walked: string[] = [];
+    for await (const summary of own.verifications({}, 2)) {
+      walked.push(summary.reference);
+      // After the first page: two more checks go to the front of the list, pushing the walked ones down onto page 2.
+      if (walked.length === 2) for (const nin of ['21440414976', '57092406569']) await own.verify('nin', { nin });
+    }
+    expect(walked).toEqual(before);
+    expect(requested.filter((request) => request.startsWith('GET /v1/verifications'))).toEqual([
+      'GET /v1/verifications?page=1&pageSize=2',
+      'GET /v1/verifications?page=2&pageSize=2',
+      'GET /v1/verifications?page=3&pageSize=2',
+    ]);
+  });
+
   it('throws typed errors: the 402 with its details, and any other code', async () => {
     const admin = createLedgerClient({ baseUrl: app.baseUrl, adminToken: app.adminToken, fetch: validatingFetch });
     const prices = await admin.raw.PUT('/admin/v1/organizations/{id}/prices', { params: { path: { id: organizationId } }, body: { bvn: 100_000_000 } });

@@ -1,14 +1,20 @@
 import createClient, { type Client, type ClientOptions } from 'openapi-fetch';
-import type { components, operations, paths } from './schema.js';
+import type { components, paths } from './schema.js';
+import { DEFAULT_RETRY_POLICY, resilientFetch, type FetchLike, type RetryPolicy } from './transport.js';
+import { webhookEndpoints, type JsonRequest, type WebhookEndpoints } from './webhook-endpoints.js';
 
 /**
  * A typed client of the identity verification service. `raw` is the generated client
  * (openapi-fetch over the types openapi-typescript made from the OpenAPI document): every
  * operation, typed by path. Around it, a thin layer: answers unwrapped from the envelope, errors
- * thrown as typed `ApiError`s (the 402's details included), and lists walked page by page.
+ * thrown as typed `ApiError`s (the 402's details included), lists walked page by page, a timeout,
+ * retries for reads (transport.ts), webhook endpoints and the verification of webhook deliveries.
  */
 
 export type { components, operations, paths } from './schema.js';
+export { backoffDelayMs, DEFAULT_RETRY_POLICY, NetworkError, retryAfterMs, type RetryPolicy } from './transport.js';
+export * from './webhooks.js';
+export type * from './webhook-endpoints.js';
 export type Schemas = components['schemas'];
 export type Verification = Schemas['Verification'];
 export type VerificationSummary = Schemas['VerificationSummary'];
@@ -87,11 +93,50 @@ export async function unwrap<T>(pending: Promise<Answer<T>>): Promise<T> {
 /** Every item of a paged list, requesting page after page (the same filters throughout) until the last. */
 export async function* allPages<T>(fetchPage: (page: number) => Promise<Answer<T[]>>, pageSize = 100): AsyncGenerator<T> {
   for (let page = 1; ; page++) {
-    const { data, error, response } = await fetchPage(page);
-    if (!response.ok || data === undefined) throw toApiError(response.status, error, response.headers.get('x-request-id'));
-    yield* data.data;
-    const meta = data.meta as PagingMeta;
-    if (meta.page >= meta.totalPages || data.data.length < Math.min(pageSize, 100)) return;
+    const { items, last } = await readPage(fetchPage, page, pageSize);
+    yield* items;
+    if (last) return;
+  }
+}
+
+/** The highest `page` the service accepts on /v1/verifications: a bound on any walk. */
+const MAX_PAGE = 100_000;
+
+async function readPage<T>(fetchPage: (page: number) => Promise<Answer<T[]>>, page: number, pageSize: number): Promise<{ items: T[]; last: boolean }> {
+  const { data, error, response } = await fetchPage(page);
+  if (!response.ok || data === undefined) throw toApiError(response.status, error, response.headers.get('x-request-id'));
+  const meta = data.meta as PagingMeta;
+  return { items: data.data, last: meta.page >= meta.totalPages || data.data.length < Math.min(pageSize, 100) || page >= MAX_PAGE };
+}
+
+/**
+ * Every item of a list ordered most recent first (by `createdAt`, then by reference), without
+ * duplicates. The list is paged by offset, so a check that arrives during the walk goes to the
+ * front and pushes the items already seen down into the next pages. Those, and the new arrivals,
+ * are recognised by their place in the order: anything more recent than the last item walked has
+ * been seen or arrived after the walk began, and is skipped. Items of the same millisecond as the
+ * last are told apart by their reference, the only ones remembered.
+ */
+export async function* newestFirstPages<T extends { reference: string; createdAt: string }>(
+  fetchPage: (page: number) => Promise<Answer<T[]>>,
+  pageSize = 100,
+): AsyncGenerator<T> {
+  let lastAtMs = Infinity;
+  let seenAtLast = new Set<string>();
+  for (let page = 1; ; page++) {
+    const { items, last } = await readPage(fetchPage, page, pageSize);
+    for (const item of items) {
+      const atMs = Date.parse(item.createdAt);
+      if (Number.isNaN(atMs)) throw new Error(`A list item without a readable createdAt: ${item.reference}`);
+      if (atMs > lastAtMs || (atMs === lastAtMs && seenAtLast.has(item.reference))) continue;
+      if (atMs < lastAtMs) {
+        lastAtMs = atMs;
+        seenAtLast = new Set();
+      }
+      seenAtLast.add(item.reference);
+      yield item;
+    }
+    if (last) return;
   }
 }
 
@@ -102,6 +147,13 @@ export interface LedgerClientOptions extends Omit<ClientOptions, 'baseUrl'> {
   readonly apiKey?: string;
   /** An operator's (or auditor's) token, sent as `Authorization: Bearer`. */
   readonly adminToken?: string;
+  /** How long one attempt of a request may take, its answer's body included; none by default. */
+  readonly timeoutMs?: number;
+  /**
+   * Retries of reads (GET) on 429, 503, network errors and timeouts; `false` for none. Checks and
+   * other writes are never retried: a repeated check would run, and be charged, again.
+   */
+  readonly retry?: Partial<RetryPolicy> | false;
 }
 
 export interface VerificationFilters {
@@ -115,31 +167,50 @@ export interface LedgerClient {
   /** Runs one check (a new, billed check each call). */
   verify<S extends Scope>(scope: S, input: CheckInput<S>): Promise<CheckVerification<S>>;
   getVerification(reference: string): Promise<Verification>;
-  /** Every verification summary matching the filters, most recent first, across all pages. */
+  /**
+   * Every verification summary matching the filters, most recent first, across all pages, each
+   * once: checks that arrive during the walk are not included and do not make it repeat any.
+   */
   verifications(filters?: VerificationFilters, pageSize?: number): AsyncGenerator<VerificationSummary>;
   wallet(): Promise<Wallet>;
   /** Every transaction of the wallet, most recent first, across all pages. */
   walletTransactions(pageSize?: number): AsyncGenerator<WalletTransaction>;
+  /** The webhook endpoints of the key's organization and environment, and their deliveries. */
+  readonly webhookEndpoints: WebhookEndpoints;
 }
 
 export function createLedgerClient(options: LedgerClientOptions): LedgerClient {
-  const { apiKey, adminToken, headers, ...rest } = options;
-  const raw = createClient<paths>({
-    ...rest,
-    headers: {
-      ...(apiKey === undefined ? {} : { 'X-Service-Key': apiKey }),
-      ...(adminToken === undefined ? {} : { Authorization: `Bearer ${adminToken}` }),
-      ...(headers as Record<string, string> | undefined),
-    },
-  });
+  const { apiKey, adminToken, headers, timeoutMs, retry, fetch: send = (request: Request, init?: RequestInit) => globalThis.fetch(request, init), ...rest } = options;
+  const transport = resilientFetch(send as FetchLike, { timeoutMs, retry: retry === false ? false : { ...DEFAULT_RETRY_POLICY, ...retry } });
+  const baseHeaders: Record<string, string> = {
+    ...(apiKey === undefined ? {} : { 'X-Service-Key': apiKey }),
+    ...(adminToken === undefined ? {} : { Authorization: `Bearer ${adminToken}` }),
+    ...(headers as Record<string, string> | undefined),
+  };
+  const raw = createClient<paths>({ ...rest, fetch: transport, headers: baseHeaders });
+  const baseUrl = rest.baseUrl.replace(/\/+$/, '');
+  const request: JsonRequest = async <T>(method: string, path: string, body?: unknown): Promise<T> => {
+    const response = await transport(
+      new Request(`${baseUrl}${path}`, {
+        method,
+        headers: { ...baseHeaders, accept: 'application/json', ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
+        ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+      }),
+    );
+    const text = await response.text();
+    const parsed: unknown = text === '' ? undefined : JSON.parse(text);
+    if (!response.ok) throw toApiError(response.status, parsed, response.headers.get('x-request-id'));
+    return (parsed as { data?: T } | undefined)?.data as T;
+  };
   return {
     raw,
     verify: <S extends Scope>(scope: S, input: CheckInput<S>) =>
       // One operation per scope in the document; the path is picked at run time, the types by S.
       unwrap(raw.POST(`/v1/${scope}` as '/v1/nin', { body: input as CheckInput<'nin'> }) as Promise<Answer<CheckVerification<S>>>),
     getVerification: (reference) => unwrap(raw.GET('/v1/verifications/{reference}', { params: { path: { reference } } })),
-    verifications: (filters = {}, pageSize = 100) => allPages((page) => raw.GET('/v1/verifications', { params: { query: { ...filters, page, pageSize } } }), pageSize),
+    verifications: (filters = {}, pageSize = 100) => newestFirstPages((page) => raw.GET('/v1/verifications', { params: { query: { ...filters, page, pageSize } } }), pageSize),
     wallet: () => unwrap(raw.GET('/v1/wallet')),
     walletTransactions: (pageSize = 100) => allPages((page) => raw.GET('/v1/wallet/transactions', { params: { query: { page, pageSize } } }), pageSize),
+    webhookEndpoints: webhookEndpoints(request),
   };
 }
