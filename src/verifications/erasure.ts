@@ -56,7 +56,7 @@ export class PersonalDataErasure {
 
   /** Erases one verification of `owner`; answers when its personal data was erased (the first erasure's time). */
   async erase(reference: string, owner: Owner, context: CommandContext): Promise<string> {
-    const before = await this.streams.load(reference);
+    const { state: before, erase } = await this.streams.loadToErase(reference);
     if (
       before.status === 'none' ||
       before.requested.organizationId !== owner.organizationId ||
@@ -65,7 +65,7 @@ export class PersonalDataErasure {
     ) {
       throw new NotFound('No verification with this reference');
     }
-    const after = await this.streams.erase(reference, this.clock.now(), context);
+    const after = await erase(this.clock.now(), context);
     if (after.status === 'none' || after.personalDataErasedAt === null) throw new InvariantViolated(`the erasure of ${reference} left it readable`);
     // The portrait is named by the result, which can be opened only until the key goes.
     await this.portraits.delete(before.result);
