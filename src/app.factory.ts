@@ -2,11 +2,11 @@ import 'reflect-metadata';
 import { NestFactory } from '@nestjs/core';
 import { FastifyAdapter, type NestFastifyApplication } from '@nestjs/platform-fastify';
 import { randomUUID } from 'node:crypto';
-import type { IncomingMessage } from 'node:http';
 import type { Logger } from 'pino';
 import { AppModule } from './app.module.js';
 import { assertServesHttp, type AppConfig } from './config/config.js';
 import type { Runtime } from './config/runtime.js';
+import { echoedRequestId } from './common/request-context.js';
 import { registerSecurityHeaders } from './common/security-headers.js';
 import { clientErrorHandler, frameworkErrorHandler, MAX_HEADER_BYTES, registerInputLimits } from './common/input-limits.js';
 import { runMigrations } from './database/data-source.js';
@@ -53,12 +53,10 @@ export async function createApp(runtime: Runtime, options: CreateAppOptions = {}
     // No Nest middleware: request logging and security headers are Fastify hooks, so the Express
     // middleware layer (@fastify/middie) need not run on every request.
     skipMiddie: true,
-    // A caller's X-Request-Id is kept when it is a plain token, so its logs and ours line up.
-    // The same id is every log line's requestId (request-log.ts) and every event's correlation id.
-    genReqId: (request: IncomingMessage) => {
-      const given = request.headers['x-request-id'];
-      return typeof given === 'string' && /^[A-Za-z0-9._:-]{8,128}$/.test(given) ? given : randomUUID();
-    },
+    // The server's own id, whatever the caller sends: it is every log line's requestId (request-log.ts)
+    // and every event's correlation id, and a caller's X-Request-Id may carry personal data. The
+    // caller's id is echoed in the answer and shown on the request's own log line only.
+    genReqId: () => randomUUID(),
   });
   const fastify = adapter.getInstance();
   // First, so that every later hook and handler of a request logs with its id.
@@ -69,7 +67,7 @@ export async function createApp(runtime: Runtime, options: CreateAppOptions = {}
   refuseWhileDraining(fastify);
   registerInputLimits(fastify);
   fastify.addHook('onSend', (request, reply, payload, done) => {
-    void reply.header('x-request-id', request.id);
+    void reply.header('x-request-id', echoedRequestId(request));
     done(null, payload);
   });
   instrumentHttp(fastify);

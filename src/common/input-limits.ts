@@ -4,6 +4,7 @@ import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from
 import type { ErrorEnvelope } from './envelope.js';
 import { ValidationFailed, type FieldError } from './errors.js';
 import { API_SECURITY_HEADERS } from './security-headers.js';
+import { echoedRequestId } from './request-context.js';
 
 /**
  * Limits on what a request may carry, enforced before any route runs. Request bodies are bounded
@@ -105,7 +106,7 @@ export function frameworkErrorHandler(error: FastifyError, request: FastifyReque
   void reply
     .headers(API_SECURITY_HEADERS)
     .status(tooLong ? 414 : 400)
-    .header('x-request-id', request.id)
+    .header('x-request-id', echoedRequestId(request))
     .header('content-type', 'application/json; charset=utf-8')
     .send(tooLong ? envelope('uri_too_long', 'A path segment of the URL is too long') : envelope('bad_request', 'The URL is not valid'));
 }

@@ -34,7 +34,7 @@ export class ErasureController {
     'eraseVerification',
     'Data protection',
     "Erase a verification's personal data",
-    "Destroys the verification's data key and deletes its portrait. Answers the verification as GET does from then on: every non-personal field, request and result {}, personalDataErasedAt set. Erasing again answers the same. No body.",
+    "Destroys the verification's data key and deletes its portrait. Answers the verification as GET does from then on: every non-personal field, request and result {}, personalDataErasedAt set. Erasing again answers the same. No body. To a key restricted to some scopes, a check of another scope is not_found.",
   )
   @ApiPathParam('reference', { type: 'string', pattern: REFERENCE_PATTERN.source, example: 'vrf_01JD3Q9ZK8W6V2C4X7N5B0M1TR' }, 'the verification to erase')
   @ApiSuccess(200, 'The verification, erased', ref('Verification'))
@@ -52,7 +52,7 @@ export class ErasureController {
     'searchDataSubject',
     'Data protection',
     "Find a data subject's verifications",
-    "The references of the caller's organization and environment whose inputs or results carry an identifier (found by its blind-index token; the value is never echoed), at most 500.",
+    "The references of the caller's organization and environment (of its scopes only, for a key restricted to some scopes) whose inputs or results carry an identifier (found by its blind-index token; the value is never echoed), at most 500.",
   )
   @ApiJsonBody(ref('DataSubject'), SUBJECT_EXAMPLES, 'exactly one identifier')
   @ApiSuccess(200, 'The references found', ref('SubjectReferences'))
@@ -67,7 +67,7 @@ export class ErasureController {
     'eraseDataSubject',
     'Data protection',
     "Erase a data subject's personal data",
-    "Erases every verification of the caller's organization and environment that carries the identifier, at most 500 a call: call again until references is empty. Checks still running are listed in pending, not erased.",
+    "Erases every verification of the caller's organization and environment (of its scopes only, for a key restricted to some scopes) that carries the identifier, at most 500 a call: call again until references is empty. Checks still running are listed in pending, not erased.",
   )
   @ApiJsonBody(ref('DataSubject'), SUBJECT_EXAMPLES, 'exactly one identifier')
   @ApiSuccess(200, 'The verifications erased, and those still running', ref('SubjectErasure'))

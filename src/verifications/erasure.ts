@@ -1,20 +1,32 @@
 import { Inject, Injectable } from '@nestjs/common';
+import type pg from 'pg';
 import { Clock } from '../common/clock.js';
 import { InvariantViolated, NotFound } from '../common/errors.js';
 import type { CommandContext } from '../common/event.js';
 import { isoWithOffset } from '../common/time.js';
 import { blindToken } from '../data-protection/blind-index.js';
 import { DataKeys, OrganizationKeysDestroyed } from '../data-protection/data-keys.js';
+import { PG_POOL } from '../database/pool.js';
+import { prepared } from '../database/prepared.js';
 import { Portraits } from '../portraits/portraits.service.js';
 import { VerificationPending } from '../common/errors.js';
+import { readerSeesScope, type ScopedReader } from './scope-access.js';
 import { validateSubject } from './verification-inputs.js';
 import { VerificationStreams } from './verification.stream.js';
 
-/** Whose verifications a caller may erase: its organization, in its key's environment. */
-export interface Owner {
+/** Whose verifications a caller may erase: its organization, in its key's environment (of its scopes, for a restricted key). */
+export interface Owner extends ScopedReader {
   readonly organizationId: string;
   readonly environment: string;
 }
+
+/**
+ * A data subject's references among the checks of some scopes only. A check not yet in the read
+ * model (v.scope null) is kept here and its scope read from its stream.
+ */
+const SCOPED_SUBJECT_REFERENCES = `select distinct s.reference, v.scope from verification_subjects s left join verifications v on v.reference = s.reference
+  where s.organization_id = $1 and s.environment = $2 and s.token = any($3::text[]) and (v.scope is null or v.scope = any($4::text[]))
+  order by s.reference limit $5`;
 
 /** References one data-subject call finds or erases at most; a larger subject is erased over several calls (erased ones leave the index). */
 export const MAX_SUBJECT_REFERENCES = 500;
@@ -39,15 +51,21 @@ export class PersonalDataErasure {
     @Inject(DataKeys) private readonly keys: DataKeys,
     @Inject(Portraits) private readonly portraits: Portraits,
     @Inject(Clock) private readonly clock: Clock,
+    @Inject(PG_POOL) private readonly pool: pg.Pool,
   ) {}
 
   /** Erases one verification of `owner`; answers when its personal data was erased (the first erasure's time). */
   async erase(reference: string, owner: Owner, context: CommandContext): Promise<string> {
-    const before = await this.streams.load(reference);
-    if (before.status === 'none' || before.requested.organizationId !== owner.organizationId || before.requested.environment !== owner.environment) {
+    const { state: before, erase } = await this.streams.loadToErase(reference);
+    if (
+      before.status === 'none' ||
+      before.requested.organizationId !== owner.organizationId ||
+      before.requested.environment !== owner.environment ||
+      !readerSeesScope(owner, before.requested.scope)
+    ) {
       throw new NotFound('No verification with this reference');
     }
-    const after = await this.streams.erase(reference, this.clock.now(), context);
+    const after = await erase(this.clock.now(), context);
     if (after.status === 'none' || after.personalDataErasedAt === null) throw new InvariantViolated(`the erasure of ${reference} left it readable`);
     // The portrait is named by the result, which can be opened only until the key goes.
     await this.portraits.delete(before.result);
@@ -66,7 +84,22 @@ export class PersonalDataErasure {
       if (error instanceof OrganizationKeysDestroyed) return [];
       throw error;
     }
-    return this.keys.referencesOf(owner.organizationId, owner.environment, [blindToken(indexKey, kind, value)], MAX_SUBJECT_REFERENCES);
+    const tokens = [blindToken(indexKey, kind, value)];
+    if (owner.keyScopes === undefined || owner.keyScopes === null) return this.keys.referencesOf(owner.organizationId, owner.environment, tokens, MAX_SUBJECT_REFERENCES);
+    // A restricted key finds the subject in checks of its scopes only, filtered before the limit, so
+    // that checks of other scopes never hide its own beyond the first page.
+    const { rows } = await this.pool.query<{ reference: string; scope: string | null }>(
+      prepared(SCOPED_SUBJECT_REFERENCES, [owner.organizationId, owner.environment, tokens, owner.keyScopes, MAX_SUBJECT_REFERENCES]),
+    );
+    const references: string[] = [];
+    for (const row of rows) {
+      if (row.scope !== null) references.push(row.reference);
+      else {
+        const state = await this.streams.load(row.reference);
+        if (state.status !== 'none' && readerSeesScope(owner, state.requested.scope)) references.push(row.reference);
+      }
+    }
+    return references;
   }
 
   /** Erases every verification of `owner` that the identifier in `body` finds. */

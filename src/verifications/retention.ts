@@ -1,4 +1,5 @@
 import { Inject, Injectable } from '@nestjs/common';
+import { performance } from 'node:perf_hooks';
 import type pg from 'pg';
 import { Clock } from '../common/clock.js';
 import type { Actor, CommandContext } from '../common/event.js';
@@ -6,13 +7,23 @@ import { PeriodicSweep } from '../common/periodic-pass.js';
 import type { AppConfig } from '../config/config.js';
 import { CONFIG } from '../config/runtime.js';
 import { PG_POOL } from '../database/pool.js';
+import { prepared } from '../database/prepared.js';
 import { PersonalDataErasure } from './erasure.js';
 
 /** The actor of every erasure the sweep makes (`system:retention`). */
 export const RETENTION_ACTOR: Actor = { type: 'system', id: 'retention' };
-/** Verifications looked at per query, and at most per pass (the next pass continues). */
+/** Verifications one instance claims at a time; the other instances claim the next ones meanwhile. */
 const BATCH = 100;
-const MAX_PER_PASS = 5_000;
+/** Erasures of a batch under way at once: each is a few round trips, mostly waiting on PostgreSQL and the event store. */
+const ERASURES_IN_FLIGHT = 8;
+/**
+ * How long a claim keeps other instances off a check. Long enough for a batch (about a second), and
+ * a check that failed to be erased stays claimed this long, so that it is retried later rather than
+ * at once by every instance.
+ */
+const CLAIM_SECONDS = 600;
+/** Claims older than this are of checks erased meanwhile by someone else (or gone): swept away. */
+const STALE_CLAIM_SECONDS = 86_400;
 
 export interface RetentionReport {
   readonly erased: number;
@@ -25,11 +36,37 @@ interface Due {
 }
 
 /**
+ * The finished checks past their organization's retention period, counted from the check's own
+ * time, whose personal data is still there (the read model not yet marked, and no destroyed data
+ * key, which an erasure writes before the projection catches up), claimed by this instance. The
+ * first bound (the shortest retention of any organization) walks the partial index
+ * verifications_retention; claims taken by another instance and not yet expired are skipped, and
+ * a concurrent claim of the same check waits for the other's commit and then does not take it.
+ */
+const CLAIM_DUE = `with due as (
+    select v.reference from verifications v
+    left join organizations o on o.id = v.organization_id
+    left join verification_keys k on k.reference = v.reference
+    where v.personal_data_erased_at is null and v.status <> 'pending'
+      and v.created_at < $1::timestamptz - make_interval(days => (select least($2::int, min(retention_days)) from organizations))
+      and v.created_at < $1::timestamptz - make_interval(days => coalesce(o.retention_days, $2::int))
+      and k.destroyed_at is null
+      and not exists (select 1 from retention_claims c where c.reference = v.reference and c.claimed_until > now())
+    order by v.created_at limit $3),
+  claimed as (
+    insert into retention_claims (reference, claimed_until) select reference, now() + make_interval(secs => $4) from due
+    on conflict (reference) do update set claimed_until = excluded.claimed_until where retention_claims.claimed_until <= now()
+    returning reference)
+  select v.reference, v.organization_id, v.environment from claimed c join verifications v on v.reference = c.reference`;
+
+/**
  * Erases the personal data of finished verifications older than their organization's retention
- * period (`retentionDays`, else PERSONAL_DATA_RETENTION_DAYS), through the same erasure as the
- * API (an event with actor system:retention, the key destroyed, the portrait deleted). Only keys
- * still alive are looked at (a partial index), from the oldest; every instance may run it at once:
- * an erasure is idempotent.
+ * period (`retentionDays`, else PERSONAL_DATA_RETENTION_DAYS), counted from each check's own time,
+ * through the same erasure as the API (an event with actor system:retention, the key destroyed,
+ * the portrait deleted). A check with no key row (recorded before personal data was sealed) is
+ * swept like any other. Every instance runs it; each claims its own batches, so that together
+ * they erase as many checks as they can run, and a pass goes on until nothing is due or it has
+ * run for the sweep's interval (the next pass continues).
  */
 @Injectable()
 export class RetentionSweep extends PeriodicSweep<RetentionReport> {
@@ -43,41 +80,44 @@ export class RetentionSweep extends PeriodicSweep<RetentionReport> {
   }
 
   protected async pass(now: Date): Promise<RetentionReport> {
+    const startedMs = performance.now();
+    await this.pool.query(prepared('delete from retention_claims where claimed_until < now() - make_interval(secs => $1)', [STALE_CLAIM_SECONDS]));
     let erased = 0;
-    let skip: string[] = [];
-    while (erased + skip.length < MAX_PER_PASS) {
-      const due = await this.due(now, skip);
-      for (const row of due) {
-        const context: CommandContext = { correlationId: `retention-${row.reference}`, actor: RETENTION_ACTOR };
-        try {
-          await this.erasure.erase(row.reference, { organizationId: row.organization_id, environment: row.environment }, context);
-          erased += 1;
-        } catch (error) {
-          // One verification that cannot be erased now (its stream unreadable) must not stop the others.
-          skip = [...skip, row.reference];
-          this.logger.warn(`Retention: ${row.reference} could not be erased this pass (${(error as Error).name}); the next pass retries`);
-        }
-      }
-      if (due.length < BATCH) break;
+    while (performance.now() - startedMs < this.config.verifications.retentionSweepIntervalMs) {
+      const due = await this.claimDue(now);
+      if (due.length === 0) break;
+      const done = await this.eraseAll(due);
+      erased += done.length;
+      // A check that could not be erased keeps its claim: it is retried once the claim expires.
+      if (done.length > 0) await this.pool.query(prepared('delete from retention_claims where reference = any($1::text[])', [done]));
     }
     if (erased > 0) this.logger.log(`Retention: the personal data of ${erased} verification(s) erased`);
     return { erased };
   }
 
-  private async due(now: Date, skip: readonly string[]): Promise<Due[]> {
-    const { rows } = await this.pool.query<Due>(
-      `select v.reference, v.organization_id, v.environment
-       from verification_keys k
-       join verifications v on v.reference = k.reference
-       left join organizations o on o.id = k.organization_id
-       where k.wrapped_key is not null
-         and k.created_at < $1::timestamptz - make_interval(days => (select least($2::int, min(retention_days)) from organizations))
-         and v.status <> 'pending' and v.personal_data_erased_at is null
-         and v.created_at < $1::timestamptz - make_interval(days => coalesce(o.retention_days, $2::int))
-         and not (v.reference = any($3::text[]))
-       order by k.created_at limit $4`,
-      [now, this.config.verifications.retentionDays, skip, BATCH],
-    );
+  /** Erases `due`, ERASURES_IN_FLIGHT at a time; answers the references erased. */
+  private async eraseAll(due: readonly Due[]): Promise<string[]> {
+    const done: string[] = [];
+    let next = 0;
+    const worker = async () => {
+      while (next < due.length) {
+        const row = due[next++];
+        const context: CommandContext = { correlationId: `retention-${row.reference}`, actor: RETENTION_ACTOR };
+        try {
+          await this.erasure.erase(row.reference, { organizationId: row.organization_id, environment: row.environment }, context);
+          done.push(row.reference);
+        } catch (error) {
+          // One verification that cannot be erased now (its stream unreadable) must not stop the others.
+          this.logger.warn(`Retention: ${row.reference} could not be erased this pass (${(error as Error).name}); a later pass retries`);
+        }
+      }
+    };
+    await Promise.all(Array.from({ length: Math.min(ERASURES_IN_FLIGHT, due.length) }, worker));
+    return done;
+  }
+
+  private async claimDue(now: Date): Promise<Due[]> {
+    const { rows } = await this.pool.query<Due>(prepared(CLAIM_DUE, [now, this.config.verifications.retentionDays, BATCH, CLAIM_SECONDS]));
     return rows;
   }
 }

@@ -10,6 +10,7 @@ import { PG_POOL } from '../database/pool.js';
 import { Portraits } from '../portraits/portraits.service.js';
 import { isScope, SCOPES } from '../scopes/scopes.js';
 import { GetVerification, ListVerifications, type VerificationPage } from './verification.commands.js';
+import { readerSeesScope, type ScopedReader } from './scope-access.js';
 import { PersonalFields } from './verification.codec.js';
 import { VerificationStreams } from './verification.stream.js';
 import { summaryFromRow, verificationView, viewFromRow, type VerificationRow, type VerificationView } from './verification.views.js';
@@ -67,8 +68,8 @@ export class GetVerificationHandler implements IQueryHandler<GetVerification, Ve
   async execute({ key, reference }: GetVerification): Promise<VerificationView> {
     if (!REFERENCE_PATTERN.test(reference)) throw new NotFound('No verification with this reference');
     const read = await this.reads.write(reference);
-    // Another organization's or environment's verification is, to this key, none.
-    const row = read !== undefined && read.organization_id === key.organizationId && read.environment === key.environment ? read : undefined;
+    // Another organization's or environment's verification, or one of a scope the key may not see, is, to this key, none.
+    const row = read !== undefined && read.organization_id === key.organizationId && read.environment === key.environment && readerSeesScope(key, read.scope) ? read : undefined;
     let view: VerificationView;
     // A failed row projected before the read model kept reason codes: its stream has the code.
     const reasonCode = row !== undefined && row.status === 'failed' && row.reason_code == null ? await this.streamReasonCode(reference) : undefined;
@@ -80,7 +81,12 @@ export class GetVerificationHandler implements IQueryHandler<GetVerification, Ve
       view = viewFromRow(row, { ...(await this.fields.openBoth(reference, row.request, row.result, { key: stored })), reasonCode });
     } else {
       const state = await this.streams.load(reference);
-      if (state.status === 'none' || state.requested.organizationId !== key.organizationId || state.requested.environment !== key.environment) {
+      if (
+        state.status === 'none' ||
+        state.requested.organizationId !== key.organizationId ||
+        state.requested.environment !== key.environment ||
+        !readerSeesScope(key, state.requested.scope)
+      ) {
         throw new NotFound('No verification with this reference');
       }
       view = verificationView(state);
@@ -145,11 +151,14 @@ export interface PageRead {
   readonly status: string | undefined;
   readonly pageSize: number;
   readonly skip: number;
+  /** A restricted key's scopes: the page shows checks of these only. Undefined: every scope. */
+  readonly scopes?: readonly string[];
 }
 
-/** The page `filters` ask of `key`'s organization and environment. */
-export function pageRead(key: Pick<AuthenticatedKey, 'organizationId' | 'environment'>, { page, pageSize, scope, status }: ListFilters): PageRead {
-  return { organizationId: key.organizationId, environment: key.environment, scope, status, pageSize, skip: (page - 1) * pageSize };
+/** The page `filters` ask of `key`'s organization and environment (of its scopes, for a restricted key). */
+export function pageRead(key: Pick<AuthenticatedKey, 'organizationId' | 'environment'> & ScopedReader, { page, pageSize, scope, status }: ListFilters): PageRead {
+  const read = { organizationId: key.organizationId, environment: key.environment, scope, status, pageSize, skip: (page - 1) * pageSize };
+  return key.keyScopes === undefined || key.keyScopes === null ? read : { ...read, scopes: key.keyScopes };
 }
 
 /** The columns of a list page's rows. */
@@ -172,7 +181,7 @@ const LIST_COLUMNS = 'reference, scope, status, price_kobo, charged, created_at'
  * as a sort of the whole organization. With both filters no list index covers the walk, which then
  * reads the table as before.
  */
-export function listStatement({ organizationId, environment, scope, status, pageSize, skip }: PageRead): pg.QueryConfig {
+export function listStatement({ organizationId, environment, scope, status, pageSize, skip, scopes }: PageRead): pg.QueryConfig {
   const conditions = ['organization_id = $1', 'environment = $2'];
   const params: unknown[] = [organizationId, environment];
   if (scope !== undefined) {
@@ -183,8 +192,12 @@ export function listStatement({ organizationId, environment, scope, status, page
     params.push(status);
     conditions.push(`status = $${params.length}`);
   }
+  if (scopes !== undefined) {
+    params.push(scopes);
+    conditions.push(`scope = any($${params.length}::text[])`);
+  }
   const where = conditions.join(' and ');
-  const filters = `${scope === undefined ? '' : '_scope'}${status === undefined ? '' : '_status'}`;
+  const filters = `${scope === undefined ? '' : '_scope'}${status === undefined ? '' : '_status'}${scopes === undefined ? '' : '_scopes'}`;
   const window = `order by created_at desc, reference desc limit $${params.length + 1} offset $${params.length + 2}`;
   const deep = skip + pageSize > MAX_SHARED_PAGE_ROWS;
   const page = deep
@@ -247,7 +260,8 @@ export function sharedListStatement(shape: { scope: boolean; status: boolean }, 
 }
 
 /**
- * Most recent first, offset paging; a key sees only its environment's checks.
+ * Most recent first, offset paging; a key sees only its environment's checks, and a restricted key
+ * only checks of its scopes.
  *
  * Pages asked for while PAGES_IN_FLIGHT statements of the same filters are under way share one
  * statement (sharedListStatement), as reads by reference do: alone, a page goes at once with a
@@ -265,7 +279,9 @@ export class ListVerificationsHandler implements IQueryHandler<ListVerifications
   async execute({ key, query }: ListVerifications): Promise<VerificationPage> {
     const filters = parseListQuery(query);
     const read = pageRead(key, filters);
-    const rows = read.skip + read.pageSize > MAX_SHARED_PAGE_ROWS ? await this.readAlone(read) : await this.groupOf(read).write(read);
+    // A restricted key's page goes alone: the shared statement reads whole organizations' scopes.
+    const alone = read.skip + read.pageSize > MAX_SHARED_PAGE_ROWS || read.scopes !== undefined;
+    const rows = alone ? await this.readAlone(read) : await this.groupOf(read).write(read);
     return pageFromRows(rows, filters);
   }
 

@@ -338,6 +338,20 @@ export class VerificationStreams {
     return (await this.handler.handle(stream(reference), { type: 'ErasePersonalData', at }, context)).folded.state;
   }
 
+  /**
+   * The verification's state, and its erasure decided on the fold just read: one stream read for
+   * both, where `load` then `erase` read it twice (an append that came between is refused by the
+   * expected revision, as any other).
+   */
+  async loadToErase(reference: string): Promise<{ state: VerificationState; erase: (at: Date, context: CommandContext) => Promise<VerificationState> }> {
+    const erased = stream(reference);
+    const folded = await this.handler.read(erased);
+    return {
+      state: folded.state,
+      erase: async (at, context) => (await this.handler.handle(erased, { type: 'ErasePersonalData', at }, context, { from: { folded, current: true } })).folded.state,
+    };
+  }
+
   /** The rows indexing the identifiers a result revealed that the request did not carry (see indexResult), for the terminal's transaction. */
   private async resultTokenRows(requested: { reference: string; organizationId: string; environment: string; request: JsonObject }, result: JsonObject): Promise<KeyRows | undefined> {
     return this.keys.tokenRows(requested.organizationId, requested.environment, requested.reference, (indexKey) => newTokensOf(indexKey, [result], [requested.request]));

@@ -35,7 +35,7 @@ export class VerificationsController {
     'listVerifications',
     'Verifications',
     'List verifications',
-    "The organization's verifications of the key's environment, most recent first, as summaries. Never charged. Request pages in order until page equals totalPages, with the same filters throughout. Shows the key's own checks answered on this instance (and those of an X-Consistency-Token).",
+    "The organization's verifications of the key's environment (of its scopes only, for a key restricted to some scopes), most recent first, as summaries. Never charged. Request pages in order until page equals totalPages, with the same filters throughout. Shows the key's own checks answered on this instance (and those of an X-Consistency-Token).",
   )
   @ApiPaging(MAX_PAGE, 999_999_999)
   @ApiQuery({ name: 'scope', required: false, description: 'only checks of this scope', schema: { type: 'string', enum: [...SCOPES] } })
@@ -52,7 +52,7 @@ export class VerificationsController {
 
   @Get('verifications/:reference')
   @AnyOrganizationStatus()
-  @ApiRoute('getVerification', 'Verifications', 'Get a verification', 'The verification as the run answered it (with a fresh portrait link). Never charged; never runs a check.')
+  @ApiRoute('getVerification', 'Verifications', 'Get a verification', 'The verification as the run answered it (with a fresh portrait link). Never charged; never runs a check. To a key restricted to some scopes, a check of another scope is not_found.')
   @ApiPathParam('reference', { type: 'string', pattern: REFERENCE_PATTERN.source, example: 'vrf_01JD3Q9ZK8W6V2C4X7N5B0M1TR' }, 'the reference the run answered')
   @ApiSuccess(200, 'The verification', ref('Verification'))
   @ApiErrors(ANY_ROUTE_ERRORS, KEY_ERRORS, 'not_found')

@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { sandboxPortrait } from '../../src/providers/sandbox.provider.js';
 import { SCOPES, type Scope } from '../../src/scopes/scopes.js';
+import { allEvents } from '../support/event-store.js';
 import { startTestApp, type TestApp, type TestResponse } from '../support/app.js';
 import { createOrganization, issueKey } from '../support/fixtures.js';
 
@@ -135,11 +136,21 @@ describe('Structured logs', () => {
     for (const line of refusedLines) expect(line.organizationId).toBeUndefined();
   });
 
-  it("keeps a caller's X-Request-Id when it is a plain token", async () => {
-    const requestId = 'caller-trace-0001';
-    const response = await app.request('GET', '/v1/wallet', { headers: { 'x-service-key': key.key, 'x-request-id': requestId } });
-    expect(response.status).toBe(200);
-    expect(response.headers.get('x-request-id')).toBe(requestId);
-    expect(lines().filter((line) => line.requestId === requestId)).toEqual([expect.objectContaining({ organizationId, keyId: key.id, res: { statusCode: 200 } })]);
+  it("echoes a caller's X-Request-Id and logs it on the request's line only, never in the event log", async () => {
+    // A caller may put anything in the header, a customer's NIN included: the event log keeps the server's own id.
+    const callerId = '73914628053';
+    const before = (await allEvents(app.eventStore)).length;
+    const response = await app.request('POST', '/v1/nin', { body: INPUTS.nin('5'), headers: { 'x-service-key': key.key, 'x-request-id': callerId } });
+    expect(response.status).toBe(201);
+    expect(response.headers.get('x-request-id')).toBe(callerId);
+    const written = (await allEvents(app.eventStore)).slice(before).filter((event) => event.metadata.correlationId !== undefined && JSON.stringify(event.data).includes(response.body.data.reference));
+    expect(written.length).toBeGreaterThanOrEqual(2);
+    const carrying = (await allEvents(app.eventStore)).filter((event) => JSON.stringify(event.metadata).includes(callerId));
+    expect(carrying.map((event) => `${event.type} ${String(event.metadata.correlationId)}`)).toEqual([]);
+    const mentioning = lines().filter((line) => JSON.stringify(line).includes(callerId));
+    expect(mentioning).toEqual([expect.objectContaining({ organizationId, keyId: key.id, res: { statusCode: 201 }, req: expect.objectContaining({ headers: expect.objectContaining({ 'x-request-id': callerId }) }) })]);
+    const serverId = mentioning[0].requestId;
+    expect(serverId).toMatch(/^[0-9a-f-]{36}$/);
+    for (const event of written) expect(event.metadata.correlationId).toBe(serverId);
   });
 });

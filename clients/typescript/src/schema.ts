@@ -190,7 +190,7 @@ export interface paths {
         };
         /**
          * List verifications
-         * @description The organization's verifications of the key's environment, most recent first, as summaries. Never charged. Request pages in order until page equals totalPages, with the same filters throughout. Shows the key's own checks answered on this instance (and those of an X-Consistency-Token).
+         * @description The organization's verifications of the key's environment (of its scopes only, for a key restricted to some scopes), most recent first, as summaries. Never charged. Request pages in order until page equals totalPages, with the same filters throughout. Shows the key's own checks answered on this instance (and those of an X-Consistency-Token).
          */
         get: operations["listVerifications"];
         put?: never;
@@ -210,7 +210,7 @@ export interface paths {
         };
         /**
          * Get a verification
-         * @description The verification as the run answered it (with a fresh portrait link). Never charged; never runs a check.
+         * @description The verification as the run answered it (with a fresh portrait link). Never charged; never runs a check. To a key restricted to some scopes, a check of another scope is not_found.
          */
         get: operations["getVerification"];
         put?: never;
@@ -292,7 +292,7 @@ export interface paths {
         put?: never;
         /**
          * Erase a data subject's personal data
-         * @description Erases every verification of the caller's organization and environment that carries the identifier, at most 500 a call: call again until references is empty. Checks still running are listed in pending, not erased.
+         * @description Erases every verification of the caller's organization and environment (of its scopes only, for a key restricted to some scopes) that carries the identifier, at most 500 a call: call again until references is empty. Checks still running are listed in pending, not erased.
          */
         post: operations["eraseDataSubject"];
         delete?: never;
@@ -312,7 +312,7 @@ export interface paths {
         put?: never;
         /**
          * Find a data subject's verifications
-         * @description The references of the caller's organization and environment whose inputs or results carry an identifier (found by its blind-index token; the value is never echoed), at most 500.
+         * @description The references of the caller's organization and environment (of its scopes only, for a key restricted to some scopes) whose inputs or results carry an identifier (found by its blind-index token; the value is never echoed), at most 500.
          */
         post: operations["searchDataSubject"];
         delete?: never;
@@ -332,7 +332,7 @@ export interface paths {
         put?: never;
         /**
          * Erase a verification's personal data
-         * @description Destroys the verification's data key and deletes its portrait. Answers the verification as GET does from then on: every non-personal field, request and result {}, personalDataErasedAt set. Erasing again answers the same. No body.
+         * @description Destroys the verification's data key and deletes its portrait. Answers the verification as GET does from then on: every non-personal field, request and result {}, personalDataErasedAt set. Erasing again answers the same. No body. To a key restricted to some scopes, a check of another scope is not_found.
          */
         post: operations["eraseVerification"];
         delete?: never;
