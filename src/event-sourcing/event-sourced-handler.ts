@@ -3,6 +3,7 @@ import { InvariantViolated } from '../common/errors.js';
 import { occurredAt, type CommandContext } from '../common/event.js';
 import type { IdGenerator } from '../common/ids.js';
 import {
+  EventStoreUnavailableError,
   MAX_READ_COUNT,
   WrongExpectedRevisionError,
   type AppendResult,
@@ -194,6 +195,10 @@ function expectedRevision(folded: Folded<unknown, unknown>): ExpectedRevision {
   return folded.revision === NO_STREAM ? 'no_stream' : folded.revision;
 }
 
+/** What a read of a held fold's stream found at the fold's revision, when not the fold's last event. */
+const SHORT = Symbol('the stream does not reach the fold');
+const DIFFERENT = Symbol('the stream holds another event at the fold\'s revision');
+
 const sleep = (ms: number) => (ms > 0 ? new Promise<void>((resolveSleep) => setTimeout(resolveSleep, ms)) : Promise.resolve());
 
 /**
@@ -254,11 +259,21 @@ export class EventSourcedHandler<State, Command, E extends DomainEvent, Link = u
    * fold (revision 0 or more) is read from its own revision: when the stream no longer has that
    * event, or has another one there (a log that lost events, then other writers brought the stream
    * back to the same revision), the fold is stale and the stream is folded afresh (`reload`, by
-   * default from its start).
+   * default from its start). Where reads may trail acknowledged appends (EventStore.shortStreams),
+   * a stream that does not reach the fold's revision yet is read again (about 1.3 s) and, still
+   * short, refused as unavailable: its events were acknowledged, they are not lost, and a fold
+   * without them would decide on older data (a funding not seen, a reservation not captured).
    */
   async read(stream: Stream<State, Command, E>, from: Folded<State, Link> = this.initial(stream), reload?: Reload<State, Link>): Promise<Folded<State, Link>> {
-    const caughtUp = await this.catchUp(stream, from);
-    if (caughtUp !== undefined) return caughtUp;
+    let caughtUp = await this.catchUp(stream, from);
+    if (caughtUp === SHORT && this.store.shortStreams === 'not_yet_readable') {
+      for (let pauseMs = 5; caughtUp === SHORT && pauseMs <= 640; pauseMs *= 2) {
+        await sleep(pauseMs);
+        caughtUp = await this.catchUp(stream, from);
+      }
+      if (caughtUp === SHORT) throw new EventStoreUnavailableError(`${stream.id} is not readable up to revision ${from.revision} yet, which was acknowledged`);
+    }
+    if (caughtUp !== SHORT && caughtUp !== DIFFERENT) return caughtUp;
     this.counters.staleFolds = (this.counters.staleFolds ?? 0) + 1;
     // From the empty stream there is nothing to confirm: this read cannot find it stale again.
     return reload !== undefined ? reload() : this.read(stream);
@@ -274,8 +289,11 @@ export class EventSourcedHandler<State, Command, E extends DomainEvent, Link = u
     return folded;
   }
 
-  /** `from` caught up, the very object when nothing was added; undefined when the stream does not hold `from`'s last event. */
-  private async catchUp(stream: Stream<State, Command, E>, from: Folded<State, Link>): Promise<Folded<State, Link> | undefined> {
+  /**
+   * `from` caught up, the very object when nothing was added; SHORT when the stream does not reach
+   * `from`'s last event, DIFFERENT when it holds another event there.
+   */
+  private async catchUp(stream: Stream<State, Command, E>, from: Folded<State, Link>): Promise<Folded<State, Link> | typeof SHORT | typeof DIFFERENT> {
     const { pageSize, maxPages } = this.options.paging;
     let folded = from;
     // A held fold's own last event comes first in the first page, to be matched.
@@ -285,7 +303,8 @@ export class EventSourcedHandler<State, Command, E extends DomainEvent, Link = u
       let fresh = recorded;
       if (confirming) {
         confirming = false;
-        if (recorded.length === 0 || !this.holds(folded, recorded[0])) return undefined;
+        if (recorded.length === 0) return SHORT;
+        if (!this.holds(folded, recorded[0])) return DIFFERENT;
         fresh = recorded.slice(1);
       }
       for (const event of fresh) {

@@ -296,6 +296,8 @@ export class EsdbEventStore implements EventStore {
   readonly multiStreamAppends = 'in_order' as const;
   /** Its appends are conditioned on the revision only: callers that need the event there read it. */
   readonly expectedEventIds = 'unsupported' as const;
+  /** Reads may trail acknowledged appends (a node's index, a leader change); acknowledged events are not lost. */
+  readonly shortStreams = 'not_yet_readable' as const;
   private readonly client: EventStoreDBClient;
   private readonly subscriptions = new Set<Subscription>();
   private closed = false;
@@ -310,6 +312,13 @@ export class EsdbEventStore implements EventStore {
     // path then misreports the stream's revision.
     if (/[?&]throwOnAppendFailure=false/i.test(connectionString)) {
       throw new Error('the EventStoreDB connection string must not set throwOnAppendFailure=false');
+    }
+    // One client serves the writes and the reads they are decided on: reads from a follower or a
+    // read-only replica trail acknowledged writes, and a fold decided on them misses what was just
+    // written (a funding, a reservation).
+    const preference = /[?&]nodePreference=([^&]*)/i.exec(connectionString)?.[1];
+    if (preference !== undefined && preference.toLowerCase() !== 'leader') {
+      throw new Error('the EventStoreDB connection string\'s nodePreference must be leader (or unset): this service decides its writes on its reads');
     }
     try {
       this.client = EventStoreDBClient.connectionString(connectionString);

@@ -135,10 +135,19 @@ export type MultiStreamAppends = 'atomic' | 'in_order';
  */
 export type ExpectedEventIds = 'checked' | 'unsupported';
 
+/**
+ * What a stream shorter than an acknowledged append means: `lost` where every read sees every
+ * acknowledged append (PostgreSQL: the stream really lost events, a failover to an asynchronous
+ * replica or a restore), `not_yet_readable` where reads may trail acknowledged appends (EventStoreDB:
+ * a node's index behind its writes, a leader change): the reader waits for it instead.
+ */
+export type ShortStreams = 'lost' | 'not_yet_readable';
+
 export interface EventStore {
   readonly kind: 'postgres' | 'esdb';
   readonly multiStreamAppends: MultiStreamAppends;
   readonly expectedEventIds: ExpectedEventIds;
+  readonly shortStreams: ShortStreams;
   append(streamId: string, events: readonly EventToAppend[], options: AppendOptions): Promise<AppendResult>;
   /**
    * Appends to several distinct streams, each with its own expected revision, as

@@ -7,6 +7,7 @@ import {
   type AppendResult,
   type EventStore,
   type ExpectedEventIds,
+  type ShortStreams,
   type EventToAppend,
   type MultiStreamAppends,
   type ReadAllOptions,
@@ -49,6 +50,10 @@ export class InstrumentedEventStore implements EventStore {
 
   get expectedEventIds(): ExpectedEventIds {
     return this.inner.expectedEventIds;
+  }
+
+  get shortStreams(): ShortStreams {
+    return this.inner.shortStreams;
   }
 
   async appendMany(appends: readonly StreamAppend[]): Promise<AppendResult[]> {

@@ -257,6 +257,8 @@ export class PostgresEventStore implements EventStore {
   readonly multiStreamAppends = 'atomic' as const;
   /** Checked by append_write_sets, on the stream rows it has locked (migration 1795800000001). */
   readonly expectedEventIds = 'checked' as const;
+  /** Every read sees every committed append: a stream shorter than an acknowledged append lost events. */
+  readonly shortStreams = 'lost' as const;
 
   /**
    * Appends go through a group commit (src/database/group-commit.ts): an append made while

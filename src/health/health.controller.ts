@@ -32,6 +32,15 @@ const CHECKS: Schema = {
         holder: { type: ['object', 'null'], additionalProperties: true },
       },
     },
+    recovery: {
+      type: 'object',
+      description: 'Checks the recovery process cannot settle (a damaged stream, an event it cannot fold): `unsettled` while there is one or more; GET /admin/v1/recovery/unsettled lists them',
+      required: ['status', 'unsettledChecks'],
+      properties: {
+        status: { type: 'string', enum: ['ok', 'unsettled'] },
+        unsettledChecks: { type: 'integer', minimum: 0 },
+      },
+    },
   },
 };
 
@@ -76,8 +85,8 @@ export class HealthController {
    * subscriptions, read-your-writes) waits for the transaction that holds it.
    */
   @Get('health/ready')
-  @ApiRoute('getReadiness', 'Operations', 'Check readiness', 'For load balancers: 200 when PostgreSQL and the event store both answer (within 2 s each), `degraded` while the PostgreSQL log is held back, else 503. No key.')
-  @ApiSuccess(200, 'Ready, or degraded (the PostgreSQL log held back: `reasons` says by what)', {
+  @ApiRoute('getReadiness', 'Operations', 'Check readiness', 'For load balancers: 200 when PostgreSQL and the event store both answer (within 2 s each), `degraded` while the PostgreSQL log is held back or recovery has checks it cannot settle, else 503. No key.')
+  @ApiSuccess(200, 'Ready, or degraded (the PostgreSQL log held back, or checks recovery cannot settle: `reasons` says what)', {
     type: 'object',
     required: ['status', 'checks'],
     properties: { status: { type: 'string', enum: ['ready', 'degraded'] }, checks: CHECKS, reasons: { type: 'array', items: { type: 'string' } } },
@@ -107,19 +116,31 @@ export class HealthController {
   @ApiErrors(ANY_ROUTE_ERRORS.filter((code) => code !== 'service_unavailable'))
   async ready(@Res() reply: FastifyReply): Promise<void> {
     let holdback: LogHoldback | null = null;
+    let unsettled: number | undefined;
     const [postgres, eventStore] = await Promise.all([
       check(() => this.pool.query('select 1')),
       check(() => this.eventStore.ping()),
       check(async () => (holdback = await this.holdback.read())),
+      check(async () => (unsettled = await this.unsettledChecks())),
     ]);
     const log = holdbackCheck(holdback);
-    const checks = { postgres, eventStore: eventStore, eventStoreKind: this.eventStore.kind, ...(log === undefined ? {} : { eventLog: log.check }) };
+    const recovery = unsettled === undefined ? undefined : { status: unsettled > 0 ? 'unsettled' : 'ok', unsettledChecks: unsettled };
+    const checks = { postgres, eventStore: eventStore, eventStoreKind: this.eventStore.kind, ...(log === undefined ? {} : { eventLog: log.check }), ...(recovery === undefined ? {} : { recovery }) };
     if (postgres === 'ok' && eventStore === 'ok') {
-      const degraded = log !== undefined && log.reason !== undefined;
-      await reply.status(200).send(ok({ status: degraded ? 'degraded' : 'ready', checks, ...(degraded ? { reasons: [log.reason] } : {}) }));
+      // Both degrade readiness without failing it: this instance still serves.
+      const reasons = [
+        ...(log?.reason === undefined ? [] : [log.reason]),
+        ...(unsettled !== undefined && unsettled > 0 ? [`${unsettled} checks cannot be settled by recovery (their money stays held); GET /admin/v1/recovery/unsettled lists them`] : []),
+      ];
+      await reply.status(200).send(ok({ status: reasons.length > 0 ? 'degraded' : 'ready', checks, ...(reasons.length > 0 ? { reasons } : {}) }));
       return;
     }
     await reply.status(503).send({ status: false, error: { code: 'service_unavailable', message: 'A backing store is unavailable', details: { checks } } });
+  }
+
+  private async unsettledChecks(): Promise<number> {
+    const { rows } = await this.pool.query<{ count: string }>('select count(*) from verification_recovery_unsettled');
+    return Number(rows[0]?.count ?? 0);
   }
 }
 

@@ -24,6 +24,11 @@ interface Waiter {
  * so the highest checkpoint seen here answers, with no query, every wait for a position at or
  * below it (most reads). The others share one poll of `projection_checkpoints` every 5 ms, however
  * many are waiting.
+ *
+ * Only moves forwards, that is, while PostgreSQL keeps what it acknowledged: projection batches
+ * commit asynchronously, so a crash of the server can lose the last one, rows and checkpoint
+ * together. A crash ends every connection, so whenever a connection of the pool fails or a new one
+ * is made, the checkpoints seen so far are forgotten and the next wait reads them again.
  */
 @Injectable()
 export class ProjectionWaiter {
@@ -31,8 +36,24 @@ export class ProjectionWaiter {
   private readonly waiters = new Set<Waiter>();
   private queries = 0;
   private polling = false;
+  /** Counts the times the checkpoints seen were forgotten: a poll started before one of them does not remember what it read. */
+  private generation = 0;
 
-  constructor(@Inject(PG_POOL) private readonly pool: pg.Pool) {}
+  constructor(@Inject(PG_POOL) private readonly pool: pg.Pool) {
+    const forget = () => this.forget();
+    pool.on('connect', (client) => {
+      forget();
+      client.on('error', forget);
+      client.on('end', forget);
+    });
+    pool.on('error', forget);
+  }
+
+  /** The checkpoints seen may belong to a server that has since lost them: read them again. */
+  private forget(): void {
+    this.generation += 1;
+    this.seen.clear();
+  }
 
   /** True when every named projection reached `position` within `timeoutMs` (checked at least once, even for 0). */
   waitFor(names: readonly string[], position: bigint, timeoutMs = PROJECTION_WAIT_MS): Promise<boolean> {
@@ -55,17 +76,22 @@ export class ProjectionWaiter {
     try {
       while (this.waiters.size > 0) {
         const query = ++this.queries;
+        const generation = this.generation;
         let rows: { name: string; position: string }[];
         try {
           ({ rows } = await this.pool.query<{ name: string; position: string }>('select name, position from projection_checkpoints'));
         } catch (error) {
+          this.forget();
           for (const waiter of this.waiters) waiter.reject(error);
           this.waiters.clear();
           return;
         }
-        for (const row of rows) {
-          const position = BigInt(row.position);
-          if (position > (this.seen.get(row.name) ?? -1n)) this.seen.set(row.name, position);
+        // Read across a lost connection, the answer may come from before the loss: the next poll reads again.
+        if (generation === this.generation) {
+          for (const row of rows) {
+            const position = BigInt(row.position);
+            if (position > (this.seen.get(row.name) ?? -1n)) this.seen.set(row.name, position);
+          }
         }
         const now = Date.now();
         for (const waiter of this.waiters) {

@@ -1,19 +1,31 @@
 import { Inject, Injectable } from '@nestjs/common';
 import type pg from 'pg';
+import client from 'prom-client';
 import { Clock } from '../common/clock.js';
 import { PeriodicSweep } from '../common/periodic-pass.js';
 import { isEnvironment } from '../common/environment.js';
 import { SYSTEM_ACTOR, type CommandContext } from '../common/event.js';
 import type { AppConfig } from '../config/config.js';
 import { CONFIG } from '../config/runtime.js';
+import { isConnectionError } from '../database/connection-errors.js';
 import { PG_POOL } from '../database/pool.js';
-import { StreamDamagedError } from '../event-store/event-store.port.js';
+import { EventStoreUnavailableError, StreamDamagedError } from '../event-store/event-store.port.js';
 import { WalletLedger, type WalletId } from '../wallets/wallet-ledger.port.js';
 import type { VerificationState } from './verification.decider.js';
 import { OutcomeNotKnown, VerificationStreams } from './verification.stream.js';
 
 /** Verifications settled per pass: a bound on one pass's work; the next pass continues. */
 const BATCH = 100;
+/** The longest wait before a check recovery could not settle is tried again (it doubles from the pass interval up to this). */
+const UNSETTLED_RETRY_MAX_MS = 60 * 60_000;
+
+function unsettledGauge(): client.Gauge {
+  const name = 'ivl_recovery_unsettled_checks';
+  const existing = client.register.getSingleMetric(name);
+  if (existing !== undefined) return existing as client.Gauge;
+  return new client.Gauge({ name, help: 'Checks the recovery pass cannot settle (a damaged stream, an event it cannot fold), as counted by the last pass; GET /admin/v1/recovery/unsettled lists them' });
+}
+const unsettledChecks = unsettledGauge();
 
 export const RECOVERED_TIMEOUT = 'recovered_timeout';
 export const RECOVERED_MESSAGE = 'The check did not finish in time and was abandoned; the wallet was not charged';
@@ -24,12 +36,27 @@ export interface RecoveryReport {
   readonly failed: number;
   readonly captured: number;
   readonly released: number;
+  /** Checks set aside because they cannot be settled, in total after this pass (every instance's). */
+  readonly unsettled: number;
 }
 
 interface Candidate {
   reference: string;
   organization_id: string;
   environment: string;
+}
+
+/** Why a check cannot be settled, for operators: an error code and the damaged stream's id, never a message that could carry personal data. */
+function unsettledReason(error: unknown): string {
+  if (error instanceof StreamDamagedError) return `${error.code}: ${error.streamId} is ${error.damage}`;
+  const code = (error as { code?: unknown } | null)?.code;
+  if (typeof code === 'string' && /^[a-z0-9_]{1,64}$/i.test(code)) return code;
+  return error instanceof Error ? error.name : 'unknown';
+}
+
+/** A store that does not answer ends the pass (the next one retries everything); any other failure is the check's own. */
+function isUnavailable(error: unknown): boolean {
+  return error instanceof EventStoreUnavailableError || isConnectionError(error);
 }
 
 /**
@@ -53,13 +80,20 @@ export class VerificationRecovery extends PeriodicSweep<RecoveryReport> {
 
   protected async pass(now: Date): Promise<RecoveryReport> {
     const deadline = new Date(now.getTime() - this.config.verifications.recoveryDeadlineMs);
+    // Checks set aside as unsettleable wait for their next attempt: otherwise the oldest of them
+    // would fill every batch, and newer checks would never be settled.
     const { rows } = await this.pool.query<Candidate>(
-      `(select reference, organization_id, environment from wallet_reservations where reserved_at < $1 order by reserved_at limit $2)
+      `(select reference, organization_id, environment from wallet_reservations r
+         where reserved_at < $1 and not exists (select 1 from verification_recovery_unsettled u where u.reference = r.reference and u.next_attempt_at > $3)
+         order by reserved_at limit $2)
        union
-       (select reference, organization_id, environment from verifications where status = 'pending' and created_at < $1 order by created_at limit $2)`,
-      [deadline, BATCH],
+       (select reference, organization_id, environment from verifications v
+         where status = 'pending' and created_at < $1 and not exists (select 1 from verification_recovery_unsettled u where u.reference = v.reference and u.next_attempt_at > $3)
+         order by created_at limit $2)`,
+      [deadline, BATCH, now],
     );
-    const report = { examined: 0, failed: 0, captured: 0, released: 0 };
+    const report = { examined: 0, failed: 0, captured: 0, released: 0, unsettled: 0 };
+    const settled: string[] = [];
     for (const row of rows) {
       if (!isEnvironment(row.environment)) continue;
       report.examined += 1;
@@ -67,18 +101,56 @@ export class VerificationRecovery extends PeriodicSweep<RecoveryReport> {
       try {
         outcome = await this.settle(row.reference, { organizationId: row.organization_id, environment: row.environment }, now);
       } catch (error) {
-        // A stream an operator deleted or truncated stays unsettled until it is restored; it must
-        // not hold up the others (the error names the stream, never personal data).
-        if (!(error instanceof StreamDamagedError)) throw error;
-        this.logger.error(`Recovery cannot settle ${row.reference}: ${error.message}`);
+        if (isUnavailable(error)) throw error;
+        // A stream an operator deleted or truncated, or one holding an event the service cannot
+        // fold, stays unsettled until it is restored; it must not hold up the others.
+        const reason = unsettledReason(error);
+        await this.setAside(row, reason, now);
+        this.logger.error(`Recovery cannot settle ${row.reference} (${reason}); set aside, tried again later`);
         continue;
       }
+      if (outcome !== 'skipped') settled.push(row.reference);
       if (outcome === 'failed') report.failed += 1;
       if (outcome === 'failed' || outcome === 'released') report.released += 1;
       if (outcome === 'captured') report.captured += 1;
     }
-    if (report.examined > 0) this.logger.log(`Recovery: ${report.failed} failed, ${report.captured} captured, ${report.released} released`);
+    report.unsettled = await this.forgetSettled(settled);
+    unsettledChecks.set(report.unsettled);
+    if (report.examined > 0) this.logger.log(`Recovery: ${report.failed} failed, ${report.captured} captured, ${report.released} released, ${report.unsettled} cannot be settled`);
     return report;
+  }
+
+  /** Records a check this pass could not settle, with the next attempt after a doubling wait. */
+  private async setAside(row: Candidate, reason: string, now: Date): Promise<void> {
+    const intervalMs = this.config.verifications.recoveryIntervalMs;
+    await this.pool.query(
+      `insert into verification_recovery_unsettled as u (reference, organization_id, environment, reason, attempts, first_failed_at, last_failed_at, next_attempt_at)
+       values ($1, $2, $3, $4, 1, $5, $5, $5::timestamptz + least($6::bigint, $7::bigint) * interval '1 millisecond')
+       on conflict (reference) do update set
+         reason = excluded.reason,
+         attempts = u.attempts + 1,
+         last_failed_at = excluded.last_failed_at,
+         next_attempt_at = excluded.last_failed_at + least($6::bigint * power(2, least(u.attempts, 20))::bigint, $7::bigint) * interval '1 millisecond'`,
+      [row.reference, row.organization_id, row.environment, reason, now, intervalMs, UNSETTLED_RETRY_MAX_MS],
+    );
+  }
+
+  /**
+   * Drops the checks set aside that are settled now (by this pass, once restored, or by their
+   * request) and answers how many remain.
+   */
+  private async forgetSettled(settledNow: readonly string[]): Promise<number> {
+    const { rows } = await this.pool.query<{ remaining: string }>(
+      `with gone as (
+         delete from verification_recovery_unsettled u
+          where u.reference = any($1::text[])
+             or (not exists (select 1 from wallet_reservations r where r.reference = u.reference)
+                 and not exists (select 1 from verifications v where v.reference = u.reference and v.status = 'pending'))
+         returning reference)
+       select (select count(*) from verification_recovery_unsettled) - (select count(*) from gone) as remaining`,
+      [settledNow],
+    );
+    return Number(rows[0]?.remaining ?? 0);
   }
 
   /**

@@ -11,6 +11,7 @@ import { VerificationStreams } from './verification.stream.js';
 import { PersonalFields } from './verification.codec.js';
 import { DataProtectionModule } from '../data-protection/data-protection.module.js';
 import { VerificationRecovery } from './recovery.js';
+import { RecoveryController } from './recovery.controller.js';
 import { InFlightChecks } from './in-flight-checks.js';
 import { RunVerificationHandler } from './run-verification.handler.js';
 import { VerificationsController } from './verifications.controller.js';
@@ -21,7 +22,7 @@ import { registerNoScopeRoute } from './no-scope.route.js';
 
 @Module({
   imports: [CqrsModule, DataProtectionModule, WalletsModule, PortraitsModule, ProvidersModule],
-  controllers: [VerificationsController, ErasureController],
+  controllers: [VerificationsController, ErasureController, RecoveryController],
   providers: [ApiKeyGuard, PersonalFields, VerificationStreams, InFlightChecks, RunVerificationHandler, GetVerificationHandler, ListVerificationsHandler, VerificationRecovery, PersonalDataErasure, RetentionSweep],
   exports: [VerificationRecovery, VerificationStreams, PersonalDataErasure, RetentionSweep],
 })

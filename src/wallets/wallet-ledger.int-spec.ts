@@ -191,6 +191,7 @@ describe(`Wallet ledger on the ${testEventStoreKind()} event store`, () => {
     const store = a.store;
     const raced: EventStore = {
       kind: store.kind,
+      shortStreams: store.shortStreams,
       append: async (...args) => {
         if (rivals > 0) {
           rivals -= 1;
@@ -389,6 +390,7 @@ describe(`Wallet ledger on the ${testEventStoreKind()} event store`, () => {
         kind: store.kind,
         multiStreamAppends: store.multiStreamAppends,
         expectedEventIds: store.expectedEventIds,
+        shortStreams: store.shortStreams,
         append: (...args) => store.append(...args),
         appendMany: async (...args) => {
           if (rival) {

@@ -231,7 +231,15 @@ export class EventSourcedWalletLedger extends WalletLedger implements BeforeAppl
   async balance(wallet: WalletId): Promise<WalletBalance> {
     const stream = this.streamOf(wallet);
     const cached = this.cache.get(stream.id);
-    const folded = cached === undefined ? await this.load(stream, wallet) : await this.handler.read(stream, cached, () => this.load(stream, wallet));
+    let folded;
+    try {
+      folded = cached === undefined ? await this.load(stream, wallet) : await this.handler.read(stream, cached, () => this.load(stream, wallet));
+    } catch (error) {
+      // A held fold the stream does not show (not readable yet, or a restore took its events): the
+      // next read starts from the snapshot or the stream, as a failed batch does.
+      if (cached !== undefined && this.cache.get(stream.id) === cached) this.cache.delete(stream.id);
+      throw error;
+    }
     this.remember(stream.id, folded, cached);
     return toBalance(folded.state);
   }

@@ -749,6 +749,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/admin/v1/recovery/unsettled": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List the checks recovery cannot settle
+         * @description Checks left open past the recovery deadline whose reservation recovery could not capture or release (a stream damaged by hand, an event it cannot fold): their money stays held until the cause is restored. Oldest first. Admin and auditor tokens.
+         */
+        get: operations["listUnsettledChecks"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/health/ready": {
         parameters: {
             query?: never;
@@ -758,7 +778,7 @@ export interface paths {
         };
         /**
          * Check readiness
-         * @description For load balancers: 200 when PostgreSQL and the event store both answer (within 2 s each), `degraded` while the PostgreSQL log is held back, else 503. No key.
+         * @description For load balancers: 200 when PostgreSQL and the event store both answer (within 2 s each), `degraded` while the PostgreSQL log is held back or recovery has checks it cannot settle, else 503. No key.
          */
         get: operations["getReadiness"];
         put?: never;
@@ -4591,6 +4611,64 @@ export interface operations {
             503: components["responses"]["ServiceUnavailable"];
         };
     };
+    listUnsettledChecks: {
+        parameters: {
+            query?: {
+                /** @description from 1 (at most 1,000,000); default 1 */
+                page?: number;
+                /** @description default 20; larger values than 100 are capped at 100 */
+                pageSize?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of unsettled checks */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        status: true;
+                        data: {
+                            /** @example vrf_01J5Z8Q4W3N6T9R2K7M1B4C8D5 */
+                            reference: string;
+                            organizationId: string;
+                            /** @enum {string} */
+                            environment: "test" | "live";
+                            /**
+                             * @description an error code, and for a damaged stream its id and damage (never personal data)
+                             * @example stream_damaged: wallet-org_01J5Z8Q4W3.test is deleted
+                             */
+                            reason: string;
+                            attempts: number;
+                            /** Format: date-time */
+                            firstFailedAt: string;
+                            /** Format: date-time */
+                            lastFailedAt: string;
+                            /**
+                             * Format: date-time
+                             * @description recovery tries again from then, waiting twice as long after each failure (at most an hour)
+                             */
+                            nextAttemptAt: string;
+                        }[];
+                        meta: components["schemas"]["PagingMeta"];
+                    };
+                };
+            };
+            401: components["responses"]["Unauthenticated"];
+            404: components["responses"]["NotFound"];
+            414: components["responses"]["UriTooLong"];
+            422: components["responses"]["ValidationFailed"];
+            431: components["responses"]["HeadersTooLarge"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
     getReadiness: {
         parameters: {
             query?: never;
@@ -4600,7 +4678,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Ready, or degraded (the PostgreSQL log held back: `reasons` says by what) */
+            /** @description Ready, or degraded (the PostgreSQL log held back, or checks recovery cannot settle: `reasons` says what) */
             200: {
                 headers: {
                     [name: string]: unknown;
@@ -4628,6 +4706,12 @@ export interface operations {
                                     holder: {
                                         [key: string]: unknown;
                                     } | null;
+                                };
+                                /** @description Checks the recovery process cannot settle (a damaged stream, an event it cannot fold): `unsettled` while there is one or more; GET /admin/v1/recovery/unsettled lists them */
+                                recovery?: {
+                                    /** @enum {string} */
+                                    status: "ok" | "unsettled";
+                                    unsettledChecks: number;
                                 };
                             };
                             reasons?: string[];
@@ -4669,6 +4753,12 @@ export interface operations {
                                         holder: {
                                             [key: string]: unknown;
                                         } | null;
+                                    };
+                                    /** @description Checks the recovery process cannot settle (a damaged stream, an event it cannot fold): `unsettled` while there is one or more; GET /admin/v1/recovery/unsettled lists them */
+                                    recovery?: {
+                                        /** @enum {string} */
+                                        status: "ok" | "unsettled";
+                                        unsettledChecks: number;
                                     };
                                 };
                             };

@@ -19,6 +19,8 @@ import { ConsoleAccounts1795700000000 } from './1795700000000-console-accounts.j
 import { AppendExpectedEventIds1795800000001 } from './1795800000001-append-expected-event-ids.js';
 import { DropUnusedKeyIndex1795800000002 } from './1795800000002-drop-unused-key-index.js';
 import { RetentionSweep1796000000200 } from './1796000000200-retention-sweep.js';
+import { RecoveryUnsettled1796000000500 } from './1796000000500-recovery-unsettled.js';
+import { AppendStreamLocks1796000000501 } from './1796000000501-append-stream-locks.js';
 
 /** Every migration, in order: the event log's and the read models', all in this folder. Features add theirs here. */
 export const MIGRATIONS = [
@@ -43,4 +45,6 @@ export const MIGRATIONS = [
   AppendExpectedEventIds1795800000001,
   DropUnusedKeyIndex1795800000002,
   RetentionSweep1796000000200,
+  RecoveryUnsettled1796000000500,
+  AppendStreamLocks1796000000501,
 ];
