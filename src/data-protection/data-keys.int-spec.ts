@@ -4,7 +4,7 @@ import type pg from 'pg';
 import { createPool } from '../database/pool.js';
 import { createTestDatabase, type TestDatabase } from '../../test/support/database.js';
 import { blindToken, tokensOf } from './blind-index.js';
-import { DataKeys } from './data-keys.js';
+import { DataKeys, type StoredDataKey } from './data-keys.js';
 import { LocalKeyManagement } from './key-management.port.js';
 import { rotateMaster, UnknownMasterKey } from './rotate-master.js';
 import { open, seal } from './sealing.js';
@@ -97,6 +97,24 @@ describe('The key hierarchy in PostgreSQL', () => {
     const fresh = new DataKeys(pool, master);
     expect(await fresh.get(reference(4))).toEqual({ status: 'destroyed', destroyedAt: new Date('2026-01-02T03:04:05Z') });
     expect(await fresh.get(reference(5))).toEqual({ status: 'destroyed', destroyedAt: new Date('2026-02-03T04:05:06Z') });
+  });
+
+  it('keeps a destroyed key destroyed whatever order a read and the erasure interleave in, in this process and in another', async () => {
+    const erasing = new DataKeys(pool, master);
+    const elsewhere = new DataKeys(pool, master);
+    await erasing.create('org_race', 'test', reference(800));
+    // A read in this process took the key's row a moment before the erasure, and unwraps it after.
+    const { rows: before } = await pool.query<StoredDataKey>('select organization_id, wrapped_key, destroyed_at from verification_keys where reference = $1', [reference(800)]);
+    erasing.forget(reference(800));
+    // Another process opened the key before the erasure too.
+    expect(await elsewhere.get(reference(800))).toMatchObject({ status: 'open' });
+    const destroyedAt = await erasing.destroy('org_race', reference(800), new Date('2026-03-04T05:06:07Z'));
+    await erasing.stateOf(reference(800), before[0]);
+    const { rows: after } = await pool.query<StoredDataKey>('select organization_id, wrapped_key, destroyed_at from verification_keys where reference = $1', [reference(800)]);
+    for (const keys of [erasing, elsewhere]) {
+      expect(await keys.get(reference(800))).toEqual({ status: 'destroyed', destroyedAt });
+      expect(await keys.stateOf(reference(800), after[0])).toEqual({ status: 'destroyed', destroyedAt });
+    }
   });
 
   it('rotates the master key: every organization key re-wrapped in one go, every data key still opens, a second run changes nothing', async () => {

@@ -31,6 +31,8 @@ export interface StoredDataKey {
   readonly organization_id: string;
   readonly wrapped_key: string | null;
   readonly destroyed_at: Date | null;
+  /** When the organization's keys were destroyed (offboarding), when the caller read it with the row; null or absent otherwise. */
+  readonly organization_destroyed_at?: Date | null;
 }
 
 /** One check's rows for the key tables: its wrapped data key (null when only tokens are added) and blind-index tokens. */
@@ -109,7 +111,7 @@ export class DataKeys {
     const { key, rows } = await this.newKey(organizationId, environment, reference, tokensOf);
     const created = await this.writes.write(rows);
     if (!created) {
-      const existing = await this.get(reference);
+      const existing = await this.sealingKey(reference);
       if (existing.status !== 'open') throw new InvariantViolated(`the data key of ${reference} exists but cannot be used`);
       return existing.key;
     }
@@ -150,25 +152,53 @@ export class DataKeys {
     return { key, rows: { reference, organizationId, environment, wrappedKey, tokens: tokensOf(organization.indexKey) } };
   }
 
-  /** The verification's data key, or why there is none. */
-  async get(reference: string): Promise<DataKeyState> {
+  /**
+   * The verification's data key for sealing one of its events (its request, its result): the key of
+   * a check under way, from this process's cache when it made the key. A check is erased only once
+   * finished, so no key in use for sealing is ever one an erasure destroyed.
+   */
+  async sealingKey(reference: string): Promise<DataKeyState> {
     const cached = this.dataKeys.get(reference);
     if (cached !== undefined) return { status: 'open', key: cached };
+    return this.get(reference);
+  }
+
+  /**
+   * The verification's data key for reading, or why there is none: always from its row (and its
+   * organization's), read now, so that a key destroyed by an erasure or an offboarding in any
+   * process reads as destroyed here at once, whatever this process's cache holds. The cache saves
+   * only the unwrapping.
+   */
+  async get(reference: string): Promise<DataKeyState> {
     const { rows } = await this.pool.query<StoredDataKey>(
-      prepared('select organization_id, wrapped_key, destroyed_at from verification_keys where reference = $1', [reference]),
+      prepared(
+        `select k.organization_id, k.wrapped_key, k.destroyed_at, o.destroyed_at as organization_destroyed_at
+         from verification_keys k left join organization_keys o on o.organization_id = k.organization_id where k.reference = $1`,
+        [reference],
+      ),
     );
     return this.stateOf(reference, rows[0]);
   }
 
   /**
    * The verification's data key from its `verification_keys` row as the caller read it (with the
-   * read model's row, say: one statement for both), or undefined when it has none.
+   * read model's row, say: one statement for both), or undefined when it has none. The row wins
+   * over the cache: a row that says destroyed is destroyed, and the cached key goes. A row read just
+   * before an erasure may still open the key for the read that took it, and put it back in the
+   * cache; every later read brings a row of its own, which says destroyed.
    */
   async stateOf(reference: string, row: StoredDataKey | undefined): Promise<DataKeyState> {
+    if (row === undefined) return { status: 'missing' };
+    if (row.wrapped_key === null) {
+      this.dataKeys.delete(reference);
+      return { status: 'destroyed', destroyedAt: row.destroyed_at ?? new Date(0) };
+    }
+    if (row.organization_destroyed_at != null) {
+      this.dataKeys.delete(reference);
+      return { status: 'destroyed', destroyedAt: row.organization_destroyed_at };
+    }
     const cached = this.dataKeys.get(reference);
     if (cached !== undefined) return { status: 'open', key: cached };
-    if (row === undefined) return { status: 'missing' };
-    if (row.wrapped_key === null) return { status: 'destroyed', destroyedAt: row.destroyed_at ?? new Date(0) };
     let organization: OrganizationKeys;
     try {
       organization = await this.organizationKeys(row.organization_id, { create: false });

@@ -2,13 +2,13 @@ import { Inject, Injectable } from '@nestjs/common';
 import { Clock } from '../common/clock.js';
 import { InvariantViolated, NotFound } from '../common/errors.js';
 import type { CommandContext } from '../common/event.js';
-import { isoWithOffset } from '../common/time.js';
 import { blindToken } from '../data-protection/blind-index.js';
 import { DataKeys, OrganizationKeysDestroyed } from '../data-protection/data-keys.js';
 import { Portraits } from '../portraits/portraits.service.js';
 import { VerificationPending } from '../common/errors.js';
 import { validateSubject } from './verification-inputs.js';
 import { VerificationStreams } from './verification.stream.js';
+import { verificationView, type VerificationView } from './verification.views.js';
 
 /** Whose verifications a caller may erase: its organization, in its key's environment. */
 export interface Owner {
@@ -41,8 +41,11 @@ export class PersonalDataErasure {
     @Inject(Clock) private readonly clock: Clock,
   ) {}
 
-  /** Erases one verification of `owner`; answers when its personal data was erased (the first erasure's time). */
-  async erase(reference: string, owner: Owner, context: CommandContext): Promise<string> {
+  /**
+   * Erases one verification of `owner`; answers it as erased, built from the erasure itself (the
+   * stream's state once the erasure is recorded), never from a read model that may not show it yet.
+   */
+  async erase(reference: string, owner: Owner, context: CommandContext): Promise<VerificationView> {
     const before = await this.streams.load(reference);
     if (before.status === 'none' || before.requested.organizationId !== owner.organizationId || before.requested.environment !== owner.environment) {
       throw new NotFound('No verification with this reference');
@@ -51,8 +54,8 @@ export class PersonalDataErasure {
     if (after.status === 'none' || after.personalDataErasedAt === null) throw new InvariantViolated(`the erasure of ${reference} left it readable`);
     // The portrait is named by the result, which can be opened only until the key goes.
     await this.portraits.delete(before.result);
-    const destroyedAt = await this.keys.destroy(owner.organizationId, reference, new Date(after.personalDataErasedAt));
-    return isoWithOffset(destroyedAt);
+    await this.keys.destroy(owner.organizationId, reference, new Date(after.personalDataErasedAt));
+    return verificationView(after);
   }
 
   /** The references of `owner` whose inputs or results carry the identifier in `body`. */
