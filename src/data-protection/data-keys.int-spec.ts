@@ -117,6 +117,22 @@ describe('The key hierarchy in PostgreSQL', () => {
     }
   });
 
+  it("wraps a new check's key under its organization's key even when the cached organization key expires meanwhile (controlled clock)", async () => {
+    let now = 1_000_000;
+    const keys = new DataKeys(pool, master, { maxEntries: 100, ttlMs: 60_000, now: () => now });
+    await keys.indexKey('org_expiry');
+    // The check takes the organization's keys from the cache; before it wraps its data key, the
+    // cache entry expires under another caller.
+    const making = keys.make('org_expiry', 'test', reference(900), (indexKey) => [blindToken(indexKey, 'nin', '21440419000')]);
+    now += 60_000;
+    const indexKey = await keys.indexKey('org_expiry');
+    const made = await making;
+    expect(indexKey.equals(Buffer.alloc(32))).toBe(false);
+    expect(made.rows.tokens).toEqual([blindToken(indexKey, 'nin', '21440419000')]);
+    await pool.query('insert into verification_keys (reference, organization_id, wrapped_key) values ($1, $2, $3)', [reference(900), 'org_expiry', made.rows.wrappedKey]);
+    expect(await new DataKeys(pool, master).get(reference(900))).toEqual({ status: 'open', key: made.key });
+  });
+
   it('rotates the master key: every organization key re-wrapped in one go, every data key still opens, a second run changes nothing', async () => {
     const keys = new DataKeys(pool, master);
     const binding = { reference: reference(6), eventType: 'VerificationRequested', field: 'request' };

@@ -17,6 +17,8 @@ export interface DataKeyCacheLimits {
   readonly maxEntries: number;
   /** How long an unwrapped key stays in memory after it was unwrapped. */
   readonly ttlMs: number;
+  /** The clock of the expiry (tests control it); Date.now by default. */
+  readonly now?: () => number;
 }
 
 export const DEFAULT_CACHE_LIMITS: DataKeyCacheLimits = { maxEntries: 10_000, ttlMs: 60_000 };
@@ -45,6 +47,12 @@ interface OrganizationKeyRow {
   wrapped_index_key: string | null;
   destroyed_at: Date | null;
 }
+
+/** Wipes an organization's keys a caller holds (its copy; the cache keeps its own). */
+const wipe = (keys: OrganizationKeys): void => {
+  keys.kek.fill(0);
+  keys.indexKey.fill(0);
+};
 
 const kekContext = (organizationId: string) => `kek\n${organizationId}`;
 const indexContext = (organizationId: string) => `index\n${organizationId}`;
@@ -96,8 +104,8 @@ export class DataKeys {
     private readonly kms: KeyManagement,
     limits: DataKeyCacheLimits = DEFAULT_CACHE_LIMITS,
   ) {
-    this.organizations = new KeyCache(limits.maxEntries, limits.ttlMs);
-    this.dataKeys = new KeyCache(limits.maxEntries, limits.ttlMs);
+    this.organizations = new KeyCache(limits.maxEntries, limits.ttlMs, limits.now);
+    this.dataKeys = new KeyCache(limits.maxEntries, limits.ttlMs, limits.now);
   }
 
   /**
@@ -115,7 +123,7 @@ export class DataKeys {
       if (existing.status !== 'open') throw new InvariantViolated(`the data key of ${reference} exists but cannot be used`);
       return existing.key;
     }
-    this.dataKeys.set(reference, key);
+    this.dataKeys.set(reference, Buffer.from(key));
     return key;
   }
 
@@ -129,13 +137,13 @@ export class DataKeys {
    */
   async make(organizationId: string, environment: string, reference: string, tokensOf: (indexKey: Buffer) => readonly string[] = () => []): Promise<{ readonly key: Buffer; readonly rows: KeyRows }> {
     const made = await this.newKey(organizationId, environment, reference, tokensOf);
-    this.dataKeys.set(reference, made.key);
+    this.dataKeys.set(reference, Buffer.from(made.key));
     return made;
   }
 
   /** Rows adding blind-index tokens to a verification (no key), for the transaction of an append (see make); undefined when there are none. */
   async tokenRows(organizationId: string, environment: string, reference: string, tokensOf: (indexKey: Buffer) => readonly string[]): Promise<KeyRows | undefined> {
-    const tokens = tokensOf((await this.organizationKeys(organizationId)).indexKey);
+    const tokens = await this.withIndexKey(organizationId, tokensOf);
     return tokens.length === 0 ? undefined : { reference, organizationId, environment, wrappedKey: null, tokens };
   }
 
@@ -147,9 +155,13 @@ export class DataKeys {
       if (error instanceof OrganizationKeysDestroyed) throw new Forbidden('personal_data_destroyed', "This organization's personal data was destroyed (offboarded): it can run no more checks");
       throw error;
     }
-    const key = pooledRandomBytes(KEY_BYTES);
-    const wrappedKey = sealBytes(organization.kek, key, dataKeyAad(organizationId, reference)).toString('base64');
-    return { key, rows: { reference, organizationId, environment, wrappedKey, tokens: tokensOf(organization.indexKey) } };
+    try {
+      const key = pooledRandomBytes(KEY_BYTES);
+      const wrappedKey = sealBytes(organization.kek, key, dataKeyAad(organizationId, reference)).toString('base64');
+      return { key, rows: { reference, organizationId, environment, wrappedKey, tokens: tokensOf(organization.indexKey) } };
+    } finally {
+      wipe(organization);
+    }
   }
 
   /**
@@ -206,21 +218,38 @@ export class DataKeys {
       if (error instanceof OrganizationKeysDestroyed) return { status: 'destroyed', destroyedAt: error.destroyedAt };
       throw error;
     }
-    const key = openBytes(organization.kek, Buffer.from(row.wrapped_key, 'base64'), dataKeyAad(row.organization_id, reference));
-    this.dataKeys.set(reference, key);
+    let key: Buffer;
+    try {
+      key = openBytes(organization.kek, Buffer.from(row.wrapped_key, 'base64'), dataKeyAad(row.organization_id, reference));
+    } finally {
+      wipe(organization);
+    }
+    this.dataKeys.set(reference, Buffer.from(key));
     return { status: 'open', key };
   }
 
   /** Adds blind-index tokens for a verification (e.g. the identifiers its result revealed). */
   async index(organizationId: string, environment: string, reference: string, tokensOf: (indexKey: Buffer) => readonly string[]): Promise<void> {
-    const tokens = tokensOf((await this.organizationKeys(organizationId)).indexKey);
+    const tokens = await this.withIndexKey(organizationId, tokensOf);
     if (tokens.length === 0) return;
     await this.writes.write({ reference, organizationId, environment, wrappedKey: null, tokens });
   }
 
-  /** The organization's blind-index key (created with its KEK when first needed). */
+  /** The organization's blind-index key (created with its KEK when first needed): a copy, the caller's. */
   async indexKey(organizationId: string): Promise<Buffer> {
-    return (await this.organizationKeys(organizationId)).indexKey;
+    const keys = await this.organizationKeys(organizationId);
+    keys.kek.fill(0);
+    return keys.indexKey;
+  }
+
+  /** `use` run on the organization's index key, which is wiped after. */
+  private async withIndexKey<T>(organizationId: string, use: (indexKey: Buffer) => T): Promise<T> {
+    const keys = await this.organizationKeys(organizationId);
+    try {
+      return use(keys.indexKey);
+    } finally {
+      wipe(keys);
+    }
   }
 
   /**
@@ -313,15 +342,22 @@ export class DataKeys {
   }
 
   private async organizationKeys(organizationId: string, { create = true } = {}): Promise<OrganizationKeys> {
+    // A copy of the cached pair, the caller's: the cache wipes its own when the entry goes.
     const cached = this.organizations.get(organizationId);
     if (cached !== undefined) return { kek: cached.subarray(0, KEY_BYTES), indexKey: cached.subarray(KEY_BYTES) };
     let row = await this.organizationRow(organizationId);
     if (row === undefined) {
       if (!create) throw new InvariantViolated(`a data key of ${organizationId} exists without its organization key`);
-      const [wrappedKek, wrappedIndex] = await Promise.all([
-        this.kms.wrap(pooledRandomBytes(KEY_BYTES), kekContext(organizationId)),
-        this.kms.wrap(pooledRandomBytes(KEY_BYTES), indexContext(organizationId)),
-      ]);
+      const [kek, index] = [pooledRandomBytes(KEY_BYTES), pooledRandomBytes(KEY_BYTES)];
+      let wrappedKek: string;
+      let wrappedIndex: string;
+      try {
+        [wrappedKek, wrappedIndex] = await Promise.all([this.kms.wrap(kek, kekContext(organizationId)), this.kms.wrap(index, indexContext(organizationId))]);
+      } finally {
+        // Stored only wrapped: the keys used from now on are those unwrapped from the row below.
+        kek.fill(0);
+        index.fill(0);
+      }
       // Two processes creating the same organization's keys at once: the first insert wins, both read it.
       await this.pool.query(
         `insert into organization_keys (organization_id, master_key_id, wrapped_kek, wrapped_index_key) values ($1, $2, $3, $4)

@@ -69,7 +69,9 @@ export class PersonalDataErasure {
       if (error instanceof OrganizationKeysDestroyed) return [];
       throw error;
     }
-    return this.keys.referencesOf(owner.organizationId, owner.environment, [blindToken(indexKey, kind, value)], MAX_SUBJECT_REFERENCES);
+    const token = blindToken(indexKey, kind, value);
+    indexKey.fill(0);
+    return this.keys.referencesOf(owner.organizationId, owner.environment, [token], MAX_SUBJECT_REFERENCES);
   }
 
   /** Erases every verification of `owner` that the identifier in `body` finds. */
