@@ -129,8 +129,21 @@ describe('The key hierarchy in PostgreSQL', () => {
     const made = await making;
     expect(indexKey.equals(Buffer.alloc(32))).toBe(false);
     expect(made.rows.tokens).toEqual([blindToken(indexKey, 'nin', '21440419000')]);
-    await pool.query('insert into verification_keys (reference, organization_id, wrapped_key) values ($1, $2, $3)', [reference(900), 'org_expiry', made.rows.wrappedKey]);
+    await pool.query('insert into verification_keys (reference, organization_id, environment, wrapped_key) values ($1, $2, $3, $4)', [reference(900), 'org_expiry', 'test', made.rows.wrappedKey]);
     expect(await new DataKeys(pool, master).get(reference(900))).toEqual({ status: 'open', key: made.key });
+  });
+
+  it("binds a check's data key to its organization and its environment: moved to another of either, it does not open", async () => {
+    const keys = new DataKeys(pool, master);
+    const key = await keys.create('org_env', 'test', reference(950));
+    const { rows } = await pool.query<StoredDataKey>('select organization_id, wrapped_key, destroyed_at from verification_keys where reference = $1', [reference(950)]);
+    const stored = rows[0];
+    expect(await new DataKeys(pool, master).stateOf(reference(950), { ...stored, environment: 'test' })).toEqual({ status: 'open', key });
+    expect(await new DataKeys(pool, master).get(reference(950))).toEqual({ status: 'open', key });
+    await new DataKeys(pool, master).indexKey('org_env_other');
+    for (const moved of [{ ...stored, environment: 'live' }, { ...stored, organization_id: 'org_env_other', environment: 'test' }]) {
+      expect(await new DataKeys(pool, master).stateOf(reference(950), moved)).toEqual({ status: 'unopenable' });
+    }
   });
 
   it('rotates the master key: every organization key re-wrapped in one go, every data key still opens, a second run changes nothing', async () => {

@@ -7,10 +7,15 @@ import { prepared } from '../database/prepared.js';
 import type { KeyRows } from '../event-store/event-store.port.js';
 import type { KeyManagement } from './key-management.port.js';
 import { KeyCache } from './lru.js';
-import { KEY_BYTES, openBytes, sealBytes } from './sealing.js';
+import { KEY_BYTES, openBytes, sealBytes, SealOpenFailed } from './sealing.js';
 
 /** A verification's data key as it stands: usable, destroyed (erased; when), or never made (a log from before sealing). */
-export type DataKeyState = { readonly status: 'open'; readonly key: Buffer } | { readonly status: 'destroyed'; readonly destroyedAt: Date } | { readonly status: 'missing' };
+export type DataKeyState =
+  | { readonly status: 'open'; readonly key: Buffer }
+  | { readonly status: 'destroyed'; readonly destroyedAt: Date }
+  | { readonly status: 'missing' }
+  /** Its row does not unwrap under its organization, environment and reference: tampered with, or moved. */
+  | { readonly status: 'unopenable' };
 
 export interface DataKeyCacheLimits {
   /** Unwrapped keys held at once, per kind (organization keys, data keys). */
@@ -33,6 +38,8 @@ export interface StoredDataKey {
   readonly organization_id: string;
   readonly wrapped_key: string | null;
   readonly destroyed_at: Date | null;
+  /** The environment the key was wrapped for (bound into its wrapping); null on keys wrapped before that binding. */
+  readonly environment?: string | null;
   /** When the organization's keys were destroyed (offboarding), when the caller read it with the row; null or absent otherwise. */
   readonly organization_destroyed_at?: Date | null;
 }
@@ -56,7 +63,12 @@ const wipe = (keys: OrganizationKeys): void => {
 
 const kekContext = (organizationId: string) => `kek\n${organizationId}`;
 const indexContext = (organizationId: string) => `index\n${organizationId}`;
-const dataKeyAad = (organizationId: string, reference: string) => Buffer.from(`ivl-dek/1\n${organizationId}\n${reference}`, 'utf8');
+/**
+ * What a data key's wrapping is bound to: its organization, its environment and its reference (a
+ * key wrapped before environments were bound, with no environment in its row, to the other two).
+ */
+const dataKeyAad = (organizationId: string, environment: string | null, reference: string) =>
+  Buffer.from(environment === null ? `ivl-dek/1\n${organizationId}\n${reference}` : `ivl-dek/2\n${organizationId}\n${environment}\n${reference}`, 'utf8');
 
 /** The organization's keys were destroyed (offboarding): nothing of it can be sealed or opened any more. */
 export class OrganizationKeysDestroyed extends Error {
@@ -157,7 +169,7 @@ export class DataKeys {
     }
     try {
       const key = pooledRandomBytes(KEY_BYTES);
-      const wrappedKey = sealBytes(organization.kek, key, dataKeyAad(organizationId, reference)).toString('base64');
+      const wrappedKey = sealBytes(organization.kek, key, dataKeyAad(organizationId, environment, reference)).toString('base64');
       return { key, rows: { reference, organizationId, environment, wrappedKey, tokens: tokensOf(organization.indexKey) } };
     } finally {
       wipe(organization);
@@ -184,7 +196,7 @@ export class DataKeys {
   async get(reference: string): Promise<DataKeyState> {
     const { rows } = await this.pool.query<StoredDataKey>(
       prepared(
-        `select k.organization_id, k.wrapped_key, k.destroyed_at, o.destroyed_at as organization_destroyed_at
+        `select k.organization_id, k.environment, k.wrapped_key, k.destroyed_at, o.destroyed_at as organization_destroyed_at
          from verification_keys k left join organization_keys o on o.organization_id = k.organization_id where k.reference = $1`,
         [reference],
       ),
@@ -220,7 +232,10 @@ export class DataKeys {
     }
     let key: Buffer;
     try {
-      key = openBytes(organization.kek, Buffer.from(row.wrapped_key, 'base64'), dataKeyAad(row.organization_id, reference));
+      key = openBytes(organization.kek, Buffer.from(row.wrapped_key, 'base64'), dataKeyAad(row.organization_id, row.environment ?? null, reference));
+    } catch (error) {
+      if (error instanceof SealOpenFailed) return { status: 'unopenable' };
+      throw error;
     } finally {
       wipe(organization);
     }
@@ -319,17 +334,18 @@ export class DataKeys {
     const { rows } = await this.pool.query<{ reference: string }>(
       prepared(
         `with created as (
-           insert into verification_keys (reference, organization_id, wrapped_key)
-           select * from unnest($1::text[], $2::text[], $3::text[])
+           insert into verification_keys (reference, organization_id, environment, wrapped_key)
+           select * from unnest($1::text[], $2::text[], $3::text[], $4::text[])
            on conflict (reference) do nothing returning reference),
          indexed as (
            insert into verification_subjects (organization_id, environment, token, reference)
-           select * from unnest($4::text[], $5::text[], $6::text[], $7::text[])
+           select * from unnest($5::text[], $6::text[], $7::text[], $8::text[])
            on conflict do nothing)
          select reference from created`,
         [
           keys.map((write) => write.reference),
           keys.map((write) => write.organizationId),
+          keys.map((write) => write.environment),
           keys.map((write) => write.wrappedKey),
           tokens.map(({ write }) => write.organizationId),
           tokens.map(({ write }) => write.environment),

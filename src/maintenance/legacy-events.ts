@@ -198,6 +198,7 @@ export class LegacyEventSealer {
     let keyFor: KeyFor;
     if (state.status === 'open') keyFor = { key: state.key, shred: false };
     else if (state.status === 'destroyed') keyFor = { key: randomBytes(KEY_BYTES), shred: true };
+    else if (state.status === 'unopenable') throw new InvariantViolated(`the data key of ${reference} does not unwrap (tampered with, or moved): nothing is sealed under it`);
     else {
       const requested = row.type === 'VerificationRequested' ? row.data : await this.requestOf(row.stream_id);
       const organizationId = String(requested.organizationId);

@@ -52,6 +52,7 @@ export class PersonalFields {
     const key = known ?? (await this.keys.get(reference));
     if (key.status === 'destroyed') return { value: {}, erasedAt: isoWithOffset(key.destroyedAt) };
     if (key.status === 'missing') return this.incident(reference, eventType, 'its data key is missing');
+    if (key.status === 'unopenable') return this.incident(reference, eventType, 'its data key does not unwrap (tampered, or moved to another organization or environment)');
     try {
       return { value: open(key.key, stored, binding(reference, eventType)) as JsonObject, erasedAt: null };
     } catch (error) {
