@@ -60,7 +60,7 @@ export class PersonalDataErasure {
 
   /** The references of `owner` whose inputs or results carry the identifier in `body`. */
   async search(owner: Owner, body: unknown): Promise<string[]> {
-    const { kind, value } = validateSubject(body);
+    const { kind, value, bank } = validateSubject(body);
     let indexKey: Buffer;
     try {
       indexKey = await this.keys.indexKey(owner.organizationId);
@@ -69,7 +69,7 @@ export class PersonalDataErasure {
       if (error instanceof OrganizationKeysDestroyed) return [];
       throw error;
     }
-    const token = blindToken(indexKey, kind, value);
+    const token = blindToken(indexKey, kind, value, bank);
     indexKey.fill(0);
     return this.keys.referencesOf(owner.organizationId, owner.environment, [token], MAX_SUBJECT_REFERENCES);
   }
