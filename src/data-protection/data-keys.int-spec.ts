@@ -152,9 +152,11 @@ describe('The key hierarchy in PostgreSQL', () => {
     const sealed = seal(await keys.create('org_e', 'test', reference(6)), { nin: '21440414976' }, binding);
     const before = await pool.query<{ organization_id: string; wrapped_kek: string | null }>('select organization_id, wrapped_kek from organization_keys order by 1');
     const next = new LocalKeyManagement(randomBytes(32));
+    // A wallet-history checkpoint, MACed under a key derived from the old master key: dropped, to be rebuilt.
+    await pool.query(`insert into wallet_history_checkpoints (stream_id, revision, entries, latest_occurred_at, state, mac) values ('wallet-org_e.test', 99, 100, now(), '{}', repeat('0', 64))`);
 
     const report = await rotateMaster(pool, master, next);
-    expect(report).toEqual({ rewrapped: before.rows.filter((row) => row.wrapped_kek !== null).length, alreadyRotated: 0, destroyed: 1 });
+    expect(report).toEqual({ rewrapped: before.rows.filter((row) => row.wrapped_kek !== null).length, alreadyRotated: 0, destroyed: 1, totpSecrets: { rewrapped: 0, alreadyRotated: 0 }, historyCheckpointsDropped: 1 });
     const after = await pool.query<{ organization_id: string; wrapped_kek: string | null; master_key_id: string }>('select organization_id, wrapped_kek, master_key_id from organization_keys order by 1');
     expect(after.rows.every((row) => row.master_key_id === next.masterKeyId)).toBe(true);
     expect(after.rows.filter((row) => row.wrapped_kek !== null).every((row, index) => row.wrapped_kek !== before.rows.filter((b) => b.wrapped_kek !== null)[index].wrapped_kek)).toBe(true);
@@ -165,7 +167,7 @@ describe('The key hierarchy in PostgreSQL', () => {
     expect(await new DataKeys(pool, next).get(reference(1))).toMatchObject({ status: 'open' });
     // The old master key no longer opens anything; a repeated (or resumed) run re-wraps nothing.
     await expect(new DataKeys(pool, master).get(reference(6))).rejects.toThrow(/rotate-master/);
-    expect(await rotateMaster(pool, master, next)).toEqual({ rewrapped: 0, alreadyRotated: after.rows.length, destroyed: 0 });
+    expect(await rotateMaster(pool, master, next)).toMatchObject({ rewrapped: 0, alreadyRotated: after.rows.length, destroyed: 0 });
     // A third key that wrapped nothing cannot take over rows it does not know.
     await expect(rotateMaster(pool, new LocalKeyManagement(randomBytes(32)), new LocalKeyManagement(randomBytes(32)))).rejects.toThrow(UnknownMasterKey);
   });

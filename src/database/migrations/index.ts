@@ -19,6 +19,7 @@ import { ConsoleAccounts1795700000000 } from './1795700000000-console-accounts.j
 import { AppendExpectedEventIds1795800000001 } from './1795800000001-append-expected-event-ids.js';
 import { DropUnusedKeyIndex1795800000002 } from './1795800000002-drop-unused-key-index.js';
 import { DataKeyEnvironment1796000000100 } from './1796000000100-data-key-environment.js';
+import { TotpMasterKeyId1796000000101 } from './1796000000101-totp-master-key-id.js';
 
 /** Every migration, in order: the event log's and the read models', all in this folder. Features add theirs here. */
 export const MIGRATIONS = [
@@ -43,4 +44,5 @@ export const MIGRATIONS = [
   AppendExpectedEventIds1795800000001,
   DropUnusedKeyIndex1795800000002,
   DataKeyEnvironment1796000000100,
+  TotpMasterKeyId1796000000101,
 ];
