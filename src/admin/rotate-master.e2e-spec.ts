@@ -38,7 +38,7 @@ describe('admin CLI: keys rotate-master', () => {
     expect(rotated.stderr).toBe('');
     expect(rotated.code).toBe(0);
     const next = new LocalKeyManagement(parseMasterKey(newKey));
-    expect(JSON.parse(rotated.stdout)).toEqual({ masterKeyId: next.masterKeyId, rewrapped: 2, alreadyRotated: 0, destroyed: 0 });
+    expect(JSON.parse(rotated.stdout)).toEqual({ masterKeyId: next.masterKeyId, rewrapped: 2, alreadyRotated: 0, destroyed: 0, totpSecrets: { rewrapped: 0, alreadyRotated: 0 }, historyCheckpointsDropped: 0 });
     expect(rotated.stdout).not.toContain(newKey);
 
     const reopened = await new DataKeys(bed.pool, next).get(binding.reference);

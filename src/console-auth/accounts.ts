@@ -162,8 +162,9 @@ export class AccountStore {
     return Number(rows[0].n);
   }
 
-  async setTotpSecret(userId: string, wrappedSecret: string): Promise<void> {
-    await this.pool.query('update console_users set totp_secret = $2 where id = $1 and totp_enabled_at is null', [userId, wrappedSecret]);
+  /** Stores the secret with the id of the master key that wrapped it (keys rotate-master moves both). */
+  async setTotpSecret(userId: string, wrappedSecret: string, masterKeyId: string): Promise<void> {
+    await this.pool.query('update console_users set totp_secret = $2, totp_master_key_id = $3 where id = $1 and totp_enabled_at is null', [userId, wrappedSecret, masterKeyId]);
   }
 
   /** False when the second factor was enabled already (two confirmations racing). */

@@ -1,6 +1,7 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { generateSecret, generateURI, verify } from 'otplib';
 import { KeyManagement } from '../data-protection/key-management.port.js';
+import { totpContext } from '../data-protection/master-key-uses.js';
 
 const ISSUER = 'Identity verification ledger';
 
@@ -12,16 +13,17 @@ const ISSUER = 'Identity verification ledger';
 export class Totp {
   constructor(@Inject(KeyManagement) private readonly kms: KeyManagement) {}
 
-  async newSecret(userId: string, email: string): Promise<{ secret: string; otpauthUrl: string; wrapped: string }> {
+  /** A new secret, wrapped (`masterKeyId` names the master key that wrapped it: stored with it, for the rotation). */
+  async newSecret(userId: string, email: string): Promise<{ secret: string; otpauthUrl: string; wrapped: string; masterKeyId: string }> {
     const secret = generateSecret();
-    const wrapped = await this.kms.wrap(Buffer.from(secret, 'utf8'), `console-totp:${userId}`);
-    return { secret, otpauthUrl: generateURI({ issuer: ISSUER, label: email, secret }), wrapped };
+    const wrapped = await this.kms.wrap(Buffer.from(secret, 'utf8'), totpContext(userId));
+    return { secret, otpauthUrl: generateURI({ issuer: ISSUER, label: email, secret }), wrapped, masterKeyId: this.kms.masterKeyId };
   }
 
   /** One step of tolerance either side, for clocks a little apart. */
   async check(userId: string, wrapped: string, code: string): Promise<boolean> {
     if (!/^\d{6}$/.test(code)) return false;
-    const secret = (await this.kms.unwrap(wrapped, `console-totp:${userId}`)).toString('utf8');
+    const secret = (await this.kms.unwrap(wrapped, totpContext(userId))).toString('utf8');
     const result = await verify({ secret, token: code, epochTolerance: 30 }).catch(() => ({ valid: false }));
     return result.valid;
   }

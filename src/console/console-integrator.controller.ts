@@ -145,8 +145,7 @@ export class ConsoleIntegratorController {
   async erase(@Req() request: ConsoleRequest, @Param('reference') reference: string, @Query() query: Record<string, unknown>): Promise<SuccessEnvelope<VerificationView>> {
     const owner = this.owner(request, query);
     if (!REFERENCE_PATTERN.test(reference)) throw new NotFound('No verification with this reference');
-    await this.erasure.erase(reference, owner, commandContext(request, userActor(consoleIdentity(request).user)));
-    return ok(await this.queries.execute(new GetVerification(owner, reference)));
+    return ok(await this.erasure.erase(reference, owner, commandContext(request, userActor(consoleIdentity(request).user))));
   }
 
   @Get('wallet')

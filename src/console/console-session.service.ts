@@ -270,8 +270,8 @@ export class ConsoleSessions {
 
   async startTotp(user: ConsoleUser): Promise<{ secret: string; otpauthUrl: string }> {
     if (user.totpEnabledAt !== null) throw new Forbidden('totp_enabled', 'The second factor is set up already');
-    const { secret, otpauthUrl, wrapped } = await this.totp.newSecret(user.id, user.email);
-    await this.accounts.setTotpSecret(user.id, wrapped);
+    const { secret, otpauthUrl, wrapped, masterKeyId } = await this.totp.newSecret(user.id, user.email);
+    await this.accounts.setTotpSecret(user.id, wrapped, masterKeyId);
     return { secret, otpauthUrl };
   }
 

@@ -47,4 +47,17 @@ describe('The blind index of data subjects', () => {
     expect(newTokensOf(key, [result], [request])).toEqual([blindToken(key, 'bvn', '22150292236')]);
     expect(newTokensOf(key, [result], [])).toEqual(tokensOf(key, result));
   });
+
+  it('tells bank accounts apart by their bank: one account number at two banks is two subjects, a bank by code or name is one', () => {
+    const key = randomBytes(32);
+    expect(blindToken(key, 'account_number', '7753968106', 'GTBank')).not.toBe(blindToken(key, 'account_number', '7753968106', 'Wema Bank'));
+    expect(blindToken(key, 'account_number', '7753968106', 'GTBank')).toBe(blindToken(key, 'account_number', '7753968106', '058'));
+    expect(blindToken(key, 'account_number', '7753968106')).not.toBe(blindToken(key, 'account_number', '7753968106', '058'));
+    const atGtBank = tokensOf(key, { account_number: '7753968106', bank: 'gt bank plc' });
+    const atWema = tokensOf(key, { account_number: '7753968106', bank: '035' });
+    expect(atGtBank).toEqual([blindToken(key, 'account_number', '7753968106', '058')]);
+    expect(atWema).toEqual([blindToken(key, 'account_number', '7753968106', 'Wema Bank')]);
+    // The result names the bank by code: the same subject as the request's, no second token.
+    expect(newTokensOf(key, [{ accountNumber: '7753968106', bankCode: '058', bankName: 'Guaranty Trust Bank' }], [{ account_number: '7753968106', bank: 'GTBank' }])).toEqual([]);
+  });
 });

@@ -1,4 +1,5 @@
 import { createHmac } from 'node:crypto';
+import { resolveBank } from '../scopes/banks.js';
 
 /** The identifiers a data subject can be found by. */
 export const SUBJECT_KINDS = ['nin', 'bvn', 'phone', 'account_number', 'vnin', 'vin', 'passport_number'] as const;
@@ -20,9 +21,27 @@ export function normaliseIdentifier(kind: SubjectKind, value: string): string {
   return value.replace(/\s+/g, '').toUpperCase();
 }
 
-/** HMAC-SHA-256 of the normalised identifier under the organization's index key: unrelated across organizations. */
-export function blindToken(indexKey: Buffer, kind: SubjectKind, value: string): string {
-  return tokenOf(indexKey, `${kind}\n${normaliseIdentifier(kind, value)}`);
+/** A bank as its code when the bank directory knows it (`GTBank`, `gt bank plc` and `058` are one bank), else as given, case aside. */
+export function normaliseBank(bank: string): string {
+  return resolveBank(bank).code.toUpperCase();
+}
+
+/**
+ * What a token is computed from: the kind and the normalised identifier; for a bank account, the
+ * normalised bank too, since account numbers are unique only within a bank. An account named with
+ * no bank (premium_bank_account may leave it out) has a token of its own, unlike any bank's.
+ */
+function normalisedOf(kind: SubjectKind, value: string, bank: string | undefined): string {
+  const identifier = `${kind}\n${normaliseIdentifier(kind, value)}`;
+  return kind === 'account_number' && bank !== undefined ? `${identifier}\n${normaliseBank(bank)}` : identifier;
+}
+
+/**
+ * HMAC-SHA-256 of the normalised identifier under the organization's index key: unrelated across
+ * organizations. `bank` counts for a bank account only.
+ */
+export function blindToken(indexKey: Buffer, kind: SubjectKind, value: string, bank?: string): string {
+  return tokenOf(indexKey, normalisedOf(kind, value, bank));
 }
 
 /** The token of an identifier in its normalised form (`kind` newline value). */
@@ -45,14 +64,27 @@ const FIELD_KINDS: ReadonlyMap<string, SubjectKind> = new Map([
   ['passportNumber', 'passport_number'],
 ]);
 
-/** The identifiers among an object's top-level fields (inputs, or a result), by kind. */
-export function identifiersIn(values: Readonly<Record<string, unknown>>): { kind: SubjectKind; value: string }[] {
-  const found: { kind: SubjectKind; value: string }[] = [];
+/** The fields that name a bank account's bank, in order of preference: a request's `bank`, a result's code, then its name. */
+const BANK_FIELDS = ['bank', 'bankCode', 'bank_code', 'bankName', 'bank_name'] as const;
+
+function bankIn(values: Readonly<Record<string, unknown>>): string | undefined {
+  for (const field of BANK_FIELDS) {
+    const value = Object.hasOwn(values, field) ? values[field] : undefined;
+    if (typeof value === 'string' && value.trim() !== '') return value;
+  }
+  return undefined;
+}
+
+/** The identifiers among an object's top-level fields (inputs, or a result), by kind; a bank account with the bank the same object names. */
+export function identifiersIn(values: Readonly<Record<string, unknown>>): { kind: SubjectKind; value: string; bank?: string }[] {
+  const found: { kind: SubjectKind; value: string; bank?: string }[] = [];
   for (const field in values) {
     const kind = FIELD_KINDS.get(field);
     if (kind === undefined || !Object.hasOwn(values, field)) continue;
     const value = values[field];
-    if (typeof value === 'string' && value.trim() !== '') found.push({ kind, value });
+    if (typeof value !== 'string' || value.trim() === '') continue;
+    const bank = kind === 'account_number' ? bankIn(values) : undefined;
+    found.push(bank === undefined ? { kind, value } : { kind, value, bank });
   }
   return found;
 }
@@ -69,11 +101,11 @@ export function tokensOf(indexKey: Buffer, ...sources: readonly Readonly<Record<
  */
 export function newTokensOf(indexKey: Buffer, sources: readonly Readonly<Record<string, unknown>>[], known: readonly Readonly<Record<string, unknown>>[]): string[] {
   const seen = new Set<string>();
-  for (const source of known) for (const { kind, value } of identifiersIn(source)) seen.add(`${kind}\n${normaliseIdentifier(kind, value)}`);
+  for (const source of known) for (const { kind, value, bank } of identifiersIn(source)) seen.add(normalisedOf(kind, value, bank));
   const tokens: string[] = [];
   for (const source of sources) {
-    for (const { kind, value } of identifiersIn(source)) {
-      const normalised = `${kind}\n${normaliseIdentifier(kind, value)}`;
+    for (const { kind, value, bank } of identifiersIn(source)) {
+      const normalised = normalisedOf(kind, value, bank);
       if (seen.has(normalised)) continue;
       seen.add(normalised);
       tokens.push(tokenOf(indexKey, normalised));

@@ -4,7 +4,7 @@ import type pg from 'pg';
 import { createPool } from '../database/pool.js';
 import { createTestDatabase, type TestDatabase } from '../../test/support/database.js';
 import { blindToken, tokensOf } from './blind-index.js';
-import { DataKeys } from './data-keys.js';
+import { DataKeys, type StoredDataKey } from './data-keys.js';
 import { LocalKeyManagement } from './key-management.port.js';
 import { rotateMaster, UnknownMasterKey } from './rotate-master.js';
 import { open, seal } from './sealing.js';
@@ -99,15 +99,64 @@ describe('The key hierarchy in PostgreSQL', () => {
     expect(await fresh.get(reference(5))).toEqual({ status: 'destroyed', destroyedAt: new Date('2026-02-03T04:05:06Z') });
   });
 
+  it('keeps a destroyed key destroyed whatever order a read and the erasure interleave in, in this process and in another', async () => {
+    const erasing = new DataKeys(pool, master);
+    const elsewhere = new DataKeys(pool, master);
+    await erasing.create('org_race', 'test', reference(800));
+    // A read in this process took the key's row a moment before the erasure, and unwraps it after.
+    const { rows: before } = await pool.query<StoredDataKey>('select organization_id, wrapped_key, destroyed_at from verification_keys where reference = $1', [reference(800)]);
+    erasing.forget(reference(800));
+    // Another process opened the key before the erasure too.
+    expect(await elsewhere.get(reference(800))).toMatchObject({ status: 'open' });
+    const destroyedAt = await erasing.destroy('org_race', reference(800), new Date('2026-03-04T05:06:07Z'));
+    await erasing.stateOf(reference(800), before[0]);
+    const { rows: after } = await pool.query<StoredDataKey>('select organization_id, wrapped_key, destroyed_at from verification_keys where reference = $1', [reference(800)]);
+    for (const keys of [erasing, elsewhere]) {
+      expect(await keys.get(reference(800))).toEqual({ status: 'destroyed', destroyedAt });
+      expect(await keys.stateOf(reference(800), after[0])).toEqual({ status: 'destroyed', destroyedAt });
+    }
+  });
+
+  it("wraps a new check's key under its organization's key even when the cached organization key expires meanwhile (controlled clock)", async () => {
+    let now = 1_000_000;
+    const keys = new DataKeys(pool, master, { maxEntries: 100, ttlMs: 60_000, now: () => now });
+    await keys.indexKey('org_expiry');
+    // The check takes the organization's keys from the cache; before it wraps its data key, the
+    // cache entry expires under another caller.
+    const making = keys.make('org_expiry', 'test', reference(900), (indexKey) => [blindToken(indexKey, 'nin', '21440419000')]);
+    now += 60_000;
+    const indexKey = await keys.indexKey('org_expiry');
+    const made = await making;
+    expect(indexKey.equals(Buffer.alloc(32))).toBe(false);
+    expect(made.rows.tokens).toEqual([blindToken(indexKey, 'nin', '21440419000')]);
+    await pool.query('insert into verification_keys (reference, organization_id, environment, wrapped_key) values ($1, $2, $3, $4)', [reference(900), 'org_expiry', 'test', made.rows.wrappedKey]);
+    expect(await new DataKeys(pool, master).get(reference(900))).toEqual({ status: 'open', key: made.key });
+  });
+
+  it("binds a check's data key to its organization and its environment: moved to another of either, it does not open", async () => {
+    const keys = new DataKeys(pool, master);
+    const key = await keys.create('org_env', 'test', reference(950));
+    const { rows } = await pool.query<StoredDataKey>('select organization_id, wrapped_key, destroyed_at from verification_keys where reference = $1', [reference(950)]);
+    const stored = rows[0];
+    expect(await new DataKeys(pool, master).stateOf(reference(950), { ...stored, environment: 'test' })).toEqual({ status: 'open', key });
+    expect(await new DataKeys(pool, master).get(reference(950))).toEqual({ status: 'open', key });
+    await new DataKeys(pool, master).indexKey('org_env_other');
+    for (const moved of [{ ...stored, environment: 'live' }, { ...stored, organization_id: 'org_env_other', environment: 'test' }]) {
+      expect(await new DataKeys(pool, master).stateOf(reference(950), moved)).toEqual({ status: 'unopenable' });
+    }
+  });
+
   it('rotates the master key: every organization key re-wrapped in one go, every data key still opens, a second run changes nothing', async () => {
     const keys = new DataKeys(pool, master);
     const binding = { reference: reference(6), eventType: 'VerificationRequested', field: 'request' };
     const sealed = seal(await keys.create('org_e', 'test', reference(6)), { nin: '21440414976' }, binding);
     const before = await pool.query<{ organization_id: string; wrapped_kek: string | null }>('select organization_id, wrapped_kek from organization_keys order by 1');
     const next = new LocalKeyManagement(randomBytes(32));
+    // A wallet-history checkpoint, MACed under a key derived from the old master key: dropped, to be rebuilt.
+    await pool.query(`insert into wallet_history_checkpoints (stream_id, revision, entries, latest_occurred_at, state, mac) values ('wallet-org_e.test', 99, 100, now(), '{}', repeat('0', 64))`);
 
     const report = await rotateMaster(pool, master, next);
-    expect(report).toEqual({ rewrapped: before.rows.filter((row) => row.wrapped_kek !== null).length, alreadyRotated: 0, destroyed: 1 });
+    expect(report).toEqual({ rewrapped: before.rows.filter((row) => row.wrapped_kek !== null).length, alreadyRotated: 0, destroyed: 1, totpSecrets: { rewrapped: 0, alreadyRotated: 0 }, historyCheckpointsDropped: 1 });
     const after = await pool.query<{ organization_id: string; wrapped_kek: string | null; master_key_id: string }>('select organization_id, wrapped_kek, master_key_id from organization_keys order by 1');
     expect(after.rows.every((row) => row.master_key_id === next.masterKeyId)).toBe(true);
     expect(after.rows.filter((row) => row.wrapped_kek !== null).every((row, index) => row.wrapped_kek !== before.rows.filter((b) => b.wrapped_kek !== null)[index].wrapped_kek)).toBe(true);
@@ -118,7 +167,7 @@ describe('The key hierarchy in PostgreSQL', () => {
     expect(await new DataKeys(pool, next).get(reference(1))).toMatchObject({ status: 'open' });
     // The old master key no longer opens anything; a repeated (or resumed) run re-wraps nothing.
     await expect(new DataKeys(pool, master).get(reference(6))).rejects.toThrow(/rotate-master/);
-    expect(await rotateMaster(pool, master, next)).toEqual({ rewrapped: 0, alreadyRotated: after.rows.length, destroyed: 0 });
+    expect(await rotateMaster(pool, master, next)).toMatchObject({ rewrapped: 0, alreadyRotated: after.rows.length, destroyed: 0 });
     // A third key that wrapped nothing cannot take over rows it does not know.
     await expect(rotateMaster(pool, new LocalKeyManagement(randomBytes(32)), new LocalKeyManagement(randomBytes(32)))).rejects.toThrow(UnknownMasterKey);
   });

@@ -7,16 +7,23 @@ import { prepared } from '../database/prepared.js';
 import type { KeyRows } from '../event-store/event-store.port.js';
 import type { KeyManagement } from './key-management.port.js';
 import { KeyCache } from './lru.js';
-import { KEY_BYTES, openBytes, sealBytes } from './sealing.js';
+import { KEY_BYTES, openBytes, sealBytes, SealOpenFailed } from './sealing.js';
 
 /** A verification's data key as it stands: usable, destroyed (erased; when), or never made (a log from before sealing). */
-export type DataKeyState = { readonly status: 'open'; readonly key: Buffer } | { readonly status: 'destroyed'; readonly destroyedAt: Date } | { readonly status: 'missing' };
+export type DataKeyState =
+  | { readonly status: 'open'; readonly key: Buffer }
+  | { readonly status: 'destroyed'; readonly destroyedAt: Date }
+  | { readonly status: 'missing' }
+  /** Its row does not unwrap under its organization, environment and reference: tampered with, or moved. */
+  | { readonly status: 'unopenable' };
 
 export interface DataKeyCacheLimits {
   /** Unwrapped keys held at once, per kind (organization keys, data keys). */
   readonly maxEntries: number;
   /** How long an unwrapped key stays in memory after it was unwrapped. */
   readonly ttlMs: number;
+  /** The clock of the expiry (tests control it); Date.now by default. */
+  readonly now?: () => number;
 }
 
 export const DEFAULT_CACHE_LIMITS: DataKeyCacheLimits = { maxEntries: 10_000, ttlMs: 60_000 };
@@ -31,6 +38,10 @@ export interface StoredDataKey {
   readonly organization_id: string;
   readonly wrapped_key: string | null;
   readonly destroyed_at: Date | null;
+  /** The environment the key was wrapped for (bound into its wrapping); null on keys wrapped before that binding. */
+  readonly environment?: string | null;
+  /** When the organization's keys were destroyed (offboarding), when the caller read it with the row; null or absent otherwise. */
+  readonly organization_destroyed_at?: Date | null;
 }
 
 /** One check's rows for the key tables: its wrapped data key (null when only tokens are added) and blind-index tokens. */
@@ -44,9 +55,20 @@ interface OrganizationKeyRow {
   destroyed_at: Date | null;
 }
 
+/** Wipes an organization's keys a caller holds (its copy; the cache keeps its own). */
+const wipe = (keys: OrganizationKeys): void => {
+  keys.kek.fill(0);
+  keys.indexKey.fill(0);
+};
+
 const kekContext = (organizationId: string) => `kek\n${organizationId}`;
 const indexContext = (organizationId: string) => `index\n${organizationId}`;
-const dataKeyAad = (organizationId: string, reference: string) => Buffer.from(`ivl-dek/1\n${organizationId}\n${reference}`, 'utf8');
+/**
+ * What a data key's wrapping is bound to: its organization, its environment and its reference (a
+ * key wrapped before environments were bound, with no environment in its row, to the other two).
+ */
+const dataKeyAad = (organizationId: string, environment: string | null, reference: string) =>
+  Buffer.from(environment === null ? `ivl-dek/1\n${organizationId}\n${reference}` : `ivl-dek/2\n${organizationId}\n${environment}\n${reference}`, 'utf8');
 
 /** The organization's keys were destroyed (offboarding): nothing of it can be sealed or opened any more. */
 export class OrganizationKeysDestroyed extends Error {
@@ -94,8 +116,8 @@ export class DataKeys {
     private readonly kms: KeyManagement,
     limits: DataKeyCacheLimits = DEFAULT_CACHE_LIMITS,
   ) {
-    this.organizations = new KeyCache(limits.maxEntries, limits.ttlMs);
-    this.dataKeys = new KeyCache(limits.maxEntries, limits.ttlMs);
+    this.organizations = new KeyCache(limits.maxEntries, limits.ttlMs, limits.now);
+    this.dataKeys = new KeyCache(limits.maxEntries, limits.ttlMs, limits.now);
   }
 
   /**
@@ -109,11 +131,11 @@ export class DataKeys {
     const { key, rows } = await this.newKey(organizationId, environment, reference, tokensOf);
     const created = await this.writes.write(rows);
     if (!created) {
-      const existing = await this.get(reference);
+      const existing = await this.sealingKey(reference);
       if (existing.status !== 'open') throw new InvariantViolated(`the data key of ${reference} exists but cannot be used`);
       return existing.key;
     }
-    this.dataKeys.set(reference, key);
+    this.dataKeys.set(reference, Buffer.from(key));
     return key;
   }
 
@@ -127,13 +149,13 @@ export class DataKeys {
    */
   async make(organizationId: string, environment: string, reference: string, tokensOf: (indexKey: Buffer) => readonly string[] = () => []): Promise<{ readonly key: Buffer; readonly rows: KeyRows }> {
     const made = await this.newKey(organizationId, environment, reference, tokensOf);
-    this.dataKeys.set(reference, made.key);
+    this.dataKeys.set(reference, Buffer.from(made.key));
     return made;
   }
 
   /** Rows adding blind-index tokens to a verification (no key), for the transaction of an append (see make); undefined when there are none. */
   async tokenRows(organizationId: string, environment: string, reference: string, tokensOf: (indexKey: Buffer) => readonly string[]): Promise<KeyRows | undefined> {
-    const tokens = tokensOf((await this.organizationKeys(organizationId)).indexKey);
+    const tokens = await this.withIndexKey(organizationId, tokensOf);
     return tokens.length === 0 ? undefined : { reference, organizationId, environment, wrappedKey: null, tokens };
   }
 
@@ -145,30 +167,62 @@ export class DataKeys {
       if (error instanceof OrganizationKeysDestroyed) throw new Forbidden('personal_data_destroyed', "This organization's personal data was destroyed (offboarded): it can run no more checks");
       throw error;
     }
-    const key = pooledRandomBytes(KEY_BYTES);
-    const wrappedKey = sealBytes(organization.kek, key, dataKeyAad(organizationId, reference)).toString('base64');
-    return { key, rows: { reference, organizationId, environment, wrappedKey, tokens: tokensOf(organization.indexKey) } };
+    try {
+      const key = pooledRandomBytes(KEY_BYTES);
+      const wrappedKey = sealBytes(organization.kek, key, dataKeyAad(organizationId, environment, reference)).toString('base64');
+      return { key, rows: { reference, organizationId, environment, wrappedKey, tokens: tokensOf(organization.indexKey) } };
+    } finally {
+      wipe(organization);
+    }
   }
 
-  /** The verification's data key, or why there is none. */
-  async get(reference: string): Promise<DataKeyState> {
+  /**
+   * The verification's data key for sealing one of its events (its request, its result): the key of
+   * a check under way, from this process's cache when it made the key. A check is erased only once
+   * finished, so no key in use for sealing is ever one an erasure destroyed.
+   */
+  async sealingKey(reference: string): Promise<DataKeyState> {
     const cached = this.dataKeys.get(reference);
     if (cached !== undefined) return { status: 'open', key: cached };
+    return this.get(reference);
+  }
+
+  /**
+   * The verification's data key for reading, or why there is none: always from its row (and its
+   * organization's), read now, so that a key destroyed by an erasure or an offboarding in any
+   * process reads as destroyed here at once, whatever this process's cache holds. The cache saves
+   * only the unwrapping.
+   */
+  async get(reference: string): Promise<DataKeyState> {
     const { rows } = await this.pool.query<StoredDataKey>(
-      prepared('select organization_id, wrapped_key, destroyed_at from verification_keys where reference = $1', [reference]),
+      prepared(
+        `select k.organization_id, k.environment, k.wrapped_key, k.destroyed_at, o.destroyed_at as organization_destroyed_at
+         from verification_keys k left join organization_keys o on o.organization_id = k.organization_id where k.reference = $1`,
+        [reference],
+      ),
     );
     return this.stateOf(reference, rows[0]);
   }
 
   /**
    * The verification's data key from its `verification_keys` row as the caller read it (with the
-   * read model's row, say: one statement for both), or undefined when it has none.
+   * read model's row, say: one statement for both), or undefined when it has none. The row wins
+   * over the cache: a row that says destroyed is destroyed, and the cached key goes. A row read just
+   * before an erasure may still open the key for the read that took it, and put it back in the
+   * cache; every later read brings a row of its own, which says destroyed.
    */
   async stateOf(reference: string, row: StoredDataKey | undefined): Promise<DataKeyState> {
+    if (row === undefined) return { status: 'missing' };
+    if (row.wrapped_key === null) {
+      this.dataKeys.delete(reference);
+      return { status: 'destroyed', destroyedAt: row.destroyed_at ?? new Date(0) };
+    }
+    if (row.organization_destroyed_at != null) {
+      this.dataKeys.delete(reference);
+      return { status: 'destroyed', destroyedAt: row.organization_destroyed_at };
+    }
     const cached = this.dataKeys.get(reference);
     if (cached !== undefined) return { status: 'open', key: cached };
-    if (row === undefined) return { status: 'missing' };
-    if (row.wrapped_key === null) return { status: 'destroyed', destroyedAt: row.destroyed_at ?? new Date(0) };
     let organization: OrganizationKeys;
     try {
       organization = await this.organizationKeys(row.organization_id, { create: false });
@@ -176,21 +230,41 @@ export class DataKeys {
       if (error instanceof OrganizationKeysDestroyed) return { status: 'destroyed', destroyedAt: error.destroyedAt };
       throw error;
     }
-    const key = openBytes(organization.kek, Buffer.from(row.wrapped_key, 'base64'), dataKeyAad(row.organization_id, reference));
-    this.dataKeys.set(reference, key);
+    let key: Buffer;
+    try {
+      key = openBytes(organization.kek, Buffer.from(row.wrapped_key, 'base64'), dataKeyAad(row.organization_id, row.environment ?? null, reference));
+    } catch (error) {
+      if (error instanceof SealOpenFailed) return { status: 'unopenable' };
+      throw error;
+    } finally {
+      wipe(organization);
+    }
+    this.dataKeys.set(reference, Buffer.from(key));
     return { status: 'open', key };
   }
 
   /** Adds blind-index tokens for a verification (e.g. the identifiers its result revealed). */
   async index(organizationId: string, environment: string, reference: string, tokensOf: (indexKey: Buffer) => readonly string[]): Promise<void> {
-    const tokens = tokensOf((await this.organizationKeys(organizationId)).indexKey);
+    const tokens = await this.withIndexKey(organizationId, tokensOf);
     if (tokens.length === 0) return;
     await this.writes.write({ reference, organizationId, environment, wrappedKey: null, tokens });
   }
 
-  /** The organization's blind-index key (created with its KEK when first needed). */
+  /** The organization's blind-index key (created with its KEK when first needed): a copy, the caller's. */
   async indexKey(organizationId: string): Promise<Buffer> {
-    return (await this.organizationKeys(organizationId)).indexKey;
+    const keys = await this.organizationKeys(organizationId);
+    keys.kek.fill(0);
+    return keys.indexKey;
+  }
+
+  /** `use` run on the organization's index key, which is wiped after. */
+  private async withIndexKey<T>(organizationId: string, use: (indexKey: Buffer) => T): Promise<T> {
+    const keys = await this.organizationKeys(organizationId);
+    try {
+      return use(keys.indexKey);
+    } finally {
+      wipe(keys);
+    }
   }
 
   /**
@@ -260,17 +334,18 @@ export class DataKeys {
     const { rows } = await this.pool.query<{ reference: string }>(
       prepared(
         `with created as (
-           insert into verification_keys (reference, organization_id, wrapped_key)
-           select * from unnest($1::text[], $2::text[], $3::text[])
+           insert into verification_keys (reference, organization_id, environment, wrapped_key)
+           select * from unnest($1::text[], $2::text[], $3::text[], $4::text[])
            on conflict (reference) do nothing returning reference),
          indexed as (
            insert into verification_subjects (organization_id, environment, token, reference)
-           select * from unnest($4::text[], $5::text[], $6::text[], $7::text[])
+           select * from unnest($5::text[], $6::text[], $7::text[], $8::text[])
            on conflict do nothing)
          select reference from created`,
         [
           keys.map((write) => write.reference),
           keys.map((write) => write.organizationId),
+          keys.map((write) => write.environment),
           keys.map((write) => write.wrappedKey),
           tokens.map(({ write }) => write.organizationId),
           tokens.map(({ write }) => write.environment),
@@ -283,15 +358,22 @@ export class DataKeys {
   }
 
   private async organizationKeys(organizationId: string, { create = true } = {}): Promise<OrganizationKeys> {
+    // A copy of the cached pair, the caller's: the cache wipes its own when the entry goes.
     const cached = this.organizations.get(organizationId);
     if (cached !== undefined) return { kek: cached.subarray(0, KEY_BYTES), indexKey: cached.subarray(KEY_BYTES) };
     let row = await this.organizationRow(organizationId);
     if (row === undefined) {
       if (!create) throw new InvariantViolated(`a data key of ${organizationId} exists without its organization key`);
-      const [wrappedKek, wrappedIndex] = await Promise.all([
-        this.kms.wrap(pooledRandomBytes(KEY_BYTES), kekContext(organizationId)),
-        this.kms.wrap(pooledRandomBytes(KEY_BYTES), indexContext(organizationId)),
-      ]);
+      const [kek, index] = [pooledRandomBytes(KEY_BYTES), pooledRandomBytes(KEY_BYTES)];
+      let wrappedKek: string;
+      let wrappedIndex: string;
+      try {
+        [wrappedKek, wrappedIndex] = await Promise.all([this.kms.wrap(kek, kekContext(organizationId)), this.kms.wrap(index, indexContext(organizationId))]);
+      } finally {
+        // Stored only wrapped: the keys used from now on are those unwrapped from the row below.
+        kek.fill(0);
+        index.fill(0);
+      }
       // Two processes creating the same organization's keys at once: the first insert wins, both read it.
       await this.pool.query(
         `insert into organization_keys (organization_id, master_key_id, wrapped_kek, wrapped_index_key) values ($1, $2, $3, $4)

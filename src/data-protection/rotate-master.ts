@@ -1,28 +1,37 @@
 import type pg from 'pg';
 import { indexContext, kekContext } from './data-keys.js';
 import type { KeyManagement } from './key-management.port.js';
+import { totpContext } from './master-key-uses.js';
 import { inTransaction } from '../database/transaction.js';
 
 export interface RotationReport {
+  /** Organizations' keys re-wrapped under the new master key. */
   readonly rewrapped: number;
   /** Rows already under the new master key (a run that was repeated or resumed). */
   readonly alreadyRotated: number;
   /** Destroyed organization keys: nothing to re-wrap, only the master key id moves. */
   readonly destroyed: number;
+  /** Operators' TOTP secrets re-wrapped, and those already under the new key. */
+  readonly totpSecrets: { readonly rewrapped: number; readonly alreadyRotated: number };
+  /** Wallet-history checkpoints dropped (their MACs are under the old key; the next reads rebuild them). */
+  readonly historyCheckpointsDropped: number;
 }
 
 /** A row is wrapped under neither the current nor the new master key: rotating would lose it. */
 export class UnknownMasterKey extends Error {
-  constructor(readonly organizationId: string, readonly masterKeyId: string) {
-    super(`the keys of organization ${organizationId} are wrapped under ${masterKeyId}, neither the current nor the new master key`);
+  /** `owner`: whose secret (an organization's id, or `console user <id>`). */
+  constructor(readonly owner: string, readonly masterKeyId: string) {
+    super(`the secrets of ${owner} are wrapped under ${masterKeyId}, neither the current nor the new master key`);
     this.name = 'UnknownMasterKey';
   }
 }
 
 /**
- * Re-wraps every organization's keys from `from` to `to`, in one transaction (all or none: a kill
- * part-way leaves every row under the old key), idempotent (rows already under `to` are left). No
- * event and no data key changes: data keys are wrapped by the organization keys, not the master.
+ * Moves everything the master key protects (master-key-uses.ts) from `from` to `to`, in one
+ * transaction (all or none: a kill part-way leaves every secret under the old key), idempotent
+ * (what is already under `to` is left): the organizations' keys and the operators' TOTP secrets
+ * re-wrapped, the wallet-history checkpoints dropped. No event and no data key changes: data keys
+ * are wrapped by the organization keys, not the master.
  */
 export async function rotateMaster(pool: pg.Pool, from: KeyManagement, to: KeyManagement): Promise<RotationReport> {
   return inTransaction(pool, async (client) => {
@@ -58,6 +67,33 @@ export async function rotateMaster(pool: pg.Pool, from: KeyManagement, to: KeyMa
       }
       rewrapped++;
     }
-    return { rewrapped, alreadyRotated, destroyed };
+    const totpSecrets = await rotateTotpSecrets(client, from, to);
+    // A cache keyed by the master key: emptied, not re-keyed (the replay it saves is rebuilt on the next reads).
+    const dropped = await client.query('delete from wallet_history_checkpoints');
+    return { rewrapped, alreadyRotated, destroyed, totpSecrets, historyCheckpointsDropped: dropped.rowCount ?? 0 };
   });
+}
+
+/** Operators' TOTP secrets, re-wrapped from `from` to `to` (a secret with no master key id is under the key in force: `from`). */
+async function rotateTotpSecrets(client: pg.PoolClient, from: KeyManagement, to: KeyManagement): Promise<RotationReport['totpSecrets']> {
+  const { rows } = await client.query<{ id: string; totp_secret: string; totp_master_key_id: string | null }>(
+    'select id, totp_secret, totp_master_key_id from console_users where totp_secret is not null order by id for update',
+  );
+  let rewrapped = 0;
+  let alreadyRotated = 0;
+  for (const row of rows) {
+    if (row.totp_master_key_id === to.masterKeyId) {
+      alreadyRotated++;
+      continue;
+    }
+    if (row.totp_master_key_id !== null && row.totp_master_key_id !== from.masterKeyId) throw new UnknownMasterKey(`console user ${row.id}`, row.totp_master_key_id);
+    const secret = await from.unwrap(row.totp_secret, totpContext(row.id));
+    try {
+      await client.query('update console_users set totp_secret = $2, totp_master_key_id = $3 where id = $1', [row.id, await to.wrap(secret, totpContext(row.id)), to.masterKeyId]);
+    } finally {
+      secret.fill(0);
+    }
+    rewrapped++;
+  }
+  return { rewrapped, alreadyRotated };
 }

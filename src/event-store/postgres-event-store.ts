@@ -168,12 +168,12 @@ const APPEND_WITH_KEY_ROWS = `with appended as (
     from append_write_sets($1, $2, $3, $4, $5, $6, $7) with ordinality a),
   accepted as (select distinct ($4::int[])[ordinality] as set_no from appended where next_revision is not null),
   keyed as (
-    insert into verification_keys (reference, organization_id, wrapped_key)
-    select distinct on (k.reference) k.reference, k.organization_id, k.wrapped_key
-    from json_to_recordset($8::json) k(n int, set_no int, reference text, organization_id text, wrapped_key text)
+    insert into verification_keys (reference, organization_id, environment, wrapped_key)
+    select distinct on (k.reference) k.reference, k.organization_id, k.environment, k.wrapped_key
+    from json_to_recordset($8::json) k(n int, set_no int, reference text, organization_id text, environment text, wrapped_key text)
     where k.set_no in (select set_no from accepted)
     order by k.reference, k.n
-    on conflict (reference) do update set organization_id = excluded.organization_id, wrapped_key = excluded.wrapped_key, destroyed_at = null, created_at = now()),
+    on conflict (reference) do update set organization_id = excluded.organization_id, environment = excluded.environment, wrapped_key = excluded.wrapped_key, destroyed_at = null, created_at = now()),
   indexed as (
     insert into verification_subjects (organization_id, environment, token, reference)
     select t.organization_id, t.environment, t.token, t.reference
@@ -188,11 +188,11 @@ const APPEND_WITH_KEY_ROWS = `with appended as (
  * the driver's array literal escaping, element by element).
  */
 function keyRowParams(keyed: readonly { part: { keyRows: KeyRows }; set: number }[]): unknown[] {
-  const keys: { n: number; set_no: number; reference: string; organization_id: string; wrapped_key: string }[] = [];
+  const keys: { n: number; set_no: number; reference: string; organization_id: string; environment: string; wrapped_key: string }[] = [];
   const tokens: { set_no: number; organization_id: string; environment: string; token: string; reference: string }[] = [];
   for (const { part, set } of keyed) {
     const { reference, organizationId, environment, wrappedKey } = part.keyRows;
-    if (wrappedKey !== null) keys.push({ n: keys.length, set_no: set, reference, organization_id: organizationId, wrapped_key: wrappedKey });
+    if (wrappedKey !== null) keys.push({ n: keys.length, set_no: set, reference, organization_id: organizationId, environment, wrapped_key: wrappedKey });
     for (const token of part.keyRows.tokens) tokens.push({ set_no: set, organization_id: organizationId, environment, token, reference });
   }
   return [JSON.stringify(keys), JSON.stringify(tokens)];

@@ -198,6 +198,7 @@ export class LegacyEventSealer {
     let keyFor: KeyFor;
     if (state.status === 'open') keyFor = { key: state.key, shred: false };
     else if (state.status === 'destroyed') keyFor = { key: randomBytes(KEY_BYTES), shred: true };
+    else if (state.status === 'unopenable') throw new InvariantViolated(`the data key of ${reference} does not unwrap (tampered with, or moved): nothing is sealed under it`);
     else {
       const requested = row.type === 'VerificationRequested' ? row.data : await this.requestOf(row.stream_id);
       const organizationId = String(requested.organizationId);
@@ -250,7 +251,10 @@ export class LegacyEventSealer {
     return { ...result, [PORTRAIT_ID_FIELD]: resealed };
   }
 
-  /** One transaction: the batch's events, then the read-model rows of their verifications, copied from them. */
+  /**
+   * One transaction: the batch's events, then the read-model rows of their verifications, copied
+   * from them. An erased row stays blank: its `{}` is the erasure, not a plain field to seal.
+   */
   private async commit(sealed: readonly Sealed[]): Promise<number> {
     return inTransaction(this.pool, async (client) => {
       await client.query("set local ledger.seal_legacy_events = 'on'");
@@ -266,14 +270,14 @@ export class LegacyEventSealer {
         `update verifications v set request = e.data -> 'request'
          from events e
          where e.position = any($1::bigint[]) and e.type = 'VerificationRequested' and v.reference = e.data ->> 'reference'
-           and (v.request ->> 'sealed') is distinct from 'aes-256-gcm'`,
+           and (v.request ->> 'sealed') is distinct from 'aes-256-gcm' and v.personal_data_erased_at is null`,
         [positions],
       );
       const results = await client.query(
         `update verifications v set result = e.data -> 'result'
          from events e
          where e.position = any($1::bigint[]) and e.type = 'VerificationCompleted' and v.reference = e.data ->> 'reference'
-           and v.status in ('found', 'not_found') and (v.result ->> 'sealed') is distinct from 'aes-256-gcm'`,
+           and v.status in ('found', 'not_found') and (v.result ->> 'sealed') is distinct from 'aes-256-gcm' and v.personal_data_erased_at is null`,
         [positions],
       );
       return (requests.rowCount ?? 0) + (results.rowCount ?? 0);
@@ -293,7 +297,7 @@ export class LegacyEventSealer {
       for (;;) {
         const { rowCount } = await this.pool.query(
           `with todo as (
-             select reference from verifications v where (v.${field} ->> 'sealed') is distinct from 'aes-256-gcm' ${extra}
+             select reference from verifications v where (v.${field} ->> 'sealed') is distinct from 'aes-256-gcm' and v.personal_data_erased_at is null ${extra}
                and exists (select 1 from events e where e.stream_id = 'verification-' || v.reference and e.type = '${eventType}' and (e.data -> '${field}' ->> 'sealed') = 'aes-256-gcm')
              limit ${SWEEP_ROWS})
            update verifications v set ${field} = e.data -> '${field}'

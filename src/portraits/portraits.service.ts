@@ -44,7 +44,7 @@ export class Portraits {
   async store(organizationId: string, reference: string, bytes: Buffer): Promise<string | null> {
     const contentType = sniffImage(bytes);
     if (contentType === null) return null;
-    const key = await this.keys.get(reference);
+    const key = await this.keys.sealingKey(reference);
     if (key.status !== 'open') throw new Error(`invariant: no usable data key for the portrait of ${reference}`);
     return this.files.put(organizationId, contentType, bytes, { reference, key: key.key });
   }

@@ -1,5 +1,4 @@
 import { Body, Controller, HttpCode, Inject, Param, Post, Req, UseGuards } from '@nestjs/common';
-import { QueryBus } from '@nestjs/cqrs';
 import { ApiSecurity } from '@nestjs/swagger';
 import { AnyOrganizationStatus, ApiKeyGuard, authenticatedKey, keyActor, type KeyedRequest } from '../auth/api-key.guard.js';
 import { NotFound } from '../common/errors.js';
@@ -7,7 +6,6 @@ import { ok, type SuccessEnvelope } from '../common/envelope.js';
 import { ANY_ROUTE_ERRORS, ApiErrors, ApiJsonBody, ApiPathParam, ApiRoute, ApiSuccess, BODY_ERRORS, KEY_ERRORS, ORGANIZATION_STATE_ERRORS, ref } from '../common/openapi.js';
 import { commandContext } from '../common/request-context.js';
 import { PersonalDataErasure, type SubjectErasure } from './erasure.js';
-import { GetVerification } from './verification.commands.js';
 import { REFERENCE_PATTERN } from './verification.queries.js';
 import type { VerificationView } from './verification.views.js';
 
@@ -23,10 +21,7 @@ const SUBJECT_EXAMPLES = { nin: { summary: 'by NIN', value: { nin: '21440414976'
 @AnyOrganizationStatus()
 @Controller('v1')
 export class ErasureController {
-  constructor(
-    @Inject(PersonalDataErasure) private readonly erasure: PersonalDataErasure,
-    @Inject(QueryBus) private readonly queries: QueryBus,
-  ) {}
+  constructor(@Inject(PersonalDataErasure) private readonly erasure: PersonalDataErasure) {}
 
   @Post('verifications/:reference/erasure')
   @HttpCode(200)
@@ -42,8 +37,7 @@ export class ErasureController {
   async erase(@Req() request: KeyedRequest, @Param('reference') reference: string): Promise<SuccessEnvelope<VerificationView>> {
     const key = authenticatedKey(request);
     if (!REFERENCE_PATTERN.test(reference)) throw new NotFound('No verification with this reference');
-    await this.erasure.erase(reference, key, commandContext(request, keyActor(key)));
-    return ok(await this.queries.execute(new GetVerification(key, reference)));
+    return ok(await this.erasure.erase(reference, key, commandContext(request, keyActor(key))));
   }
 
   @Post('data-subjects/search')

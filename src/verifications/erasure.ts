@@ -3,7 +3,6 @@ import type pg from 'pg';
 import { Clock } from '../common/clock.js';
 import { InvariantViolated, NotFound } from '../common/errors.js';
 import type { CommandContext } from '../common/event.js';
-import { isoWithOffset } from '../common/time.js';
 import { blindToken } from '../data-protection/blind-index.js';
 import { DataKeys, OrganizationKeysDestroyed } from '../data-protection/data-keys.js';
 import { PG_POOL } from '../database/pool.js';
@@ -13,6 +12,7 @@ import { VerificationPending } from '../common/errors.js';
 import { readerSeesScope, type ScopedReader } from './scope-access.js';
 import { validateSubject } from './verification-inputs.js';
 import { VerificationStreams } from './verification.stream.js';
+import { verificationView, type VerificationView } from './verification.views.js';
 
 /** Whose verifications a caller may erase: its organization, in its key's environment (of its scopes, for a restricted key). */
 export interface Owner extends ScopedReader {
@@ -54,8 +54,11 @@ export class PersonalDataErasure {
     @Inject(PG_POOL) private readonly pool: pg.Pool,
   ) {}
 
-  /** Erases one verification of `owner`; answers when its personal data was erased (the first erasure's time). */
-  async erase(reference: string, owner: Owner, context: CommandContext): Promise<string> {
+  /**
+   * Erases one verification of `owner`; answers it as erased, built from the erasure itself (the
+   * stream's state once the erasure is recorded), never from a read model that may not show it yet.
+   */
+  async erase(reference: string, owner: Owner, context: CommandContext): Promise<VerificationView> {
     const { state: before, erase } = await this.streams.loadToErase(reference);
     if (
       before.status === 'none' ||
@@ -69,13 +72,13 @@ export class PersonalDataErasure {
     if (after.status === 'none' || after.personalDataErasedAt === null) throw new InvariantViolated(`the erasure of ${reference} left it readable`);
     // The portrait is named by the result, which can be opened only until the key goes.
     await this.portraits.delete(before.result);
-    const destroyedAt = await this.keys.destroy(owner.organizationId, reference, new Date(after.personalDataErasedAt));
-    return isoWithOffset(destroyedAt);
+    await this.keys.destroy(owner.organizationId, reference, new Date(after.personalDataErasedAt));
+    return verificationView(after);
   }
 
   /** The references of `owner` whose inputs or results carry the identifier in `body`. */
   async search(owner: Owner, body: unknown): Promise<string[]> {
-    const { kind, value } = validateSubject(body);
+    const { kind, value, bank } = validateSubject(body);
     let indexKey: Buffer;
     try {
       indexKey = await this.keys.indexKey(owner.organizationId);
@@ -84,7 +87,8 @@ export class PersonalDataErasure {
       if (error instanceof OrganizationKeysDestroyed) return [];
       throw error;
     }
-    const tokens = [blindToken(indexKey, kind, value)];
+    const tokens = [blindToken(indexKey, kind, value, bank)];
+    indexKey.fill(0);
     if (owner.keyScopes === undefined || owner.keyScopes === null) return this.keys.referencesOf(owner.organizationId, owner.environment, tokens, MAX_SUBJECT_REFERENCES);
     // A restricted key finds the subject in checks of its scopes only, filtered before the limit, so
     // that checks of other scopes never hide its own beyond the first page.

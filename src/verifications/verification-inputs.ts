@@ -210,11 +210,25 @@ export const SUBJECT_FORMATS: Readonly<Record<SubjectKind, InputFormat>> = {
   passport_number: PASSPORT,
 };
 
-/** A data subject's identifier (`POST /v1/data-subjects/…`): exactly one of the identifiers, validated as for the checks. */
-export function validateSubject(given: unknown): { kind: SubjectKind; value: string } {
+/** The bank of a data subject's account number (`bank` beside `account_number`), as the bank-account checks take it. */
+export const SUBJECT_BANK_FORMAT: InputFormat = BANK;
+
+/**
+ * A data subject's identifier (`POST /v1/data-subjects/…`): exactly one of the identifiers,
+ * validated as for the checks; an account number with its bank (`bank`), or without it for the
+ * checks that named none.
+ */
+export function validateSubject(given: unknown): { kind: SubjectKind; value: string; bank?: string } {
   const body = given === undefined || given === null ? {} : given;
   if (!isPlainObject(body)) throw new ValidationFailed([{ field: 'body', message: 'the body must be a JSON object with one identifier' }]);
-  const fields = Object.keys(body);
+  const bank = body.bank;
+  if (bank !== undefined) {
+    if (body.account_number === undefined) throw new ValidationFailed([{ field: 'bank', message: 'is given only with account_number' }]);
+    if (typeof bank !== 'string') throw new ValidationFailed([{ field: 'bank', message: 'must be a string' }]);
+    const problem = bank.length > MAX_FIELD_LENGTH ? `must be at most ${MAX_FIELD_LENGTH} characters` : BANK.check(bank);
+    if (problem !== null) throw new ValidationFailed([{ field: 'bank', message: problem }]);
+  }
+  const fields = Object.keys(body).filter((field) => field !== 'bank');
   const unknown = fields.filter((field) => !(SUBJECT_KINDS as readonly string[]).includes(field)).slice(0, 20);
   if (unknown.length > 0) throw new ValidationFailed(unknown.map((field) => ({ field: field.slice(0, 50), message: `is not an identifier (allowed: ${SUBJECT_KINDS.join(', ')})` })));
   if (fields.length !== 1) throw new ValidationFailed([{ field: 'body', message: `give exactly one of ${SUBJECT_KINDS.join(', ')}` }]);
@@ -223,5 +237,5 @@ export function validateSubject(given: unknown): { kind: SubjectKind; value: str
   if (typeof value !== 'string') throw new ValidationFailed([{ field: kind, message: 'must be a string' }]);
   const problem = value.length > MAX_FIELD_LENGTH ? `must be at most ${MAX_FIELD_LENGTH} characters` : SUBJECT_FORMATS[kind].check(value);
   if (problem !== null) throw new ValidationFailed([{ field: kind, message: problem }]);
-  return { kind, value };
+  return typeof bank === 'string' ? { kind, value, bank } : { kind, value };
 }

@@ -41,7 +41,7 @@ export class PersonalFields {
 
   /** Seals a field of a new event; the verification's data key must exist (made before its request is appended). */
   async seal(reference: string, eventType: keyof typeof PERSONAL_FIELDS, value: JsonObject): Promise<JsonObject> {
-    const key = await this.keys.get(reference);
+    const key = await this.keys.sealingKey(reference);
     if (key.status !== 'open') throw new InvariantViolated(`no usable data key for ${reference} (${key.status}) while sealing its ${eventType}`);
     return seal(key.key, value, binding(reference, eventType)) as unknown as JsonObject;
   }
@@ -52,6 +52,7 @@ export class PersonalFields {
     const key = known ?? (await this.keys.get(reference));
     if (key.status === 'destroyed') return { value: {}, erasedAt: isoWithOffset(key.destroyedAt) };
     if (key.status === 'missing') return this.incident(reference, eventType, 'its data key is missing');
+    if (key.status === 'unopenable') return this.incident(reference, eventType, 'its data key does not unwrap (tampered, or moved to another organization or environment)');
     try {
       return { value: open(key.key, stored, binding(reference, eventType)) as JsonObject, erasedAt: null };
     } catch (error) {

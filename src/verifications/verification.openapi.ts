@@ -16,7 +16,7 @@ import {
 import { SCOPE_RESULT_FIELDS, type ResultField } from '../scopes/scope-results.js';
 import { COUNTRY_CODE, SCOPE_CATEGORY, SCOPES, type Scope } from '../scopes/scopes.js';
 import { SUBJECT_KINDS } from '../data-protection/blind-index.js';
-import { FACE_MATCH_SUBJECTS, SCOPE_INPUTS, scopeExample, SUBJECT_FORMATS, type InputFormat } from './verification-inputs.js';
+import { FACE_MATCH_SUBJECTS, SCOPE_INPUTS, scopeExample, SUBJECT_BANK_FORMAT, SUBJECT_FORMATS, type InputFormat } from './verification-inputs.js';
 
 /**
  * The OpenAPI side of verifications: one operation per scope (`POST /v1/nin`, …), its input schema
@@ -164,10 +164,15 @@ export function verificationSchemas(): Record<string, Schema> {
   };
   schemas.DataSubject = {
     type: 'object',
-    description: 'exactly one identifier, valid as for the checks; a phone number in any of its forms finds all of them',
+    description:
+      'exactly one identifier, valid as for the checks; a phone number in any of its forms finds all of them. An account number is found with its bank (`bank`, by code or name): the same number at another bank is another subject. Without `bank` it finds the checks that named no bank (premium_bank_account without one, where the result named none either)',
     minProperties: 1,
-    maxProperties: 1,
-    properties: Object.fromEntries(SUBJECT_KINDS.map((kind) => [kind, inputProperty(SUBJECT_FORMATS[kind])])),
+    maxProperties: 2,
+    properties: {
+      ...Object.fromEntries(SUBJECT_KINDS.map((kind) => [kind, inputProperty(SUBJECT_FORMATS[kind])])),
+      bank: { ...inputProperty(SUBJECT_BANK_FORMAT), description: 'the bank of `account_number`, only with it' },
+    },
+    dependentRequired: { bank: ['account_number'] },
     additionalProperties: false,
   };
   schemas.SubjectReferences = {

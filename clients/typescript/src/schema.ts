@@ -2208,7 +2208,7 @@ export interface components {
              */
             createdAt: string;
         };
-        /** @description exactly one identifier, valid as for the checks; a phone number in any of its forms finds all of them */
+        /** @description exactly one identifier, valid as for the checks; a phone number in any of its forms finds all of them. An account number is found with its bank (`bank`, by code or name): the same number at another bank is another subject. Without `bank` it finds the checks that named no bank (premium_bank_account without one, where the result named none either) */
         DataSubject: {
             /**
              * @description the 11-digit National Identification Number
@@ -2245,6 +2245,11 @@ export interface components {
              * @example B43975538
              */
             passport_number?: string;
+            /**
+             * @description the bank of `account_number`, only with it
+             * @example 035
+             */
+            bank?: string;
         };
         SubjectReferences: {
             /** @description at most 500 per call */

@@ -18,6 +18,8 @@ import { WalletHistoryCheckpoints1795647443991 } from './1795647443991-wallet-hi
 import { ConsoleAccounts1795700000000 } from './1795700000000-console-accounts.js';
 import { AppendExpectedEventIds1795800000001 } from './1795800000001-append-expected-event-ids.js';
 import { DropUnusedKeyIndex1795800000002 } from './1795800000002-drop-unused-key-index.js';
+import { DataKeyEnvironment1796000000100 } from './1796000000100-data-key-environment.js';
+import { TotpMasterKeyId1796000000101 } from './1796000000101-totp-master-key-id.js';
 import { RetentionSweep1796000000200 } from './1796000000200-retention-sweep.js';
 import { RecoveryUnsettled1796000000500 } from './1796000000500-recovery-unsettled.js';
 import { AppendStreamLocks1796000000501 } from './1796000000501-append-stream-locks.js';
@@ -44,6 +46,8 @@ export const MIGRATIONS = [
   ConsoleAccounts1795700000000,
   AppendExpectedEventIds1795800000001,
   DropUnusedKeyIndex1795800000002,
+  DataKeyEnvironment1796000000100,
+  TotpMasterKeyId1796000000101,
   RetentionSweep1796000000200,
   RecoveryUnsettled1796000000500,
   AppendStreamLocks1796000000501,

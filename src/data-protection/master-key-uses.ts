@@ -1,0 +1,21 @@
+/**
+ * Everything the master key protects, and where it is recorded which master key does it. `keys
+ * rotate-master` (rotate-master.ts) moves each of them to the new key; a new use of the master key
+ * belongs here and in the rotation, with a test that opens it after a rotation and a restart
+ * (src/admin/rotate-master-restart.e2e-spec.ts).
+ *
+ * - Organizations' key-encryption and blind-index keys: wrapped (KeyManagement), in
+ *   `organization_keys`, with `master_key_id`. Re-wrapped.
+ * - Console operators' TOTP secrets: wrapped (KeyManagement), in `console_users.totp_secret`, with
+ *   `totp_master_key_id` (null: wrapped before the column, under the key in force). Re-wrapped.
+ * - Wallet-history checkpoints: MACs under a key derived from the master key (src/audit), in
+ *   `wallet_history_checkpoints`. A cache: emptied by the rotation, rebuilt by the next reads.
+ *
+ * Not under the master key, so untouched by its rotation: provider credentials
+ * (PROVIDER_CREDENTIALS_KEY) and portraits stored before data keys (PORTRAIT_ENCRYPTION_KEY), each
+ * under a key of its own; data keys, wrapped by their organization's key.
+ */
+export const MASTER_KEY_USES = ['organization_keys', 'console_users.totp_secret', 'wallet_history_checkpoints'] as const;
+
+/** What an operator's wrapped TOTP secret is bound to: its user. */
+export const totpContext = (userId: string): string => `console-totp:${userId}`;
