@@ -1,7 +1,7 @@
 import { Conflict, NotFound, ValidationFailed, type FieldError } from '../common/errors.js';
 import type { Decider } from '../event-sourcing/decider.js';
 import type { WebhookEndpointEvent } from './webhook-endpoint.events.js';
-import { isWebhookEventType, WEBHOOK_EVENT_TYPES } from './webhook-payloads.js';
+import { isWebhookEventType, WEBHOOK_EVENT_TYPES } from './webhook.events.js';
 
 /** The longest overlap a rotation may ask for: a week, time enough to roll out the new secret. */
 export const MAX_ROTATION_OVERLAP_SECONDS = 7 * 86_400;

@@ -1,32 +1,5 @@
-import type { JsonObject, JsonValue } from '../event-store/event-store.port.js';
-
-/**
- * The webhook event types, version 1. A payload carries references, states and amounts, never
- * personal data: the receiver reads the record with its key. `verification_session.*` are
- * reserved for the verification flows; nothing emits them yet.
- */
-export const WEBHOOK_EVENT_TYPES = [
-  'verification.completed',
-  'verification.failed',
-  'wallet.funded',
-  'wallet.low_balance',
-  'key.created',
-  'key.revoked',
-  'organization.approved',
-  'organization.suspended',
-  'personal_data.erased',
-  'verification_session.approved',
-  'verification_session.declined',
-  'verification_session.needs_review',
-  'verification_session.expired',
-  'verification_session.cancelled',
-] as const;
-
-export type WebhookEventType = (typeof WEBHOOK_EVENT_TYPES)[number];
-
-export function isWebhookEventType(value: unknown): value is WebhookEventType {
-  return typeof value === 'string' && (WEBHOOK_EVENT_TYPES as readonly string[]).includes(value);
-}
+import type { JsonObject, JsonValue } from '../../src/event-store/event-store.port.js';
+import type { WebhookEventType } from '../../src/webhooks/webhook.events.js';
 
 /** One message as every endpoint that wants it receives it: the body and the stable `webhook-id`. */
 export interface WebhookMessage {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from '@jest/globals';
-import { lowBalanceCrossed, lowBalanceMessage, wants, webhookMessageFor, type LogEvent, type StreamFacts } from './webhook-payloads.js';
+import { lowBalanceCrossed, lowBalanceMessage, wants, webhookMessageFor, type LogEvent, type StreamFacts } from './webhook-messages.js';
 
 const org = 'org_01JD3Q9ZK8W6V2C4X7N5B0M1TR';
 const at = new Date('2026-11-22T07:15:00.123Z');
