@@ -6,7 +6,8 @@ import type { MigrationInterface, QueryRunner } from 'typeorm';
  * master key), what earlier events of a stream said (a verification's organization, environment
  * and scope; a key's environment), each wallet's balance and low-balance threshold, and the
  * deliveries, one per message and endpoint. The sender claims due deliveries (row locks) and
- * records every attempt in `webhook_attempts`.
+ * records every attempt in `webhook_attempts` (no foreign key: the subscriber's tables are
+ * truncated together in tests, and an attempt is only ever written beside its delivery's update).
  */
 export class Webhooks1796000000600 implements MigrationInterface {
   name = 'Webhooks1796000000600';
@@ -58,12 +59,11 @@ export class Webhooks1796000000600 implements MigrationInterface {
         status text not null check (status in ('pending', 'succeeded', 'failed')),
         attempts integer not null default 0,
         next_attempt_at timestamptz,
-        leased_until timestamptz,
         last_status_code integer,
         finished_at timestamptz,
         unique (endpoint_id, message_id)
       )`);
-    await q.query("create index webhook_deliveries_due on webhook_deliveries (next_attempt_at) where status = 'pending'");
+    await q.query("create index webhook_deliveries_pending on webhook_deliveries (endpoint_id, next_attempt_at) where status = 'pending'");
     await q.query('create index webhook_deliveries_endpoint on webhook_deliveries (endpoint_id, id desc)');
     await q.query(`
       create table webhook_attempts (
