@@ -5,7 +5,9 @@ import type { Projection, ProjectionContext } from '../projection.js';
 import { WEBHOOK_CATEGORIES } from '../../src/webhooks/webhook-endpoint.events.js';
 import { lowBalanceCrossed, lowBalanceMessage, webhookMessageFor, type LogEvent, type StreamFacts, type WebhookMessage } from './webhook-messages.js';
 
-export const WEBHOOKS_SUBSCRIBER = 'webhooks';
+import { WEBHOOKS_SUBSCRIBER as NAME } from '../../src/webhooks/webhook.read-model.js';
+
+export const WEBHOOKS_SUBSCRIBER = NAME;
 const TABLES = ['webhook_endpoints', 'webhook_stream_facts', 'webhook_wallet_alerts', 'webhook_deliveries'] as const;
 /** Console users who hear of a wallet running low. */
 const LOW_BALANCE_ROLES = ['owner', 'finance'];

@@ -140,6 +140,8 @@ export interface AppConfig {
     readonly timeoutMs: number;
     /** WEBHOOK_CONCURRENCY_PER_ENDPOINT: attempts in flight at once to one endpoint, per instance. */
     readonly concurrencyPerEndpoint: number;
+    /** WEBHOOK_SEND: this instance sends due deliveries (row locks let every instance do so side by side). */
+    readonly send: boolean;
   };
   readonly rateLimits: {
     readonly store: RateLimitStore;
@@ -386,6 +388,7 @@ export function loadConfig(env: Env = process.env): AppConfig {
       allowPrivateTargets: flag(env, 'WEBHOOK_ALLOW_PRIVATE_TARGETS', false),
       timeoutMs: integer(env, 'WEBHOOK_TIMEOUT_MS', 10_000, 100, 30_000),
       concurrencyPerEndpoint: integer(env, 'WEBHOOK_CONCURRENCY_PER_ENDPOINT', 4, 1, 64),
+      send: flag(env, 'WEBHOOK_SEND', true),
     },
     rateLimits: {
       store: rateLimitStore,
