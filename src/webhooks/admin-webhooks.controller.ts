@@ -52,7 +52,7 @@ export class AdminWebhooksController {
   @ApiRoute('adminCreateWebhookEndpoint', 'Admin: webhooks', 'Add a webhook endpoint to an organization', 'As on /v1, with the environment in the body. The secret is shown once.')
   @ORGANIZATION
   @ApiJsonBody(
-    { allOf: [ref('WebhookEndpointInput'), { type: 'object', required: ['environment'], properties: { environment: ENVIRONMENT } }], unevaluatedProperties: false },
+    ref('AdminWebhookEndpointInput'),
     { live: { summary: 'A live endpoint', value: { environment: 'live', url: 'https://hooks.acme.example/ledger', eventTypes: ['verification.completed'] } } },
   )
   @ApiSuccess(201, 'The endpoint, with its secret', ref('CreatedWebhookEndpoint'))

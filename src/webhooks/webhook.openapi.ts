@@ -29,6 +29,12 @@ export function webhookSchemas(): Record<string, Schema> {
       required: ['url'],
       properties: { url: URL, eventTypes: EVENT_TYPES, description: DESCRIPTION, enabled: { type: 'boolean', default: true } },
     },
+    AdminWebhookEndpointInput: {
+      type: 'object',
+      additionalProperties: false,
+      required: ['environment', 'url'],
+      properties: { environment: ENVIRONMENT, url: URL, eventTypes: EVENT_TYPES, description: DESCRIPTION, enabled: { type: 'boolean', default: true } },
+    },
     WebhookEndpointChange: {
       type: 'object',
       additionalProperties: false,
