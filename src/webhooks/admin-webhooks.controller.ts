@@ -17,17 +17,12 @@ import type { DeliveryView } from './webhook.read-model.js';
 const ORGANIZATION = ApiPathParam('organizationId', ORGANIZATION_ID, 'the organization');
 const ID = ApiPathParam('id', ENDPOINT_ID_SCHEMA, 'the webhook endpoint');
 const ENDPOINT = ref('WebhookEndpoint');
-const ORGANIZATION_ID_PATTERN = /^org_[0-9A-HJKMNP-TV-Z]{26}$/;
 
 function environmentOf(value: unknown, field: string): 'test' | 'live' {
   if (!isEnvironment(value)) throw new ValidationFailed([{ field, message: 'must be test or live' }]);
   return value;
 }
 
-function organization(organizationId: string): string {
-  if (!ORGANIZATION_ID_PATTERN.test(organizationId)) throw new ValidationFailed([{ field: 'organizationId', message: 'must be an organization id' }]);
-  return organizationId;
-}
 
 /** The operators' view of organizations' webhook endpoints: the same operations as /v1, for any organization and environment. */
 @ApiBearerAuth('adminToken')
@@ -44,7 +39,8 @@ export class AdminWebhooksController {
   @ApiErrors(ANY_ROUTE_ERRORS, ADMIN_ERRORS)
   async list(@Param('organizationId') organizationId: string, @Query() query: Record<string, unknown>): Promise<SuccessEnvelope<EndpointView[]>> {
     const environment = query?.environment === undefined ? null : environmentOf(query.environment, 'environment');
-    return ok(await this.endpoints.list(organization(organizationId), environment));
+    await this.endpoints.assertOrganization(organizationId);
+    return ok(await this.endpoints.list(organizationId, environment));
   }
 
   @Post('organizations/:organizationId/webhook_endpoints')
@@ -60,7 +56,8 @@ export class AdminWebhooksController {
   async create(@Req() request: AdminRequest, @Param('organizationId') organizationId: string, @Body() body: unknown): Promise<SuccessEnvelope<CreatedEndpointView>> {
     const environment = environmentOf(isPlainObject(body) ? body.environment : undefined, 'environment');
     const input = parseEndpointInput(body, 'create', { allowPrivateTargets: this.endpoints.allowPrivateTargets }, ['environment']);
-    return ok(await this.endpoints.create({ organizationId: organization(organizationId), environment }, input, commandContext(request, operatorActor(request))));
+    await this.endpoints.assertOrganization(organizationId);
+    return ok(await this.endpoints.create({ organizationId, environment }, input, commandContext(request, operatorActor(request))));
   }
 
   @Get('webhook_endpoints/:id')
@@ -122,7 +119,7 @@ export class AdminWebhooksController {
   @ID
   @ApiPathParam('deliveryId', DELIVERY_ID_SCHEMA, 'the delivery')
   @ApiSuccess(200, 'Set going', ref('WebhookResent'))
-  @ApiErrors(ANY_ROUTE_ERRORS, ADMIN_WRITE_ERRORS)
+  @ApiErrors(ANY_ROUTE_ERRORS, BODY_ERRORS, ADMIN_WRITE_ERRORS)
   async resend(@Param('id') id: string, @Param('deliveryId') deliveryId: string): Promise<SuccessEnvelope<{ resent: number }>> {
     await this.endpoints.resend(null, id, deliveryId);
     return ok({ resent: 1 });
@@ -153,7 +150,8 @@ export class AdminWebhooksController {
     @Param('environment') environment: string,
     @Body() body: unknown,
   ): Promise<SuccessEnvelope<{ environment: string; thresholdKobo: number | null }>> {
-    const owner = { organizationId: organization(organizationId), environment: environmentOf(environment, 'environment') };
+    const owner = { organizationId, environment: environmentOf(environment, 'environment') };
+    await this.endpoints.assertOrganization(organizationId);
     return ok({ environment: owner.environment, thresholdKobo: await this.endpoints.setLowBalanceThreshold(owner, parseThreshold(body), commandContext(request, operatorActor(request))) });
   }
 }

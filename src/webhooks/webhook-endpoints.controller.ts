@@ -106,7 +106,7 @@ export class WebhookEndpointsController {
   @ID
   @DELIVERY
   @ApiSuccess(200, 'Set going', ref('WebhookResent'))
-  @ApiErrors(ANY_ROUTE_ERRORS, KEY_ERRORS, 'not_found')
+  @ApiErrors(ANY_ROUTE_ERRORS, BODY_ERRORS, KEY_ERRORS, 'not_found')
   async resend(@Req() request: KeyedRequest, @Param('id') id: string, @Param('deliveryId') deliveryId: string): Promise<SuccessEnvelope<{ resent: number }>> {
     await this.endpoints.resend(authenticatedKey(request), id, deliveryId);
     return ok({ resent: 1 });

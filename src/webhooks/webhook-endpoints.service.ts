@@ -4,6 +4,7 @@ import { Clock } from '../common/clock.js';
 import { Conflict, NotFound, ValidationFailed } from '../common/errors.js';
 import { SYSTEM_ACTOR, toAppend, type CommandContext } from '../common/event.js';
 import { IdGenerator } from '../common/ids.js';
+import { streams } from '../common/streams.js';
 import type { AppConfig } from '../config/config.js';
 import { CONFIG, RUNTIME, type Runtime } from '../config/runtime.js';
 import { KeyManagement } from '../data-protection/key-management.port.js';
@@ -25,6 +26,7 @@ export const MAX_ENDPOINTS = 20;
 /** Deliveries one resend of a time range sets going again. */
 export const MAX_RESEND = 10_000;
 export const ENDPOINT_ID = /^whe_[0-9A-HJKMNP-TV-Z]{26}$/;
+const ORGANIZATION_ID = /^org_[0-9A-HJKMNP-TV-Z]{26}$/;
 /** ₦1,000,000,000: past any wallet. */
 const MAX_THRESHOLD_KOBO = 100_000_000_000;
 /** Who hears that an endpoint was turned off for failing. */
@@ -120,6 +122,13 @@ export class WebhookEndpoints {
       createdAt: this.clock.now().toISOString(),
       secret,
     };
+  }
+
+  /** 404 unless the organization exists (its stream is the authority): the admin routes name it in their path. */
+  async assertOrganization(organizationId: string): Promise<void> {
+    if (!ORGANIZATION_ID.test(organizationId) || (await this.store.readStream(streams.organization(organizationId), { maxCount: 1 })).length === 0) {
+      throw new NotFound('No organization with this id');
+    }
   }
 
   async list(organizationId: string, environment: string | null): Promise<EndpointView[]> {
