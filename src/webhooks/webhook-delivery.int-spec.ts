@@ -358,3 +358,31 @@ describe('Given two sender instances', () => {
     expect(local.received.map((request) => request.headers['webhook-id']).sort()).toEqual([...expected].sort());
   });
 });
+
+describe('Given a receiver that fails every attempt', () => {
+  it('retries on the whole schedule, then fails the delivery and reports its endpoint as failing, once', async () => {
+    const clock = new TestClock(new Date());
+    const org = organization();
+    const local = await receiver(() => 503);
+    closers.push(local.close);
+    const { endpointId } = await createEndpoint(org, local.url, clock.now());
+    const expected = await completedCheck(org, clock.now());
+    await subscriberCaughtUp();
+    const failing: string[] = [];
+    const sender = new WebhookSender(db.pool, clock, sealing, options({ onEndpointFailing: async (id) => void failing.push(id) }));
+    // The other tests' deliveries still pending come due too as the clock moves: only this endpoint's are counted.
+    for (let attempt = 1; attempt <= RETRY_DELAYS_MS.length + 1; attempt++) {
+      await sender.claimAndSend();
+      await sender.settled();
+      expect(local.received).toHaveLength(attempt);
+      if (attempt <= RETRY_DELAYS_MS.length) clock.advance(RETRY_DELAYS_MS[attempt - 1]);
+    }
+    clock.advance(30 * 86_400_000);
+    await sender.claimAndSend();
+    await sender.settled();
+    expect(local.received.map((request) => request.headers['webhook-id'])).toEqual(Array(RETRY_DELAYS_MS.length + 1).fill(expected));
+    const { rows } = await db.pool.query<{ status: string; attempts: number }>('select status, attempts from webhook_deliveries where endpoint_id = $1', [endpointId]);
+    expect(rows).toEqual([{ status: 'failed', attempts: RETRY_DELAYS_MS.length + 1 }]);
+    expect(failing.filter((id) => id === endpointId)).toEqual([endpointId]);
+  });
+});

@@ -5,7 +5,9 @@ import { Webhook } from 'standardwebhooks';
 import { startTestApp, type TestApp } from '../../test/support/app.js';
 import { createOrganization, issueKey } from '../../test/support/fixtures.js';
 import { waitUntil } from '../../projections/runner/counting.projection.testing.js';
+import pg from 'pg';
 import { READY_MADE_PEOPLE, sandboxPerson } from '../providers/sandbox.world.js';
+import { WebhookEndpoints } from './webhook-endpoints.service.js';
 
 interface Received {
   readonly headers: Record<string, string>;
@@ -114,5 +116,25 @@ describe('Webhooks through the API: an integrator adds an endpoint, runs a sandb
     // A test key does not see the live endpoint.
     expect((await app.request('GET', `/v1/webhook_endpoints/${created.body.data.id as string}`, { headers })).status).toBe(404);
     expect((await app.admin('GET', `/admin/v1/webhook_endpoints/${created.body.data.id as string}/deliveries`)).body).toMatchObject({ status: true, data: [] });
+  });
+
+  it('an endpoint failing for days is turned off once, and its owner and developer users are mailed', async () => {
+    const { id } = (await app.request('POST', '/v1/webhook_endpoints', { body: { url: receiverUrl, eventTypes: [] }, headers })).body.data as { id: string };
+    const pool = new pg.Pool({ connectionString: app.database.url, max: 1 });
+    try {
+      for (const [user, role] of [['usr_owner', 'owner'], ['usr_dev', 'developer'], ['usr_finance', 'finance']]) {
+        await pool.query(`insert into console_users (id, kind, organization_id, email, email_key, role, created_at) values ($1, 'integrator', $2, $3, $3, $4, now())`, [user, organizationId, `${user}@acme.test`, role]);
+      }
+      const endpoints = app.app.get(WebhookEndpoints);
+      await endpoints.disableFailing(id);
+      await endpoints.disableFailing(id);
+      await waitUntil(async () => (await app.request('GET', `/v1/webhook_endpoints/${id}`, { headers })).body.data.enabled === false, 5_000, 'the endpoint off');
+      const mail = (await pool.query<{ recipient: string; body: string }>("select recipient, body from console_outbox where subject = 'A webhook endpoint was turned off' order by recipient")).rows;
+      expect(mail.map((row) => row.recipient)).toEqual(['usr_dev@acme.test', 'usr_owner@acme.test']);
+      expect(mail[0].body).toContain(id);
+      expect(mail[0].body).not.toContain(receiverUrl);
+    } finally {
+      await pool.end();
+    }
   });
 });
