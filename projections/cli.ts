@@ -18,7 +18,7 @@ import { createEventStore } from '../src/event-store/create-event-store.js';
 import type { EventStore } from '../src/event-store/event-store.port.js';
 import { createLogger, flushLogger, messageLog } from '../src/logging/logger.js';
 import { pino, type Logger } from 'pino';
-import { PROJECTIONS, projectionByName } from './index.js';
+import { PROJECTIONS, RUNNING, projectionByName } from './index.js';
 import type { Projection } from './projection.js';
 import { RebuildProgressBars } from './rebuild/rebuild-progress.js';
 import { discardRebuild, rebuildProjection, type RebuildResult } from './rebuild/rebuild.js';
@@ -64,9 +64,9 @@ async function connect(options: { poolSize?: number; logTo: 1 | 2 }): Promise<Co
 
 async function run(): Promise<void> {
   const connected = await connect({ logTo: 1 });
-  const workers = new WorkerPool(connected.pool, connected.store, connected.database.url, PROJECTIONS, undefined, messageLog(logger));
+  const workers = new WorkerPool(connected.pool, connected.store, connected.database.url, RUNNING, undefined, messageLog(logger));
   workers.start();
-  logger.info(`${PROJECTIONS.length} projections on standby or active in process ${process.pid}: ${PROJECTIONS.map((projection) => projection.name).join(', ') || '(none registered)'}`);
+  logger.info(`${RUNNING.length} projections and subscribers on standby or active in process ${process.pid}: ${RUNNING.map((projection) => projection.name).join(', ') || '(none registered)'}`);
   await new Promise<void>((resolveRun) => {
     let stopping = false;
     const stop = (signal: string) => {

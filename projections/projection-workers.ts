@@ -3,7 +3,7 @@ import type pg from 'pg';
 import { PG_POOL } from '../src/database/pool.js';
 import { RUNTIME, type Runtime } from '../src/config/runtime.js';
 import { EVENT_STORE, type EventStore } from '../src/event-store/event-store.port.js';
-import { PROJECTIONS } from './index.js';
+import { RUNNING } from './index.js';
 import { WorkerPool } from './runner/worker-pool.js';
 import type { WorkerSnapshot } from './runner/projection-worker.js';
 
@@ -30,7 +30,7 @@ export class ProjectionWorkers implements OnApplicationBootstrap, BeforeApplicat
 
   onApplicationBootstrap(): void {
     if (!this.enabled) return;
-    this.workers = new WorkerPool(this.pool, this.store, this.runtime.databaseUrl, PROJECTIONS, undefined, this.logger);
+    this.workers = new WorkerPool(this.pool, this.store, this.runtime.databaseUrl, RUNNING, undefined, this.logger);
     this.workers.start();
   }
 

@@ -12,6 +12,7 @@ import { OrganizationsModule } from './organizations/organizations.module.js';
 import { VerificationsModule } from './verifications/verifications.module.js';
 import { WalletsModule } from './wallets/wallets.module.js';
 import { ConsoleModule } from './console/console.module.js';
+import { WebhooksModule } from './webhooks/webhooks.module.js';
 import { ProjectionsModule } from '../projections/projections.module.js';
 
 @Module({})
@@ -31,6 +32,7 @@ export class AppModule {
         AuditModule,
         VerificationsModule,
         ConsoleModule,
+        WebhooksModule,
       ],
       providers: [{ provide: APP_FILTER, useClass: ErrorFilter }],
     };

@@ -12,6 +12,7 @@ import { loadConfig } from './config/config.js';
 import { organizationSchemas } from './organizations/organization.openapi.js';
 import { scopeOperations, verificationSchemas } from './verifications/verification.openapi.js';
 import { walletSchemas } from './wallets/wallet.openapi.js';
+import { webhookSchemas } from './webhooks/webhook.openapi.js';
 import type { FastifyInstance } from 'fastify';
 import { readFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
@@ -73,6 +74,7 @@ export function buildOpenApiDocument(app: INestApplication): OpenAPIObject {
     ...sharedSchemas(),
     ...verificationSchemas(),
     ...walletSchemas(),
+    ...webhookSchemas(),
     ...organizationSchemas(),
     ...walletHistorySchemas(),
     ...projectionStatusSchemas(),

@@ -269,10 +269,12 @@ export const TAGS = [
   { name: 'Wallet', audience: 'integrator', description: "The key's wallet: its balance and its ledger (X-Service-Key)." },
   { name: 'Data protection', audience: 'integrator', description: 'Erase the personal data of a verification or of a data subject (X-Service-Key).' },
   { name: 'Portraits', audience: 'integrator', description: 'Portrait images behind the signed links in verification results: the link is the credential.' },
+  { name: 'Webhooks', audience: 'integrator', description: "The key's environment's webhook endpoints, their signing secrets, deliveries and attempts, and the wallet's low-balance alert (X-Service-Key)." },
   { name: 'Health', audience: 'integrator', description: 'Reachability, without a key.' },
   { name: 'Admin: organizations', audience: 'operator', description: 'Register, approve, suspend and configure organizations (admin token; the auditor token reads).' },
   { name: 'Admin: API keys', audience: 'operator', description: "Issue, list and revoke an organization's keys (admin token; the auditor token reads)." },
   { name: 'Admin: wallets', audience: 'operator', description: 'Fund wallets and read their balances (admin token; the auditor token reads).' },
+  { name: 'Admin: webhooks', audience: 'operator', description: "An organization's webhook endpoints, deliveries and low-balance alerts (admin token; the auditor token reads)." },
   { name: 'Admin: audit', audience: 'operator', description: 'The finance audit: wallet histories replayed from the event log (admin or auditor token).' },
   { name: 'Operations', audience: 'operator', description: 'Readiness, metrics and projection status, for operators and their tooling.' },
 ] as const;

@@ -128,6 +128,21 @@ export interface AppConfig {
     /** Sign-ups and other mail-sending requests one address may make per hour (CONSOLE_MAIL_REQUESTS_PER_HOUR). */
     readonly mailRequestsPerHour: number;
   };
+  /** Webhook deliveries to integrators' endpoints. */
+  readonly webhooks: {
+    /**
+     * WEBHOOK_ALLOW_PRIVATE_TARGETS: endpoints may resolve to loopback, private and link-local
+     * addresses and use plain http (local receivers in development and tests). Always so on the
+     * embedded default.
+     */
+    readonly allowPrivateTargets: boolean;
+    /** WEBHOOK_TIMEOUT_MS: one attempt's limit, connection to last byte. */
+    readonly timeoutMs: number;
+    /** WEBHOOK_CONCURRENCY_PER_ENDPOINT: attempts in flight at once to one endpoint, per instance. */
+    readonly concurrencyPerEndpoint: number;
+    /** WEBHOOK_SEND: this instance sends due deliveries (row locks let every instance do so side by side). */
+    readonly send: boolean;
+  };
   readonly rateLimits: {
     readonly store: RateLimitStore;
     /** Requests per API key per minute on /v1, unless an operator set another limit for the organization. */
@@ -368,6 +383,12 @@ export function loadConfig(env: Env = process.env): AppConfig {
       smtpUrl: url(env, 'SMTP_URL', ['smtp:', 'smtps:']),
       mailFrom: text(env, 'MAIL_FROM') ?? 'Identity verification console <no-reply@localhost>',
       mailRequestsPerHour: integer(env, 'CONSOLE_MAIL_REQUESTS_PER_HOUR', 30, 1, 1_000_000),
+    },
+    webhooks: {
+      allowPrivateTargets: flag(env, 'WEBHOOK_ALLOW_PRIVATE_TARGETS', false),
+      timeoutMs: integer(env, 'WEBHOOK_TIMEOUT_MS', 10_000, 100, 30_000),
+      concurrencyPerEndpoint: integer(env, 'WEBHOOK_CONCURRENCY_PER_ENDPOINT', 4, 1, 64),
+      send: flag(env, 'WEBHOOK_SEND', true),
     },
     rateLimits: {
       store: rateLimitStore,

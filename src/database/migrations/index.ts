@@ -23,6 +23,7 @@ import { TotpMasterKeyId1796000000101 } from './1796000000101-totp-master-key-id
 import { RetentionSweep1796000000200 } from './1796000000200-retention-sweep.js';
 import { RecoveryUnsettled1796000000500 } from './1796000000500-recovery-unsettled.js';
 import { AppendStreamLocks1796000000501 } from './1796000000501-append-stream-locks.js';
+import { Webhooks1796000000600 } from './1796000000600-webhooks.js';
 
 /** Every migration, in order: the event log's and the read models', all in this folder. Features add theirs here. */
 export const MIGRATIONS = [
@@ -51,4 +52,5 @@ export const MIGRATIONS = [
   RetentionSweep1796000000200,
   RecoveryUnsettled1796000000500,
   AppendStreamLocks1796000000501,
+  Webhooks1796000000600,
 ];

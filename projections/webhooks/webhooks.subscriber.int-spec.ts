@@ -1,0 +1,142 @@
+import { describe, expect, it } from '@jest/globals';
+import { applyEvents, recorded, rowsOf, type GivenEvent, useProjectionDatabase } from '../../test/support/projection-harness.js';
+import { webhooksSubscriber } from './webhooks.subscriber.js';
+
+const org = 'org_01JD3Q9ZK8W6V2C4X7N5B0M1TR';
+const other = 'org_01JD3Q9ZK8W6V2C4X7N5B0M1TS';
+const t0 = new Date('2026-11-01T10:00:00Z');
+const at = (minutes: number) => ({ occurredAt: new Date(t0.getTime() + minutes * 60_000).toISOString() });
+const e = (streamId: string, type: string, data: Record<string, unknown>, minutes = 0): GivenEvent => ({
+  streamId,
+  type,
+  data: { schemaVersion: 1, ...data } as GivenEvent['data'],
+  metadata: at(minutes),
+});
+const endpoint = (endpointId: string, environment: string, eventTypes: string[] = [], organizationId = org) =>
+  e(`webhookEndpoint-${endpointId}`, 'WebhookEndpointCreated', {
+    endpointId,
+    organizationId,
+    environment,
+    target: 'sealed',
+    eventTypes,
+    enabled: true,
+    secretId: 's1',
+    secret: 'sealed-secret',
+    masterKeyId: 'local:1',
+  });
+const requested = (reference: string, environment = 'test') =>
+  e(`verification-${reference}`, 'VerificationRequested', {
+    reference,
+    organizationId: org,
+    environment,
+    keyId: 'key_1',
+    scope: 'nin',
+    category: 'identity',
+    countryCode: 'NG',
+    request: { nin: 'sealed' },
+    priceKobo: 10_000,
+    requestedAt: t0.toISOString(),
+  });
+const completed = (reference: string) => e(`verification-${reference}`, 'VerificationCompleted', { reference, outcome: 'found', result: {}, completedAt: t0.toISOString() }, 1);
+const wallet = (type: string, amountKobo: number, extra: Record<string, unknown> = {}) =>
+  e(`wallet-${org}.test`, type, { organizationId: org, environment: 'test', amountKobo, ...extra });
+
+describe('webhooks subscriber', () => {
+  const db = useProjectionDatabase(webhooksSubscriber);
+  const apply = (events: ReturnType<typeof recorded>) => applyEvents(db.pool, webhooksSubscriber, events);
+  const deliveries = async () =>
+    (await db.pool.query<{ endpoint_id: string; message_id: string; event_type: string; environment: string | null; body: string; status: string }>(
+      'select endpoint_id, message_id, event_type, environment, body, status from webhook_deliveries order by endpoint_id, id',
+    )).rows;
+
+  it('given endpoints, a completed check is one pending delivery to each endpoint of its organization and environment that wants it', async () => {
+    const events = recorded([
+      endpoint('ep_a', 'test'),
+      endpoint('ep_b', 'test', ['wallet.funded']),
+      endpoint('ep_c', 'live'),
+      endpoint('ep_d', 'test', [], other),
+      requested('vrf_1'),
+      completed('vrf_1'),
+    ]);
+    await apply(events);
+    const rows = await deliveries();
+    expect(rows.map((row) => [row.endpoint_id, row.message_id, row.event_type, row.status])).toEqual([['ep_a', `msg_${events[5].id}`, 'verification.completed', 'pending']]);
+    expect(JSON.parse(rows[0].body)).toEqual({
+      type: 'verification.completed',
+      timestamp: '2026-11-01T10:01:00.000Z',
+      data: { organizationId: org, environment: 'test', reference: 'vrf_1', scope: 'nin', status: 'found', charged: true, completedAt: t0.toISOString() },
+    });
+  });
+
+  it('an endpoint receives only the events after its creation, and none once disabled or deleted', async () => {
+    const events = recorded([
+      requested('vrf_1'),
+      completed('vrf_1'),
+      endpoint('ep_a', 'test'),
+      requested('vrf_2'),
+      completed('vrf_2'),
+      e('webhookEndpoint-ep_a', 'WebhookEndpointUpdated', { endpointId: 'ep_a', enabled: false }),
+      requested('vrf_3'),
+      completed('vrf_3'),
+    ]);
+    await apply(events);
+    expect((await deliveries()).map((row) => row.message_id)).toEqual([`msg_${events[4].id}`]);
+  });
+
+  it('organization-wide events go to the endpoints of both environments with environment null', async () => {
+    const events = recorded([endpoint('ep_a', 'test'), endpoint('ep_b', 'live'), e(`organization-${org}`, 'OrganizationApproved', { organizationId: org })]);
+    await apply(events);
+    const rows = await deliveries();
+    expect(rows.map((row) => row.endpoint_id)).toEqual(['ep_a', 'ep_b']);
+    expect(rows.map((row) => JSON.parse(row.body).data.environment)).toEqual([null, null]);
+  });
+
+  it('a balance crossing the threshold downwards is one wallet.low_balance delivery and one mail per owner and finance user, once per crossing', async () => {
+    await db.pool.query('delete from console_outbox');
+    await db.pool.query('delete from console_users');
+    for (const [id, role] of [['u1', 'owner'], ['u2', 'finance'], ['u3', 'developer']]) {
+      await db.pool.query(`insert into console_users (id, kind, organization_id, email, email_key, role, created_at) values ($1, 'integrator', $2, $3, $3, $4, now())`, [id, org, `${id}@acme.test`, role]);
+    }
+    const events = recorded([
+      endpoint('ep_a', 'test', ['wallet.low_balance']),
+      e(`walletAlert-${org}.test`, 'LowBalanceThresholdSet', { organizationId: org, environment: 'test', thresholdKobo: 5_000 }),
+      wallet('WalletFunded', 10_000, { fundingReference: 'f1' }),
+      wallet('WalletFundsReserved', 6_000, { reference: 'vrf_1', scope: 'nin' }),
+      wallet('WalletDebited', 6_000, { reference: 'vrf_1' }),
+      wallet('WalletDebited', 1_000, { reference: 'vrf_2' }),
+      wallet('WalletFunded', 10_000, { fundingReference: 'f2' }),
+      wallet('WalletDebited', 10_000, { reference: 'vrf_3' }),
+    ]);
+    await apply(events);
+    // Replayed: nothing more.
+    await apply(events);
+    const rows = await deliveries();
+    expect(rows.map((row) => [row.message_id, JSON.parse(row.body).data])).toEqual([
+      [`msg_${events[4].id}`, { organizationId: org, environment: 'test', balanceKobo: 4_000, thresholdKobo: 5_000 }],
+      [`msg_${events[7].id}`, { organizationId: org, environment: 'test', balanceKobo: 3_000, thresholdKobo: 5_000 }],
+    ]);
+    const mail = (await db.pool.query<{ recipient: string; body: string }>('select recipient, body from console_outbox order by id')).rows;
+    expect(mail.map((row) => row.recipient).sort()).toEqual(['u1@acme.test', 'u1@acme.test', 'u2@acme.test', 'u2@acme.test']);
+    expect(mail[0].body).toContain('NGN 40.00');
+  });
+
+  it('replayed twice, same rows', async () => {
+    const events = recorded([
+      endpoint('ep_a', 'test'),
+      requested('vrf_1'),
+      completed('vrf_1'),
+      wallet('WalletFunded', 10_000, { fundingReference: 'f1' }),
+      e('webhookEndpoint-ep_a', 'WebhookEndpointSecretRotated', { endpointId: 'ep_a', secretId: 's2', secret: 'sealed-2', masterKeyId: 'local:1', previousSecretId: 's1', previousValidUntil: '2026-11-02T10:00:00.000Z' }),
+    ]);
+    await apply(events);
+    const once = { endpoints: await rowsOf(db.pool, 'webhook_endpoints', 'id'), deliveries: await rowsOf(db.pool, 'webhook_deliveries', 'id'), wallets: await rowsOf(db.pool, 'webhook_wallet_alerts', 'organization_id') };
+    await apply(events);
+    await apply(events.slice(2));
+    expect({ endpoints: await rowsOf(db.pool, 'webhook_endpoints', 'id'), deliveries: await rowsOf(db.pool, 'webhook_deliveries', 'id'), wallets: await rowsOf(db.pool, 'webhook_wallet_alerts', 'organization_id') }).toEqual(once);
+    expect(once.endpoints[0].secrets).toEqual([
+      { secretId: 's2', secret: 'sealed-2', masterKeyId: 'local:1', validUntil: null },
+      { secretId: 's1', secret: 'sealed-secret', masterKeyId: 'local:1', validUntil: '2026-11-02T10:00:00.000Z' },
+    ]);
+    expect(once.deliveries).toHaveLength(2);
+  });
+});

@@ -1,0 +1,387 @@
+import { afterAll, afterEach, beforeAll, describe, expect, it } from '@jest/globals';
+import { randomBytes, randomUUID } from 'node:crypto';
+import http from 'node:http';
+import net from 'node:net';
+import pg from 'pg';
+import { Webhook } from 'standardwebhooks';
+import { ulid } from 'ulid';
+import { checkpointOf, waitUntil } from '../../projections/runner/counting.projection.testing.js';
+import { ProjectionRunner } from '../../projections/runner/projection-runner.js';
+import { webhooksSubscriber } from '../../projections/webhooks/webhooks.subscriber.js';
+import { useTestEventStore } from '../../test/support/event-store.js';
+import { Clock } from '../common/clock.js';
+import { LocalKeyManagement } from '../data-protection/key-management.port.js';
+import type { EventToAppend } from '../event-store/event-store.port.js';
+import { EndpointSealing, newSigningSecret } from './endpoint-sealing.js';
+import { RETRY_DELAYS_MS } from './retry-schedule.js';
+import { WebhookSender, type SenderOptions } from './webhook-sender.js';
+
+const db = useTestEventStore({ poolSize: 10 });
+const sealing = new EndpointSealing(new LocalKeyManagement(randomBytes(32)));
+
+/** The test's clock: it moves only when the test moves it. */
+class TestClock extends Clock {
+  constructor(private at: Date) {
+    super();
+  }
+  now(): Date {
+    return new Date(this.at);
+  }
+  advance(ms: number): void {
+    this.at = new Date(this.at.getTime() + ms);
+  }
+}
+
+interface Received {
+  readonly headers: Record<string, string>;
+  readonly body: string;
+  readonly at: Date;
+}
+
+/** A real HTTP receiver on 127.0.0.1; `answer` decides, per request, to answer (status) or to hang. */
+async function receiver(answer: (request: Received) => number | 'hang'): Promise<{ url: string; received: Received[]; close: () => Promise<void> }> {
+  const received: Received[] = [];
+  const hanging: http.ServerResponse[] = [];
+  const server = http.createServer((request, response) => {
+    const chunks: Buffer[] = [];
+    request.on('data', (chunk: Buffer) => chunks.push(chunk));
+    request.on('end', () => {
+      const entry = { headers: request.headers as Record<string, string>, body: Buffer.concat(chunks).toString('utf8'), at: new Date() };
+      received.push(entry);
+      const decision = answer(entry);
+      if (decision === 'hang') hanging.push(response);
+      else response.writeHead(decision, { 'content-type': 'text/plain' }).end(decision >= 300 ? `no: ${'x'.repeat(3_000)}` : 'ok');
+    });
+  });
+  await new Promise<void>((listening) => server.listen(0, '127.0.0.1', listening));
+  const { port } = server.address() as net.AddressInfo;
+  return {
+    url: `http://127.0.0.1:${port}/hooks`,
+    received,
+    close: async () => {
+      for (const response of hanging) response.destroy();
+      server.closeAllConnections();
+      await new Promise<void>((closed) => server.close(() => closed()));
+    },
+  };
+}
+
+const event = (type: string, data: Record<string, unknown>, at: Date): EventToAppend => ({ id: randomUUID(), type, data: { schemaVersion: 1, ...data } as EventToAppend['data'], metadata: { occurredAt: at.toISOString() } });
+
+/** An endpoint written to the log as the API writes it: URL and secret sealed. Answers its id and secret. */
+async function createEndpoint(organizationId: string, url: string, at: Date): Promise<{ endpointId: string; secret: string }> {
+  const endpointId = `whe_${ulid()}`;
+  const secretId = ulid();
+  const secret = newSigningSecret();
+  await db.store.append(
+    `webhookEndpoint-${endpointId}`,
+    [
+      event(
+        'WebhookEndpointCreated',
+        {
+          endpointId,
+          organizationId,
+          environment: 'test',
+          target: await sealing.sealTarget(endpointId, { url, description: null }),
+          eventTypes: [],
+          enabled: true,
+          secretId,
+          secret: await sealing.sealSecret(endpointId, secretId, secret),
+          masterKeyId: sealing.masterKeyId,
+        },
+        at,
+      ),
+    ],
+    { expectedRevision: 'no_stream' },
+  );
+  return { endpointId, secret };
+}
+
+async function rotate(endpointId: string, previousSecretId: string, previousValidUntil: Date, at: Date): Promise<string> {
+  const secretId = ulid();
+  const secret = newSigningSecret();
+  await db.store.append(
+    `webhookEndpoint-${endpointId}`,
+    [
+      event(
+        'WebhookEndpointSecretRotated',
+        { endpointId, secretId, secret: await sealing.sealSecret(endpointId, secretId, secret), masterKeyId: sealing.masterKeyId, previousSecretId, previousValidUntil: previousValidUntil.toISOString() },
+        at,
+      ),
+    ],
+    { expectedRevision: 'any' },
+  );
+  return secret;
+}
+
+/** A completed sandbox check of `organizationId`; answers the id of its completion, which names the webhook. */
+async function completedCheck(organizationId: string, at: Date): Promise<string> {
+  const reference = `vrf_${ulid()}`;
+  const completion = event('VerificationCompleted', { reference, outcome: 'found', result: {}, completedAt: at.toISOString() }, at);
+  await db.store.append(
+    `verification-${reference}`,
+    [
+      event(
+        'VerificationRequested',
+        { reference, organizationId, environment: 'test', keyId: 'key_1', scope: 'nin', category: 'identity', countryCode: 'NG', request: {}, priceKobo: 100, requestedAt: at.toISOString() },
+        at,
+      ),
+      completion,
+    ],
+    { expectedRevision: 'no_stream' },
+  );
+  return `msg_${completion.id}`;
+}
+
+/** Runs the subscriber until it has applied everything in the log so far. */
+let runner: ProjectionRunner | undefined;
+async function subscriberCaughtUp(): Promise<void> {
+  const head = await db.store.headPosition();
+  await waitUntil(async () => ((await checkpointOf(db.pool, 'webhooks'))?.position ?? -1n) >= head, 20_000, 'the webhooks subscriber to reach the head');
+}
+
+/** Webhook.verify as of `at`: the library checks the timestamp against its own clock, which is the test's here. */
+function verifyAt(secret: string, received: Received, at: Date): unknown {
+  const realNow = Date.now;
+  Date.now = () => at.getTime();
+  try {
+    return new Webhook(secret).verify(received.body, received.headers);
+  } finally {
+    Date.now = realNow;
+  }
+}
+
+const organization = () => `org_${ulid()}`;
+const options = (overrides: Partial<SenderOptions> = {}): SenderOptions => ({
+  allowPrivateTargets: true,
+  // Generous beside the machine's load: only the first test's hanging receiver waits it out, with its own shorter one.
+  timeoutMs: 3_000,
+  concurrencyPerEndpoint: 4,
+  maxInFlight: 64,
+  pollMs: 20,
+  random: () => 0.5,
+  ...overrides,
+});
+
+beforeAll(() => {
+  runner = new ProjectionRunner(db.pool, db.store, webhooksSubscriber, { maxBatch: 100, maxAttempts: 3 });
+  runner.start();
+});
+afterAll(async () => {
+  await runner?.stop();
+});
+
+const closers: (() => Promise<void>)[] = [];
+afterEach(async () => {
+  while (closers.length > 0) await closers.pop()?.();
+});
+
+describe('Given a receiver that fails, then times out, then recovers', () => {
+  it('every webhook-id arrives, each signature verifies, dedup gives exactly the expected set, and the retries follow the schedule', async () => {
+    const clock = new TestClock(new Date());
+    const org = organization();
+    // Per webhook-id: the first request is answered 500, the second hangs past the timeout, the third is answered 204.
+    const seen = new Map<string, number>();
+    const local = await receiver((request) => {
+      const count = (seen.get(request.headers['webhook-id']) ?? 0) + 1;
+      seen.set(request.headers['webhook-id'], count);
+      return count === 1 ? 500 : count === 2 ? 'hang' : 204;
+    });
+    closers.push(local.close);
+    const { endpointId, secret } = await createEndpoint(org, local.url, clock.now());
+    const expected = [await completedCheck(org, clock.now()), await completedCheck(org, clock.now()), await completedCheck(org, clock.now())];
+    await subscriberCaughtUp();
+    const sender = new WebhookSender(db.pool, clock, sealing, options({ timeoutMs: 1_000 }));
+
+    const pass = async () => {
+      const claimed = await sender.claimAndSend();
+      await sender.settled();
+      return claimed;
+    };
+    expect(await pass()).toBe(3);
+    // Not due a moment before the first pause ends (random 0.5: the pause exactly as scheduled).
+    clock.advance(RETRY_DELAYS_MS[0] - 1);
+    expect(await pass()).toBe(0);
+    clock.advance(1);
+    expect(await pass()).toBe(3);
+    clock.advance(RETRY_DELAYS_MS[1] - 1);
+    expect(await pass()).toBe(0);
+    clock.advance(1);
+    expect(await pass()).toBe(3);
+    expect(await pass()).toBe(0);
+
+    // At least once each, all signed by the endpoint's secret, the same id on every attempt.
+    const requests = local.received;
+    expect(requests).toHaveLength(9);
+    for (const request of requests) {
+      const at = new Date(Number(request.headers['webhook-timestamp']) * 1_000);
+      expect(verifyAt(secret, request, at)).toMatchObject({ type: 'verification.completed', data: { organizationId: org, environment: 'test', scope: 'nin', charged: true } });
+    }
+    expect([...new Set(requests.map((request) => request.headers['webhook-id']))].sort()).toEqual([...expected].sort());
+
+    const { rows } = await db.pool.query<{ message_id: string; status: string; attempts: { attempt: number; attempted_at: string; status_code: number | null; error_code: string | null; response_excerpt: string | null }[] }>(
+      `select d.message_id, d.status, (select json_agg(a order by a.attempt) from webhook_attempts a where a.delivery_id = d.id) as attempts
+         from webhook_deliveries d where d.endpoint_id = $1 order by d.id`,
+      [endpointId],
+    );
+    expect(rows.map((row) => row.status)).toEqual(['succeeded', 'succeeded', 'succeeded']);
+    for (const row of rows) {
+      expect(row.attempts.map((attempt) => [attempt.attempt, attempt.status_code, attempt.error_code])).toEqual([
+        [1, 500, null],
+        [2, null, 'timeout'],
+        [3, 204, null],
+      ]);
+      // The spacing of the attempts is the schedule's, on the test clock.
+      const times = row.attempts.map((attempt) => new Date(attempt.attempted_at).getTime());
+      expect([times[1] - times[0], times[2] - times[1]]).toEqual([RETRY_DELAYS_MS[0], RETRY_DELAYS_MS[1]]);
+      // The receiver's answer is kept truncated to 1 KiB.
+      expect(row.attempts[0].response_excerpt?.length).toBe(1_024);
+    }
+  });
+});
+
+describe('Given targets inside the network, with private targets not allowed', () => {
+  it('refuses 127.0.0.1, 10.x, 169.254.169.254 and a name resolving to a private address, without connecting', async () => {
+    const clock = new TestClock(new Date());
+    const org = organization();
+    let connections = 0;
+    const listener = net.createServer((socket) => {
+      connections++;
+      socket.destroy();
+    });
+    await new Promise<void>((listening) => listener.listen(0, '127.0.0.1', listening));
+    closers.push(() => new Promise<void>((closed) => listener.close(() => closed())));
+    const port = (listener.address() as net.AddressInfo).port;
+    const targets = [`https://127.0.0.1:${port}/`, 'https://10.1.2.3/hooks', 'https://169.254.169.254/latest/meta-data/', `https://localhost:${port}/`, `https://[::ffff:127.0.0.1]:${port}/`];
+    const endpoints = [];
+    for (const url of targets) endpoints.push((await createEndpoint(org, url, clock.now())).endpointId);
+    await completedCheck(org, clock.now());
+    await subscriberCaughtUp();
+    const sender = new WebhookSender(db.pool, clock, sealing, options({ allowPrivateTargets: false, timeoutMs: 5_000 }));
+    expect(await sender.claimAndSend()).toBe(targets.length);
+    await sender.settled();
+
+    const { rows } = await db.pool.query<{ endpoint_id: string; error_code: string; status_code: number | null; latency_ms: number }>(
+      'select d.endpoint_id, a.error_code, a.status_code, a.latency_ms from webhook_attempts a join webhook_deliveries d on d.id = a.delivery_id where d.endpoint_id = any($1)',
+      [endpoints],
+    );
+    expect(rows).toHaveLength(targets.length);
+    for (const row of rows) expect([row.error_code, row.status_code]).toEqual(['target_refused', null]);
+    expect(connections).toBe(0);
+  });
+
+  it('does not follow a redirect to the metadata address or anywhere else', async () => {
+    const clock = new TestClock(new Date());
+    const org = organization();
+    const redirectedTo = await receiver(() => 200);
+    closers.push(redirectedTo.close);
+    // The first hop is a local receiver, so it needs the allowance; the redirect's targets are what is under test.
+    const redirecting = http.createServer((request, response) => {
+      response.writeHead(request.url === '/to-local' ? 307 : 302, { location: request.url === '/to-local' ? redirectedTo.url : 'http://169.254.169.254/latest/meta-data/' }).end();
+    });
+    await new Promise<void>((listening) => redirecting.listen(0, '127.0.0.1', listening));
+    closers.push(() => new Promise<void>((closed) => redirecting.close(() => closed())));
+    const base = `http://127.0.0.1:${(redirecting.address() as net.AddressInfo).port}`;
+    const metadata = await createEndpoint(org, `${base}/to-metadata`, clock.now());
+    const local = await createEndpoint(org, `${base}/to-local`, clock.now());
+    await completedCheck(org, clock.now());
+    await subscriberCaughtUp();
+    const sender = new WebhookSender(db.pool, clock, sealing, options({ timeoutMs: 2_000 }));
+    expect(await sender.claimAndSend()).toBe(2);
+    await sender.settled();
+    const { rows } = await db.pool.query<{ endpoint_id: string; status_code: number; outcome: string; status: string }>(
+      'select d.endpoint_id, a.status_code, a.outcome, d.status from webhook_attempts a join webhook_deliveries d on d.id = a.delivery_id where d.endpoint_id = any($1) order by d.endpoint_id',
+      [[metadata.endpointId, local.endpointId]],
+    );
+    expect(rows.map((row) => [row.endpoint_id, row.status_code, row.outcome, row.status]).sort()).toEqual(
+      [
+        [metadata.endpointId, 302, 'failed', 'pending'],
+        [local.endpointId, 307, 'failed', 'pending'],
+      ].sort(),
+    );
+    expect(redirectedTo.received).toHaveLength(0);
+  });
+});
+
+describe('Given a secret rotated with an overlap', () => {
+  it('during the overlap a receiver holding either secret verifies; after it, only the new one', async () => {
+    const clock = new TestClock(new Date());
+    const org = organization();
+    const local = await receiver(() => 200);
+    closers.push(local.close);
+    const { endpointId, secret: previous } = await createEndpoint(org, local.url, clock.now());
+    await subscriberCaughtUp();
+    const firstSecretId = (await db.pool.query<{ secrets: { secretId: string }[] }>('select secrets from webhook_endpoints where id = $1', [endpointId])).rows[0].secrets[0].secretId;
+    const current = await rotate(endpointId, firstSecretId, new Date(clock.now().getTime() + 3_600_000), clock.now());
+    await completedCheck(org, clock.now());
+    await subscriberCaughtUp();
+    const sender = new WebhookSender(db.pool, clock, sealing, options());
+    await sender.claimAndSend();
+    await sender.settled();
+    expect(local.received).toHaveLength(1);
+    const during = local.received[0];
+    expect(during.headers['webhook-signature'].split(' ')).toHaveLength(2);
+    expect(verifyAt(previous, during, clock.now())).toMatchObject({ type: 'verification.completed' });
+    expect(verifyAt(current, during, clock.now())).toMatchObject({ type: 'verification.completed' });
+
+    clock.advance(3_600_001);
+    await completedCheck(org, clock.now());
+    await subscriberCaughtUp();
+    await sender.claimAndSend();
+    await sender.settled();
+    const after = local.received[1];
+    expect(after.headers['webhook-signature'].split(' ')).toHaveLength(1);
+    expect(verifyAt(current, after, clock.now())).toMatchObject({ type: 'verification.completed' });
+    expect(() => verifyAt(previous, after, clock.now())).toThrow();
+  });
+});
+
+describe('Given two sender instances', () => {
+  it('each event is delivered once, by one of them', async () => {
+    const clock = new TestClock(new Date());
+    const org = organization();
+    const local = await receiver(() => 200);
+    closers.push(local.close);
+    await createEndpoint(org, local.url, clock.now());
+    const expected: string[] = [];
+    for (let index = 0; index < 30; index++) expected.push(await completedCheck(org, clock.now()));
+    await subscriberCaughtUp();
+    const otherPool = new pg.Pool({ connectionString: db.url, max: 4 });
+    closers.push(() => otherPool.end());
+    const senders = [new WebhookSender(db.pool, clock, sealing, options({ concurrencyPerEndpoint: 8 })), new WebhookSender(otherPool, clock, sealing, options({ concurrencyPerEndpoint: 8 }))];
+    for (const sender of senders) sender.start();
+    await waitUntil(() => local.received.length >= expected.length, 20_000, 'every delivery');
+    // Time for a duplicate to show up, were there one.
+    await new Promise((pause) => setTimeout(pause, 300));
+    for (const sender of senders) await sender.stop();
+    expect(local.received.map((request) => request.headers['webhook-id']).sort()).toEqual([...expected].sort());
+  });
+});
+
+describe('Given a receiver that fails every attempt', () => {
+  it('retries on the whole schedule, then fails the delivery and reports its endpoint as failing, once', async () => {
+    const clock = new TestClock(new Date());
+    const org = organization();
+    const local = await receiver(() => 503);
+    closers.push(local.close);
+    const { endpointId } = await createEndpoint(org, local.url, clock.now());
+    const expected = await completedCheck(org, clock.now());
+    await subscriberCaughtUp();
+    const failing: string[] = [];
+    const sender = new WebhookSender(db.pool, clock, sealing, options({ onEndpointFailing: async (id) => void failing.push(id) }));
+    // The other tests' deliveries still pending come due too as the clock moves: only this endpoint's are counted.
+    for (let attempt = 1; attempt <= RETRY_DELAYS_MS.length + 1; attempt++) {
+      await sender.claimAndSend();
+      await sender.settled();
+      expect(local.received).toHaveLength(attempt);
+      if (attempt <= RETRY_DELAYS_MS.length) clock.advance(RETRY_DELAYS_MS[attempt - 1]);
+    }
+    clock.advance(30 * 86_400_000);
+    await sender.claimAndSend();
+    await sender.settled();
+    expect(local.received.map((request) => request.headers['webhook-id'])).toEqual(Array(RETRY_DELAYS_MS.length + 1).fill(expected));
+    const { rows } = await db.pool.query<{ status: string; attempts: number }>('select status, attempts from webhook_deliveries where endpoint_id = $1', [endpointId]);
+    expect(rows).toEqual([{ status: 'failed', attempts: RETRY_DELAYS_MS.length + 1 }]);
+    expect(failing.filter((id) => id === endpointId)).toEqual([endpointId]);
+  });
+});
