@@ -1,4 +1,5 @@
 import { describe, expect, it } from '@jest/globals';
+import { MAX_FUNDING_KOBO } from '../wallets/wallet.decider.js';
 import { assertServesHttp, ConfigError, loadConfig } from './config.js';
 
 describe('loadConfig', () => {
@@ -52,6 +53,17 @@ describe('loadConfig: verification settings', () => {
     expect(() => loadConfig({ SCOPE_PRICES: 'nim=5000' })).toThrow('SCOPE_PRICES');
     expect(() => loadConfig({ SCOPE_PRICES: 'nin=-1' })).toThrow('SCOPE_PRICES');
     expect(() => loadConfig({ DEFAULT_ACTIVE_SCOPES: 'nin,foo' })).toThrow('DEFAULT_ACTIVE_SCOPES');
+  });
+
+  it('refuses a sandbox credit the wallet could never fund, naming SANDBOX_CREDIT_KOBO', () => {
+    expect(loadConfig({ SANDBOX_CREDIT_KOBO: String(MAX_FUNDING_KOBO) }).verifications.sandboxCreditKobo).toBe(MAX_FUNDING_KOBO);
+    expect(() => loadConfig({ SANDBOX_CREDIT_KOBO: String(MAX_FUNDING_KOBO + 1) })).toThrow('SANDBOX_CREDIT_KOBO');
+  });
+
+  it('refuses a recovery deadline that a check still waiting on its provider could outlive', () => {
+    expect(loadConfig({ PROVIDER_TIMEOUT_MS: '10000', RECOVERY_DEADLINE_MS: '20000' }).verifications.recoveryDeadlineMs).toBe(20_000);
+    expect(() => loadConfig({ PROVIDER_TIMEOUT_MS: '10000', RECOVERY_DEADLINE_MS: '5000' })).toThrow('RECOVERY_DEADLINE_MS');
+    expect(() => loadConfig({ PROVIDER_TIMEOUT_MS: '10000', RECOVERY_DEADLINE_MS: '19999' })).toThrow(/RECOVERY_DEADLINE_MS must be at least 20000/);
   });
 
   it('rejects short secrets', () => {

@@ -1,5 +1,6 @@
 import { resolve } from 'node:path';
 import { isScope, MAX_PRICE_KOBO, SCOPES, type Scope } from '../scopes/scopes.js';
+import { MAX_FUNDING_KOBO } from '../wallets/wallet.decider.js';
 
 /** Default price per check in kobo (₦1 = 100 kobo), overridable by SCOPE_PRICES and per organization. */
 export const DEFAULT_SCOPE_PRICES_KOBO: Readonly<Record<Scope, number>> = {
@@ -304,6 +305,13 @@ export function loadConfig(env: Env = process.env): AppConfig {
   const dataDir = resolve(text(env, 'DATA_DIR') ?? '.data');
   const providerTimeoutMs = integer(env, 'PROVIDER_TIMEOUT_MS', 10_000, 50, 120_000);
   const upstreamTimeoutMs = (name: string) => integer(env, name, Math.max(25, Math.floor(providerTimeoutMs / 2)), 25, providerTimeoutMs);
+  const recoveryDeadlineMs = integer(env, 'RECOVERY_DEADLINE_MS', 120_000, 1_000, 86_400_000);
+  // Recovery fails a check still open past its deadline. One still waiting on its provider (a call
+  // that is paid for anyway) must never be: the deadline leaves the writes before and after the
+  // call at least as long as the call itself.
+  if (recoveryDeadlineMs < 2 * providerTimeoutMs) {
+    throw new ConfigError('RECOVERY_DEADLINE_MS', `must be at least ${2 * providerTimeoutMs} (twice PROVIDER_TIMEOUT_MS), got ${recoveryDeadlineMs}`);
+  }
   const production = text(env, 'NODE_ENV') === 'production';
   const redisUrl = url(env, 'REDIS_URL', ['redis:', 'rediss:']);
   const rateLimitStore = oneOf(env, 'RATE_LIMIT_STORE', RATE_LIMIT_STORES, redisUrl === undefined ? 'memory' : 'redis');
@@ -328,9 +336,10 @@ export function loadConfig(env: Env = process.env): AppConfig {
     verifications: {
       defaultActiveScopes: scopeList(env, 'DEFAULT_ACTIVE_SCOPES'),
       pricesKobo: scopePrices(env, 'SCOPE_PRICES'),
-      sandboxCreditKobo: integer(env, 'SANDBOX_CREDIT_KOBO', 1_000_000, 0, 1_000_000_000_000),
+      // Above one funding's limit the wallet would refuse it at every registration and every sweep.
+      sandboxCreditKobo: integer(env, 'SANDBOX_CREDIT_KOBO', 1_000_000, 0, MAX_FUNDING_KOBO),
       providerTimeoutMs,
-      recoveryDeadlineMs: integer(env, 'RECOVERY_DEADLINE_MS', 120_000, 1_000, 86_400_000),
+      recoveryDeadlineMs,
       recoveryIntervalMs: integer(env, 'RECOVERY_INTERVAL_MS', 15_000, 100, 3_600_000),
       retentionDays: integer(env, 'PERSONAL_DATA_RETENTION_DAYS', DEFAULT_RETENTION_DAYS, 1, MAX_RETENTION_DAYS),
       retentionSweepIntervalMs: integer(env, 'RETENTION_SWEEP_INTERVAL_MS', 3_600_000, 1_000, 86_400_000),
