@@ -354,6 +354,19 @@ describeOnProject('esdb', 'Settling behind a lagging index, and appends whose ou
     const shown = await eventually(() => rig.app.request('GET', `/v1/verifications/${reference}`, { headers: headers() }), (r) => r.status === 200);
     expect(shown.body.data).toMatchObject({ status: 'failed', charged: false });
   });
+
+  it('a reservation that commits but whose answer is lost: 503 with the reference, the check failed and its price released', async () => {
+    await control.failAppends({ outcome: 'commit-then-timeout', eventType: 'WalletFundsReserved' });
+    const response = await rig.app.request('POST', '/v1/nin', { body: { nin: '12345678905' }, headers: headers() });
+    expect({ status: response.status, code: response.body.error?.code }).toEqual({ status: 503, code: 'service_unavailable' });
+    const reference = response.body.error.details.reference as string;
+    expect(reference).toMatch(/^vrf_/);
+    await control.whenIndexed();
+    expect(await typesOf(rig, `verification-${reference}`)).toEqual(['VerificationRequested', 'VerificationFailed']);
+    expect(await typesOf(rig, walletStream(), reference)).toEqual(['WalletFundsReserved', 'WalletReservationReleased']);
+    const shown = await eventually(() => rig.app.request('GET', `/v1/verifications/${reference}`, { headers: headers() }), (r) => r.status === 200);
+    expect(shown.body.data).toMatchObject({ status: 'failed', charged: false });
+  });
 });
 
 describe('Graceful shutdown and the embedded default', () => {
