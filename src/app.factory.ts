@@ -45,7 +45,17 @@ export async function createApp(runtime: Runtime, options: CreateAppOptions = {}
   await runMigrations(runtime.databaseUrl, { log: (message) => logger.warn(message) });
   const adapter = new FastifyAdapter({
     bodyLimit: BODY_LIMIT_BYTES,
-    http: { maxHeaderSize: MAX_HEADER_BYTES },
+    // A slow or stalled client (headers dribbled, a body shorter than its Content-Length) gets 408
+    // within these limits instead of holding a connection forever. Node looks for expired requests
+    // every connectionsCheckingInterval (30 s by default, too coarse for the limits).
+    http: {
+      maxHeaderSize: MAX_HEADER_BYTES,
+      headersTimeout: config.operations.headersTimeoutMs,
+      requestTimeout: config.operations.requestTimeoutMs,
+      connectionsCheckingInterval: Math.min(1_000, Math.floor(config.operations.headersTimeoutMs / 4)),
+    },
+    // Fastify sets this on the server after creating it (0, no limit, by default): the same value.
+    requestTimeout: config.operations.requestTimeoutMs,
     clientErrorHandler,
     frameworkErrors: frameworkErrorHandler,
     routerOptions: { maxParamLength: 200 },

@@ -141,6 +141,13 @@ describe('loadConfig: operations', () => {
     for (const bad of ['a..b', 'req.headers[x]', 'a b', '.a']) expect(() => loadConfig({ LOG_REDACT_PATHS: bad })).toThrow('LOG_REDACT_PATHS');
   });
 
+  it('bounds the time a request may take to arrive, headers within the whole', () => {
+    expect(loadConfig({}).operations).toMatchObject({ headersTimeoutMs: 10_000, requestTimeoutMs: 60_000 });
+    expect(loadConfig({ HTTP_HEADERS_TIMEOUT_MS: '2000', HTTP_REQUEST_TIMEOUT_MS: '5000' }).operations).toMatchObject({ headersTimeoutMs: 2_000, requestTimeoutMs: 5_000 });
+    expect(() => loadConfig({ HTTP_HEADERS_TIMEOUT_MS: '20000', HTTP_REQUEST_TIMEOUT_MS: '5000' })).toThrow('HTTP_REQUEST_TIMEOUT_MS');
+    expect(() => loadConfig({ HTTP_REQUEST_TIMEOUT_MS: '0' })).toThrow('HTTP_REQUEST_TIMEOUT_MS');
+  });
+
   it('accepts LOG_LEVEL=silent and bounds SHUTDOWN_TIMEOUT_MS', () => {
     expect(loadConfig({ LOG_LEVEL: 'silent' }).logLevel).toBe('silent');
     expect(loadConfig({}).operations.shutdownTimeoutMs).toBe(25_000);

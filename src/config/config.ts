@@ -111,6 +111,13 @@ export interface AppConfig {
     readonly metricsEnabled: boolean;
     /** Origins allowed to call the API from a browser; empty: no CORS headers at all. */
     readonly corsOrigins: readonly string[];
+    /**
+     * HTTP_HEADERS_TIMEOUT_MS: a connection's request line and headers must arrive within this
+     * (the time to a request's first byte is bounded by it too); else 408 and the connection closes.
+     */
+    readonly headersTimeoutMs: number;
+    /** HTTP_REQUEST_TIMEOUT_MS: the whole request, body included, must arrive within this; else 408. Not the time to answer. */
+    readonly requestTimeoutMs: number;
     /** Upper bound on a graceful stop (in-flight checks, HTTP drain, stores closed) before the process exits anyway. */
     readonly shutdownTimeoutMs: number;
   };
@@ -313,6 +320,10 @@ export function loadConfig(env: Env = process.env): AppConfig {
     throw new ConfigError('RECOVERY_DEADLINE_MS', `must be at least ${2 * providerTimeoutMs} (twice PROVIDER_TIMEOUT_MS), got ${recoveryDeadlineMs}`);
   }
   const production = text(env, 'NODE_ENV') === 'production';
+  const headersTimeoutMs = integer(env, 'HTTP_HEADERS_TIMEOUT_MS', 10_000, 500, 120_000);
+  const requestTimeoutMs = integer(env, 'HTTP_REQUEST_TIMEOUT_MS', 60_000, 1_000, 600_000);
+  // Node refuses a headers limit above the whole request's, which includes the headers.
+  if (requestTimeoutMs < headersTimeoutMs) throw new ConfigError('HTTP_REQUEST_TIMEOUT_MS', `must be at least HTTP_HEADERS_TIMEOUT_MS (${headersTimeoutMs}), got ${requestTimeoutMs}`);
   const redisUrl = url(env, 'REDIS_URL', ['redis:', 'rediss:']);
   const rateLimitStore = oneOf(env, 'RATE_LIMIT_STORE', RATE_LIMIT_STORES, redisUrl === undefined ? 'memory' : 'redis');
   if (rateLimitStore === 'redis' && redisUrl === undefined) throw new ConfigError('REDIS_URL', 'is required when RATE_LIMIT_STORE=redis');
@@ -368,6 +379,8 @@ export function loadConfig(env: Env = process.env): AppConfig {
       docsEnabled: flag(env, 'DOCS_ENABLED', !production),
       metricsEnabled: flag(env, 'METRICS_ENABLED', !production),
       corsOrigins: origins(env, 'CORS_ORIGINS'),
+      headersTimeoutMs,
+      requestTimeoutMs,
       shutdownTimeoutMs: integer(env, 'SHUTDOWN_TIMEOUT_MS', 25_000, 1_000, 600_000),
     },
     console: {
