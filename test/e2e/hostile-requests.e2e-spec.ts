@@ -349,4 +349,26 @@ describeOnPostgresProjectOnly('Hostile requests', 'the HTTP surface does not dep
       }
     });
   });
+
+  describe('Caching', () => {
+    it('answers carrying personal data or secrets say Cache-Control: no-store, as does every other answer of the API', async () => {
+      const { values, key: victimKey } = await victim();
+      const headers = { 'x-service-key': victimKey };
+      const admin = { authorization: `Bearer ${app.adminToken}` };
+      const personal = [
+        await app.request('POST', '/v1/nin', { body: { nin: '12345678905' }, headers }),
+        await app.request('GET', `/v1/verifications/${values.reference}`, { headers }),
+        await app.request('GET', '/v1/verifications', { headers }),
+        await app.request('POST', '/v1/data-subjects/search', { body: { nin: '12345678905' }, headers }),
+        await app.request('POST', `/admin/v1/organizations/${values.id}/keys`, { body: { environment: 'test' }, headers: admin }),
+        await app.request('GET', `/admin/v1/organizations/${values.id}`, { headers: admin }),
+      ];
+      expect(personal.map((answer) => answer.status)).toEqual([201, 200, 200, 200, 201, 200]);
+      for (const answer of personal) expect(answer.headers.get('cache-control')).toMatch(/\bno-store\b/);
+      for (const route of ROUTES) {
+        const answer = await send(route, fill(route.path, values), victimKey);
+        expect({ route: `${route.method} ${route.path}`, cacheControl: answer.headers.get('cache-control') }).toEqual({ route: `${route.method} ${route.path}`, cacheControl: expect.stringMatching(/\bno-store\b/) });
+      }
+    });
+  });
 });
