@@ -15,7 +15,8 @@ import { createLogger } from './logging/logger.js';
 import { PinoNestLogger } from './logging/nest-logger.js';
 import { registerRequestLogging } from './logging/request-log.js';
 import { instrumentHttp, serveMetrics } from './metrics/http-metrics.js';
-import { setupOpenApi } from './openapi.js';
+import { buildOpenApiDocument, setupOpenApi } from './openapi.js';
+import { registerRouteTable } from './common/route-table.js';
 import { registerConsoleStatic } from './console/console-static.js';
 
 /** Request bodies above this are refused with 413 before any parsing (face_match images included). */
@@ -78,6 +79,8 @@ export async function createApp(runtime: Runtime, options: CreateAppOptions = {}
   registerSecurityHeaders(fastify);
   refuseWhileDraining(fastify);
   registerInputLimits(fastify);
+  // After the input limits (a query they refuse is theirs to name), before any route is registered.
+  const routes = registerRouteTable(fastify);
   fastify.addHook('onSend', (request, reply, payload, done) => {
     void reply.header('x-request-id', request.id);
     done(null, payload);
@@ -97,5 +100,7 @@ export async function createApp(runtime: Runtime, options: CreateAppOptions = {}
   // The console's pages and assets at /console (its API, /console/api, is the console module's).
   registerConsoleStatic(fastify);
   await app.init();
+  // The query parameters each operation takes, as the document states them.
+  routes.useDocument(buildOpenApiDocument(app));
   return app;
 }

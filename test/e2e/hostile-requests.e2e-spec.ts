@@ -371,4 +371,42 @@ describeOnPostgresProjectOnly('Hostile requests', 'the HTTP surface does not dep
       }
     });
   });
+
+  describe('Methods and query parameters a route does not take', () => {
+    it('a method a path does not take is 405 naming the ones it does in Allow; OPTIONS too; an unknown path stays 404', async () => {
+      const cases: Array<[string, string, string[]]> = [
+        ['DELETE', '/v1/wallet', ['GET']],
+        ['PUT', `/v1/verifications/vrf_${'0'.repeat(26)}`, ['GET']],
+        ['OPTIONS', '/v1/wallet', ['GET']],
+        ['GET', '/admin/v1/organizations/org_x/approve', ['POST']],
+        ['PATCH', '/admin/v1/organizations', ['GET', 'POST']],
+      ];
+      for (const [method, path, allowed] of cases) {
+        const response = await keyed(method, path);
+        const allow = (response.headers.get('allow') ?? '').split(',').map((name) => name.trim());
+        expect({ method, path, status: response.status, code: response.body?.error?.code }).toEqual({ method, path, status: 405, code: 'method_not_allowed' });
+        for (const name of allowed) expect(allow).toContain(name);
+        expect(allow).not.toContain(method);
+        expect(response.headers.get('cache-control')).toBe('no-store');
+      }
+      expect((await keyed('DELETE', '/v1/nowhere/at/all')).status).toBe(404);
+    });
+
+    it('a query parameter the operation does not take is 422 naming it, not ignored', async () => {
+      const misspelt = await keyed('GET', '/v1/verifications?stauts=found&page=1');
+      expect({ status: misspelt.status, code: misspelt.body.error.code, fields: misspelt.body.error.details.fields }).toEqual({
+        status: 422,
+        code: 'validation_failed',
+        fields: [{ field: 'stauts', message: expect.stringContaining('status, scope, page, pageSize') }],
+      });
+      const several = await keyed('GET', '/v1/wallet?a=1&b=2');
+      expect(several.status).toBe(422);
+      expect(several.body.error.details.fields.map((field: { field: string }) => field.field)).toEqual(['a', 'b']);
+      expect((await app.admin('GET', '/admin/v1/organizations?pagesize=5')).status).toBe(422);
+      // The parameters each takes still work, the signed portrait link's included.
+      expect((await keyed('GET', '/v1/verifications?status=found&scope=nin&page=1&pageSize=5')).status).toBe(200);
+      expect((await keyed('GET', '/v1/wallet/transactions?page=1')).status).toBe(200);
+      expect((await fetch(portraitUrl)).status).toBe(200);
+    });
+  });
 });
