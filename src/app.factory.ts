@@ -38,6 +38,17 @@ function corsOptions(config: AppConfig) {
   };
 }
 
+/**
+ * TRUST_PROXY for Fastify. A hop count trusts the nearest `hops` addresses whoever they are (Fastify
+ * itself now refuses a bare number, which cannot check the immediate peer): right only where the
+ * service cannot be reached but through those proxies; address ranges are checked, and preferred.
+ */
+function trustedProxies(trust: AppConfig['operations']['trustProxy']): false | string[] | ((address: string, hop: number) => boolean) {
+  if (trust === false) return false;
+  if (typeof trust === 'number') return (_address, hop) => hop < trust;
+  return [...trust];
+}
+
 /** Builds the HTTP application (migrated database, all modules) without listening. Used by main and by the e2e tests. */
 export async function createApp(runtime: Runtime, options: CreateAppOptions = {}): Promise<NestFastifyApplication> {
   const { config } = runtime;
@@ -60,7 +71,8 @@ export async function createApp(runtime: Runtime, options: CreateAppOptions = {}
     clientErrorHandler,
     frameworkErrors: frameworkErrorHandler,
     routerOptions: { maxParamLength: 200 },
-    trustProxy: false,
+    // Behind a reverse proxy, request.ip and request.protocol are the client's, as the trusted hops forward them.
+    trustProxy: trustedProxies(config.operations.trustProxy),
     // No Nest middleware: request logging and security headers are Fastify hooks, so the Express
     // middleware layer (@fastify/middie) need not run on every request.
     skipMiddie: true,

@@ -141,6 +141,13 @@ describe('loadConfig: operations', () => {
     for (const bad of ['a..b', 'req.headers[x]', 'a b', '.a']) expect(() => loadConfig({ LOG_REDACT_PATHS: bad })).toThrow('LOG_REDACT_PATHS');
   });
 
+  it('reads TRUST_PROXY as a hop count or addresses and CIDR ranges, and refuses trusting everyone', () => {
+    expect(loadConfig({}).operations.trustProxy).toBe(false);
+    expect(loadConfig({ TRUST_PROXY: '2' }).operations.trustProxy).toBe(2);
+    expect(loadConfig({ TRUST_PROXY: '10.0.0.0/8, 192.168.1.5, fd00::/8' }).operations.trustProxy).toEqual(['10.0.0.0/8', '192.168.1.5', 'fd00::/8']);
+    for (const bad of ['true', '10.0.0.0/33', 'proxy.example.com', '10.0.0.0/8/1', '11']) expect(() => loadConfig({ TRUST_PROXY: bad })).toThrow('TRUST_PROXY');
+  });
+
   it('bounds the time a request may take to arrive, headers within the whole', () => {
     expect(loadConfig({}).operations).toMatchObject({ headersTimeoutMs: 10_000, requestTimeoutMs: 60_000 });
     expect(loadConfig({ HTTP_HEADERS_TIMEOUT_MS: '2000', HTTP_REQUEST_TIMEOUT_MS: '5000' }).operations).toMatchObject({ headersTimeoutMs: 2_000, requestTimeoutMs: 5_000 });

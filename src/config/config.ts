@@ -1,3 +1,4 @@
+import { isIP } from 'node:net';
 import { resolve } from 'node:path';
 import { isScope, MAX_PRICE_KOBO, SCOPES, type Scope } from '../scopes/scopes.js';
 import { MAX_FUNDING_KOBO } from '../wallets/wallet.decider.js';
@@ -109,6 +110,13 @@ export interface AppConfig {
     readonly logRedactPaths: readonly string[];
     readonly docsEnabled: boolean;
     readonly metricsEnabled: boolean;
+    /**
+     * TRUST_PROXY: the reverse proxies in front, whose X-Forwarded-For and X-Forwarded-Proto are
+     * believed (the client's address for the per-address throttles and the log, the scheme for
+     * Secure cookies): a hop count, or the proxies' addresses and CIDR ranges. False: no proxy, the
+     * headers are the caller's to write and ignored.
+     */
+    readonly trustProxy: false | number | readonly string[];
     /** Origins allowed to call the API from a browser; empty: no CORS headers at all. */
     readonly corsOrigins: readonly string[];
     /**
@@ -290,6 +298,25 @@ function origins(env: Env, name: string): readonly string[] {
     });
 }
 
+/** TRUST_PROXY: `1` (hops), or `10.0.0.0/8, 192.168.1.5` (addresses and CIDR ranges); unset or `false`: none. */
+function trustProxy(env: Env, name: string): false | number | readonly string[] {
+  const raw = text(env, name);
+  if (raw === undefined || /^(false|0|off|no)$/i.test(raw)) return false;
+  // Trusting every hop would let any client write its own address and scheme.
+  if (/^(true|on|yes)$/i.test(raw)) throw new ConfigError(name, 'must be a hop count or the proxies\' addresses and CIDR ranges, not true (any client could then choose its own address)');
+  if (/^\d+$/.test(raw)) return integer(env, name, 0, 1, 10);
+  const entries = raw.split(',').map((part) => part.trim()).filter((part) => part !== '');
+  for (const entry of entries) {
+    const [address, bits, extra] = entry.split('/');
+    const family = isIP(address ?? '');
+    const maxBits = family === 6 ? 128 : 32;
+    if (family === 0 || extra !== undefined || (bits !== undefined && (!/^\d{1,3}$/.test(bits) || Number(bits) > maxBits))) {
+      throw new ConfigError(name, `has "${entry}", which is neither a hop count nor an IP address or CIDR range`);
+    }
+  }
+  return entries;
+}
+
 /**
  * DATA_ENCRYPTION_KEY: required beside DATABASE_URL, where a key generated on one machine's disk
  * would be lost with it (and every verification's personal data with the key).
@@ -378,6 +405,7 @@ export function loadConfig(env: Env = process.env): AppConfig {
       logRedactPaths: redactPaths(env, 'LOG_REDACT_PATHS'),
       docsEnabled: flag(env, 'DOCS_ENABLED', !production),
       metricsEnabled: flag(env, 'METRICS_ENABLED', !production),
+      trustProxy: trustProxy(env, 'TRUST_PROXY'),
       corsOrigins: origins(env, 'CORS_ORIGINS'),
       headersTimeoutMs,
       requestTimeoutMs,

@@ -409,4 +409,35 @@ describeOnPostgresProjectOnly('Hostile requests', 'the HTTP surface does not dep
       expect((await fetch(portraitUrl)).status).toBe(200);
     });
   });
+
+  describe('Behind a reverse proxy (TRUST_PROXY)', () => {
+    /** What an app with `trustProxy` makes of a request that says it came from 203.0.113.7 over HTTPS: the logged address, and whether the console's cookie is Secure. */
+    async function seenBehind(trustProxy: string | undefined): Promise<{ remoteAddress: unknown; secureCookie: boolean }> {
+      const log: string[] = [];
+      const behind = await startTestApp({ database: app.database, env: { LOG_LEVEL: 'info', ...(trustProxy === undefined ? {} : { TRUST_PROXY: trustProxy }) }, logDestination: { write: (line: string) => void log.push(line) } });
+      try {
+        const requestId = `proxy-${randomUUID()}`;
+        const response = await fetch(`${behind.baseUrl}/console/api/session`, { headers: { 'x-forwarded-for': '203.0.113.7', 'x-forwarded-proto': 'https', 'x-request-id': requestId } });
+        const cookies = response.headers.getSetCookie();
+        expect(cookies.length).toBeGreaterThan(0);
+        const line = log
+          .flatMap((chunk) => chunk.split('\n'))
+          .filter((text) => text !== '')
+          .map((text) => JSON.parse(text) as LogLine)
+          .find((entry) => entry.requestId === requestId && typeof entry.req === 'object');
+        return { remoteAddress: (line?.req as { remoteAddress?: unknown } | undefined)?.remoteAddress, secureCookie: cookies.every((cookie) => /;\s*Secure\b/i.test(cookie)) };
+      } finally {
+        await behind.close();
+      }
+    }
+
+    it('takes the client address and scheme from the trusted hops only, and sets Secure cookies when the scheme is HTTPS', async () => {
+      // One trusted hop (the test client on loopback plays the proxy), or the proxy's address range.
+      expect(await seenBehind('1')).toEqual({ remoteAddress: '203.0.113.7', secureCookie: true });
+      expect(await seenBehind('127.0.0.1/8, ::1/128')).toEqual({ remoteAddress: '203.0.113.7', secureCookie: true });
+      // Not set, or a proxy elsewhere: the forwarded headers are anyone's to write, and ignored.
+      expect(await seenBehind(undefined)).toEqual({ remoteAddress: '127.0.0.1', secureCookie: false });
+      expect(await seenBehind('10.0.0.0/8')).toEqual({ remoteAddress: '127.0.0.1', secureCookie: false });
+    });
+  });
 });
