@@ -350,7 +350,7 @@ export interface paths {
         };
         /**
          * Download a portrait
-         * @description Through the signed, expiring link in a verification result (`portraitUrl`): the link is the credential, so it works in an `<img>` tag without the key. Answers carry `Cache-Control: private, no-store`.
+         * @description Through the signed, expiring link in a verification result (`portraitUrl`): the link is the credential, so it works in an `<img>` tag without the key, on any site (`Cross-Origin-Resource-Policy: cross-origin`). Answers carry `Cache-Control: private, no-store`.
          */
         get: operations["getPortrait"];
         put?: never;
