@@ -46,7 +46,7 @@ describeOnPostgresProjectOnly('Portrait links embedded by another site', 'the HT
       const { port } = site.address() as AddressInfo;
       await page.goto(`http://localhost:${port}/?src=${encodeURIComponent(portraitUrl)}`);
       const loaded = await page.locator('#portrait').evaluate(
-        (image: HTMLImageElement) =>
+        (image: { complete: boolean; naturalWidth: number; addEventListener(type: string, listener: () => void): void }) =>
           new Promise<number>((done) => {
             if (image.complete) done(image.naturalWidth);
             image.addEventListener('load', () => done(image.naturalWidth));

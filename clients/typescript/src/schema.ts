@@ -2646,6 +2646,7 @@ export interface components {
         /** @description `bad_request`: malformed JSON, an empty JSON body, an unparsable request line or URL */
         BadRequest: {
             headers: {
+                "X-Request-Id": components["headers"]["XRequestId"];
                 [name: string]: unknown;
             };
             content: {
@@ -2655,6 +2656,7 @@ export interface components {
         /** @description `unauthenticated`: the key or bearer token is missing, unknown, revoked or malformed */
         Unauthenticated: {
             headers: {
+                "X-Request-Id": components["headers"]["XRequestId"];
                 [name: string]: unknown;
             };
             content: {
@@ -2664,6 +2666,7 @@ export interface components {
         /** @description `insufficient_balance`: the wallet's available balance is below the price; the verification is recorded as failed and not charged */
         InsufficientBalance: {
             headers: {
+                "X-Request-Id": components["headers"]["XRequestId"];
                 [name: string]: unknown;
             };
             content: {
@@ -2673,6 +2676,7 @@ export interface components {
         /** @description `read_only`: the auditor token on a change */
         ReadOnly: {
             headers: {
+                "X-Request-Id": components["headers"]["XRequestId"];
                 [name: string]: unknown;
             };
             content: {
@@ -2682,6 +2686,7 @@ export interface components {
         /** @description `not_found`: no such resource for the caller (another organization or environment included) */
         NotFound: {
             headers: {
+                "X-Request-Id": components["headers"]["XRequestId"];
                 [name: string]: unknown;
             };
             content: {
@@ -2691,6 +2696,7 @@ export interface components {
         /** @description `request_timeout`: the request was not received in time */
         RequestTimeout: {
             headers: {
+                "X-Request-Id": components["headers"]["XRequestId"];
                 [name: string]: unknown;
             };
             content: {
@@ -2700,6 +2706,7 @@ export interface components {
         /** @description `conflict`: the organization changed concurrently too many times in a row, or its key limit (200) is reached */
         Conflict: {
             headers: {
+                "X-Request-Id": components["headers"]["XRequestId"];
                 [name: string]: unknown;
             };
             content: {
@@ -2709,6 +2716,7 @@ export interface components {
         /** @description `verification_pending`: the check is still running: erase it once it has finished */
         VerificationPending: {
             headers: {
+                "X-Request-Id": components["headers"]["XRequestId"];
                 [name: string]: unknown;
             };
             content: {
@@ -2718,6 +2726,7 @@ export interface components {
         /** @description `funding_reference_conflict`: the funding reference already credited the wallet with another amount; nothing is credited */
         FundingReferenceConflict: {
             headers: {
+                "X-Request-Id": components["headers"]["XRequestId"];
                 [name: string]: unknown;
             };
             content: {
@@ -2727,6 +2736,7 @@ export interface components {
         /** @description `payload_too_large`: a body above 2 MiB */
         PayloadTooLarge: {
             headers: {
+                "X-Request-Id": components["headers"]["XRequestId"];
                 [name: string]: unknown;
             };
             content: {
@@ -2736,6 +2746,7 @@ export interface components {
         /** @description `uri_too_long`: a URL above 2,048 characters or a path segment above 200 */
         UriTooLong: {
             headers: {
+                "X-Request-Id": components["headers"]["XRequestId"];
                 [name: string]: unknown;
             };
             content: {
@@ -2745,6 +2756,7 @@ export interface components {
         /** @description `unsupported_media_type`: a body that is not `application/json` */
         UnsupportedMediaType: {
             headers: {
+                "X-Request-Id": components["headers"]["XRequestId"];
                 [name: string]: unknown;
             };
             content: {
@@ -2754,6 +2766,7 @@ export interface components {
         /** @description `validation_failed`: invalid input (body, path or query; at most 16 query parameters of at most 256 characters) */
         ValidationFailed: {
             headers: {
+                "X-Request-Id": components["headers"]["XRequestId"];
                 [name: string]: unknown;
             };
             content: {
@@ -2763,6 +2776,8 @@ export interface components {
         /** @description `rate_limited`: the key's requests this minute are used up; `Retry-After` gives the seconds to wait */
         RateLimited: {
             headers: {
+                "X-Request-Id": components["headers"]["XRequestId"];
+                "Retry-After": components["headers"]["RetryAfter"];
                 [name: string]: unknown;
             };
             content: {
@@ -2772,6 +2787,7 @@ export interface components {
         /** @description `headers_too_large`: the request line and headers above 16 KiB */
         HeadersTooLarge: {
             headers: {
+                "X-Request-Id": components["headers"]["XRequestId"];
                 [name: string]: unknown;
             };
             content: {
@@ -2781,6 +2797,7 @@ export interface components {
         /** @description `internal_error`: a bug: the answer says nothing more, the log has the rest */
         InternalError: {
             headers: {
+                "X-Request-Id": components["headers"]["XRequestId"];
                 [name: string]: unknown;
             };
             content: {
@@ -2790,6 +2807,7 @@ export interface components {
         /** @description `provider_failed`: the provider failed or timed out; the verification is recorded as failed and not charged */
         ProviderFailed: {
             headers: {
+                "X-Request-Id": components["headers"]["XRequestId"];
                 [name: string]: unknown;
             };
             content: {
@@ -2799,6 +2817,8 @@ export interface components {
         /** @description `service_unavailable`: PostgreSQL or the event store is unreachable, the service is shutting down, a wallet is too busy, or a read model did not show the key's own writes within 2 s: try again shortly. On a check, details carry its reference when one was made: not charged, or its outcome not known yet (GET it once settled) */
         ServiceUnavailable: {
             headers: {
+                "X-Request-Id": components["headers"]["XRequestId"];
+                "Retry-After": components["headers"]["RetryAfter"];
                 [name: string]: unknown;
             };
             content: {
@@ -2808,7 +2828,20 @@ export interface components {
     };
     parameters: never;
     requestBodies: never;
-    headers: never;
+    headers: {
+        /** @description The request's id: the caller's X-Request-Id when it is a plain token of 8 to 128 characters, else one the service made. Quote it when reporting a problem. */
+        XRequestId: string;
+        /** @description Requests the key may make per minute (the organization's limit, else RATE_LIMIT_PER_MINUTE). */
+        XRateLimitLimit: number;
+        /** @description Requests the key may still make in the current minute. */
+        XRateLimitRemaining: number;
+        /** @description Seconds until the current minute ends and the count starts again. */
+        XRateLimitReset: number;
+        /** @description What this answer covers of the key's own writes. Send it, unchanged, as X-Consistency-Token on a later read so that the read shows those writes whichever instance answers. Absent when there is nothing to cover. */
+        XConsistencyToken: string;
+        /** @description Seconds to wait before trying again. */
+        RetryAfter: number;
+    };
     pathItems: never;
 }
 export type $defs = Record<string, never>;
@@ -2829,9 +2862,42 @@ export interface operations {
             /** @description The check ran: found or not_found, charged */
             201: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    "X-Consistency-Token": components["headers"]["XConsistencyToken"];
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "status": true,
+                     *       "data": {
+                     *         "reference": "vrf_01JD3Q9ZK8W6V2C4X7N5B0M1TR",
+                     *         "scope": "bank_account",
+                     *         "category": "kyc",
+                     *         "countryCode": "NG",
+                     *         "status": "found",
+                     *         "request": {
+                     *           "bank": "035",
+                     *           "account_number": "7753968106"
+                     *         },
+                     *         "result": {
+                     *           "accountNumber": "text",
+                     *           "accountName": "text",
+                     *           "bankCode": "text",
+                     *           "bankName": "text"
+                     *         },
+                     *         "errorMessage": "text",
+                     *         "failureReason": "provider_error",
+                     *         "priceKobo": 10000,
+                     *         "charged": true,
+                     *         "createdAt": "2026-11-22T07:15:00.123+00:00",
+                     *         "personalDataErasedAt": null
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         /** @constant */
                         status: true;
@@ -2845,6 +2911,7 @@ export interface operations {
             /** @description `organization_not_approved`: a live key of an organization not yet approved; `organization_suspended`: a key of a suspended organization; `scope_not_active`: the scope is not active for the organization; `scope_not_allowed`: the key was issued for other scopes; `provider_not_configured`: a live key, and no live upstream provider configured; `scope_not_supported_by_provider`: the configured upstream cannot run this scope; `personal_data_destroyed`: the organization's personal data was destroyed (offboarded): it can run no more checks */
             403: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2879,9 +2946,60 @@ export interface operations {
             /** @description The check ran: found or not_found, charged */
             201: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    "X-Consistency-Token": components["headers"]["XConsistencyToken"];
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "status": true,
+                     *       "data": {
+                     *         "reference": "vrf_01JD3Q9ZK8W6V2C4X7N5B0M1TR",
+                     *         "scope": "bvn",
+                     *         "category": "kyc",
+                     *         "countryCode": "NG",
+                     *         "status": "found",
+                     *         "request": {
+                     *           "bvn": "22126025250"
+                     *         },
+                     *         "result": {
+                     *           "bvn": "text",
+                     *           "firstName": "text",
+                     *           "middleName": "text",
+                     *           "lastName": "text",
+                     *           "gender": "Female",
+                     *           "dateOfBirth": "1993-06-10",
+                     *           "phoneNumber1": "08150292236",
+                     *           "phoneNumber2": "08150292236",
+                     *           "email": "text",
+                     *           "stateOfOrigin": "text",
+                     *           "lgaOfOrigin": "text",
+                     *           "stateOfResidence": "text",
+                     *           "residentialAddress": "text",
+                     *           "nationality": "text",
+                     *           "maritalStatus": "text",
+                     *           "enrollmentBank": "text",
+                     *           "enrollmentBranch": "text",
+                     *           "registrationDate": "1993-06-10",
+                     *           "levelOfAccount": "text",
+                     *           "watchListed": true,
+                     *           "nin": "text",
+                     *           "portraitUrl": "https://api.example.com/v1/portraits/prt_0123456789abcdef_1f_2a0?expires=1795000000&signature=3q2-7wAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA",
+                     *           "portraitUrlExpiresAt": "2026-11-22T07:15:00.123+00:00"
+                     *         },
+                     *         "errorMessage": "text",
+                     *         "failureReason": "provider_error",
+                     *         "priceKobo": 10000,
+                     *         "charged": true,
+                     *         "createdAt": "2026-11-22T07:15:00.123+00:00",
+                     *         "personalDataErasedAt": null
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         /** @constant */
                         status: true;
@@ -2895,6 +3013,7 @@ export interface operations {
             /** @description `organization_not_approved`: a live key of an organization not yet approved; `organization_suspended`: a key of a suspended organization; `scope_not_active`: the scope is not active for the organization; `scope_not_allowed`: the key was issued for other scopes; `provider_not_configured`: a live key, and no live upstream provider configured; `scope_not_supported_by_provider`: the configured upstream cannot run this scope; `personal_data_destroyed`: the organization's personal data was destroyed (offboarded): it can run no more checks */
             403: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2929,9 +3048,45 @@ export interface operations {
             /** @description The check ran: found or not_found, charged */
             201: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    "X-Consistency-Token": components["headers"]["XConsistencyToken"];
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "status": true,
+                     *       "data": {
+                     *         "reference": "vrf_01JD3Q9ZK8W6V2C4X7N5B0M1TR",
+                     *         "scope": "face_match",
+                     *         "category": "kyc",
+                     *         "countryCode": "NG",
+                     *         "status": "found",
+                     *         "request": {
+                     *           "image": {
+                     *             "contentType": "image/jpeg",
+                     *             "sizeBytes": 1,
+                     *             "sha256": "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855"
+                     *           },
+                     *           "nin": "21440414976",
+                     *           "bvn": "22126025250"
+                     *         },
+                     *         "result": {
+                     *           "match": true,
+                     *           "confidence": 0
+                     *         },
+                     *         "errorMessage": "text",
+                     *         "failureReason": "provider_error",
+                     *         "priceKobo": 10000,
+                     *         "charged": true,
+                     *         "createdAt": "2026-11-22T07:15:00.123+00:00",
+                     *         "personalDataErasedAt": null
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         /** @constant */
                         status: true;
@@ -2945,6 +3100,7 @@ export interface operations {
             /** @description `organization_not_approved`: a live key of an organization not yet approved; `organization_suspended`: a key of a suspended organization; `scope_not_active`: the scope is not active for the organization; `scope_not_allowed`: the key was issued for other scopes; `provider_not_configured`: a live key, and no live upstream provider configured; `scope_not_supported_by_provider`: the configured upstream cannot run this scope; `personal_data_destroyed`: the organization's personal data was destroyed (offboarded): it can run no more checks */
             403: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2979,9 +3135,50 @@ export interface operations {
             /** @description The check ran: found or not_found, charged */
             201: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    "X-Consistency-Token": components["headers"]["XConsistencyToken"];
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "status": true,
+                     *       "data": {
+                     *         "reference": "vrf_01JD3Q9ZK8W6V2C4X7N5B0M1TR",
+                     *         "scope": "nin",
+                     *         "category": "kyc",
+                     *         "countryCode": "NG",
+                     *         "status": "found",
+                     *         "request": {
+                     *           "nin": "21440414976"
+                     *         },
+                     *         "result": {
+                     *           "nin": "text",
+                     *           "firstName": "text",
+                     *           "middleName": "text",
+                     *           "lastName": "text",
+                     *           "gender": "Female",
+                     *           "dateOfBirth": "1993-06-10",
+                     *           "phoneNumber": "08150292236",
+                     *           "stateOfOrigin": "text",
+                     *           "lgaOfOrigin": "text",
+                     *           "residentialAddress": "text",
+                     *           "stateOfResidence": "text",
+                     *           "portraitUrl": "https://api.example.com/v1/portraits/prt_0123456789abcdef_1f_2a0?expires=1795000000&signature=3q2-7wAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA",
+                     *           "portraitUrlExpiresAt": "2026-11-22T07:15:00.123+00:00"
+                     *         },
+                     *         "errorMessage": "text",
+                     *         "failureReason": "provider_error",
+                     *         "priceKobo": 10000,
+                     *         "charged": true,
+                     *         "createdAt": "2026-11-22T07:15:00.123+00:00",
+                     *         "personalDataErasedAt": null
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         /** @constant */
                         status: true;
@@ -2995,6 +3192,7 @@ export interface operations {
             /** @description `organization_not_approved`: a live key of an organization not yet approved; `organization_suspended`: a key of a suspended organization; `scope_not_active`: the scope is not active for the organization; `scope_not_allowed`: the key was issued for other scopes; `provider_not_configured`: a live key, and no live upstream provider configured; `scope_not_supported_by_provider`: the configured upstream cannot run this scope; `personal_data_destroyed`: the organization's personal data was destroyed (offboarded): it can run no more checks */
             403: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3029,9 +3227,49 @@ export interface operations {
             /** @description The check ran: found or not_found, charged */
             201: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    "X-Consistency-Token": components["headers"]["XConsistencyToken"];
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "status": true,
+                     *       "data": {
+                     *         "reference": "vrf_01JD3Q9ZK8W6V2C4X7N5B0M1TR",
+                     *         "scope": "passport",
+                     *         "category": "kyc",
+                     *         "countryCode": "NG",
+                     *         "status": "found",
+                     *         "request": {
+                     *           "passport_number": "B43975538"
+                     *         },
+                     *         "result": {
+                     *           "passportNumber": "text",
+                     *           "firstName": "text",
+                     *           "middleName": "text",
+                     *           "lastName": "text",
+                     *           "gender": "Female",
+                     *           "dateOfBirth": "1993-06-10",
+                     *           "issueDate": "1993-06-10",
+                     *           "expiryDate": "1993-06-10",
+                     *           "issuePlace": "text",
+                     *           "nationality": "text",
+                     *           "portraitUrl": "https://api.example.com/v1/portraits/prt_0123456789abcdef_1f_2a0?expires=1795000000&signature=3q2-7wAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA",
+                     *           "portraitUrlExpiresAt": "2026-11-22T07:15:00.123+00:00"
+                     *         },
+                     *         "errorMessage": "text",
+                     *         "failureReason": "provider_error",
+                     *         "priceKobo": 10000,
+                     *         "charged": true,
+                     *         "createdAt": "2026-11-22T07:15:00.123+00:00",
+                     *         "personalDataErasedAt": null
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         /** @constant */
                         status: true;
@@ -3045,6 +3283,7 @@ export interface operations {
             /** @description `organization_not_approved`: a live key of an organization not yet approved; `organization_suspended`: a key of a suspended organization; `scope_not_active`: the scope is not active for the organization; `scope_not_allowed`: the key was issued for other scopes; `provider_not_configured`: a live key, and no live upstream provider configured; `scope_not_supported_by_provider`: the configured upstream cannot run this scope; `personal_data_destroyed`: the organization's personal data was destroyed (offboarded): it can run no more checks */
             403: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3079,9 +3318,50 @@ export interface operations {
             /** @description The check ran: found or not_found, charged */
             201: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    "X-Consistency-Token": components["headers"]["XConsistencyToken"];
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "status": true,
+                     *       "data": {
+                     *         "reference": "vrf_01JD3Q9ZK8W6V2C4X7N5B0M1TR",
+                     *         "scope": "phone",
+                     *         "category": "kyc",
+                     *         "countryCode": "NG",
+                     *         "status": "found",
+                     *         "request": {
+                     *           "phone": "08131346060"
+                     *         },
+                     *         "result": {
+                     *           "phoneNumber": "08150292236",
+                     *           "network": "text",
+                     *           "nin": "text",
+                     *           "firstName": "text",
+                     *           "middleName": "text",
+                     *           "lastName": "text",
+                     *           "gender": "Female",
+                     *           "dateOfBirth": "1993-06-10",
+                     *           "stateOfOrigin": "text",
+                     *           "lgaOfOrigin": "text",
+                     *           "residentialAddress": "text",
+                     *           "portraitUrl": "https://api.example.com/v1/portraits/prt_0123456789abcdef_1f_2a0?expires=1795000000&signature=3q2-7wAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA",
+                     *           "portraitUrlExpiresAt": "2026-11-22T07:15:00.123+00:00"
+                     *         },
+                     *         "errorMessage": "text",
+                     *         "failureReason": "provider_error",
+                     *         "priceKobo": 10000,
+                     *         "charged": true,
+                     *         "createdAt": "2026-11-22T07:15:00.123+00:00",
+                     *         "personalDataErasedAt": null
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         /** @constant */
                         status: true;
@@ -3095,6 +3375,7 @@ export interface operations {
             /** @description `organization_not_approved`: a live key of an organization not yet approved; `organization_suspended`: a key of a suspended organization; `scope_not_active`: the scope is not active for the organization; `scope_not_allowed`: the key was issued for other scopes; `provider_not_configured`: a live key, and no live upstream provider configured; `scope_not_supported_by_provider`: the configured upstream cannot run this scope; `personal_data_destroyed`: the organization's personal data was destroyed (offboarded): it can run no more checks */
             403: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3129,9 +3410,50 @@ export interface operations {
             /** @description The check ran: found or not_found, charged */
             201: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    "X-Consistency-Token": components["headers"]["XConsistencyToken"];
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "status": true,
+                     *       "data": {
+                     *         "reference": "vrf_01JD3Q9ZK8W6V2C4X7N5B0M1TR",
+                     *         "scope": "pnv",
+                     *         "category": "kyc",
+                     *         "countryCode": "NG",
+                     *         "status": "found",
+                     *         "request": {
+                     *           "phone": "08150292236"
+                     *         },
+                     *         "result": {
+                     *           "nin": "text",
+                     *           "firstName": "text",
+                     *           "middleName": "text",
+                     *           "lastName": "text",
+                     *           "gender": "Female",
+                     *           "dateOfBirth": "1993-06-10",
+                     *           "phoneNumber": "08150292236",
+                     *           "stateOfOrigin": "text",
+                     *           "lgaOfOrigin": "text",
+                     *           "residentialAddress": "text",
+                     *           "stateOfResidence": "text",
+                     *           "portraitUrl": "https://api.example.com/v1/portraits/prt_0123456789abcdef_1f_2a0?expires=1795000000&signature=3q2-7wAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA",
+                     *           "portraitUrlExpiresAt": "2026-11-22T07:15:00.123+00:00"
+                     *         },
+                     *         "errorMessage": "text",
+                     *         "failureReason": "provider_error",
+                     *         "priceKobo": 10000,
+                     *         "charged": true,
+                     *         "createdAt": "2026-11-22T07:15:00.123+00:00",
+                     *         "personalDataErasedAt": null
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         /** @constant */
                         status: true;
@@ -3145,6 +3467,7 @@ export interface operations {
             /** @description `organization_not_approved`: a live key of an organization not yet approved; `organization_suspended`: a key of a suspended organization; `scope_not_active`: the scope is not active for the organization; `scope_not_allowed`: the key was issued for other scopes; `provider_not_configured`: a live key, and no live upstream provider configured; `scope_not_supported_by_provider`: the configured upstream cannot run this scope; `personal_data_destroyed`: the organization's personal data was destroyed (offboarded): it can run no more checks */
             403: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3179,9 +3502,52 @@ export interface operations {
             /** @description The check ran: found or not_found, charged */
             201: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    "X-Consistency-Token": components["headers"]["XConsistencyToken"];
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "status": true,
+                     *       "data": {
+                     *         "reference": "vrf_01JD3Q9ZK8W6V2C4X7N5B0M1TR",
+                     *         "scope": "premium_bank_account",
+                     *         "category": "kyc",
+                     *         "countryCode": "NG",
+                     *         "status": "found",
+                     *         "request": {
+                     *           "account_number": "7753968106",
+                     *           "bank": "035"
+                     *         },
+                     *         "result": {
+                     *           "accountNumber": "text",
+                     *           "accountName": "text",
+                     *           "bankCode": "text",
+                     *           "bankName": "text",
+                     *           "firstName": "text",
+                     *           "middleName": "text",
+                     *           "lastName": "text",
+                     *           "gender": "Female",
+                     *           "dateOfBirth": "1993-06-10",
+                     *           "phoneNumber": "08150292236",
+                     *           "bvn": "text",
+                     *           "currency": "text",
+                     *           "accountType": "text",
+                     *           "accountStatus": "text"
+                     *         },
+                     *         "errorMessage": "text",
+                     *         "failureReason": "provider_error",
+                     *         "priceKobo": 10000,
+                     *         "charged": true,
+                     *         "createdAt": "2026-11-22T07:15:00.123+00:00",
+                     *         "personalDataErasedAt": null
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         /** @constant */
                         status: true;
@@ -3195,6 +3561,7 @@ export interface operations {
             /** @description `organization_not_approved`: a live key of an organization not yet approved; `organization_suspended`: a key of a suspended organization; `scope_not_active`: the scope is not active for the organization; `scope_not_allowed`: the key was issued for other scopes; `provider_not_configured`: a live key, and no live upstream provider configured; `scope_not_supported_by_provider`: the configured upstream cannot run this scope; `personal_data_destroyed`: the organization's personal data was destroyed (offboarded): it can run no more checks */
             403: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3229,9 +3596,50 @@ export interface operations {
             /** @description The check ran: found or not_found, charged */
             201: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    "X-Consistency-Token": components["headers"]["XConsistencyToken"];
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "status": true,
+                     *       "data": {
+                     *         "reference": "vrf_01JD3Q9ZK8W6V2C4X7N5B0M1TR",
+                     *         "scope": "pvc",
+                     *         "category": "kyc",
+                     *         "countryCode": "NG",
+                     *         "status": "found",
+                     *         "request": {
+                     *           "vin": "70C99262607B747FB36"
+                     *         },
+                     *         "result": {
+                     *           "vin": "text",
+                     *           "fullName": "text",
+                     *           "firstName": "text",
+                     *           "middleName": "text",
+                     *           "lastName": "text",
+                     *           "gender": "Female",
+                     *           "dateOfBirth": "1993-06-10",
+                     *           "occupation": "text",
+                     *           "state": "text",
+                     *           "lga": "text",
+                     *           "registrationArea": "text",
+                     *           "pollingUnit": "text",
+                     *           "pollingUnitCode": "text"
+                     *         },
+                     *         "errorMessage": "text",
+                     *         "failureReason": "provider_error",
+                     *         "priceKobo": 10000,
+                     *         "charged": true,
+                     *         "createdAt": "2026-11-22T07:15:00.123+00:00",
+                     *         "personalDataErasedAt": null
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         /** @constant */
                         status: true;
@@ -3245,6 +3653,7 @@ export interface operations {
             /** @description `organization_not_approved`: a live key of an organization not yet approved; `organization_suspended`: a key of a suspended organization; `scope_not_active`: the scope is not active for the organization; `scope_not_allowed`: the key was issued for other scopes; `provider_not_configured`: a live key, and no live upstream provider configured; `scope_not_supported_by_provider`: the configured upstream cannot run this scope; `personal_data_destroyed`: the organization's personal data was destroyed (offboarded): it can run no more checks */
             403: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3287,9 +3696,35 @@ export interface operations {
             /** @description A page of summaries, most recent first */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    "X-Consistency-Token": components["headers"]["XConsistencyToken"];
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "status": true,
+                     *       "data": [
+                     *         {
+                     *           "reference": "vrf_01JD3Q9ZK8W6V2C4X7N5B0M1TR",
+                     *           "scope": "nin",
+                     *           "status": "found",
+                     *           "priceKobo": 10000,
+                     *           "charged": true,
+                     *           "createdAt": "2026-11-22T07:15:00.123+00:00"
+                     *         }
+                     *       ],
+                     *       "meta": {
+                     *         "total": 0,
+                     *         "page": 1,
+                     *         "pageSize": 1,
+                     *         "totalPages": 0
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         /** @constant */
                         status: true;
@@ -3322,9 +3757,50 @@ export interface operations {
             /** @description The verification */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    "X-Consistency-Token": components["headers"]["XConsistencyToken"];
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "status": true,
+                     *       "data": {
+                     *         "reference": "vrf_01JD3Q9ZK8W6V2C4X7N5B0M1TR",
+                     *         "scope": "nin",
+                     *         "category": "kyc",
+                     *         "countryCode": "NG",
+                     *         "status": "found",
+                     *         "request": {
+                     *           "nin": "21440414976"
+                     *         },
+                     *         "result": {
+                     *           "nin": "text",
+                     *           "firstName": "text",
+                     *           "middleName": "text",
+                     *           "lastName": "text",
+                     *           "gender": "Female",
+                     *           "dateOfBirth": "1993-06-10",
+                     *           "phoneNumber": "08150292236",
+                     *           "stateOfOrigin": "text",
+                     *           "lgaOfOrigin": "text",
+                     *           "residentialAddress": "text",
+                     *           "stateOfResidence": "text",
+                     *           "portraitUrl": "https://api.example.com/v1/portraits/prt_0123456789abcdef_1f_2a0?expires=1795000000&signature=3q2-7wAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA",
+                     *           "portraitUrlExpiresAt": "2026-11-22T07:15:00.123+00:00"
+                     *         },
+                     *         "errorMessage": "text",
+                     *         "failureReason": "provider_error",
+                     *         "priceKobo": 10000,
+                     *         "charged": true,
+                     *         "createdAt": "2026-11-22T07:15:00.123+00:00",
+                     *         "personalDataErasedAt": null
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         /** @constant */
                         status: true;
@@ -3359,9 +3835,46 @@ export interface operations {
             /** @description The check ran: found or not_found, charged */
             201: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    "X-Consistency-Token": components["headers"]["XConsistencyToken"];
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "status": true,
+                     *       "data": {
+                     *         "reference": "vrf_01JD3Q9ZK8W6V2C4X7N5B0M1TR",
+                     *         "scope": "vnin",
+                     *         "category": "kyc",
+                     *         "countryCode": "NG",
+                     *         "status": "found",
+                     *         "request": {
+                     *           "vnin": "YS79377970479239"
+                     *         },
+                     *         "result": {
+                     *           "vnin": "text",
+                     *           "firstName": "text",
+                     *           "middleName": "text",
+                     *           "lastName": "text",
+                     *           "gender": "Female",
+                     *           "dateOfBirth": "1993-06-10",
+                     *           "phoneNumber": "08150292236",
+                     *           "portraitUrl": "https://api.example.com/v1/portraits/prt_0123456789abcdef_1f_2a0?expires=1795000000&signature=3q2-7wAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA",
+                     *           "portraitUrlExpiresAt": "2026-11-22T07:15:00.123+00:00"
+                     *         },
+                     *         "errorMessage": "text",
+                     *         "failureReason": "provider_error",
+                     *         "priceKobo": 10000,
+                     *         "charged": true,
+                     *         "createdAt": "2026-11-22T07:15:00.123+00:00",
+                     *         "personalDataErasedAt": null
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         /** @constant */
                         status: true;
@@ -3375,6 +3888,7 @@ export interface operations {
             /** @description `organization_not_approved`: a live key of an organization not yet approved; `organization_suspended`: a key of a suspended organization; `scope_not_active`: the scope is not active for the organization; `scope_not_allowed`: the key was issued for other scopes; `provider_not_configured`: a live key, and no live upstream provider configured; `scope_not_supported_by_provider`: the configured upstream cannot run this scope; `personal_data_destroyed`: the organization's personal data was destroyed (offboarded): it can run no more checks */
             403: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3408,9 +3922,25 @@ export interface operations {
             /** @description The wallet */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    "X-Consistency-Token": components["headers"]["XConsistencyToken"];
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "status": true,
+                     *       "data": {
+                     *         "environment": "test",
+                     *         "balanceKobo": 10000,
+                     *         "reservedKobo": 10000,
+                     *         "availableKobo": 10000
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         /** @constant */
                         status: true;
@@ -3447,9 +3977,37 @@ export interface operations {
             /** @description A page of transactions, most recent first */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    "X-Consistency-Token": components["headers"]["XConsistencyToken"];
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "status": true,
+                     *       "data": [
+                     *         {
+                     *           "type": "funding",
+                     *           "reference": "text",
+                     *           "scope": "nin",
+                     *           "amountKobo": 10000,
+                     *           "balanceKobo": 10000,
+                     *           "reservedKobo": 10000,
+                     *           "availableKobo": 10000,
+                     *           "createdAt": "2026-11-22T07:15:00.123+00:00"
+                     *         }
+                     *       ],
+                     *       "meta": {
+                     *         "total": 0,
+                     *         "page": 1,
+                     *         "pageSize": 1,
+                     *         "totalPages": 0
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         /** @constant */
                         status: true;
@@ -3484,9 +4042,27 @@ export interface operations {
             /** @description The verifications erased, and those still running */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    "X-Consistency-Token": components["headers"]["XConsistencyToken"];
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "status": true,
+                     *       "data": {
+                     *         "references": [
+                     *           "vrf_01JD3Q9ZK8W6V2C4X7N5B0M1TR"
+                     *         ],
+                     *         "pending": [
+                     *           "vrf_01JD3Q9ZK8W6V2C4X7N5B0M1TR"
+                     *         ]
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         /** @constant */
                         status: true;
@@ -3524,9 +4100,24 @@ export interface operations {
             /** @description The references found */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    "X-Consistency-Token": components["headers"]["XConsistencyToken"];
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "status": true,
+                     *       "data": {
+                     *         "references": [
+                     *           "vrf_01JD3Q9ZK8W6V2C4X7N5B0M1TR"
+                     *         ]
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         /** @constant */
                         status: true;
@@ -3562,9 +4153,50 @@ export interface operations {
             /** @description The verification, erased */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    "X-Consistency-Token": components["headers"]["XConsistencyToken"];
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "status": true,
+                     *       "data": {
+                     *         "reference": "vrf_01JD3Q9ZK8W6V2C4X7N5B0M1TR",
+                     *         "scope": "nin",
+                     *         "category": "kyc",
+                     *         "countryCode": "NG",
+                     *         "status": "found",
+                     *         "request": {
+                     *           "nin": "21440414976"
+                     *         },
+                     *         "result": {
+                     *           "nin": "text",
+                     *           "firstName": "text",
+                     *           "middleName": "text",
+                     *           "lastName": "text",
+                     *           "gender": "Female",
+                     *           "dateOfBirth": "1993-06-10",
+                     *           "phoneNumber": "08150292236",
+                     *           "stateOfOrigin": "text",
+                     *           "lgaOfOrigin": "text",
+                     *           "residentialAddress": "text",
+                     *           "stateOfResidence": "text",
+                     *           "portraitUrl": "https://api.example.com/v1/portraits/prt_0123456789abcdef_1f_2a0?expires=1795000000&signature=3q2-7wAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA",
+                     *           "portraitUrlExpiresAt": "2026-11-22T07:15:00.123+00:00"
+                     *         },
+                     *         "errorMessage": "text",
+                     *         "failureReason": "provider_error",
+                     *         "priceKobo": 10000,
+                     *         "charged": true,
+                     *         "createdAt": "2026-11-22T07:15:00.123+00:00",
+                     *         "personalDataErasedAt": null
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         /** @constant */
                         status: true;
@@ -3607,10 +4239,13 @@ export interface operations {
             /** @description The image */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
                     [name: string]: unknown;
                 };
                 content: {
+                    /** @example (the image bytes) */
                     "image/png": string;
+                    /** @example (the image bytes) */
                     "image/jpeg": string;
                 };
             };
@@ -3618,6 +4253,7 @@ export interface operations {
             /** @description `portrait_link_expired`: the portrait link is past its expiry: read the verification again for a fresh one; `portrait_link_invalid`: the portrait link was altered */
             403: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3644,9 +4280,19 @@ export interface operations {
             /** @description Reachable */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "status": true,
+                     *       "data": {
+                     *         "service": "identity-verification-service",
+                     *         "status": "ok"
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         /** @constant */
                         status: true;
@@ -3683,9 +4329,40 @@ export interface operations {
             /** @description A page of organizations */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "status": true,
+                     *       "data": [
+                     *         {
+                     *           "id": "org_01JD3Q9ZK8W6V2C4X7N5B0M1TR",
+                     *           "name": "text",
+                     *           "email": "text",
+                     *           "status": "pending",
+                     *           "approved": true,
+                     *           "activeScopes": [
+                     *             "nin"
+                     *           ],
+                     *           "prices": {},
+                     *           "rateLimitPerMinute": 1,
+                     *           "suspensionReason": "text",
+                     *           "providers": {},
+                     *           "retentionDays": 1,
+                     *           "personalDataDestroyedAt": null,
+                     *           "createdAt": "2026-11-22T07:15:00.123+00:00"
+                     *         }
+                     *       ],
+                     *       "meta": {
+                     *         "total": 0,
+                     *         "page": 1,
+                     *         "pageSize": 1,
+                     *         "totalPages": 0
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         /** @constant */
                         status: true;
@@ -3719,9 +4396,32 @@ export interface operations {
             /** @description Registered */
             201: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "status": true,
+                     *       "data": {
+                     *         "id": "org_01JD3Q9ZK8W6V2C4X7N5B0M1TR",
+                     *         "name": "text",
+                     *         "email": "text",
+                     *         "status": "pending",
+                     *         "approved": true,
+                     *         "activeScopes": [
+                     *           "nin"
+                     *         ],
+                     *         "prices": {},
+                     *         "rateLimitPerMinute": 1,
+                     *         "suspensionReason": "text",
+                     *         "providers": {},
+                     *         "retentionDays": 1,
+                     *         "personalDataDestroyedAt": null,
+                     *         "createdAt": "2026-11-22T07:15:00.123+00:00"
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         /** @constant */
                         status: true;
@@ -3759,9 +4459,32 @@ export interface operations {
             /** @description The organization */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "status": true,
+                     *       "data": {
+                     *         "id": "org_01JD3Q9ZK8W6V2C4X7N5B0M1TR",
+                     *         "name": "text",
+                     *         "email": "text",
+                     *         "status": "pending",
+                     *         "approved": true,
+                     *         "activeScopes": [
+                     *           "nin"
+                     *         ],
+                     *         "prices": {},
+                     *         "rateLimitPerMinute": 1,
+                     *         "suspensionReason": "text",
+                     *         "providers": {},
+                     *         "retentionDays": 1,
+                     *         "personalDataDestroyedAt": null,
+                     *         "createdAt": "2026-11-22T07:15:00.123+00:00"
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         /** @constant */
                         status: true;
@@ -3794,9 +4517,32 @@ export interface operations {
             /** @description The organization, approved */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "status": true,
+                     *       "data": {
+                     *         "id": "org_01JD3Q9ZK8W6V2C4X7N5B0M1TR",
+                     *         "name": "text",
+                     *         "email": "text",
+                     *         "status": "pending",
+                     *         "approved": true,
+                     *         "activeScopes": [
+                     *           "nin"
+                     *         ],
+                     *         "prices": {},
+                     *         "rateLimitPerMinute": 1,
+                     *         "suspensionReason": "text",
+                     *         "providers": {},
+                     *         "retentionDays": 1,
+                     *         "personalDataDestroyedAt": null,
+                     *         "createdAt": "2026-11-22T07:15:00.123+00:00"
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         /** @constant */
                         status: true;
@@ -3819,6 +4565,8 @@ export interface operations {
             /** @description `service_unavailable`: PostgreSQL or the event store is unreachable, the service is shutting down, a wallet is too busy, or a read model did not show the key's own writes within 2 s: try again shortly. On a check, details carry its reference when one was made: not charged, or its outcome not known yet (GET it once settled); `change_not_in_force`: the operator's change is recorded, but the read models did not apply it within 2 s; it takes effect once they do, and repeating the command is safe */
             503: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "Retry-After": components["headers"]["RetryAfter"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3846,9 +4594,32 @@ export interface operations {
             /** @description The organization */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "status": true,
+                     *       "data": {
+                     *         "id": "org_01JD3Q9ZK8W6V2C4X7N5B0M1TR",
+                     *         "name": "text",
+                     *         "email": "text",
+                     *         "status": "pending",
+                     *         "approved": true,
+                     *         "activeScopes": [
+                     *           "nin"
+                     *         ],
+                     *         "prices": {},
+                     *         "rateLimitPerMinute": 1,
+                     *         "suspensionReason": "text",
+                     *         "providers": {},
+                     *         "retentionDays": 1,
+                     *         "personalDataDestroyedAt": null,
+                     *         "createdAt": "2026-11-22T07:15:00.123+00:00"
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         /** @constant */
                         status: true;
@@ -3871,6 +4642,8 @@ export interface operations {
             /** @description `service_unavailable`: PostgreSQL or the event store is unreachable, the service is shutting down, a wallet is too busy, or a read model did not show the key's own writes within 2 s: try again shortly. On a check, details carry its reference when one was made: not charged, or its outcome not known yet (GET it once settled); `change_not_in_force`: the operator's change is recorded, but the read models did not apply it within 2 s; it takes effect once they do, and repeating the command is safe */
             503: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "Retry-After": components["headers"]["RetryAfter"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3897,9 +4670,32 @@ export interface operations {
             /** @description The organization, with personalDataDestroyedAt set */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "status": true,
+                     *       "data": {
+                     *         "id": "org_01JD3Q9ZK8W6V2C4X7N5B0M1TR",
+                     *         "name": "text",
+                     *         "email": "text",
+                     *         "status": "pending",
+                     *         "approved": true,
+                     *         "activeScopes": [
+                     *           "nin"
+                     *         ],
+                     *         "prices": {},
+                     *         "rateLimitPerMinute": 1,
+                     *         "suspensionReason": "text",
+                     *         "providers": {},
+                     *         "retentionDays": 1,
+                     *         "personalDataDestroyedAt": null,
+                     *         "createdAt": "2026-11-22T07:15:00.123+00:00"
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         /** @constant */
                         status: true;
@@ -3919,6 +4715,8 @@ export interface operations {
             /** @description `service_unavailable`: PostgreSQL or the event store is unreachable, the service is shutting down, a wallet is too busy, or a read model did not show the key's own writes within 2 s: try again shortly. On a check, details carry its reference when one was made: not charged, or its outcome not known yet (GET it once settled); `change_not_in_force`: the operator's change is recorded, but the read models did not apply it within 2 s; it takes effect once they do, and repeating the command is safe */
             503: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "Retry-After": components["headers"]["RetryAfter"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3946,9 +4744,32 @@ export interface operations {
             /** @description The organization */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "status": true,
+                     *       "data": {
+                     *         "id": "org_01JD3Q9ZK8W6V2C4X7N5B0M1TR",
+                     *         "name": "text",
+                     *         "email": "text",
+                     *         "status": "pending",
+                     *         "approved": true,
+                     *         "activeScopes": [
+                     *           "nin"
+                     *         ],
+                     *         "prices": {},
+                     *         "rateLimitPerMinute": 1,
+                     *         "suspensionReason": "text",
+                     *         "providers": {},
+                     *         "retentionDays": 1,
+                     *         "personalDataDestroyedAt": null,
+                     *         "createdAt": "2026-11-22T07:15:00.123+00:00"
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         /** @constant */
                         status: true;
@@ -3971,6 +4792,8 @@ export interface operations {
             /** @description `service_unavailable`: PostgreSQL or the event store is unreachable, the service is shutting down, a wallet is too busy, or a read model did not show the key's own writes within 2 s: try again shortly. On a check, details carry its reference when one was made: not charged, or its outcome not known yet (GET it once settled); `change_not_in_force`: the operator's change is recorded, but the read models did not apply it within 2 s; it takes effect once they do, and repeating the command is safe */
             503: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "Retry-After": components["headers"]["RetryAfter"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3998,9 +4821,32 @@ export interface operations {
             /** @description The organization */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "status": true,
+                     *       "data": {
+                     *         "id": "org_01JD3Q9ZK8W6V2C4X7N5B0M1TR",
+                     *         "name": "text",
+                     *         "email": "text",
+                     *         "status": "pending",
+                     *         "approved": true,
+                     *         "activeScopes": [
+                     *           "nin"
+                     *         ],
+                     *         "prices": {},
+                     *         "rateLimitPerMinute": 1,
+                     *         "suspensionReason": "text",
+                     *         "providers": {},
+                     *         "retentionDays": 1,
+                     *         "personalDataDestroyedAt": null,
+                     *         "createdAt": "2026-11-22T07:15:00.123+00:00"
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         /** @constant */
                         status: true;
@@ -4023,6 +4869,8 @@ export interface operations {
             /** @description `service_unavailable`: PostgreSQL or the event store is unreachable, the service is shutting down, a wallet is too busy, or a read model did not show the key's own writes within 2 s: try again shortly. On a check, details carry its reference when one was made: not charged, or its outcome not known yet (GET it once settled); `change_not_in_force`: the operator's change is recorded, but the read models did not apply it within 2 s; it takes effect once they do, and repeating the command is safe */
             503: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "Retry-After": components["headers"]["RetryAfter"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4050,9 +4898,32 @@ export interface operations {
             /** @description The organization */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "status": true,
+                     *       "data": {
+                     *         "id": "org_01JD3Q9ZK8W6V2C4X7N5B0M1TR",
+                     *         "name": "text",
+                     *         "email": "text",
+                     *         "status": "pending",
+                     *         "approved": true,
+                     *         "activeScopes": [
+                     *           "nin"
+                     *         ],
+                     *         "prices": {},
+                     *         "rateLimitPerMinute": 1,
+                     *         "suspensionReason": "text",
+                     *         "providers": {},
+                     *         "retentionDays": 1,
+                     *         "personalDataDestroyedAt": null,
+                     *         "createdAt": "2026-11-22T07:15:00.123+00:00"
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         /** @constant */
                         status: true;
@@ -4075,6 +4946,8 @@ export interface operations {
             /** @description `service_unavailable`: PostgreSQL or the event store is unreachable, the service is shutting down, a wallet is too busy, or a read model did not show the key's own writes within 2 s: try again shortly. On a check, details carry its reference when one was made: not charged, or its outcome not known yet (GET it once settled); `change_not_in_force`: the operator's change is recorded, but the read models did not apply it within 2 s; it takes effect once they do, and repeating the command is safe */
             503: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "Retry-After": components["headers"]["RetryAfter"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4098,9 +4971,32 @@ export interface operations {
             /** @description The organization, reinstated */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "status": true,
+                     *       "data": {
+                     *         "id": "org_01JD3Q9ZK8W6V2C4X7N5B0M1TR",
+                     *         "name": "text",
+                     *         "email": "text",
+                     *         "status": "pending",
+                     *         "approved": true,
+                     *         "activeScopes": [
+                     *           "nin"
+                     *         ],
+                     *         "prices": {},
+                     *         "rateLimitPerMinute": 1,
+                     *         "suspensionReason": "text",
+                     *         "providers": {},
+                     *         "retentionDays": 1,
+                     *         "personalDataDestroyedAt": null,
+                     *         "createdAt": "2026-11-22T07:15:00.123+00:00"
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         /** @constant */
                         status: true;
@@ -4123,6 +5019,8 @@ export interface operations {
             /** @description `service_unavailable`: PostgreSQL or the event store is unreachable, the service is shutting down, a wallet is too busy, or a read model did not show the key's own writes within 2 s: try again shortly. On a check, details carry its reference when one was made: not charged, or its outcome not known yet (GET it once settled); `change_not_in_force`: the operator's change is recorded, but the read models did not apply it within 2 s; it takes effect once they do, and repeating the command is safe */
             503: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "Retry-After": components["headers"]["RetryAfter"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4150,9 +5048,32 @@ export interface operations {
             /** @description The organization */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "status": true,
+                     *       "data": {
+                     *         "id": "org_01JD3Q9ZK8W6V2C4X7N5B0M1TR",
+                     *         "name": "text",
+                     *         "email": "text",
+                     *         "status": "pending",
+                     *         "approved": true,
+                     *         "activeScopes": [
+                     *           "nin"
+                     *         ],
+                     *         "prices": {},
+                     *         "rateLimitPerMinute": 1,
+                     *         "suspensionReason": "text",
+                     *         "providers": {},
+                     *         "retentionDays": 1,
+                     *         "personalDataDestroyedAt": null,
+                     *         "createdAt": "2026-11-22T07:15:00.123+00:00"
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         /** @constant */
                         status: true;
@@ -4175,6 +5096,8 @@ export interface operations {
             /** @description `service_unavailable`: PostgreSQL or the event store is unreachable, the service is shutting down, a wallet is too busy, or a read model did not show the key's own writes within 2 s: try again shortly. On a check, details carry its reference when one was made: not charged, or its outcome not known yet (GET it once settled); `change_not_in_force`: the operator's change is recorded, but the read models did not apply it within 2 s; it takes effect once they do, and repeating the command is safe */
             503: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "Retry-After": components["headers"]["RetryAfter"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4202,9 +5125,32 @@ export interface operations {
             /** @description The organization */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "status": true,
+                     *       "data": {
+                     *         "id": "org_01JD3Q9ZK8W6V2C4X7N5B0M1TR",
+                     *         "name": "text",
+                     *         "email": "text",
+                     *         "status": "pending",
+                     *         "approved": true,
+                     *         "activeScopes": [
+                     *           "nin"
+                     *         ],
+                     *         "prices": {},
+                     *         "rateLimitPerMinute": 1,
+                     *         "suspensionReason": "text",
+                     *         "providers": {},
+                     *         "retentionDays": 1,
+                     *         "personalDataDestroyedAt": null,
+                     *         "createdAt": "2026-11-22T07:15:00.123+00:00"
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         /** @constant */
                         status: true;
@@ -4227,6 +5173,8 @@ export interface operations {
             /** @description `service_unavailable`: PostgreSQL or the event store is unreachable, the service is shutting down, a wallet is too busy, or a read model did not show the key's own writes within 2 s: try again shortly. On a check, details carry its reference when one was made: not charged, or its outcome not known yet (GET it once settled); `change_not_in_force`: the operator's change is recorded, but the read models did not apply it within 2 s; it takes effect once they do, and repeating the command is safe */
             503: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "Retry-After": components["headers"]["RetryAfter"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4254,9 +5202,32 @@ export interface operations {
             /** @description The organization, suspended */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "status": true,
+                     *       "data": {
+                     *         "id": "org_01JD3Q9ZK8W6V2C4X7N5B0M1TR",
+                     *         "name": "text",
+                     *         "email": "text",
+                     *         "status": "pending",
+                     *         "approved": true,
+                     *         "activeScopes": [
+                     *           "nin"
+                     *         ],
+                     *         "prices": {},
+                     *         "rateLimitPerMinute": 1,
+                     *         "suspensionReason": "text",
+                     *         "providers": {},
+                     *         "retentionDays": 1,
+                     *         "personalDataDestroyedAt": null,
+                     *         "createdAt": "2026-11-22T07:15:00.123+00:00"
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         /** @constant */
                         status: true;
@@ -4279,6 +5250,8 @@ export interface operations {
             /** @description `service_unavailable`: PostgreSQL or the event store is unreachable, the service is shutting down, a wallet is too busy, or a read model did not show the key's own writes within 2 s: try again shortly. On a check, details carry its reference when one was made: not charged, or its outcome not known yet (GET it once settled); `change_not_in_force`: the operator's change is recorded, but the read models did not apply it within 2 s; it takes effect once they do, and repeating the command is safe */
             503: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "Retry-After": components["headers"]["RetryAfter"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4302,9 +5275,28 @@ export interface operations {
             /** @description The key, revoked */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "status": true,
+                     *       "data": {
+                     *         "id": "key_01JD3Q9ZK8W6V2C4X7N5B0M1TR",
+                     *         "name": "text",
+                     *         "prefix": "service_test_Xk4p",
+                     *         "last4": "xxxx",
+                     *         "environment": "test",
+                     *         "scopes": [
+                     *           "nin"
+                     *         ],
+                     *         "createdAt": "2026-11-22T07:15:00.123+00:00",
+                     *         "lastUsedAt": null,
+                     *         "revokedAt": null
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         /** @constant */
                         status: true;
@@ -4324,6 +5316,8 @@ export interface operations {
             /** @description `service_unavailable`: PostgreSQL or the event store is unreachable, the service is shutting down, a wallet is too busy, or a read model did not show the key's own writes within 2 s: try again shortly. On a check, details carry its reference when one was made: not charged, or its outcome not known yet (GET it once settled); `change_not_in_force`: the operator's change is recorded, but the read models did not apply it within 2 s; it takes effect once they do, and repeating the command is safe */
             503: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "Retry-After": components["headers"]["RetryAfter"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4347,9 +5341,30 @@ export interface operations {
             /** @description Its keys, revoked ones included */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "status": true,
+                     *       "data": [
+                     *         {
+                     *           "id": "key_01JD3Q9ZK8W6V2C4X7N5B0M1TR",
+                     *           "name": "text",
+                     *           "prefix": "service_test_Xk4p",
+                     *           "last4": "xxxx",
+                     *           "environment": "test",
+                     *           "scopes": [
+                     *             "nin"
+                     *           ],
+                     *           "createdAt": "2026-11-22T07:15:00.123+00:00",
+                     *           "lastUsedAt": null,
+                     *           "revokedAt": null
+                     *         }
+                     *       ]
+                     *     }
+                     */
                     "application/json": {
                         /** @constant */
                         status: true;
@@ -4386,9 +5401,27 @@ export interface operations {
             /** @description Issued */
             201: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "status": true,
+                     *       "data": {
+                     *         "id": "key_01JD3Q9ZK8W6V2C4X7N5B0M1TR",
+                     *         "name": "text",
+                     *         "prefix": "service_test_Xk4p",
+                     *         "last4": "xxxx",
+                     *         "environment": "test",
+                     *         "scopes": [
+                     *           "nin"
+                     *         ],
+                     *         "createdAt": "2026-11-22T07:15:00.123+00:00",
+                     *         "key": "service_test_Xk4pQ2mZ8rT1vB6nW3yL9sD0fG7hJ5kA2cE4iO8uY1q"
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         /** @constant */
                         status: true;
@@ -4411,6 +5444,8 @@ export interface operations {
             /** @description `service_unavailable`: PostgreSQL or the event store is unreachable, the service is shutting down, a wallet is too busy, or a read model did not show the key's own writes within 2 s: try again shortly. On a check, details carry its reference when one was made: not charged, or its outcome not known yet (GET it once settled); `change_not_in_force`: the operator's change is recorded, but the read models did not apply it within 2 s; it takes effect once they do, and repeating the command is safe */
             503: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "Retry-After": components["headers"]["RetryAfter"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4436,9 +5471,22 @@ export interface operations {
             /** @description The wallet */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "status": true,
+                     *       "data": {
+                     *         "organizationId": "org_01JD3Q9ZK8W6V2C4X7N5B0M1TR",
+                     *         "environment": "test",
+                     *         "balanceKobo": 10000,
+                     *         "reservedKobo": 10000,
+                     *         "availableKobo": 10000
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         /** @constant */
                         status: true;
@@ -4477,9 +5525,22 @@ export interface operations {
             /** @description This reference already credited this amount: nothing more is credited */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "status": true,
+                     *       "data": {
+                     *         "organizationId": "org_01JD3Q9ZK8W6V2C4X7N5B0M1TR",
+                     *         "environment": "test",
+                     *         "balanceKobo": 10000,
+                     *         "reservedKobo": 10000,
+                     *         "availableKobo": 10000
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         /** @constant */
                         status: true;
@@ -4490,9 +5551,22 @@ export interface operations {
             /** @description Credited */
             201: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "status": true,
+                     *       "data": {
+                     *         "organizationId": "org_01JD3Q9ZK8W6V2C4X7N5B0M1TR",
+                     *         "environment": "test",
+                     *         "balanceKobo": 10000,
+                     *         "reservedKobo": 10000,
+                     *         "availableKobo": 10000
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         /** @constant */
                         status: true;
@@ -4539,9 +5613,91 @@ export interface operations {
             /** @description A page of entries, oldest first */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "status": true,
+                     *       "data": [
+                     *         {
+                     *           "revision": "7",
+                     *           "position": "1234000001",
+                     *           "eventId": "0b7e9f1c-5d1a-4c35-9f0e-2f6a1d2c3b4a",
+                     *           "occurredAt": "2026-11-22T07:15:00.123+00:00",
+                     *           "entryType": "funding",
+                     *           "reference": "text",
+                     *           "scope": "nin",
+                     *           "amountKobo": 0,
+                     *           "balanceKobo": 0,
+                     *           "reservedKobo": 0,
+                     *           "availableKobo": 0,
+                     *           "actor": "api_key:key_01JD3Q9ZK8W6V2C4X7N5B0M1TR",
+                     *           "chain": "hashed",
+                     *           "hash": "text"
+                     *         }
+                     *       ],
+                     *       "meta": {
+                     *         "total": 0,
+                     *         "page": 1,
+                     *         "pageSize": 1,
+                     *         "totalPages": 0,
+                     *         "asOf": "2026-11-22T07:15:00.123+00:00",
+                     *         "lastRevision": "1024",
+                     *         "balance": {
+                     *           "fundedKobo": 0,
+                     *           "debitedKobo": 0,
+                     *           "balanceKobo": 0,
+                     *           "reservedKobo": 0,
+                     *           "availableKobo": 0
+                     *         },
+                     *         "totals": {
+                     *           "funding": {
+                     *             "count": 0,
+                     *             "amountKobo": 0
+                     *           },
+                     *           "reservation": {
+                     *             "count": 0,
+                     *             "amountKobo": 0
+                     *           },
+                     *           "debit": {
+                     *             "count": 0,
+                     *             "amountKobo": 0
+                     *           },
+                     *           "release": {
+                     *             "count": 0,
+                     *             "amountKobo": 0
+                     *           }
+                     *         },
+                     *         "openReservations": 0,
+                     *         "chain": {
+                     *           "verified": true,
+                     *           "hashedEvents": 0,
+                     *           "unhashedEvents": 0,
+                     *           "hashedFromRevision": "text",
+                     *           "head": "text",
+                     *           "firstBreak": {
+                     *             "revision": "1024",
+                     *             "position": "1024",
+                     *             "eventId": "text",
+                     *             "kind": "content_changed",
+                     *             "message": "text"
+                     *           },
+                     *           "breaks": 0
+                     *         },
+                     *         "ledgerProblems": [
+                     *           {
+                     *             "revision": "1024",
+                     *             "position": "1024",
+                     *             "eventId": "text",
+                     *             "kind": "content_changed",
+                     *             "message": "text"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         /** @constant */
                         status: true;
@@ -4572,9 +5728,50 @@ export interface operations {
             /** @description Every projection */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "status": true,
+                     *       "data": [
+                     *         {
+                     *           "name": "verifications",
+                     *           "state": "running",
+                     *           "position": "1024",
+                     *           "headPosition": "1024",
+                     *           "newestPosition": "1024",
+                     *           "lagEvents": 0,
+                     *           "lagEventsCapped": true,
+                     *           "lagSeconds": 0,
+                     *           "eventsPerSecond": 0,
+                     *           "eventsProcessed": 0,
+                     *           "updatedAt": "2026-11-22T07:15:00.123+00:00",
+                     *           "worker": {
+                     *             "pid": 0,
+                     *             "backendPid": 0
+                     *           },
+                     *           "error": {
+                     *             "message": "text",
+                     *             "failedPosition": "text"
+                     *           },
+                     *           "rebuild": {
+                     *             "position": "1024",
+                     *             "lagEvents": 0,
+                     *             "active": true
+                     *           },
+                     *           "logHeldBack": {
+                     *             "seconds": 0,
+                     *             "events": 0,
+                     *             "visibleBound": "1024",
+                     *             "holder": {},
+                     *             "description": "text"
+                     *           }
+                     *         }
+                     *       ]
+                     *     }
+                     */
                     "application/json": {
                         /** @constant */
                         status: true;
@@ -4603,9 +5800,32 @@ export interface operations {
             /** @description Ready, or degraded (the PostgreSQL log held back: `reasons` says by what) */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "status": true,
+                     *       "data": {
+                     *         "status": "ready",
+                     *         "checks": {
+                     *           "postgres": "ok",
+                     *           "eventStore": "ok",
+                     *           "eventStoreKind": "postgres",
+                     *           "eventLog": {
+                     *             "status": "ok",
+                     *             "heldBackSeconds": 0,
+                     *             "heldBackEvents": 0,
+                     *             "holder": {}
+                     *           }
+                     *         },
+                     *         "reasons": [
+                     *           "text"
+                     *         ]
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         /** @constant */
                         status: true;
@@ -4642,6 +5862,8 @@ export interface operations {
             /** @description `service_unavailable`: a backing store does not answer (details.checks says which), or the service is shutting down */
             503: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "Retry-After": components["headers"]["RetryAfter"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4690,9 +5912,11 @@ export interface operations {
             /** @description The metrics */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
                     [name: string]: unknown;
                 };
                 content: {
+                    /** @example # HELP http_requests_total Requests answered */
                     "text/plain": string;
                 };
             };
