@@ -31,7 +31,9 @@ export class RouteTable {
   /** `GET /v1/verifications` → the query parameters it takes; operations absent take whatever they read. */
   private readonly queryNames = new Map<string, readonly string[]>();
   /** `/v1/verifications/{reference}` as a pattern, per documented path. */
-  private readonly documentedPaths: { readonly template: string; readonly pattern: RegExp }[] = [];
+  private readonly documentedPaths: { readonly template: string; readonly pattern: RegExp; readonly methods: readonly string[] }[] = [];
+  /** The first segments of the document's paths (`v1`, `admin`, `health`, `metrics`). */
+  private readonly documentedPrefixes = new Set<string>();
 
   add(methods: string | readonly string[], url: string): void {
     // A catch-all (the console's pages, CORS's preflight) would make every path "exist".
@@ -40,18 +42,29 @@ export class RouteTable {
     for (const method of ([] as string[]).concat(methods)) this.routes.push({ method: method.toUpperCase(), pattern });
   }
 
-  /** The methods the routes of `path` take, or none when no route has that path. */
+  /**
+   * The methods the routes of `path` take, or none when no route has that path. Under the
+   * document's prefixes (/v1, /admin, …) the document decides: the router's `/v1/:scope` would
+   * otherwise make every `/v1/anything` a path that "takes POST".
+   */
   allowedMethods(path: string): string[] {
-    const methods = new Set(this.routes.filter((route) => route.pattern.test(path)).map((route) => route.method));
+    const documented = this.documentedPrefixes.has(path.split('/')[1] ?? '');
+    const matching = documented
+      ? this.documentedPaths.filter(({ pattern }) => pattern.test(path)).flatMap(({ methods }) => methods)
+      : this.routes.filter((route) => route.pattern.test(path)).map((route) => route.method);
+    const methods = new Set(matching);
     if (methods.has('GET')) methods.add('HEAD');
     return [...methods].sort();
   }
 
   useDocument(document: OpenAPIObject): void {
     for (const [template, item] of Object.entries(document.paths)) {
-      this.documentedPaths.push({ template, pattern: patternOf(template.replace(/\{(\w+)\}/g, ':$1')) });
+      const methods: string[] = [];
+      this.documentedPaths.push({ template, pattern: patternOf(template.replace(/\{(\w+)\}/g, ':$1')), methods });
+      this.documentedPrefixes.add(template.split('/')[1] ?? '');
       for (const [method, operation] of Object.entries(item as Record<string, { parameters?: { in?: string; name?: string }[] }>)) {
         if (typeof operation !== 'object' || operation === null || !('responses' in operation)) continue;
+        methods.push(method.toUpperCase());
         const names = (operation.parameters ?? []).filter((parameter) => parameter.in === 'query' && typeof parameter.name === 'string').map((parameter) => parameter.name as string);
         this.queryNames.set(`${method.toUpperCase()} ${template}`, names);
       }
