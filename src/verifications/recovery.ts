@@ -52,12 +52,16 @@ export class VerificationRecovery extends PeriodicSweep<RecoveryReport> {
   }
 
   protected async pass(now: Date): Promise<RecoveryReport> {
-    const deadline = new Date(now.getTime() - this.config.verifications.recoveryDeadlineMs);
+    // Staleness by the database's clock, the one every instance shares: an instance whose own clock
+    // runs ahead must not fail checks still waiting on their provider. A `now` given ahead of this
+    // instance's clock (a test, an operator) moves the database's time by as much.
+    const aheadMs = now.getTime() - this.clock.now().getTime();
     const { rows } = await this.pool.query<Candidate>(
-      `(select reference, organization_id, environment from wallet_reservations where reserved_at < $1 order by reserved_at limit $2)
+      `with cutoff as (select now() + $1 * interval '1 millisecond' as at)
+       (select reference, organization_id, environment from wallet_reservations, cutoff where reserved_at < cutoff.at order by reserved_at limit $2)
        union
-       (select reference, organization_id, environment from verifications where status = 'pending' and created_at < $1 order by created_at limit $2)`,
-      [deadline, BATCH],
+       (select reference, organization_id, environment from verifications, cutoff where status = 'pending' and created_at < cutoff.at order by created_at limit $2)`,
+      [aheadMs - this.config.verifications.recoveryDeadlineMs, BATCH],
     );
     const report = { examined: 0, failed: 0, captured: 0, released: 0 };
     for (const row of rows) {
