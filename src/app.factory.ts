@@ -15,7 +15,8 @@ import { createLogger } from './logging/logger.js';
 import { PinoNestLogger } from './logging/nest-logger.js';
 import { registerRequestLogging } from './logging/request-log.js';
 import { instrumentHttp, serveMetrics } from './metrics/http-metrics.js';
-import { setupOpenApi } from './openapi.js';
+import { buildOpenApiDocument, setupOpenApi } from './openapi.js';
+import { registerRouteTable } from './common/route-table.js';
 import { registerConsoleStatic } from './console/console-static.js';
 
 /** Request bodies above this are refused with 413 before any parsing (face_match images included). */
@@ -37,6 +38,17 @@ function corsOptions(config: AppConfig) {
   };
 }
 
+/**
+ * TRUST_PROXY for Fastify. A hop count trusts the nearest `hops` addresses whoever they are (Fastify
+ * itself now refuses a bare number, which cannot check the immediate peer): right only where the
+ * service cannot be reached but through those proxies; address ranges are checked, and preferred.
+ */
+function trustedProxies(trust: AppConfig['operations']['trustProxy']): false | string[] | ((address: string, hop: number) => boolean) {
+  if (trust === false) return false;
+  if (typeof trust === 'number') return (_address, hop) => hop < trust;
+  return [...trust];
+}
+
 /** Builds the HTTP application (migrated database, all modules) without listening. Used by main and by the e2e tests. */
 export async function createApp(runtime: Runtime, options: CreateAppOptions = {}): Promise<NestFastifyApplication> {
   const { config } = runtime;
@@ -45,11 +57,22 @@ export async function createApp(runtime: Runtime, options: CreateAppOptions = {}
   await runMigrations(runtime.databaseUrl, { log: (message) => logger.warn(message) });
   const adapter = new FastifyAdapter({
     bodyLimit: BODY_LIMIT_BYTES,
-    http: { maxHeaderSize: MAX_HEADER_BYTES },
+    // A slow or stalled client (headers dribbled, a body shorter than its Content-Length) gets 408
+    // within these limits instead of holding a connection forever. Node looks for expired requests
+    // every connectionsCheckingInterval (30 s by default, too coarse for the limits).
+    http: {
+      maxHeaderSize: MAX_HEADER_BYTES,
+      headersTimeout: config.operations.headersTimeoutMs,
+      requestTimeout: config.operations.requestTimeoutMs,
+      connectionsCheckingInterval: Math.min(1_000, Math.floor(config.operations.headersTimeoutMs / 4)),
+    },
+    // Fastify sets this on the server after creating it (0, no limit, by default): the same value.
+    requestTimeout: config.operations.requestTimeoutMs,
     clientErrorHandler,
     frameworkErrors: frameworkErrorHandler,
     routerOptions: { maxParamLength: 200 },
-    trustProxy: false,
+    // Behind a reverse proxy, request.ip and request.protocol are the client's, as the trusted hops forward them.
+    trustProxy: trustedProxies(config.operations.trustProxy),
     // No Nest middleware: request logging and security headers are Fastify hooks, so the Express
     // middleware layer (@fastify/middie) need not run on every request.
     skipMiddie: true,
@@ -66,6 +89,8 @@ export async function createApp(runtime: Runtime, options: CreateAppOptions = {}
   registerSecurityHeaders(fastify);
   refuseWhileDraining(fastify);
   registerInputLimits(fastify);
+  // After the input limits (a query they refuse is theirs to name), before any route is registered.
+  const routes = registerRouteTable(fastify);
   fastify.addHook('onSend', (request, reply, payload, done) => {
     void reply.header('x-request-id', echoedRequestId(request));
     done(null, payload);
@@ -85,5 +110,7 @@ export async function createApp(runtime: Runtime, options: CreateAppOptions = {}
   // The console's pages and assets at /console (its API, /console/api, is the console module's).
   registerConsoleStatic(fastify);
   await app.init();
+  // The query parameters each operation takes, as the document states them.
+  routes.useDocument(buildOpenApiDocument(app));
   return app;
 }

@@ -97,6 +97,79 @@ function referToSharedResponses(operation: Operation): void {
   }
 }
 
+/** The headers answers carry, declared once under components.headers and referred to. */
+const HEADERS: Record<string, { description: string; schema: Schema }> = {
+  'X-Request-Id': { description: "The request's id: the caller's X-Request-Id when it is a plain token of 8 to 128 characters, else one the service made. Quote it when reporting a problem.", schema: { type: 'string', example: '0b7e9f1c-5d1a-4c35-9f0e-2f6a1d2c3b4a' } },
+  'X-RateLimit-Limit': { description: "Requests the key may make per minute (the organization's limit, else RATE_LIMIT_PER_MINUTE).", schema: { type: 'integer', example: 600 } },
+  'X-RateLimit-Remaining': { description: 'Requests the key may still make in the current minute.', schema: { type: 'integer', example: 599 } },
+  'X-RateLimit-Reset': { description: 'Seconds until the current minute ends and the count starts again.', schema: { type: 'integer', example: 42 } },
+  'X-Consistency-Token': {
+    description: "What this answer covers of the key's own writes. Send it, unchanged, as X-Consistency-Token on a later read so that the read shows those writes whichever instance answers. Absent when there is nothing to cover.",
+    schema: { type: 'string', example: 'v1.verification-1024.wallet-1025' },
+  },
+  'Retry-After': { description: 'Seconds to wait before trying again.', schema: { type: 'integer', example: 1 } },
+};
+const headerRef = (name: string) => ({ $ref: `#/components/headers/${name}` });
+const componentName = (name: string) => name.replace(/-/g, '');
+
+/**
+ * The headers of one response: X-Request-Id on every answer; on a keyed operation's success the
+ * rate-limit headers and the consistency token; Retry-After on 429 and 503.
+ */
+function headersOf(status: string, keyed: boolean): Record<string, unknown> {
+  const names = ['X-Request-Id'];
+  if (keyed && status.startsWith('2')) names.push('X-RateLimit-Limit', 'X-RateLimit-Remaining', 'X-RateLimit-Reset', 'X-Consistency-Token');
+  if (status === '429' || status === '503') names.push('Retry-After');
+  return Object.fromEntries(names.map((name) => [name, headerRef(componentName(name))]));
+}
+
+/** Examples of the patterns whose schemas give none (a test finds any other pattern an example breaks). */
+const PATTERN_EXAMPLES: Record<string, string> = {
+  '^\\d+$': '1024',
+  '^[0-9a-f]{64}$': 'e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855',
+  '^service_(test|live)_': 'service_test_Xk4p',
+  '^service_(test|live)_[A-Za-z0-9_-]{43}$': 'service_test_Xk4pQ2mZ8rT1vB6nW3yL9sD0fG7hJ5kA2cE4iO8uY1q',
+};
+
+/**
+ * An example value made from a schema: its own `example`, else its `const`, first enum value or
+ * first alternative, objects from their properties. The success answers' examples come from here,
+ * so they cannot drift from the schemas (a test checks each against its schema).
+ */
+function exampleOf(schema: unknown, schemas: Record<string, unknown>, depth = 0): unknown {
+  if (schema === null || typeof schema !== 'object' || depth > 12) return null;
+  const node = schema as Record<string, unknown>;
+  if (typeof node.$ref === 'string') return exampleOf(schemas[node.$ref.split('/').pop() as string], schemas, depth + 1);
+  if ('example' in node) return node.example;
+  if (Array.isArray(node.examples) && node.examples.length > 0) return node.examples[0];
+  if ('const' in node) return node.const;
+  if (Array.isArray(node.enum)) return node.enum[0];
+  for (const key of ['anyOf', 'oneOf'] as const) if (Array.isArray(node[key])) return exampleOf(node[key][0], schemas, depth + 1);
+  if (Array.isArray(node.allOf)) return Object.assign({}, ...node.allOf.map((part) => exampleOf(part, schemas, depth + 1) as object));
+  const type = Array.isArray(node.type) ? node.type[0] : node.type;
+  if (type === 'object' || node.properties !== undefined) {
+    const properties = (node.properties ?? {}) as Record<string, unknown>;
+    return Object.fromEntries(Object.entries(properties).map(([name, property]) => [name, exampleOf(property, schemas, depth + 1)]));
+  }
+  if (type === 'array') return node.items === undefined ? [] : [exampleOf(node.items, schemas, depth + 1)];
+  if (type === 'integer' || type === 'number') return typeof node.minimum === 'number' ? node.minimum : 0;
+  if (type === 'boolean') return true;
+  if (type === 'null') return null;
+  if (type === 'string') {
+    const byFormat: Record<string, string> = {
+      'date-time': '2026-11-22T07:15:00.123+00:00',
+      date: '2026-11-22',
+      uri: 'https://api.example.com/v1/portraits/prt_0123456789abcdef_1f_2a0?expires=1795000000&signature=3q2-7wAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA',
+      uuid: '0b7e9f1c-5d1a-4c35-9f0e-2f6a1d2c3b4a',
+      email: 'ops@example.com',
+    };
+    if (typeof node.format === 'string' && byFormat[node.format] !== undefined) return byFormat[node.format];
+    if (typeof node.pattern === 'string' && PATTERN_EXAMPLES[node.pattern] !== undefined) return PATTERN_EXAMPLES[node.pattern];
+    return typeof node.minLength === 'number' ? 'x'.repeat(node.minLength) : 'text';
+  }
+  return null;
+}
+
 /** Puts in the per-scope operations and /metrics, orders the paths by tag, and states every operation's security. */
 function finish(document: OpenAPIObject): OpenAPIObject {
   const paths = { ...document.paths, ...scopeOperations(), '/metrics': METRICS_PATH_ITEM } as unknown as Record<string, Record<string, Operation>>;
@@ -124,9 +197,36 @@ function finish(document: OpenAPIObject): OpenAPIObject {
   }
   // Every operation is checked here rather than trusted: a route that lacks its decorators fails the build of the document.
   if (problems.length > 0) throw new Error(`The OpenAPI document is incomplete; each operation needs:\n${problems.join('\n')}`);
-  // Only the shared responses some operation refers to.
+  // Headers and examples, once every operation's responses are final.
+  const sharedStatus = new Map<string, string>();
+  const schemas = (document.components?.schemas ?? {}) as Record<string, unknown>;
+  for (const path of ordered) {
+    for (const method of HTTP_METHODS) {
+      const operation = paths[path][method];
+      if (operation === undefined) continue;
+      const keyed = (operation.security ?? []).some((requirement) => typeof requirement === 'object' && requirement !== null && 'serviceKey' in requirement);
+      for (const [status, response] of Object.entries(operation.responses ?? {})) {
+        const declared = response as { $ref?: string; headers?: Record<string, unknown>; content?: Record<string, { schema?: unknown; example?: unknown; examples?: unknown }> };
+        if (declared.$ref !== undefined) {
+          sharedStatus.set(declared.$ref.split('/').pop() as string, status);
+          continue;
+        }
+        declared.headers = { ...headersOf(status, keyed), ...declared.headers };
+        if (!status.startsWith('2')) continue;
+        for (const [contentType, media] of Object.entries(declared.content ?? {})) {
+          if (media.example !== undefined || media.examples !== undefined) continue;
+          media.example = contentType === 'application/json' ? exampleOf(media.schema, schemas) : contentType.startsWith('image/') ? '(the image bytes)' : '# HELP http_requests_total Requests answered\n';
+        }
+      }
+    }
+  }
+  // Only the shared responses some operation refers to, each with the headers of its status.
   const text = JSON.stringify(paths);
-  const responses = Object.fromEntries(Object.entries(document.components?.responses ?? {}).filter(([name]) => text.includes(`"#/components/responses/${name}"`)));
+  const responses = Object.fromEntries(
+    Object.entries(document.components?.responses ?? {})
+      .filter(([name]) => text.includes(`"#/components/responses/${name}"`))
+      .map(([name, response]) => [name, { ...(response as object), headers: headersOf(sharedStatus.get(name) ?? '', false) }]),
+  );
   const { openapi, info, servers, tags, components, ...rest } = document;
   return {
     openapi,
@@ -139,8 +239,8 @@ function finish(document: OpenAPIObject): OpenAPIObject {
     ],
     ...rest,
     paths: Object.fromEntries(ordered.map((path) => [path, paths[path]])) as never,
-    components: { ...components, responses },
-  } as OpenAPIObject;
+    components: { ...components, responses, headers: Object.fromEntries(Object.entries(HEADERS).map(([name, header]) => [componentName(name), header])) as never },
+  } as unknown as OpenAPIObject;
 }
 
 /**

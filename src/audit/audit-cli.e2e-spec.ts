@@ -215,7 +215,7 @@ describe('audit:wallet', () => {
     const ledger = app.app.get(WalletLedger);
     await ledger.reserve({ organizationId, environment: 'test' }, { reference: 'vrf_orphan', amountKobo: 700, scope: 'nin' }, { correlationId: 'orphan', actor: { type: 'system', id: 'test' } });
     await new Promise((resolveWait) => setTimeout(resolveWait, 1_100));
-    const result = await auditWith({ RECOVERY_DEADLINE_MS: '1000' }, '--org', organizationId, '--env', 'test', '--reconcile', '--format', 'json');
+    const result = await auditWith({ RECOVERY_DEADLINE_MS: '1000', PROVIDER_TIMEOUT_MS: '300' }, '--org', organizationId, '--env', 'test', '--reconcile', '--format', 'json');
     expect(result.code).toBe(1);
     const { reconcile } = JSON.parse(result.stdout);
     expect(reconcile.differences).toEqual([{ check: 'reservation_past_deadline', message: expect.stringMatching(/^vrf_orphan: 700 kobo reserved at .* is still open past the recovery deadline$/) }]);

@@ -53,4 +53,13 @@ describe('The error filter', () => {
       status: 402,
       body: { status: false, error: { code: 'insufficient_balance', message: 'too low', details: { balanceKobo: 5 } } },
     }));
+
+  it('answers a database host or network that has no route as 503, not as a bug', () => {
+    for (const code of ['EHOSTUNREACH', 'ENETUNREACH', 'ECONNABORTED']) {
+      expect(answer(Object.assign(new Error(`connect ${code} 10.0.0.9:5432`), { code, syscall: 'connect' }))).toEqual({
+        status: 503,
+        body: { status: false, error: { code: 'service_unavailable', message: 'A backing store is unavailable; try again shortly', details: {} } },
+      });
+    }
+  });
 });

@@ -3,6 +3,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import { EventStoreUnavailableError } from '../event-store/event-store.port.js';
 import { isConnectionError } from '../database/connection-errors.js';
 import { AppError } from './errors.js';
+import { methodsAllowed } from './route-table.js';
 import type { ErrorEnvelope } from './envelope.js';
 
 const HTTP_CODES: Record<number, string> = {
@@ -29,6 +30,7 @@ const logger = new Logger('ErrorFilter');
  */
 export function sendError(reply: FastifyReply, exception: unknown): FastifyReply {
   const [status, body] = toEnvelope(exception, reply.request);
+  if (status === 405) void reply.header('allow', (methodsAllowed(reply.request) ?? []).join(', '));
   if (status >= 500 && status !== 502 && status !== 503) {
     logger.error(exception instanceof Error ? exception.stack ?? exception.message : 'non-error thrown');
   }
@@ -68,6 +70,10 @@ function toEnvelope(exception: unknown, request: FastifyRequest | undefined): [n
   }
   // Nest's router answers an unknown route with "Cannot GET <url>", query string included.
   if (exception instanceof NotFoundException && request !== undefined) {
+    // The path exists, for other methods: the method is what is wrong.
+    if (methodsAllowed(request) !== undefined) {
+      return [405, { status: false, error: { code: 'method_not_allowed', message: `${request.method} is not allowed on ${pathOf(request)}`, details: {} } }];
+    }
     return [404, { status: false, error: { code: 'not_found', message: `Cannot ${request.method} ${pathOf(request)}`, details: {} } }];
   }
   if (exception instanceof HttpException) {

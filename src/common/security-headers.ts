@@ -48,8 +48,13 @@ export function helmetHeaders(options: HelmetOptions): SecurityHeaders {
   return headers;
 }
 
-/** The API's security headers: also written by the answers given before any hook runs (input-limits.ts). */
-export const API_SECURITY_HEADERS: SecurityHeaders = helmetHeaders(API_HELMET_OPTIONS);
+/**
+ * The API's security headers: also written by the answers given before any hook runs (input-limits.ts).
+ * Its answers carry personal data (checks, data subjects, organizations' contacts) or secrets (a new
+ * key), so none may be kept by a browser or a shared cache; a route whose answer may be (the
+ * console's assets, the docs' scripts) sets its own Cache-Control over this one.
+ */
+export const API_SECURITY_HEADERS: SecurityHeaders = { ...helmetHeaders(API_HELMET_OPTIONS), 'cache-control': 'no-store' };
 
 /**
  * Every response gets the API's security headers, or its route's own (`config.securityHeaders`).

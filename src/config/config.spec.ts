@@ -1,4 +1,5 @@
 import { describe, expect, it } from '@jest/globals';
+import { MAX_FUNDING_KOBO } from '../wallets/wallet.decider.js';
 import { assertServesHttp, ConfigError, loadConfig } from './config.js';
 
 describe('loadConfig', () => {
@@ -52,6 +53,17 @@ describe('loadConfig: verification settings', () => {
     expect(() => loadConfig({ SCOPE_PRICES: 'nim=5000' })).toThrow('SCOPE_PRICES');
     expect(() => loadConfig({ SCOPE_PRICES: 'nin=-1' })).toThrow('SCOPE_PRICES');
     expect(() => loadConfig({ DEFAULT_ACTIVE_SCOPES: 'nin,foo' })).toThrow('DEFAULT_ACTIVE_SCOPES');
+  });
+
+  it('refuses a sandbox credit the wallet could never fund, naming SANDBOX_CREDIT_KOBO', () => {
+    expect(loadConfig({ SANDBOX_CREDIT_KOBO: String(MAX_FUNDING_KOBO) }).verifications.sandboxCreditKobo).toBe(MAX_FUNDING_KOBO);
+    expect(() => loadConfig({ SANDBOX_CREDIT_KOBO: String(MAX_FUNDING_KOBO + 1) })).toThrow('SANDBOX_CREDIT_KOBO');
+  });
+
+  it('refuses a recovery deadline that a check still waiting on its provider could outlive', () => {
+    expect(loadConfig({ PROVIDER_TIMEOUT_MS: '10000', RECOVERY_DEADLINE_MS: '20000' }).verifications.recoveryDeadlineMs).toBe(20_000);
+    expect(() => loadConfig({ PROVIDER_TIMEOUT_MS: '10000', RECOVERY_DEADLINE_MS: '5000' })).toThrow('RECOVERY_DEADLINE_MS');
+    expect(() => loadConfig({ PROVIDER_TIMEOUT_MS: '10000', RECOVERY_DEADLINE_MS: '19999' })).toThrow(/RECOVERY_DEADLINE_MS must be at least 20000/);
   });
 
   it('rejects short secrets', () => {
@@ -127,6 +139,20 @@ describe('loadConfig: operations', () => {
   it('reads extra redact paths and refuses malformed ones', () => {
     expect(loadConfig({ LOG_REDACT_PATHS: 'req.headers["x-partner-token"], user.*.secret' }).operations.logRedactPaths).toEqual(['req.headers["x-partner-token"]', 'user.*.secret']);
     for (const bad of ['a..b', 'req.headers[x]', 'a b', '.a']) expect(() => loadConfig({ LOG_REDACT_PATHS: bad })).toThrow('LOG_REDACT_PATHS');
+  });
+
+  it('reads TRUST_PROXY as a hop count or addresses and CIDR ranges, and refuses trusting everyone', () => {
+    expect(loadConfig({}).operations.trustProxy).toBe(false);
+    expect(loadConfig({ TRUST_PROXY: '2' }).operations.trustProxy).toBe(2);
+    expect(loadConfig({ TRUST_PROXY: '10.0.0.0/8, 192.168.1.5, fd00::/8' }).operations.trustProxy).toEqual(['10.0.0.0/8', '192.168.1.5', 'fd00::/8']);
+    for (const bad of ['true', '10.0.0.0/33', 'proxy.example.com', '10.0.0.0/8/1', '11']) expect(() => loadConfig({ TRUST_PROXY: bad })).toThrow('TRUST_PROXY');
+  });
+
+  it('bounds the time a request may take to arrive, headers within the whole', () => {
+    expect(loadConfig({}).operations).toMatchObject({ headersTimeoutMs: 10_000, requestTimeoutMs: 60_000 });
+    expect(loadConfig({ HTTP_HEADERS_TIMEOUT_MS: '2000', HTTP_REQUEST_TIMEOUT_MS: '5000' }).operations).toMatchObject({ headersTimeoutMs: 2_000, requestTimeoutMs: 5_000 });
+    expect(() => loadConfig({ HTTP_HEADERS_TIMEOUT_MS: '20000', HTTP_REQUEST_TIMEOUT_MS: '5000' })).toThrow('HTTP_REQUEST_TIMEOUT_MS');
+    expect(() => loadConfig({ HTTP_REQUEST_TIMEOUT_MS: '0' })).toThrow('HTTP_REQUEST_TIMEOUT_MS');
   });
 
   it('accepts LOG_LEVEL=silent and bounds SHUTDOWN_TIMEOUT_MS', () => {

@@ -1,5 +1,7 @@
+import { isIP } from 'node:net';
 import { resolve } from 'node:path';
 import { isScope, MAX_PRICE_KOBO, SCOPES, type Scope } from '../scopes/scopes.js';
+import { MAX_FUNDING_KOBO } from '../wallets/wallet.decider.js';
 
 /** Default price per check in kobo (₦1 = 100 kobo), overridable by SCOPE_PRICES and per organization. */
 export const DEFAULT_SCOPE_PRICES_KOBO: Readonly<Record<Scope, number>> = {
@@ -108,8 +110,22 @@ export interface AppConfig {
     readonly logRedactPaths: readonly string[];
     readonly docsEnabled: boolean;
     readonly metricsEnabled: boolean;
+    /**
+     * TRUST_PROXY: the reverse proxies in front, whose X-Forwarded-For and X-Forwarded-Proto are
+     * believed (the client's address for the per-address throttles and the log, the scheme for
+     * Secure cookies): a hop count, or the proxies' addresses and CIDR ranges. False: no proxy, the
+     * headers are the caller's to write and ignored.
+     */
+    readonly trustProxy: false | number | readonly string[];
     /** Origins allowed to call the API from a browser; empty: no CORS headers at all. */
     readonly corsOrigins: readonly string[];
+    /**
+     * HTTP_HEADERS_TIMEOUT_MS: a connection's request line and headers must arrive within this
+     * (the time to a request's first byte is bounded by it too); else 408 and the connection closes.
+     */
+    readonly headersTimeoutMs: number;
+    /** HTTP_REQUEST_TIMEOUT_MS: the whole request, body included, must arrive within this; else 408. Not the time to answer. */
+    readonly requestTimeoutMs: number;
     /** Upper bound on a graceful stop (in-flight checks, HTTP drain, stores closed) before the process exits anyway. */
     readonly shutdownTimeoutMs: number;
   };
@@ -297,6 +313,25 @@ function origins(env: Env, name: string): readonly string[] {
     });
 }
 
+/** TRUST_PROXY: `1` (hops), or `10.0.0.0/8, 192.168.1.5` (addresses and CIDR ranges); unset or `false`: none. */
+function trustProxy(env: Env, name: string): false | number | readonly string[] {
+  const raw = text(env, name);
+  if (raw === undefined || /^(false|0|off|no)$/i.test(raw)) return false;
+  // Trusting every hop would let any client write its own address and scheme.
+  if (/^(true|on|yes)$/i.test(raw)) throw new ConfigError(name, 'must be a hop count or the proxies\' addresses and CIDR ranges, not true (any client could then choose its own address)');
+  if (/^\d+$/.test(raw)) return integer(env, name, 0, 1, 10);
+  const entries = raw.split(',').map((part) => part.trim()).filter((part) => part !== '');
+  for (const entry of entries) {
+    const [address, bits, extra] = entry.split('/');
+    const family = isIP(address ?? '');
+    const maxBits = family === 6 ? 128 : 32;
+    if (family === 0 || extra !== undefined || (bits !== undefined && (!/^\d{1,3}$/.test(bits) || Number(bits) > maxBits))) {
+      throw new ConfigError(name, `has "${entry}", which is neither a hop count nor an IP address or CIDR range`);
+    }
+  }
+  return entries;
+}
+
 /**
  * DATA_ENCRYPTION_KEY: required beside DATABASE_URL, where a key generated on one machine's disk
  * would be lost with it (and every verification's personal data with the key).
@@ -319,7 +354,18 @@ export function loadConfig(env: Env = process.env): AppConfig {
   const dataDir = resolve(text(env, 'DATA_DIR') ?? '.data');
   const providerTimeoutMs = integer(env, 'PROVIDER_TIMEOUT_MS', 10_000, 50, 120_000);
   const upstreamTimeoutMs = (name: string) => integer(env, name, Math.max(25, Math.floor(providerTimeoutMs / 2)), 25, providerTimeoutMs);
+  const recoveryDeadlineMs = integer(env, 'RECOVERY_DEADLINE_MS', 120_000, 1_000, 86_400_000);
+  // Recovery fails a check still open past its deadline. One still waiting on its provider (a call
+  // that is paid for anyway) must never be: the deadline leaves the writes before and after the
+  // call at least as long as the call itself.
+  if (recoveryDeadlineMs < 2 * providerTimeoutMs) {
+    throw new ConfigError('RECOVERY_DEADLINE_MS', `must be at least ${2 * providerTimeoutMs} (twice PROVIDER_TIMEOUT_MS), got ${recoveryDeadlineMs}`);
+  }
   const production = text(env, 'NODE_ENV') === 'production';
+  const headersTimeoutMs = integer(env, 'HTTP_HEADERS_TIMEOUT_MS', 10_000, 500, 120_000);
+  const requestTimeoutMs = integer(env, 'HTTP_REQUEST_TIMEOUT_MS', 60_000, 1_000, 600_000);
+  // Node refuses a headers limit above the whole request's, which includes the headers.
+  if (requestTimeoutMs < headersTimeoutMs) throw new ConfigError('HTTP_REQUEST_TIMEOUT_MS', `must be at least HTTP_HEADERS_TIMEOUT_MS (${headersTimeoutMs}), got ${requestTimeoutMs}`);
   const redisUrl = url(env, 'REDIS_URL', ['redis:', 'rediss:']);
   const rateLimitStore = oneOf(env, 'RATE_LIMIT_STORE', RATE_LIMIT_STORES, redisUrl === undefined ? 'memory' : 'redis');
   if (rateLimitStore === 'redis' && redisUrl === undefined) throw new ConfigError('REDIS_URL', 'is required when RATE_LIMIT_STORE=redis');
@@ -343,9 +389,10 @@ export function loadConfig(env: Env = process.env): AppConfig {
     verifications: {
       defaultActiveScopes: scopeList(env, 'DEFAULT_ACTIVE_SCOPES'),
       pricesKobo: scopePrices(env, 'SCOPE_PRICES'),
-      sandboxCreditKobo: integer(env, 'SANDBOX_CREDIT_KOBO', 1_000_000, 0, 1_000_000_000_000),
+      // Above one funding's limit the wallet would refuse it at every registration and every sweep.
+      sandboxCreditKobo: integer(env, 'SANDBOX_CREDIT_KOBO', 1_000_000, 0, MAX_FUNDING_KOBO),
       providerTimeoutMs,
-      recoveryDeadlineMs: integer(env, 'RECOVERY_DEADLINE_MS', 120_000, 1_000, 86_400_000),
+      recoveryDeadlineMs,
       recoveryIntervalMs: integer(env, 'RECOVERY_INTERVAL_MS', 15_000, 100, 3_600_000),
       retentionDays: integer(env, 'PERSONAL_DATA_RETENTION_DAYS', DEFAULT_RETENTION_DAYS, 1, MAX_RETENTION_DAYS),
       retentionSweepIntervalMs: integer(env, 'RETENTION_SWEEP_INTERVAL_MS', 3_600_000, 1_000, 86_400_000),
@@ -373,7 +420,10 @@ export function loadConfig(env: Env = process.env): AppConfig {
       logRedactPaths: redactPaths(env, 'LOG_REDACT_PATHS'),
       docsEnabled: flag(env, 'DOCS_ENABLED', !production),
       metricsEnabled: flag(env, 'METRICS_ENABLED', !production),
+      trustProxy: trustProxy(env, 'TRUST_PROXY'),
       corsOrigins: origins(env, 'CORS_ORIGINS'),
+      headersTimeoutMs,
+      requestTimeoutMs,
       shutdownTimeoutMs: integer(env, 'SHUTDOWN_TIMEOUT_MS', 25_000, 1_000, 600_000),
     },
     console: {

@@ -2,6 +2,7 @@ import { Inject, Injectable } from '@nestjs/common';
 import type pg from 'pg';
 import { Clock } from '../common/clock.js';
 import { SYSTEM_ACTOR, type CommandContext } from '../common/event.js';
+import { AppError, ValidationFailed } from '../common/errors.js';
 import { PeriodicSweep } from '../common/periodic-pass.js';
 import type { AppConfig } from '../config/config.js';
 import { CONFIG } from '../config/runtime.js';
@@ -16,6 +17,8 @@ const BATCH = 100;
 export interface SandboxCreditReport {
   readonly examined: number;
   readonly credited: number;
+  /** Organizations whose credit could not be written this pass: each reported, none holding up the others. */
+  readonly failed: number;
 }
 
 /**
@@ -30,6 +33,12 @@ export interface SandboxCreditReport {
 export class SandboxCreditSweep extends PeriodicSweep<SandboxCreditReport> {
   /** Organizations found owing nothing (registered before the credit was recorded, or with none configured): not read again. */
   private readonly owingNothing = new Set<string>();
+  /**
+   * Organizations whose recorded credit the wallet refuses outright (above one funding's limit,
+   * recorded by a release that did not check SANDBOX_CREDIT_KOBO): retrying cannot succeed, so they
+   * are not read again and cannot fill a batch ahead of those that can be credited.
+   */
+  private readonly refused = new Set<string>();
 
   constructor(
     @Inject(PG_POOL) private readonly pool: pg.Pool,
@@ -64,15 +73,25 @@ export class SandboxCreditSweep extends PeriodicSweep<SandboxCreditReport> {
           and not exists (select 1 from wallet_ledger l
                            where l.organization_id = o.id and l.entry_type = 'funding' and l.reference = $3 and l.environment = 'test')
         order by o.created_at limit $4`,
-      [deadline, [...this.owingNothing], SANDBOX_CREDIT_REFERENCE, BATCH],
+      [deadline, [...this.owingNothing, ...this.refused], SANDBOX_CREDIT_REFERENCE, BATCH],
     );
     let credited = 0;
+    let failed = 0;
     for (const { id } of rows) {
-      const { outcome } = await this.credit(id, { correlationId: `sandbox-credit-${id}`, actor: SYSTEM_ACTOR });
+      let outcome: Awaited<ReturnType<SandboxCreditSweep['credit']>>['outcome'];
+      try {
+        ({ outcome } = await this.credit(id, { correlationId: `sandbox-credit-${id}`, actor: SYSTEM_ACTOR }));
+      } catch (error) {
+        // One organization's failure must not stop the sweep for every later one.
+        failed += 1;
+        if (error instanceof ValidationFailed) this.refused.add(id);
+        this.logger.error(`Sandbox credit: the credit of ${id} could not be written (${error instanceof AppError ? error.code : 'store error'}); the others go on`);
+        continue;
+      }
       if (outcome === 'owes_nothing') this.owingNothing.add(id);
       if (outcome === 'credited') credited += 1;
     }
     if (credited > 0) this.logger.log(`Sandbox credit: ${credited} organizations credited after a failed registration`);
-    return { examined: rows.length, credited };
+    return { examined: rows.length, credited, failed };
   }
 }

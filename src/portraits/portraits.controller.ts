@@ -27,7 +27,7 @@ export class PortraitsController {
     'getPortrait',
     'Portraits',
     'Download a portrait',
-    "Through the signed, expiring link in a verification result (`portraitUrl`): the link is the credential, so it works in an `<img>` tag without the key. Answers carry `Cache-Control: private, no-store`.",
+    "Through the signed, expiring link in a verification result (`portraitUrl`): the link is the credential, so it works in an `<img>` tag without the key, on any site (`Cross-Origin-Resource-Policy: cross-origin`). Answers carry `Cache-Control: private, no-store`.",
   )
   @ApiPathParam('id', { type: 'string', pattern: PORTRAIT_ID.source, example: 'prt_0123456789abcdef_1f_2a0' }, 'the portrait')
   @ApiQuery({ name: 'expires', required: true, description: 'Unix seconds after which the link stops working', schema: { type: 'string', pattern: '^\\d{1,12}$' } })
@@ -45,6 +45,14 @@ export class PortraitsController {
     if (check !== 'valid') throw new Forbidden('portrait_link_invalid', 'This portrait link is not valid');
     const portrait = await this.portraits.get(id);
     if (portrait === null) throw new NotFound('No such portrait');
-    await reply.status(200).header('content-type', portrait.contentType).header('cache-control', 'private, no-store').send(portrait.bytes);
+    // Integrators show the portrait on their own pages, another site than the API's: the signed,
+    // short-lived link is the credential, so the image may be loaded from any origin (the API's
+    // same-origin policy would make every such <img> fail). Errors keep the API's policy.
+    await reply
+      .status(200)
+      .header('content-type', portrait.contentType)
+      .header('cache-control', 'private, no-store')
+      .header('cross-origin-resource-policy', 'cross-origin')
+      .send(portrait.bytes);
   }
 }

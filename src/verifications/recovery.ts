@@ -79,18 +79,22 @@ export class VerificationRecovery extends PeriodicSweep<RecoveryReport> {
   }
 
   protected async pass(now: Date): Promise<RecoveryReport> {
-    const deadline = new Date(now.getTime() - this.config.verifications.recoveryDeadlineMs);
+    // Staleness by the database's clock, the one every instance shares: an instance whose own clock
+    // runs ahead must not fail checks still waiting on their provider. A `now` given ahead of this
+    // instance's clock (a test, an operator) moves the database's time by as much.
+    const aheadMs = now.getTime() - this.clock.now().getTime();
     // Checks set aside as unsettleable wait for their next attempt: otherwise the oldest of them
     // would fill every batch, and newer checks would never be settled.
     const { rows } = await this.pool.query<Candidate>(
-      `(select reference, organization_id, environment from wallet_reservations r
-         where reserved_at < $1 and not exists (select 1 from verification_recovery_unsettled u where u.reference = r.reference and u.next_attempt_at > $3)
+      `with cutoff as (select now() + $1 * interval '1 millisecond' as at)
+       (select reference, organization_id, environment from wallet_reservations r, cutoff
+         where reserved_at < cutoff.at and not exists (select 1 from verification_recovery_unsettled u where u.reference = r.reference and u.next_attempt_at > $3)
          order by reserved_at limit $2)
        union
-       (select reference, organization_id, environment from verifications v
-         where status = 'pending' and created_at < $1 and not exists (select 1 from verification_recovery_unsettled u where u.reference = v.reference and u.next_attempt_at > $3)
+       (select reference, organization_id, environment from verifications v, cutoff
+         where status = 'pending' and created_at < cutoff.at and not exists (select 1 from verification_recovery_unsettled u where u.reference = v.reference and u.next_attempt_at > $3)
          order by created_at limit $2)`,
-      [deadline, BATCH, now],
+      [aheadMs - this.config.verifications.recoveryDeadlineMs, BATCH, now],
     );
     const report = { examined: 0, failed: 0, captured: 0, released: 0, unsettled: 0 };
     const settled: string[] = [];

@@ -7,7 +7,8 @@ import type { CommandContext } from '../common/event.js';
 import { IdGenerator } from '../common/ids.js';
 import type { AppConfig } from '../config/config.js';
 import { CONFIG } from '../config/runtime.js';
-import type { JsonObject } from '../event-store/event-store.port.js';
+import { EventStoreUnavailableError, type JsonObject } from '../event-store/event-store.port.js';
+import { isConnectionError } from '../database/connection-errors.js';
 import { AlongsideRefused } from '../event-sourcing/event-sourced-handler.js';
 import { chargedKoboTotal, verificationProviderDurationSeconds, verificationsTotal } from '../metrics/metrics.js';
 import { Portraits, PORTRAIT_ID_FIELD } from '../portraits/portraits.service.js';
@@ -137,8 +138,10 @@ export class RunVerificationHandler implements ICommandHandler<RunVerification, 
       // Written together or not at all: when the stream shows the request, its reservation is held
       // too. Fail the check now if we can; the recovery process settles the rest.
       const seen = await this.streams.load(reference).catch(() => undefined);
-      if (seen?.status === 'pending') await this.settleAfterError(reference, seen, wallet, context);
-      throw error;
+      // Not written: nothing to name. Unreadable: it may have been, so the client gets the reference.
+      if (seen?.status === 'none') throw error;
+      const settled = seen?.status === 'pending' ? await this.settleAfterError(reference, seen, wallet, context) : seen;
+      throw withReference(error, reference, settled);
     }
     if (reservation.alongside === undefined) throw new InvariantViolated(`the request of ${reference} was not written with its reservation`);
     const requested = await made.written(reservation.alongside);
@@ -158,8 +161,8 @@ export class RunVerificationHandler implements ICommandHandler<RunVerification, 
       reservation = await this.ledger.reserve(wallet, { reference, amountKobo: priceKobo, scope }, context);
     } catch (error) {
       // Nothing may be held (the reservation's fate is unknown): fail the check now if we can; the recovery process settles the rest.
-      await this.settleAfterError(reference, requested.state, wallet, context);
-      throw error;
+      const settled = await this.settleAfterError(reference, requested.state, wallet, context);
+      throw withReference(error, reference, settled);
     }
     if (!reservation.reserved) {
       const rejected = await this.streams.finish(reference, requested.state, { type: 'RejectVerification', priceKobo, balanceKobo: reservation.availableKobo, at: this.clock.now() }, context);
@@ -276,11 +279,27 @@ export class RunVerificationHandler implements ICommandHandler<RunVerification, 
     return state;
   }
 
-  private async settleAfterError(reference: string, state: VerificationState, wallet: WalletId, context: CommandContext): Promise<void> {
+  /** The check's state once failed here, or undefined when that could not be written (recovery settles it). */
+  private async settleAfterError(reference: string, state: VerificationState, wallet: WalletId, context: CommandContext): Promise<VerificationState | undefined> {
     try {
-      await this.finishAndSettle(reference, state, { type: 'FailVerification', reasonCode: 'internal_error', errorMessage: 'The check could not be run; the wallet was not charged', at: this.clock.now() }, wallet, context);
+      return await this.finishAndSettle(reference, state, { type: 'FailVerification', reasonCode: 'internal_error', errorMessage: NOT_RUN_MESSAGE, at: this.clock.now() }, wallet, context);
     } catch {
       this.logger.warn('A failed check is left to the recovery process');
+      return undefined;
     }
   }
+}
+
+const NOT_RUN_MESSAGE = 'The check could not be run; the wallet was not charged';
+
+/**
+ * A store failure after the request was (or may have been) written: still 503, but naming the
+ * check, so the client can read its outcome rather than run and pay for it again. Other errors
+ * (a bug, a refusal with its own details) pass unchanged.
+ */
+function withReference(error: unknown, reference: string, settled: VerificationState | undefined): unknown {
+  const unavailable = error instanceof EventStoreUnavailableError || isConnectionError(error) || (error instanceof ServiceUnavailable && error.details.reference === undefined);
+  if (!unavailable) return error;
+  if (settled?.status === 'failed') return new ServiceUnavailable(NOT_RUN_MESSAGE, { reference });
+  return new OutcomeNotKnown(reference);
 }

@@ -6,6 +6,7 @@ import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { generateOpenApiDocument, openApiJson } from '../../src/openapi.js';
+import { OpenApiValidator } from '../support/openapi-validator.js';
 
 /**
  * The OpenAPI document: the committed openapi/openapi.json is what the code generates
@@ -76,5 +77,51 @@ describe('The OpenAPI document', () => {
         for (const ref of refs.filter((item) => item !== undefined || path !== '/health/ready')) expect(ref).toMatch(/^#\/components\/schemas\/\w+Error$/);
       }
     }
+  });
+
+  it('declares the headers its answers carry: X-Request-Id on every one, the rate-limit headers and the consistency token on keyed successes, Retry-After on 429 and 503', async () => {
+    const document = (await generateOpenApiDocument()) as unknown as {
+      paths: Record<string, Record<string, { security: Record<string, unknown>[]; responses: Record<string, { $ref?: string; headers?: Record<string, unknown> }> }>>;
+      components: { responses: Record<string, { headers?: Record<string, unknown> }> };
+    };
+    const missing: string[] = [];
+    for (const [path, item] of Object.entries(document.paths)) {
+      for (const [method, operation] of Object.entries(item)) {
+        const keyed = operation.security.some((requirement) => 'serviceKey' in requirement);
+        for (const [status, response] of Object.entries(operation.responses)) {
+          const resolved = response.$ref === undefined ? response : document.components.responses[response.$ref.split('/').pop() as string];
+          const names = Object.keys(resolved.headers ?? {});
+          const wanted = ['X-Request-Id'];
+          if (keyed && status.startsWith('2')) wanted.push('X-RateLimit-Limit', 'X-RateLimit-Remaining', 'X-RateLimit-Reset', 'X-Consistency-Token');
+          if (status === '429' || status === '503') wanted.push('Retry-After');
+          for (const name of wanted) if (!names.includes(name)) missing.push(`${method.toUpperCase()} ${path} ${status}: ${name}`);
+        }
+      }
+    }
+    expect(missing).toEqual([]);
+  });
+
+  it('gives every success answer an example, and each example matches its own schema', async () => {
+    const document = (await generateOpenApiDocument()) as unknown as Record<string, unknown> & {
+      paths: Record<string, Record<string, { responses: Record<string, { content?: Record<string, { example?: unknown; examples?: Record<string, { value: unknown }> }> }> }>>;
+    };
+    const validator = new OpenApiValidator(JSON.parse(openApiJson(document as never)));
+    const problems: string[] = [];
+    for (const [path, item] of Object.entries(document.paths)) {
+      for (const [method, operation] of Object.entries(item)) {
+        for (const [status, response] of Object.entries(operation.responses)) {
+          if (!status.startsWith('2')) continue;
+          for (const [contentType, media] of Object.entries(response.content ?? {})) {
+            const examples = media.example !== undefined ? [media.example] : Object.values(media.examples ?? {}).map((example) => example.value);
+            if (examples.length === 0) problems.push(`${method.toUpperCase()} ${path} ${status} ${contentType}: no example`);
+            if (contentType !== 'application/json') continue;
+            for (const example of examples) {
+              problems.push(...validator.check({ method, url: path, status: Number(status), contentType, text: JSON.stringify(example) }));
+            }
+          }
+        }
+      }
+    }
+    expect(problems).toEqual([]);
   });
 });

@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, expect, it } from '@jest/globals';
 import fc from 'fast-check';
 import { Agent, request as httpRequest } from 'node:http';
+import { connect } from 'node:net';
 import { SCOPES } from '../../src/scopes/scopes.js';
 import type { RecordedEvent } from '../../src/event-store/event-store.port.js';
 import { startTestApp, type TestApp } from '../support/app.js';
@@ -47,6 +48,46 @@ interface Answer {
 }
 
 const agent = new Agent({ keepAlive: true, maxSockets: CONCURRENCY });
+
+/** Short limits on how long a request may take to arrive, so that the stalled requests below are answered within seconds. */
+const HEADERS_TIMEOUT_MS = 3_000;
+const REQUEST_TIMEOUT_MS = 6_000;
+const STALLED_RUNS = 16;
+
+/**
+ * A request that stops arriving: cut anywhere in its request line and headers, or with a body
+ * shorter than its Content-Length. The connection stays open, as a slow or hostile client's does.
+ */
+function stalledRequests(keys: Keys): fc.Arbitrary<{ text: string; limitMs: number }> {
+  const head = fc.tuple(fc.constantFrom('GET /v1/wallet', 'POST /v1/nin', 'GET /v1/verifications?page=1', 'POST /admin/v1/organizations'), hostileText.map((text) => text.replace(/[^\x20-\x7e]/g, 'x').slice(0, 40)));
+  const cutHeaders = fc.tuple(head, fc.nat()).map(([[line, filler]]) => `${line} HTTP/1.1\r\nHost: x\r\nX-Service-Key: ${keys.valid}\r\nX-Filler: ${filler}`).chain((text) =>
+    fc.integer({ min: 1, max: text.length }).map((cut) => ({ text: text.slice(0, cut), limitMs: HEADERS_TIMEOUT_MS })),
+  );
+  // With a body the route waits for (a GET answers without reading one).
+  const shortBody = fc.tuple(fc.constantFrom('POST /v1/nin', 'POST /admin/v1/organizations', 'PUT /admin/v1/organizations/org_x/scopes'), fc.integer({ min: 1, max: 1_000_000 }), fc.string({ maxLength: 50 })).map(([line, declared, sent]) => {
+    const body = sent.replace(/[^\x20-\x7e]/g, 'x');
+    return { text: `${line} HTTP/1.1\r\nHost: x\r\nX-Service-Key: ${keys.valid}\r\nContent-Type: application/json\r\nContent-Length: ${body.length + declared}\r\n\r\n${body}`, limitMs: REQUEST_TIMEOUT_MS };
+  });
+  return fc.oneof(cutHeaders, shortBody);
+}
+
+/** Sends `text` and keeps the connection open: the answer and how long it took, or status 0 when none came within `waitMs`. */
+function sendStalled(baseUrl: string, text: string, waitMs: number): Promise<{ status: number; text: string; elapsedMs: number }> {
+  const { hostname, port } = new URL(baseUrl);
+  const startedMs = Date.now();
+  return new Promise((resolveAnswer) => {
+    const socket = connect({ host: hostname, port: Number(port) }, () => socket.write(text));
+    let received = '';
+    const giveUp = setTimeout(() => socket.destroy(), waitMs);
+    socket.on('data', (chunk) => (received += chunk.toString('utf8')));
+    socket.on('error', () => undefined);
+    socket.on('close', () => {
+      clearTimeout(giveUp);
+      const [head, ...rest] = received.split('\r\n\r\n');
+      resolveAnswer({ status: received === '' ? 0 : Number(head.split(' ')[1]), text: rest.join('\r\n\r\n'), elapsedMs: Date.now() - startedMs });
+    });
+  });
+}
 
 function send(baseUrl: string, fuzz: FuzzRequest): Promise<Answer> {
   const { hostname, port } = new URL(baseUrl);
@@ -252,6 +293,14 @@ function fuzzRequests(keys: Keys): fc.Arbitrary<FuzzRequest> {
     headers: withKey(key),
   }));
   const health = fc.constantFrom('/v1/health', '/health/ready', '/docs/json').map((path) => ({ method: 'GET', path, headers: {} }));
+  // Real paths with a method they do not take (405 with Allow), or a query parameter their operation does not list (422).
+  const realPaths = ['/v1/wallet', '/v1/wallet/transactions', '/v1/verifications', `/v1/verifications/${keys.reference}`, '/v1/health', '/admin/v1/organizations', '/admin/v1/projections'];
+  const wrongMethod = fc.tuple(fc.constantFrom('PUT', 'DELETE', 'PATCH', 'OPTIONS'), fc.constantFrom(...realPaths), serviceKey).map(([method, path, key]) => ({ method, path, headers: withKey(key) }));
+  const unknownQuery = fc.tuple(fc.constantFrom(...realPaths.filter((path) => !path.startsWith('/admin'))), fc.oneof(fc.constantFrom('stauts', 'pagesize', 'Page', 'sort', 'filter[status]'), hostileText.filter((text) => text !== '')), serviceKey).map(([path, name, key]) => ({
+    method: 'GET',
+    path: `${path}?${encode(name)}=1`,
+    headers: withKey(key),
+  }));
 
   return fc.oneof(
     // About one request in eighty is a valid check: enough to see accepted requests write, few enough to stay fast.
@@ -264,6 +313,8 @@ function fuzzRequests(keys: Keys): fc.Arbitrary<FuzzRequest> {
     { weight: 12, arbitrary: admin },
     { weight: 6, arbitrary: anything },
     { weight: 3, arbitrary: health },
+    { weight: 3, arbitrary: wrongMethod },
+    { weight: 3, arbitrary: unknownQuery },
   );
 }
 
@@ -397,6 +448,15 @@ async function fuzz(app: TestApp, label: string, requests: readonly FuzzRequest[
         parsed?.status === false && typeof parsed.error?.code === 'string' && typeof parsed.error.message === 'string' && typeof parsed.error.details === 'object' && parsed.error.details !== null;
       if (!inEnvelope) outcome.problems.push(`#${index} ${answer.status} not in the envelope: ${answer.text.slice(0, 300)}: ${describeRequest(request)}`);
     }
+    // A 405 names the methods the path takes, never the one refused.
+    if (answer.status === 405) {
+      const allow = String(answer.headers.allow ?? '').split(',').map((name) => name.trim()).filter((name) => name !== '');
+      if (allow.length === 0 || allow.includes(request.method)) outcome.problems.push(`#${index} 405 with Allow "${String(answer.headers.allow)}": ${describeRequest(request)}`);
+    }
+    // No answer of the API may be cached (the docs' scripts may).
+    if (!request.path.startsWith('/docs') && !/\bno-store\b/.test(String(answer.headers['cache-control'] ?? ''))) {
+      outcome.problems.push(`#${index} ${answer.status} without Cache-Control: no-store: ${describeRequest(request)}`);
+    }
     if (openApi !== undefined) {
       const contentType = answer.headers['content-type'];
       const mismatches = openApi.check(
@@ -449,7 +509,9 @@ describeOnPostgresProjectOnly('Fuzzing every route with random and hostile reque
 
   beforeAll(async () => {
     // Limits out of the way: no 429 and no 402 hides what a request would otherwise do.
-    app = await startTestApp({ env: { RATE_LIMIT_PER_MINUTE: '1000000', SANDBOX_CREDIT_KOBO: '1000000000' } });
+    app = await startTestApp({
+      env: { RATE_LIMIT_PER_MINUTE: '1000000', SANDBOX_CREDIT_KOBO: '1000000000', HTTP_HEADERS_TIMEOUT_MS: String(HEADERS_TIMEOUT_MS), HTTP_REQUEST_TIMEOUT_MS: String(REQUEST_TIMEOUT_MS) },
+    });
     const organization = await createOrganization(app, { approved: true });
     const valid = (await issueKey(app, organization.id)).key;
     const other = await createOrganization(app);
@@ -505,6 +567,17 @@ describeOnPostgresProjectOnly('Fuzzing every route with random and hostile reque
     const succeeded = operations.filter((operationId) => [...openApi.covered].some((pair) => pair.startsWith(`${operationId} 2`)));
     expect(operations.filter((operationId) => !succeeded.includes(operationId))).toEqual([]);
     expect(operations.filter((operationId) => ![...openApi.covered].some((pair) => pair.startsWith(`${operationId} 4`)))).toEqual([]);
+    await expectHealthy(app, keys.valid);
+  });
+
+  it(`answers ${STALLED_RUNS} requests that stop arriving (cut in their headers, or a body shorter than declared) with 408 in the envelope within the limits (seed ${SEED})`, async () => {
+    const stalled = fc.sample(stalledRequests(keys), { seed: SEED, numRuns: STALLED_RUNS });
+    const answers = await Promise.all(stalled.map(({ text, limitMs }) => sendStalled(app.baseUrl, text, limitMs + 5_000).then((answer) => ({ ...answer, limitMs, sent: text.slice(0, 120) }))));
+    const problems = answers.filter((answer) => {
+      const body = answer.text === '' ? undefined : (JSON.parse(answer.text) as { error?: { code?: string } });
+      return answer.status !== 408 || body?.error?.code !== 'request_timeout' || answer.elapsedMs > answer.limitMs + 3_000;
+    });
+    expect(problems.map(({ status, elapsedMs, sent }) => ({ status, elapsedMs, sent }))).toEqual([]);
     await expectHealthy(app, keys.valid);
   });
 });

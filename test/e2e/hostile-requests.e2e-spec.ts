@@ -348,4 +348,96 @@ describeOnPostgresProjectOnly('Hostile requests', 'the HTTP surface does not dep
       }
     });
   });
+
+  describe('Caching', () => {
+    it('answers carrying personal data or secrets say Cache-Control: no-store, as does every other answer of the API', async () => {
+      const { values, key: victimKey } = await victim();
+      const headers = { 'x-service-key': victimKey };
+      const admin = { authorization: `Bearer ${app.adminToken}` };
+      const personal = [
+        await app.request('POST', '/v1/nin', { body: { nin: '12345678905' }, headers }),
+        await app.request('GET', `/v1/verifications/${values.reference}`, { headers }),
+        await app.request('GET', '/v1/verifications', { headers }),
+        await app.request('POST', '/v1/data-subjects/search', { body: { nin: '12345678905' }, headers }),
+        await app.request('POST', `/admin/v1/organizations/${values.id}/keys`, { body: { environment: 'test' }, headers: admin }),
+        await app.request('GET', `/admin/v1/organizations/${values.id}`, { headers: admin }),
+      ];
+      expect(personal.map((answer) => answer.status)).toEqual([201, 200, 200, 200, 201, 200]);
+      for (const answer of personal) expect(answer.headers.get('cache-control')).toMatch(/\bno-store\b/);
+      for (const route of ROUTES) {
+        const answer = await send(route, fill(route.path, values), victimKey);
+        expect({ route: `${route.method} ${route.path}`, cacheControl: answer.headers.get('cache-control') }).toEqual({ route: `${route.method} ${route.path}`, cacheControl: expect.stringMatching(/\bno-store\b/) });
+      }
+    });
+  });
+
+  describe('Methods and query parameters a route does not take', () => {
+    it('a method a path does not take is 405 naming the ones it does in Allow; OPTIONS too; an unknown path stays 404', async () => {
+      const cases: Array<[string, string, string[]]> = [
+        ['DELETE', '/v1/wallet', ['GET']],
+        ['PUT', `/v1/verifications/vrf_${'0'.repeat(26)}`, ['GET']],
+        ['OPTIONS', '/v1/wallet', ['GET']],
+        ['GET', '/admin/v1/organizations/org_x/approve', ['POST']],
+        ['PATCH', '/admin/v1/organizations', ['GET', 'POST']],
+      ];
+      for (const [method, path, allowed] of cases) {
+        const response = await keyed(method, path);
+        const allow = (response.headers.get('allow') ?? '').split(',').map((name) => name.trim());
+        expect({ method, path, status: response.status, code: response.body?.error?.code }).toEqual({ method, path, status: 405, code: 'method_not_allowed' });
+        for (const name of allowed) expect(allow).toContain(name);
+        expect(allow).not.toContain(method);
+        expect(response.headers.get('cache-control')).toBe('no-store');
+      }
+      expect((await keyed('DELETE', '/v1/nowhere/at/all')).status).toBe(404);
+    });
+
+    it('a query parameter the operation does not take is 422 naming it, not ignored', async () => {
+      const misspelt = await keyed('GET', '/v1/verifications?stauts=found&page=1');
+      expect({ status: misspelt.status, code: misspelt.body.error.code, fields: misspelt.body.error.details.fields }).toEqual({
+        status: 422,
+        code: 'validation_failed',
+        fields: [{ field: 'stauts', message: expect.stringContaining('status, scope, page, pageSize') }],
+      });
+      const several = await keyed('GET', '/v1/wallet?a=1&b=2');
+      expect(several.status).toBe(422);
+      expect(several.body.error.details.fields.map((field: { field: string }) => field.field)).toEqual(['a', 'b']);
+      expect((await app.admin('GET', '/admin/v1/organizations?pagesize=5')).status).toBe(422);
+      // The parameters each takes still work, the signed portrait link's included.
+      expect((await keyed('GET', '/v1/verifications?status=found&scope=nin&page=1&pageSize=5')).status).toBe(200);
+      expect((await keyed('GET', '/v1/wallet/transactions?page=1')).status).toBe(200);
+      expect((await fetch(portraitUrl)).status).toBe(200);
+    });
+  });
+
+  describe('Behind a reverse proxy (TRUST_PROXY)', () => {
+    /** What an app with `trustProxy` makes of a request that says it came from 203.0.113.7 over HTTPS: the logged address, and whether the console's cookie is Secure. */
+    async function seenBehind(trustProxy: string | undefined): Promise<{ remoteAddress: unknown; secureCookie: boolean }> {
+      const log: string[] = [];
+      const behind = await startTestApp({ database: app.database, env: { LOG_LEVEL: 'info', ...(trustProxy === undefined ? {} : { TRUST_PROXY: trustProxy }) }, logDestination: { write: (line: string) => void log.push(line) } });
+      try {
+        // No X-Request-Id of the caller's: the answer then names the server's own id, the one its log line carries.
+        const response = await fetch(`${behind.baseUrl}/console/api/session`, { headers: { 'x-forwarded-for': '203.0.113.7', 'x-forwarded-proto': 'https' } });
+        const requestId = response.headers.get('x-request-id');
+        const cookies = response.headers.getSetCookie();
+        expect(cookies.length).toBeGreaterThan(0);
+        const line = log
+          .flatMap((chunk) => chunk.split('\n'))
+          .filter((text) => text !== '')
+          .map((text) => JSON.parse(text) as LogLine)
+          .find((entry) => entry.requestId === requestId && typeof entry.req === 'object');
+        return { remoteAddress: (line?.req as { remoteAddress?: unknown } | undefined)?.remoteAddress, secureCookie: cookies.every((cookie) => /;\s*Secure\b/i.test(cookie)) };
+      } finally {
+        await behind.close();
+      }
+    }
+
+    it('takes the client address and scheme from the trusted hops only, and sets Secure cookies when the scheme is HTTPS', async () => {
+      // One trusted hop (the test client on loopback plays the proxy), or the proxy's address range.
+      expect(await seenBehind('1')).toEqual({ remoteAddress: '203.0.113.7', secureCookie: true });
+      expect(await seenBehind('127.0.0.1/8, ::1/128')).toEqual({ remoteAddress: '203.0.113.7', secureCookie: true });
+      // Not set, or a proxy elsewhere: the forwarded headers are anyone's to write, and ignored.
+      expect(await seenBehind(undefined)).toEqual({ remoteAddress: '127.0.0.1', secureCookie: false });
+      expect(await seenBehind('10.0.0.0/8')).toEqual({ remoteAddress: '127.0.0.1', secureCookie: false });
+    });
+  });
 });

@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, expect, it } from '@jest/globals';
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { connect } from 'node:net';
 import { BODY_LIMIT_BYTES } from '../../src/app.factory.js';
 import { MAX_HEADER_BYTES, MAX_QUERY_PARAMETERS, MAX_QUERY_VALUE_LENGTH, MAX_URL_LENGTH } from '../../src/common/input-limits.js';
@@ -17,6 +17,29 @@ function rawRequest(baseUrl: string, text: string): Promise<{ status: number; bo
     socket.on('close', () => {
       const [head, ...rest] = received.split('\r\n\r\n');
       resolveAnswer({ status: Number(head.split(' ')[1]), body: JSON.parse(rest.join('\r\n\r\n')) });
+    });
+  });
+}
+
+/**
+ * Sends `text` and leaves the connection open, as a slow or stalled client does; resolves with the
+ * answer and how long it took, or with status 0 when none came within `waitMs`.
+ */
+function stalledRequest(baseUrl: string, text: string, waitMs: number): Promise<{ status: number; body: unknown; elapsedMs: number }> {
+  const { hostname, port } = new URL(baseUrl);
+  const startedMs = Date.now();
+  return new Promise((resolveAnswer) => {
+    const socket = connect({ host: hostname, port: Number(port) }, () => socket.write(text));
+    let received = '';
+    const giveUp = setTimeout(() => socket.destroy(), waitMs);
+    socket.on('data', (chunk) => (received += chunk.toString('utf8')));
+    socket.on('error', () => undefined);
+    socket.on('close', () => {
+      clearTimeout(giveUp);
+      const [head, ...rest] = received.split('\r\n\r\n');
+      const elapsedMs = Date.now() - startedMs;
+      if (received === '') resolveAnswer({ status: 0, body: undefined, elapsedMs });
+      else resolveAnswer({ status: Number(head.split(' ')[1]), body: JSON.parse(rest.join('\r\n\r\n')), elapsedMs });
     });
   });
 }
@@ -67,5 +90,32 @@ describeOnPostgresProjectOnly('Limits on input', 'the HTTP surface does not depe
     expectError(await app.request('GET', `/v1/verifications?${many}`, { headers }), 422, 'validation_failed');
     // Within the limits, the same route answers normally.
     expect((await app.request('GET', '/v1/verifications?page=1&pageSize=5&status=found', { headers })).status).toBe(200);
+  });
+
+  describe('A client that sends its request too slowly', () => {
+    const HEADERS_TIMEOUT_MS = 1_000;
+    const REQUEST_TIMEOUT_MS = 1_500;
+    let strict: TestApp;
+
+    beforeAll(async () => {
+      strict = await startTestApp({ database: app.database, env: { HTTP_HEADERS_TIMEOUT_MS: String(HEADERS_TIMEOUT_MS), HTTP_REQUEST_TIMEOUT_MS: String(REQUEST_TIMEOUT_MS) } });
+    });
+    afterAll(async () => strict?.close());
+
+    it('gets 408 once its body, shorter than its declared length, has not arrived within the request limit', async () => {
+      const answer = await stalledRequest(
+        strict.baseUrl,
+        `POST /v1/nin HTTP/1.1\r\nHost: x\r\nX-Service-Key: ${headers['x-service-key']}\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{"nin": "1234`,
+        REQUEST_TIMEOUT_MS + 4_000,
+      );
+      expectError(answer, 408, 'request_timeout');
+      expect(answer.elapsedMs).toBeLessThan(REQUEST_TIMEOUT_MS + 2_000);
+    });
+
+    it('gets 408 once its headers have not arrived within the headers limit', async () => {
+      const answer = await stalledRequest(strict.baseUrl, 'GET /v1/wallet HTTP/1.1\r\nHost: x\r\nX-Service-', HEADERS_TIMEOUT_MS + 4_000);
+      expectError(answer, 408, 'request_timeout');
+      expect(answer.elapsedMs).toBeLessThan(HEADERS_TIMEOUT_MS + 2_000);
+    });
   });
 });

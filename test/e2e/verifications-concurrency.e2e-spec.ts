@@ -2,6 +2,9 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from '@jest/glob
 import { setTimeout as sleep } from 'node:timers/promises';
 import { SYSTEM_ACTOR } from '../../src/common/event.js';
 import { IdGenerator } from '../../src/common/ids.js';
+import { Clock } from '../../src/common/clock.js';
+import { PG_POOL } from '../../src/database/pool.js';
+import type pg from 'pg';
 import { EVENT_STORE, type EventStore, type RecordedEvent } from '../../src/event-store/event-store.port.js';
 import { RECOVERED_MESSAGE, VerificationRecovery } from '../../src/verifications/recovery.js';
 import { OUTCOME_UNKNOWN, OUTCOME_UNKNOWN_MESSAGE, VerificationStreams } from '../../src/verifications/verification.stream.js';
@@ -123,6 +126,7 @@ async function startCrashRig(env: Record<string, string> = {}): Promise<CrashRig
   };
 }
 
+const walletStream = (rig: CrashRig) => `wallet-${rig.org.id}.test`;
 const walletOf = (rig: CrashRig) => ({ organizationId: rig.org.id, environment: 'test' as const });
 /** A time past the recovery deadline of everything started until now. */
 const pastDeadline = () => new Date(Date.now() + CRASH_DEADLINE_MS + 1_000);
@@ -172,6 +176,26 @@ describe('Crash safety and recovery', () => {
     ({ app, store, recovery, streams, ledger, org, key } = rig);
   });
   afterAll(async () => app?.close());
+
+  it('judges staleness by the database clock: an instance whose own clock runs ahead fails no check still within its deadline', async () => {
+    const reference = await killedAfterReserve(rig);
+    const pool = app.app.get<symbol, pg.Pool>(PG_POOL);
+    // In the read model recovery reads, reserved just now.
+    await eventually(async () => (await pool.query('select 1 from wallet_reservations where reference = $1', [reference])).rowCount, (count) => count === 1);
+    const clock = app.app.get(Clock);
+    const ownNow = clock.now;
+    clock.now = () => new Date(Date.now() + CRASH_DEADLINE_MS + 5_000);
+    try {
+      await recovery.runOnce();
+    } finally {
+      clock.now = ownNow;
+    }
+    expect(await typesOf(rig, `verification-${reference}`)).toEqual(['VerificationRequested']);
+    expect(await typesOf(rig, walletStream(rig), reference)).toEqual(['WalletFundsReserved']);
+    // Past the deadline (as a test moves time: an explicit time, the same distance ahead of the database's), it is settled.
+    await recovery.runOnce(pastDeadline());
+    expect(await typesOf(rig, `verification-${reference}`)).toEqual(['VerificationRequested', 'VerificationFailed']);
+  });
 
   const wallet = () => walletOf(rig);
   const later = pastDeadline;
@@ -350,6 +374,19 @@ describeOnProject('esdb', 'Settling behind a lagging index, and appends whose ou
       ['VerificationRequested', undefined],
       ['VerificationFailed', OUTCOME_UNKNOWN],
     ]);
+    expect(await typesOf(rig, walletStream(), reference)).toEqual(['WalletFundsReserved', 'WalletReservationReleased']);
+    const shown = await eventually(() => rig.app.request('GET', `/v1/verifications/${reference}`, { headers: headers() }), (r) => r.status === 200);
+    expect(shown.body.data).toMatchObject({ status: 'failed', charged: false });
+  });
+
+  it('a reservation that commits but whose answer is lost: 503 with the reference, the check failed and its price released', async () => {
+    await control.failAppends({ outcome: 'commit-then-timeout', eventType: 'WalletFundsReserved' });
+    const response = await rig.app.request('POST', '/v1/nin', { body: { nin: '12345678905' }, headers: headers() });
+    expect({ status: response.status, code: response.body.error?.code }).toEqual({ status: 503, code: 'service_unavailable' });
+    const reference = response.body.error.details.reference as string;
+    expect(reference).toMatch(/^vrf_/);
+    await control.whenIndexed();
+    expect(await typesOf(rig, `verification-${reference}`)).toEqual(['VerificationRequested', 'VerificationFailed']);
     expect(await typesOf(rig, walletStream(), reference)).toEqual(['WalletFundsReserved', 'WalletReservationReleased']);
     const shown = await eventually(() => rig.app.request('GET', `/v1/verifications/${reference}`, { headers: headers() }), (r) => r.status === 200);
     expect(shown.body.data).toMatchObject({ status: 'failed', charged: false });

@@ -350,7 +350,7 @@ export interface paths {
         };
         /**
          * Download a portrait
-         * @description Through the signed, expiring link in a verification result (`portraitUrl`): the link is the credential, so it works in an `<img>` tag without the key. Answers carry `Cache-Control: private, no-store`.
+         * @description Through the signed, expiring link in a verification result (`portraitUrl`): the link is the credential, so it works in an `<img>` tag without the key, on any site (`Cross-Origin-Resource-Policy: cross-origin`). Answers carry `Cache-Control: private, no-store`.
          */
         get: operations["getPortrait"];
         put?: never;
@@ -3148,6 +3148,7 @@ export interface components {
         /** @description `bad_request`: malformed JSON, an empty JSON body, an unparsable request line or URL */
         BadRequest: {
             headers: {
+                "X-Request-Id": components["headers"]["XRequestId"];
                 [name: string]: unknown;
             };
             content: {
@@ -3157,6 +3158,7 @@ export interface components {
         /** @description `unauthenticated`: the key or bearer token is missing, unknown, revoked or malformed */
         Unauthenticated: {
             headers: {
+                "X-Request-Id": components["headers"]["XRequestId"];
                 [name: string]: unknown;
             };
             content: {
@@ -3166,6 +3168,7 @@ export interface components {
         /** @description `insufficient_balance`: the wallet's available balance is below the price; the verification is recorded as failed and not charged */
         InsufficientBalance: {
             headers: {
+                "X-Request-Id": components["headers"]["XRequestId"];
                 [name: string]: unknown;
             };
             content: {
@@ -3175,6 +3178,7 @@ export interface components {
         /** @description `read_only`: the auditor token on a change */
         ReadOnly: {
             headers: {
+                "X-Request-Id": components["headers"]["XRequestId"];
                 [name: string]: unknown;
             };
             content: {
@@ -3184,6 +3188,7 @@ export interface components {
         /** @description `not_found`: no such resource for the caller (another organization or environment included) */
         NotFound: {
             headers: {
+                "X-Request-Id": components["headers"]["XRequestId"];
                 [name: string]: unknown;
             };
             content: {
@@ -3193,6 +3198,7 @@ export interface components {
         /** @description `request_timeout`: the request was not received in time */
         RequestTimeout: {
             headers: {
+                "X-Request-Id": components["headers"]["XRequestId"];
                 [name: string]: unknown;
             };
             content: {
@@ -3202,6 +3208,7 @@ export interface components {
         /** @description `conflict`: the organization changed concurrently too many times in a row, or its key limit (200) is reached */
         Conflict: {
             headers: {
+                "X-Request-Id": components["headers"]["XRequestId"];
                 [name: string]: unknown;
             };
             content: {
@@ -3211,6 +3218,7 @@ export interface components {
         /** @description `verification_pending`: the check is still running: erase it once it has finished */
         VerificationPending: {
             headers: {
+                "X-Request-Id": components["headers"]["XRequestId"];
                 [name: string]: unknown;
             };
             content: {
@@ -3220,6 +3228,7 @@ export interface components {
         /** @description `funding_reference_conflict`: the funding reference already credited the wallet with another amount; nothing is credited */
         FundingReferenceConflict: {
             headers: {
+                "X-Request-Id": components["headers"]["XRequestId"];
                 [name: string]: unknown;
             };
             content: {
@@ -3229,6 +3238,7 @@ export interface components {
         /** @description `payload_too_large`: a body above 2 MiB */
         PayloadTooLarge: {
             headers: {
+                "X-Request-Id": components["headers"]["XRequestId"];
                 [name: string]: unknown;
             };
             content: {
@@ -3238,6 +3248,7 @@ export interface components {
         /** @description `uri_too_long`: a URL above 2,048 characters or a path segment above 200 */
         UriTooLong: {
             headers: {
+                "X-Request-Id": components["headers"]["XRequestId"];
                 [name: string]: unknown;
             };
             content: {
@@ -3247,6 +3258,7 @@ export interface components {
         /** @description `unsupported_media_type`: a body that is not `application/json` */
         UnsupportedMediaType: {
             headers: {
+                "X-Request-Id": components["headers"]["XRequestId"];
                 [name: string]: unknown;
             };
             content: {
@@ -3256,6 +3268,7 @@ export interface components {
         /** @description `validation_failed`: invalid input (body, path or query; at most 16 query parameters of at most 256 characters) */
         ValidationFailed: {
             headers: {
+                "X-Request-Id": components["headers"]["XRequestId"];
                 [name: string]: unknown;
             };
             content: {
@@ -3265,6 +3278,8 @@ export interface components {
         /** @description `rate_limited`: the key's requests this minute are used up; `Retry-After` gives the seconds to wait */
         RateLimited: {
             headers: {
+                "X-Request-Id": components["headers"]["XRequestId"];
+                "Retry-After": components["headers"]["RetryAfter"];
                 [name: string]: unknown;
             };
             content: {
@@ -3274,6 +3289,7 @@ export interface components {
         /** @description `headers_too_large`: the request line and headers above 16 KiB */
         HeadersTooLarge: {
             headers: {
+                "X-Request-Id": components["headers"]["XRequestId"];
                 [name: string]: unknown;
             };
             content: {
@@ -3283,6 +3299,7 @@ export interface components {
         /** @description `internal_error`: a bug: the answer says nothing more, the log has the rest */
         InternalError: {
             headers: {
+                "X-Request-Id": components["headers"]["XRequestId"];
                 [name: string]: unknown;
             };
             content: {
@@ -3292,6 +3309,7 @@ export interface components {
         /** @description `provider_failed`: the provider failed or timed out; the verification is recorded as failed and not charged */
         ProviderFailed: {
             headers: {
+                "X-Request-Id": components["headers"]["XRequestId"];
                 [name: string]: unknown;
             };
             content: {
@@ -3301,6 +3319,8 @@ export interface components {
         /** @description `service_unavailable`: PostgreSQL or the event store is unreachable, the service is shutting down, a wallet is too busy, or a read model did not show the key's own writes within 2 s: try again shortly. On a check, details carry its reference when one was made: not charged, or its outcome not known yet (GET it once settled) */
         ServiceUnavailable: {
             headers: {
+                "X-Request-Id": components["headers"]["XRequestId"];
+                "Retry-After": components["headers"]["RetryAfter"];
                 [name: string]: unknown;
             };
             content: {
@@ -3310,7 +3330,20 @@ export interface components {
     };
     parameters: never;
     requestBodies: never;
-    headers: never;
+    headers: {
+        /** @description The request's id: the caller's X-Request-Id when it is a plain token of 8 to 128 characters, else one the service made. Quote it when reporting a problem. */
+        XRequestId: string;
+        /** @description Requests the key may make per minute (the organization's limit, else RATE_LIMIT_PER_MINUTE). */
+        XRateLimitLimit: number;
+        /** @description Requests the key may still make in the current minute. */
+        XRateLimitRemaining: number;
+        /** @description Seconds until the current minute ends and the count starts again. */
+        XRateLimitReset: number;
+        /** @description What this answer covers of the key's own writes. Send it, unchanged, as X-Consistency-Token on a later read so that the read shows those writes whichever instance answers. Absent when there is nothing to cover. */
+        XConsistencyToken: string;
+        /** @description Seconds to wait before trying again. */
+        RetryAfter: number;
+    };
     pathItems: never;
 }
 export type $defs = Record<string, never>;
@@ -3331,9 +3364,42 @@ export interface operations {
             /** @description The check ran: found or not_found, charged */
             201: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    "X-Consistency-Token": components["headers"]["XConsistencyToken"];
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "status": true,
+                     *       "data": {
+                     *         "reference": "vrf_01JD3Q9ZK8W6V2C4X7N5B0M1TR",
+                     *         "scope": "bank_account",
+                     *         "category": "kyc",
+                     *         "countryCode": "NG",
+                     *         "status": "found",
+                     *         "request": {
+                     *           "bank": "035",
+                     *           "account_number": "7753968106"
+                     *         },
+                     *         "result": {
+                     *           "accountNumber": "text",
+                     *           "accountName": "text",
+                     *           "bankCode": "text",
+                     *           "bankName": "text"
+                     *         },
+                     *         "errorMessage": "text",
+                     *         "failureReason": "provider_error",
+                     *         "priceKobo": 10000,
+                     *         "charged": true,
+                     *         "createdAt": "2026-11-22T07:15:00.123+00:00",
+                     *         "personalDataErasedAt": null
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         /** @constant */
                         status: true;
@@ -3347,6 +3413,7 @@ export interface operations {
             /** @description `organization_not_approved`: a live key of an organization not yet approved; `organization_suspended`: a key of a suspended organization; `scope_not_active`: the scope is not active for the organization; `scope_not_allowed`: the key was issued for other scopes; `provider_not_configured`: a live key, and no live upstream provider configured; `scope_not_supported_by_provider`: the configured upstream cannot run this scope; `personal_data_destroyed`: the organization's personal data was destroyed (offboarded): it can run no more checks */
             403: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3381,9 +3448,60 @@ export interface operations {
             /** @description The check ran: found or not_found, charged */
             201: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    "X-Consistency-Token": components["headers"]["XConsistencyToken"];
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "status": true,
+                     *       "data": {
+                     *         "reference": "vrf_01JD3Q9ZK8W6V2C4X7N5B0M1TR",
+                     *         "scope": "bvn",
+                     *         "category": "kyc",
+                     *         "countryCode": "NG",
+                     *         "status": "found",
+                     *         "request": {
+                     *           "bvn": "22126025250"
+                     *         },
+                     *         "result": {
+                     *           "bvn": "text",
+                     *           "firstName": "text",
+                     *           "middleName": "text",
+                     *           "lastName": "text",
+                     *           "gender": "Female",
+                     *           "dateOfBirth": "1993-06-10",
+                     *           "phoneNumber1": "08150292236",
+                     *           "phoneNumber2": "08150292236",
+                     *           "email": "text",
+                     *           "stateOfOrigin": "text",
+                     *           "lgaOfOrigin": "text",
+                     *           "stateOfResidence": "text",
+                     *           "residentialAddress": "text",
+                     *           "nationality": "text",
+                     *           "maritalStatus": "text",
+                     *           "enrollmentBank": "text",
+                     *           "enrollmentBranch": "text",
+                     *           "registrationDate": "1993-06-10",
+                     *           "levelOfAccount": "text",
+                     *           "watchListed": true,
+                     *           "nin": "text",
+                     *           "portraitUrl": "https://api.example.com/v1/portraits/prt_0123456789abcdef_1f_2a0?expires=1795000000&signature=3q2-7wAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA",
+                     *           "portraitUrlExpiresAt": "2026-11-22T07:15:00.123+00:00"
+                     *         },
+                     *         "errorMessage": "text",
+                     *         "failureReason": "provider_error",
+                     *         "priceKobo": 10000,
+                     *         "charged": true,
+                     *         "createdAt": "2026-11-22T07:15:00.123+00:00",
+                     *         "personalDataErasedAt": null
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         /** @constant */
                         status: true;
@@ -3397,6 +3515,7 @@ export interface operations {
             /** @description `organization_not_approved`: a live key of an organization not yet approved; `organization_suspended`: a key of a suspended organization; `scope_not_active`: the scope is not active for the organization; `scope_not_allowed`: the key was issued for other scopes; `provider_not_configured`: a live key, and no live upstream provider configured; `scope_not_supported_by_provider`: the configured upstream cannot run this scope; `personal_data_destroyed`: the organization's personal data was destroyed (offboarded): it can run no more checks */
             403: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3431,9 +3550,45 @@ export interface operations {
             /** @description The check ran: found or not_found, charged */
             201: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    "X-Consistency-Token": components["headers"]["XConsistencyToken"];
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "status": true,
+                     *       "data": {
+                     *         "reference": "vrf_01JD3Q9ZK8W6V2C4X7N5B0M1TR",
+                     *         "scope": "face_match",
+                     *         "category": "kyc",
+                     *         "countryCode": "NG",
+                     *         "status": "found",
+                     *         "request": {
+                     *           "image": {
+                     *             "contentType": "image/jpeg",
+                     *             "sizeBytes": 1,
+                     *             "sha256": "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855"
+                     *           },
+                     *           "nin": "21440414976",
+                     *           "bvn": "22126025250"
+                     *         },
+                     *         "result": {
+                     *           "match": true,
+                     *           "confidence": 0
+                     *         },
+                     *         "errorMessage": "text",
+                     *         "failureReason": "provider_error",
+                     *         "priceKobo": 10000,
+                     *         "charged": true,
+                     *         "createdAt": "2026-11-22T07:15:00.123+00:00",
+                     *         "personalDataErasedAt": null
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         /** @constant */
                         status: true;
@@ -3447,6 +3602,7 @@ export interface operations {
             /** @description `organization_not_approved`: a live key of an organization not yet approved; `organization_suspended`: a key of a suspended organization; `scope_not_active`: the scope is not active for the organization; `scope_not_allowed`: the key was issued for other scopes; `provider_not_configured`: a live key, and no live upstream provider configured; `scope_not_supported_by_provider`: the configured upstream cannot run this scope; `personal_data_destroyed`: the organization's personal data was destroyed (offboarded): it can run no more checks */
             403: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3481,9 +3637,50 @@ export interface operations {
             /** @description The check ran: found or not_found, charged */
             201: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    "X-Consistency-Token": components["headers"]["XConsistencyToken"];
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "status": true,
+                     *       "data": {
+                     *         "reference": "vrf_01JD3Q9ZK8W6V2C4X7N5B0M1TR",
+                     *         "scope": "nin",
+                     *         "category": "kyc",
+                     *         "countryCode": "NG",
+                     *         "status": "found",
+                     *         "request": {
+                     *           "nin": "21440414976"
+                     *         },
+                     *         "result": {
+                     *           "nin": "text",
+                     *           "firstName": "text",
+                     *           "middleName": "text",
+                     *           "lastName": "text",
+                     *           "gender": "Female",
+                     *           "dateOfBirth": "1993-06-10",
+                     *           "phoneNumber": "08150292236",
+                     *           "stateOfOrigin": "text",
+                     *           "lgaOfOrigin": "text",
+                     *           "residentialAddress": "text",
+                     *           "stateOfResidence": "text",
+                     *           "portraitUrl": "https://api.example.com/v1/portraits/prt_0123456789abcdef_1f_2a0?expires=1795000000&signature=3q2-7wAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA",
+                     *           "portraitUrlExpiresAt": "2026-11-22T07:15:00.123+00:00"
+                     *         },
+                     *         "errorMessage": "text",
+                     *         "failureReason": "provider_error",
+                     *         "priceKobo": 10000,
+                     *         "charged": true,
+                     *         "createdAt": "2026-11-22T07:15:00.123+00:00",
+                     *         "personalDataErasedAt": null
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         /** @constant */
                         status: true;
@@ -3497,6 +3694,7 @@ export interface operations {
             /** @description `organization_not_approved`: a live key of an organization not yet approved; `organization_suspended`: a key of a suspended organization; `scope_not_active`: the scope is not active for the organization; `scope_not_allowed`: the key was issued for other scopes; `provider_not_configured`: a live key, and no live upstream provider configured; `scope_not_supported_by_provider`: the configured upstream cannot run this scope; `personal_data_destroyed`: the organization's personal data was destroyed (offboarded): it can run no more checks */
             403: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3531,9 +3729,49 @@ export interface operations {
             /** @description The check ran: found or not_found, charged */
             201: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    "X-Consistency-Token": components["headers"]["XConsistencyToken"];
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "status": true,
+                     *       "data": {
+                     *         "reference": "vrf_01JD3Q9ZK8W6V2C4X7N5B0M1TR",
+                     *         "scope": "passport",
+                     *         "category": "kyc",
+                     *         "countryCode": "NG",
+                     *         "status": "found",
+                     *         "request": {
+                     *           "passport_number": "B43975538"
+                     *         },
+                     *         "result": {
+                     *           "passportNumber": "text",
+                     *           "firstName": "text",
+                     *           "middleName": "text",
+                     *           "lastName": "text",
+                     *           "gender": "Female",
+                     *           "dateOfBirth": "1993-06-10",
+                     *           "issueDate": "1993-06-10",
+                     *           "expiryDate": "1993-06-10",
+                     *           "issuePlace": "text",
+                     *           "nationality": "text",
+                     *           "portraitUrl": "https://api.example.com/v1/portraits/prt_0123456789abcdef_1f_2a0?expires=1795000000&signature=3q2-7wAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA",
+                     *           "portraitUrlExpiresAt": "2026-11-22T07:15:00.123+00:00"
+                     *         },
+                     *         "errorMessage": "text",
+                     *         "failureReason": "provider_error",
+                     *         "priceKobo": 10000,
+                     *         "charged": true,
+                     *         "createdAt": "2026-11-22T07:15:00.123+00:00",
+                     *         "personalDataErasedAt": null
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         /** @constant */
                         status: true;
@@ -3547,6 +3785,7 @@ export interface operations {
             /** @description `organization_not_approved`: a live key of an organization not yet approved; `organization_suspended`: a key of a suspended organization; `scope_not_active`: the scope is not active for the organization; `scope_not_allowed`: the key was issued for other scopes; `provider_not_configured`: a live key, and no live upstream provider configured; `scope_not_supported_by_provider`: the configured upstream cannot run this scope; `personal_data_destroyed`: the organization's personal data was destroyed (offboarded): it can run no more checks */
             403: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3581,9 +3820,50 @@ export interface operations {
             /** @description The check ran: found or not_found, charged */
             201: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    "X-Consistency-Token": components["headers"]["XConsistencyToken"];
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "status": true,
+                     *       "data": {
+                     *         "reference": "vrf_01JD3Q9ZK8W6V2C4X7N5B0M1TR",
+                     *         "scope": "phone",
+                     *         "category": "kyc",
+                     *         "countryCode": "NG",
+                     *         "status": "found",
+                     *         "request": {
+                     *           "phone": "08131346060"
+                     *         },
+                     *         "result": {
+                     *           "phoneNumber": "08150292236",
+                     *           "network": "text",
+                     *           "nin": "text",
+                     *           "firstName": "text",
+                     *           "middleName": "text",
+                     *           "lastName": "text",
+                     *           "gender": "Female",
+                     *           "dateOfBirth": "1993-06-10",
+                     *           "stateOfOrigin": "text",
+                     *           "lgaOfOrigin": "text",
+                     *           "residentialAddress": "text",
+                     *           "portraitUrl": "https://api.example.com/v1/portraits/prt_0123456789abcdef_1f_2a0?expires=1795000000&signature=3q2-7wAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA",
+                     *           "portraitUrlExpiresAt": "2026-11-22T07:15:00.123+00:00"
+                     *         },
+                     *         "errorMessage": "text",
+                     *         "failureReason": "provider_error",
+                     *         "priceKobo": 10000,
+                     *         "charged": true,
+                     *         "createdAt": "2026-11-22T07:15:00.123+00:00",
+                     *         "personalDataErasedAt": null
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         /** @constant */
                         status: true;
@@ -3597,6 +3877,7 @@ export interface operations {
             /** @description `organization_not_approved`: a live key of an organization not yet approved; `organization_suspended`: a key of a suspended organization; `scope_not_active`: the scope is not active for the organization; `scope_not_allowed`: the key was issued for other scopes; `provider_not_configured`: a live key, and no live upstream provider configured; `scope_not_supported_by_provider`: the configured upstream cannot run this scope; `personal_data_destroyed`: the organization's personal data was destroyed (offboarded): it can run no more checks */
             403: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3631,9 +3912,50 @@ export interface operations {
             /** @description The check ran: found or not_found, charged */
             201: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    "X-Consistency-Token": components["headers"]["XConsistencyToken"];
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "status": true,
+                     *       "data": {
+                     *         "reference": "vrf_01JD3Q9ZK8W6V2C4X7N5B0M1TR",
+                     *         "scope": "pnv",
+                     *         "category": "kyc",
+                     *         "countryCode": "NG",
+                     *         "status": "found",
+                     *         "request": {
+                     *           "phone": "08150292236"
+                     *         },
+                     *         "result": {
+                     *           "nin": "text",
+                     *           "firstName": "text",
+                     *           "middleName": "text",
+                     *           "lastName": "text",
+                     *           "gender": "Female",
+                     *           "dateOfBirth": "1993-06-10",
+                     *           "phoneNumber": "08150292236",
+                     *           "stateOfOrigin": "text",
+                     *           "lgaOfOrigin": "text",
+                     *           "residentialAddress": "text",
+                     *           "stateOfResidence": "text",
+                     *           "portraitUrl": "https://api.example.com/v1/portraits/prt_0123456789abcdef_1f_2a0?expires=1795000000&signature=3q2-7wAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA",
+                     *           "portraitUrlExpiresAt": "2026-11-22T07:15:00.123+00:00"
+                     *         },
+                     *         "errorMessage": "text",
+                     *         "failureReason": "provider_error",
+                     *         "priceKobo": 10000,
+                     *         "charged": true,
+                     *         "createdAt": "2026-11-22T07:15:00.123+00:00",
+                     *         "personalDataErasedAt": null
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         /** @constant */
                         status: true;
@@ -3647,6 +3969,7 @@ export interface operations {
             /** @description `organization_not_approved`: a live key of an organization not yet approved; `organization_suspended`: a key of a suspended organization; `scope_not_active`: the scope is not active for the organization; `scope_not_allowed`: the key was issued for other scopes; `provider_not_configured`: a live key, and no live upstream provider configured; `scope_not_supported_by_provider`: the configured upstream cannot run this scope; `personal_data_destroyed`: the organization's personal data was destroyed (offboarded): it can run no more checks */
             403: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3681,9 +4004,52 @@ export interface operations {
             /** @description The check ran: found or not_found, charged */
             201: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    "X-Consistency-Token": components["headers"]["XConsistencyToken"];
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "status": true,
+                     *       "data": {
+                     *         "reference": "vrf_01JD3Q9ZK8W6V2C4X7N5B0M1TR",
+                     *         "scope": "premium_bank_account",
+                     *         "category": "kyc",
+                     *         "countryCode": "NG",
+                     *         "status": "found",
+                     *         "request": {
+                     *           "account_number": "7753968106",
+                     *           "bank": "035"
+                     *         },
+                     *         "result": {
+                     *           "accountNumber": "text",
+                     *           "accountName": "text",
+                     *           "bankCode": "text",
+                     *           "bankName": "text",
+                     *           "firstName": "text",
+                     *           "middleName": "text",
+                     *           "lastName": "text",
+                     *           "gender": "Female",
+                     *           "dateOfBirth": "1993-06-10",
+                     *           "phoneNumber": "08150292236",
+                     *           "bvn": "text",
+                     *           "currency": "text",
+                     *           "accountType": "text",
+                     *           "accountStatus": "text"
+                     *         },
+                     *         "errorMessage": "text",
+                     *         "failureReason": "provider_error",
+                     *         "priceKobo": 10000,
+                     *         "charged": true,
+                     *         "createdAt": "2026-11-22T07:15:00.123+00:00",
+                     *         "personalDataErasedAt": null
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         /** @constant */
                         status: true;
@@ -3697,6 +4063,7 @@ export interface operations {
             /** @description `organization_not_approved`: a live key of an organization not yet approved; `organization_suspended`: a key of a suspended organization; `scope_not_active`: the scope is not active for the organization; `scope_not_allowed`: the key was issued for other scopes; `provider_not_configured`: a live key, and no live upstream provider configured; `scope_not_supported_by_provider`: the configured upstream cannot run this scope; `personal_data_destroyed`: the organization's personal data was destroyed (offboarded): it can run no more checks */
             403: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3731,9 +4098,50 @@ export interface operations {
             /** @description The check ran: found or not_found, charged */
             201: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    "X-Consistency-Token": components["headers"]["XConsistencyToken"];
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "status": true,
+                     *       "data": {
+                     *         "reference": "vrf_01JD3Q9ZK8W6V2C4X7N5B0M1TR",
+                     *         "scope": "pvc",
+                     *         "category": "kyc",
+                     *         "countryCode": "NG",
+                     *         "status": "found",
+                     *         "request": {
+                     *           "vin": "70C99262607B747FB36"
+                     *         },
+                     *         "result": {
+                     *           "vin": "text",
+                     *           "fullName": "text",
+                     *           "firstName": "text",
+                     *           "middleName": "text",
+                     *           "lastName": "text",
+                     *           "gender": "Female",
+                     *           "dateOfBirth": "1993-06-10",
+                     *           "occupation": "text",
+                     *           "state": "text",
+                     *           "lga": "text",
+                     *           "registrationArea": "text",
+                     *           "pollingUnit": "text",
+                     *           "pollingUnitCode": "text"
+                     *         },
+                     *         "errorMessage": "text",
+                     *         "failureReason": "provider_error",
+                     *         "priceKobo": 10000,
+                     *         "charged": true,
+                     *         "createdAt": "2026-11-22T07:15:00.123+00:00",
+                     *         "personalDataErasedAt": null
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         /** @constant */
                         status: true;
@@ -3747,6 +4155,7 @@ export interface operations {
             /** @description `organization_not_approved`: a live key of an organization not yet approved; `organization_suspended`: a key of a suspended organization; `scope_not_active`: the scope is not active for the organization; `scope_not_allowed`: the key was issued for other scopes; `provider_not_configured`: a live key, and no live upstream provider configured; `scope_not_supported_by_provider`: the configured upstream cannot run this scope; `personal_data_destroyed`: the organization's personal data was destroyed (offboarded): it can run no more checks */
             403: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3789,9 +4198,35 @@ export interface operations {
             /** @description A page of summaries, most recent first */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    "X-Consistency-Token": components["headers"]["XConsistencyToken"];
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "status": true,
+                     *       "data": [
+                     *         {
+                     *           "reference": "vrf_01JD3Q9ZK8W6V2C4X7N5B0M1TR",
+                     *           "scope": "nin",
+                     *           "status": "found",
+                     *           "priceKobo": 10000,
+                     *           "charged": true,
+                     *           "createdAt": "2026-11-22T07:15:00.123+00:00"
+                     *         }
+                     *       ],
+                     *       "meta": {
+                     *         "total": 0,
+                     *         "page": 1,
+                     *         "pageSize": 1,
+                     *         "totalPages": 0
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         /** @constant */
                         status: true;
@@ -3824,9 +4259,50 @@ export interface operations {
             /** @description The verification */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    "X-Consistency-Token": components["headers"]["XConsistencyToken"];
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "status": true,
+                     *       "data": {
+                     *         "reference": "vrf_01JD3Q9ZK8W6V2C4X7N5B0M1TR",
+                     *         "scope": "nin",
+                     *         "category": "kyc",
+                     *         "countryCode": "NG",
+                     *         "status": "found",
+                     *         "request": {
+                     *           "nin": "21440414976"
+                     *         },
+                     *         "result": {
+                     *           "nin": "text",
+                     *           "firstName": "text",
+                     *           "middleName": "text",
+                     *           "lastName": "text",
+                     *           "gender": "Female",
+                     *           "dateOfBirth": "1993-06-10",
+                     *           "phoneNumber": "08150292236",
+                     *           "stateOfOrigin": "text",
+                     *           "lgaOfOrigin": "text",
+                     *           "residentialAddress": "text",
+                     *           "stateOfResidence": "text",
+                     *           "portraitUrl": "https://api.example.com/v1/portraits/prt_0123456789abcdef_1f_2a0?expires=1795000000&signature=3q2-7wAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA",
+                     *           "portraitUrlExpiresAt": "2026-11-22T07:15:00.123+00:00"
+                     *         },
+                     *         "errorMessage": "text",
+                     *         "failureReason": "provider_error",
+                     *         "priceKobo": 10000,
+                     *         "charged": true,
+                     *         "createdAt": "2026-11-22T07:15:00.123+00:00",
+                     *         "personalDataErasedAt": null
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         /** @constant */
                         status: true;
@@ -3861,9 +4337,46 @@ export interface operations {
             /** @description The check ran: found or not_found, charged */
             201: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    "X-Consistency-Token": components["headers"]["XConsistencyToken"];
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "status": true,
+                     *       "data": {
+                     *         "reference": "vrf_01JD3Q9ZK8W6V2C4X7N5B0M1TR",
+                     *         "scope": "vnin",
+                     *         "category": "kyc",
+                     *         "countryCode": "NG",
+                     *         "status": "found",
+                     *         "request": {
+                     *           "vnin": "YS79377970479239"
+                     *         },
+                     *         "result": {
+                     *           "vnin": "text",
+                     *           "firstName": "text",
+                     *           "middleName": "text",
+                     *           "lastName": "text",
+                     *           "gender": "Female",
+                     *           "dateOfBirth": "1993-06-10",
+                     *           "phoneNumber": "08150292236",
+                     *           "portraitUrl": "https://api.example.com/v1/portraits/prt_0123456789abcdef_1f_2a0?expires=1795000000&signature=3q2-7wAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA",
+                     *           "portraitUrlExpiresAt": "2026-11-22T07:15:00.123+00:00"
+                     *         },
+                     *         "errorMessage": "text",
+                     *         "failureReason": "provider_error",
+                     *         "priceKobo": 10000,
+                     *         "charged": true,
+                     *         "createdAt": "2026-11-22T07:15:00.123+00:00",
+                     *         "personalDataErasedAt": null
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         /** @constant */
                         status: true;
@@ -3877,6 +4390,7 @@ export interface operations {
             /** @description `organization_not_approved`: a live key of an organization not yet approved; `organization_suspended`: a key of a suspended organization; `scope_not_active`: the scope is not active for the organization; `scope_not_allowed`: the key was issued for other scopes; `provider_not_configured`: a live key, and no live upstream provider configured; `scope_not_supported_by_provider`: the configured upstream cannot run this scope; `personal_data_destroyed`: the organization's personal data was destroyed (offboarded): it can run no more checks */
             403: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3910,9 +4424,25 @@ export interface operations {
             /** @description The wallet */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    "X-Consistency-Token": components["headers"]["XConsistencyToken"];
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "status": true,
+                     *       "data": {
+                     *         "environment": "test",
+                     *         "balanceKobo": 10000,
+                     *         "reservedKobo": 10000,
+                     *         "availableKobo": 10000
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         /** @constant */
                         status: true;
@@ -3949,9 +4479,37 @@ export interface operations {
             /** @description A page of transactions, most recent first */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    "X-Consistency-Token": components["headers"]["XConsistencyToken"];
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "status": true,
+                     *       "data": [
+                     *         {
+                     *           "type": "funding",
+                     *           "reference": "text",
+                     *           "scope": "nin",
+                     *           "amountKobo": 10000,
+                     *           "balanceKobo": 10000,
+                     *           "reservedKobo": 10000,
+                     *           "availableKobo": 10000,
+                     *           "createdAt": "2026-11-22T07:15:00.123+00:00"
+                     *         }
+                     *       ],
+                     *       "meta": {
+                     *         "total": 0,
+                     *         "page": 1,
+                     *         "pageSize": 1,
+                     *         "totalPages": 0
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         /** @constant */
                         status: true;
@@ -3986,9 +4544,27 @@ export interface operations {
             /** @description The verifications erased, and those still running */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    "X-Consistency-Token": components["headers"]["XConsistencyToken"];
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "status": true,
+                     *       "data": {
+                     *         "references": [
+                     *           "vrf_01JD3Q9ZK8W6V2C4X7N5B0M1TR"
+                     *         ],
+                     *         "pending": [
+                     *           "vrf_01JD3Q9ZK8W6V2C4X7N5B0M1TR"
+                     *         ]
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         /** @constant */
                         status: true;
@@ -4026,9 +4602,24 @@ export interface operations {
             /** @description The references found */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    "X-Consistency-Token": components["headers"]["XConsistencyToken"];
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "status": true,
+                     *       "data": {
+                     *         "references": [
+                     *           "vrf_01JD3Q9ZK8W6V2C4X7N5B0M1TR"
+                     *         ]
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         /** @constant */
                         status: true;
@@ -4064,9 +4655,50 @@ export interface operations {
             /** @description The verification, erased */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    "X-Consistency-Token": components["headers"]["XConsistencyToken"];
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "status": true,
+                     *       "data": {
+                     *         "reference": "vrf_01JD3Q9ZK8W6V2C4X7N5B0M1TR",
+                     *         "scope": "nin",
+                     *         "category": "kyc",
+                     *         "countryCode": "NG",
+                     *         "status": "found",
+                     *         "request": {
+                     *           "nin": "21440414976"
+                     *         },
+                     *         "result": {
+                     *           "nin": "text",
+                     *           "firstName": "text",
+                     *           "middleName": "text",
+                     *           "lastName": "text",
+                     *           "gender": "Female",
+                     *           "dateOfBirth": "1993-06-10",
+                     *           "phoneNumber": "08150292236",
+                     *           "stateOfOrigin": "text",
+                     *           "lgaOfOrigin": "text",
+                     *           "residentialAddress": "text",
+                     *           "stateOfResidence": "text",
+                     *           "portraitUrl": "https://api.example.com/v1/portraits/prt_0123456789abcdef_1f_2a0?expires=1795000000&signature=3q2-7wAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA",
+                     *           "portraitUrlExpiresAt": "2026-11-22T07:15:00.123+00:00"
+                     *         },
+                     *         "errorMessage": "text",
+                     *         "failureReason": "provider_error",
+                     *         "priceKobo": 10000,
+                     *         "charged": true,
+                     *         "createdAt": "2026-11-22T07:15:00.123+00:00",
+                     *         "personalDataErasedAt": null
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         /** @constant */
                         status: true;
@@ -4109,10 +4741,13 @@ export interface operations {
             /** @description The image */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
                     [name: string]: unknown;
                 };
                 content: {
+                    /** @example (the image bytes) */
                     "image/png": string;
+                    /** @example (the image bytes) */
                     "image/jpeg": string;
                 };
             };
@@ -4120,6 +4755,7 @@ export interface operations {
             /** @description `portrait_link_expired`: the portrait link is past its expiry: read the verification again for a fresh one; `portrait_link_invalid`: the portrait link was altered */
             403: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4574,9 +5210,19 @@ export interface operations {
             /** @description Reachable */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "status": true,
+                     *       "data": {
+                     *         "service": "identity-verification-service",
+                     *         "status": "ok"
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         /** @constant */
                         status: true;
@@ -4613,9 +5259,40 @@ export interface operations {
             /** @description A page of organizations */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "status": true,
+                     *       "data": [
+                     *         {
+                     *           "id": "org_01JD3Q9ZK8W6V2C4X7N5B0M1TR",
+                     *           "name": "text",
+                     *           "email": "text",
+                     *           "status": "pending",
+                     *           "approved": true,
+                     *           "activeScopes": [
+                     *             "nin"
+                     *           ],
+                     *           "prices": {},
+                     *           "rateLimitPerMinute": 1,
+                     *           "suspensionReason": "text",
+                     *           "providers": {},
+                     *           "retentionDays": 1,
+                     *           "personalDataDestroyedAt": null,
+                     *           "createdAt": "2026-11-22T07:15:00.123+00:00"
+                     *         }
+                     *       ],
+                     *       "meta": {
+                     *         "total": 0,
+                     *         "page": 1,
+                     *         "pageSize": 1,
+                     *         "totalPages": 0
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         /** @constant */
                         status: true;
@@ -4649,9 +5326,32 @@ export interface operations {
             /** @description Registered */
             201: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "status": true,
+                     *       "data": {
+                     *         "id": "org_01JD3Q9ZK8W6V2C4X7N5B0M1TR",
+                     *         "name": "text",
+                     *         "email": "text",
+                     *         "status": "pending",
+                     *         "approved": true,
+                     *         "activeScopes": [
+                     *           "nin"
+                     *         ],
+                     *         "prices": {},
+                     *         "rateLimitPerMinute": 1,
+                     *         "suspensionReason": "text",
+                     *         "providers": {},
+                     *         "retentionDays": 1,
+                     *         "personalDataDestroyedAt": null,
+                     *         "createdAt": "2026-11-22T07:15:00.123+00:00"
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         /** @constant */
                         status: true;
@@ -4689,9 +5389,32 @@ export interface operations {
             /** @description The organization */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "status": true,
+                     *       "data": {
+                     *         "id": "org_01JD3Q9ZK8W6V2C4X7N5B0M1TR",
+                     *         "name": "text",
+                     *         "email": "text",
+                     *         "status": "pending",
+                     *         "approved": true,
+                     *         "activeScopes": [
+                     *           "nin"
+                     *         ],
+                     *         "prices": {},
+                     *         "rateLimitPerMinute": 1,
+                     *         "suspensionReason": "text",
+                     *         "providers": {},
+                     *         "retentionDays": 1,
+                     *         "personalDataDestroyedAt": null,
+                     *         "createdAt": "2026-11-22T07:15:00.123+00:00"
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         /** @constant */
                         status: true;
@@ -4724,9 +5447,32 @@ export interface operations {
             /** @description The organization, approved */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "status": true,
+                     *       "data": {
+                     *         "id": "org_01JD3Q9ZK8W6V2C4X7N5B0M1TR",
+                     *         "name": "text",
+                     *         "email": "text",
+                     *         "status": "pending",
+                     *         "approved": true,
+                     *         "activeScopes": [
+                     *           "nin"
+                     *         ],
+                     *         "prices": {},
+                     *         "rateLimitPerMinute": 1,
+                     *         "suspensionReason": "text",
+                     *         "providers": {},
+                     *         "retentionDays": 1,
+                     *         "personalDataDestroyedAt": null,
+                     *         "createdAt": "2026-11-22T07:15:00.123+00:00"
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         /** @constant */
                         status: true;
@@ -4749,6 +5495,8 @@ export interface operations {
             /** @description `service_unavailable`: PostgreSQL or the event store is unreachable, the service is shutting down, a wallet is too busy, or a read model did not show the key's own writes within 2 s: try again shortly. On a check, details carry its reference when one was made: not charged, or its outcome not known yet (GET it once settled); `change_not_in_force`: the operator's change is recorded, but the read models did not apply it within 2 s; it takes effect once they do, and repeating the command is safe */
             503: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "Retry-After": components["headers"]["RetryAfter"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4776,9 +5524,32 @@ export interface operations {
             /** @description The organization */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "status": true,
+                     *       "data": {
+                     *         "id": "org_01JD3Q9ZK8W6V2C4X7N5B0M1TR",
+                     *         "name": "text",
+                     *         "email": "text",
+                     *         "status": "pending",
+                     *         "approved": true,
+                     *         "activeScopes": [
+                     *           "nin"
+                     *         ],
+                     *         "prices": {},
+                     *         "rateLimitPerMinute": 1,
+                     *         "suspensionReason": "text",
+                     *         "providers": {},
+                     *         "retentionDays": 1,
+                     *         "personalDataDestroyedAt": null,
+                     *         "createdAt": "2026-11-22T07:15:00.123+00:00"
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         /** @constant */
                         status: true;
@@ -4801,6 +5572,8 @@ export interface operations {
             /** @description `service_unavailable`: PostgreSQL or the event store is unreachable, the service is shutting down, a wallet is too busy, or a read model did not show the key's own writes within 2 s: try again shortly. On a check, details carry its reference when one was made: not charged, or its outcome not known yet (GET it once settled); `change_not_in_force`: the operator's change is recorded, but the read models did not apply it within 2 s; it takes effect once they do, and repeating the command is safe */
             503: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "Retry-After": components["headers"]["RetryAfter"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4827,9 +5600,32 @@ export interface operations {
             /** @description The organization, with personalDataDestroyedAt set */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "status": true,
+                     *       "data": {
+                     *         "id": "org_01JD3Q9ZK8W6V2C4X7N5B0M1TR",
+                     *         "name": "text",
+                     *         "email": "text",
+                     *         "status": "pending",
+                     *         "approved": true,
+                     *         "activeScopes": [
+                     *           "nin"
+                     *         ],
+                     *         "prices": {},
+                     *         "rateLimitPerMinute": 1,
+                     *         "suspensionReason": "text",
+                     *         "providers": {},
+                     *         "retentionDays": 1,
+                     *         "personalDataDestroyedAt": null,
+                     *         "createdAt": "2026-11-22T07:15:00.123+00:00"
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         /** @constant */
                         status: true;
@@ -4849,6 +5645,8 @@ export interface operations {
             /** @description `service_unavailable`: PostgreSQL or the event store is unreachable, the service is shutting down, a wallet is too busy, or a read model did not show the key's own writes within 2 s: try again shortly. On a check, details carry its reference when one was made: not charged, or its outcome not known yet (GET it once settled); `change_not_in_force`: the operator's change is recorded, but the read models did not apply it within 2 s; it takes effect once they do, and repeating the command is safe */
             503: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "Retry-After": components["headers"]["RetryAfter"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4876,9 +5674,32 @@ export interface operations {
             /** @description The organization */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "status": true,
+                     *       "data": {
+                     *         "id": "org_01JD3Q9ZK8W6V2C4X7N5B0M1TR",
+                     *         "name": "text",
+                     *         "email": "text",
+                     *         "status": "pending",
+                     *         "approved": true,
+                     *         "activeScopes": [
+                     *           "nin"
+                     *         ],
+                     *         "prices": {},
+                     *         "rateLimitPerMinute": 1,
+                     *         "suspensionReason": "text",
+                     *         "providers": {},
+                     *         "retentionDays": 1,
+                     *         "personalDataDestroyedAt": null,
+                     *         "createdAt": "2026-11-22T07:15:00.123+00:00"
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         /** @constant */
                         status: true;
@@ -4901,6 +5722,8 @@ export interface operations {
             /** @description `service_unavailable`: PostgreSQL or the event store is unreachable, the service is shutting down, a wallet is too busy, or a read model did not show the key's own writes within 2 s: try again shortly. On a check, details carry its reference when one was made: not charged, or its outcome not known yet (GET it once settled); `change_not_in_force`: the operator's change is recorded, but the read models did not apply it within 2 s; it takes effect once they do, and repeating the command is safe */
             503: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "Retry-After": components["headers"]["RetryAfter"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4928,9 +5751,32 @@ export interface operations {
             /** @description The organization */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "status": true,
+                     *       "data": {
+                     *         "id": "org_01JD3Q9ZK8W6V2C4X7N5B0M1TR",
+                     *         "name": "text",
+                     *         "email": "text",
+                     *         "status": "pending",
+                     *         "approved": true,
+                     *         "activeScopes": [
+                     *           "nin"
+                     *         ],
+                     *         "prices": {},
+                     *         "rateLimitPerMinute": 1,
+                     *         "suspensionReason": "text",
+                     *         "providers": {},
+                     *         "retentionDays": 1,
+                     *         "personalDataDestroyedAt": null,
+                     *         "createdAt": "2026-11-22T07:15:00.123+00:00"
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         /** @constant */
                         status: true;
@@ -4953,6 +5799,8 @@ export interface operations {
             /** @description `service_unavailable`: PostgreSQL or the event store is unreachable, the service is shutting down, a wallet is too busy, or a read model did not show the key's own writes within 2 s: try again shortly. On a check, details carry its reference when one was made: not charged, or its outcome not known yet (GET it once settled); `change_not_in_force`: the operator's change is recorded, but the read models did not apply it within 2 s; it takes effect once they do, and repeating the command is safe */
             503: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "Retry-After": components["headers"]["RetryAfter"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4980,9 +5828,32 @@ export interface operations {
             /** @description The organization */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "status": true,
+                     *       "data": {
+                     *         "id": "org_01JD3Q9ZK8W6V2C4X7N5B0M1TR",
+                     *         "name": "text",
+                     *         "email": "text",
+                     *         "status": "pending",
+                     *         "approved": true,
+                     *         "activeScopes": [
+                     *           "nin"
+                     *         ],
+                     *         "prices": {},
+                     *         "rateLimitPerMinute": 1,
+                     *         "suspensionReason": "text",
+                     *         "providers": {},
+                     *         "retentionDays": 1,
+                     *         "personalDataDestroyedAt": null,
+                     *         "createdAt": "2026-11-22T07:15:00.123+00:00"
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         /** @constant */
                         status: true;
@@ -5005,6 +5876,8 @@ export interface operations {
             /** @description `service_unavailable`: PostgreSQL or the event store is unreachable, the service is shutting down, a wallet is too busy, or a read model did not show the key's own writes within 2 s: try again shortly. On a check, details carry its reference when one was made: not charged, or its outcome not known yet (GET it once settled); `change_not_in_force`: the operator's change is recorded, but the read models did not apply it within 2 s; it takes effect once they do, and repeating the command is safe */
             503: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "Retry-After": components["headers"]["RetryAfter"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5028,9 +5901,32 @@ export interface operations {
             /** @description The organization, reinstated */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "status": true,
+                     *       "data": {
+                     *         "id": "org_01JD3Q9ZK8W6V2C4X7N5B0M1TR",
+                     *         "name": "text",
+                     *         "email": "text",
+                     *         "status": "pending",
+                     *         "approved": true,
+                     *         "activeScopes": [
+                     *           "nin"
+                     *         ],
+                     *         "prices": {},
+                     *         "rateLimitPerMinute": 1,
+                     *         "suspensionReason": "text",
+                     *         "providers": {},
+                     *         "retentionDays": 1,
+                     *         "personalDataDestroyedAt": null,
+                     *         "createdAt": "2026-11-22T07:15:00.123+00:00"
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         /** @constant */
                         status: true;
@@ -5053,6 +5949,8 @@ export interface operations {
             /** @description `service_unavailable`: PostgreSQL or the event store is unreachable, the service is shutting down, a wallet is too busy, or a read model did not show the key's own writes within 2 s: try again shortly. On a check, details carry its reference when one was made: not charged, or its outcome not known yet (GET it once settled); `change_not_in_force`: the operator's change is recorded, but the read models did not apply it within 2 s; it takes effect once they do, and repeating the command is safe */
             503: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "Retry-After": components["headers"]["RetryAfter"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5080,9 +5978,32 @@ export interface operations {
             /** @description The organization */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "status": true,
+                     *       "data": {
+                     *         "id": "org_01JD3Q9ZK8W6V2C4X7N5B0M1TR",
+                     *         "name": "text",
+                     *         "email": "text",
+                     *         "status": "pending",
+                     *         "approved": true,
+                     *         "activeScopes": [
+                     *           "nin"
+                     *         ],
+                     *         "prices": {},
+                     *         "rateLimitPerMinute": 1,
+                     *         "suspensionReason": "text",
+                     *         "providers": {},
+                     *         "retentionDays": 1,
+                     *         "personalDataDestroyedAt": null,
+                     *         "createdAt": "2026-11-22T07:15:00.123+00:00"
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         /** @constant */
                         status: true;
@@ -5105,6 +6026,8 @@ export interface operations {
             /** @description `service_unavailable`: PostgreSQL or the event store is unreachable, the service is shutting down, a wallet is too busy, or a read model did not show the key's own writes within 2 s: try again shortly. On a check, details carry its reference when one was made: not charged, or its outcome not known yet (GET it once settled); `change_not_in_force`: the operator's change is recorded, but the read models did not apply it within 2 s; it takes effect once they do, and repeating the command is safe */
             503: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "Retry-After": components["headers"]["RetryAfter"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5132,9 +6055,32 @@ export interface operations {
             /** @description The organization */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "status": true,
+                     *       "data": {
+                     *         "id": "org_01JD3Q9ZK8W6V2C4X7N5B0M1TR",
+                     *         "name": "text",
+                     *         "email": "text",
+                     *         "status": "pending",
+                     *         "approved": true,
+                     *         "activeScopes": [
+                     *           "nin"
+                     *         ],
+                     *         "prices": {},
+                     *         "rateLimitPerMinute": 1,
+                     *         "suspensionReason": "text",
+                     *         "providers": {},
+                     *         "retentionDays": 1,
+                     *         "personalDataDestroyedAt": null,
+                     *         "createdAt": "2026-11-22T07:15:00.123+00:00"
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         /** @constant */
                         status: true;
@@ -5157,6 +6103,8 @@ export interface operations {
             /** @description `service_unavailable`: PostgreSQL or the event store is unreachable, the service is shutting down, a wallet is too busy, or a read model did not show the key's own writes within 2 s: try again shortly. On a check, details carry its reference when one was made: not charged, or its outcome not known yet (GET it once settled); `change_not_in_force`: the operator's change is recorded, but the read models did not apply it within 2 s; it takes effect once they do, and repeating the command is safe */
             503: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "Retry-After": components["headers"]["RetryAfter"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5184,9 +6132,32 @@ export interface operations {
             /** @description The organization, suspended */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "status": true,
+                     *       "data": {
+                     *         "id": "org_01JD3Q9ZK8W6V2C4X7N5B0M1TR",
+                     *         "name": "text",
+                     *         "email": "text",
+                     *         "status": "pending",
+                     *         "approved": true,
+                     *         "activeScopes": [
+                     *           "nin"
+                     *         ],
+                     *         "prices": {},
+                     *         "rateLimitPerMinute": 1,
+                     *         "suspensionReason": "text",
+                     *         "providers": {},
+                     *         "retentionDays": 1,
+                     *         "personalDataDestroyedAt": null,
+                     *         "createdAt": "2026-11-22T07:15:00.123+00:00"
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         /** @constant */
                         status: true;
@@ -5209,6 +6180,8 @@ export interface operations {
             /** @description `service_unavailable`: PostgreSQL or the event store is unreachable, the service is shutting down, a wallet is too busy, or a read model did not show the key's own writes within 2 s: try again shortly. On a check, details carry its reference when one was made: not charged, or its outcome not known yet (GET it once settled); `change_not_in_force`: the operator's change is recorded, but the read models did not apply it within 2 s; it takes effect once they do, and repeating the command is safe */
             503: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "Retry-After": components["headers"]["RetryAfter"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5232,9 +6205,28 @@ export interface operations {
             /** @description The key, revoked */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "status": true,
+                     *       "data": {
+                     *         "id": "key_01JD3Q9ZK8W6V2C4X7N5B0M1TR",
+                     *         "name": "text",
+                     *         "prefix": "service_test_Xk4p",
+                     *         "last4": "xxxx",
+                     *         "environment": "test",
+                     *         "scopes": [
+                     *           "nin"
+                     *         ],
+                     *         "createdAt": "2026-11-22T07:15:00.123+00:00",
+                     *         "lastUsedAt": null,
+                     *         "revokedAt": null
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         /** @constant */
                         status: true;
@@ -5254,6 +6246,8 @@ export interface operations {
             /** @description `service_unavailable`: PostgreSQL or the event store is unreachable, the service is shutting down, a wallet is too busy, or a read model did not show the key's own writes within 2 s: try again shortly. On a check, details carry its reference when one was made: not charged, or its outcome not known yet (GET it once settled); `change_not_in_force`: the operator's change is recorded, but the read models did not apply it within 2 s; it takes effect once they do, and repeating the command is safe */
             503: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "Retry-After": components["headers"]["RetryAfter"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5277,9 +6271,30 @@ export interface operations {
             /** @description Its keys, revoked ones included */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "status": true,
+                     *       "data": [
+                     *         {
+                     *           "id": "key_01JD3Q9ZK8W6V2C4X7N5B0M1TR",
+                     *           "name": "text",
+                     *           "prefix": "service_test_Xk4p",
+                     *           "last4": "xxxx",
+                     *           "environment": "test",
+                     *           "scopes": [
+                     *             "nin"
+                     *           ],
+                     *           "createdAt": "2026-11-22T07:15:00.123+00:00",
+                     *           "lastUsedAt": null,
+                     *           "revokedAt": null
+                     *         }
+                     *       ]
+                     *     }
+                     */
                     "application/json": {
                         /** @constant */
                         status: true;
@@ -5316,9 +6331,27 @@ export interface operations {
             /** @description Issued */
             201: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "status": true,
+                     *       "data": {
+                     *         "id": "key_01JD3Q9ZK8W6V2C4X7N5B0M1TR",
+                     *         "name": "text",
+                     *         "prefix": "service_test_Xk4p",
+                     *         "last4": "xxxx",
+                     *         "environment": "test",
+                     *         "scopes": [
+                     *           "nin"
+                     *         ],
+                     *         "createdAt": "2026-11-22T07:15:00.123+00:00",
+                     *         "key": "service_test_Xk4pQ2mZ8rT1vB6nW3yL9sD0fG7hJ5kA2cE4iO8uY1q"
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         /** @constant */
                         status: true;
@@ -5341,6 +6374,8 @@ export interface operations {
             /** @description `service_unavailable`: PostgreSQL or the event store is unreachable, the service is shutting down, a wallet is too busy, or a read model did not show the key's own writes within 2 s: try again shortly. On a check, details carry its reference when one was made: not charged, or its outcome not known yet (GET it once settled); `change_not_in_force`: the operator's change is recorded, but the read models did not apply it within 2 s; it takes effect once they do, and repeating the command is safe */
             503: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "Retry-After": components["headers"]["RetryAfter"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5366,9 +6401,22 @@ export interface operations {
             /** @description The wallet */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "status": true,
+                     *       "data": {
+                     *         "organizationId": "org_01JD3Q9ZK8W6V2C4X7N5B0M1TR",
+                     *         "environment": "test",
+                     *         "balanceKobo": 10000,
+                     *         "reservedKobo": 10000,
+                     *         "availableKobo": 10000
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         /** @constant */
                         status: true;
@@ -5407,9 +6455,22 @@ export interface operations {
             /** @description This reference already credited this amount: nothing more is credited */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "status": true,
+                     *       "data": {
+                     *         "organizationId": "org_01JD3Q9ZK8W6V2C4X7N5B0M1TR",
+                     *         "environment": "test",
+                     *         "balanceKobo": 10000,
+                     *         "reservedKobo": 10000,
+                     *         "availableKobo": 10000
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         /** @constant */
                         status: true;
@@ -5420,9 +6481,22 @@ export interface operations {
             /** @description Credited */
             201: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "status": true,
+                     *       "data": {
+                     *         "organizationId": "org_01JD3Q9ZK8W6V2C4X7N5B0M1TR",
+                     *         "environment": "test",
+                     *         "balanceKobo": 10000,
+                     *         "reservedKobo": 10000,
+                     *         "availableKobo": 10000
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         /** @constant */
                         status: true;
@@ -5880,9 +6954,91 @@ export interface operations {
             /** @description A page of entries, oldest first */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "status": true,
+                     *       "data": [
+                     *         {
+                     *           "revision": "7",
+                     *           "position": "1234000001",
+                     *           "eventId": "0b7e9f1c-5d1a-4c35-9f0e-2f6a1d2c3b4a",
+                     *           "occurredAt": "2026-11-22T07:15:00.123+00:00",
+                     *           "entryType": "funding",
+                     *           "reference": "text",
+                     *           "scope": "nin",
+                     *           "amountKobo": 0,
+                     *           "balanceKobo": 0,
+                     *           "reservedKobo": 0,
+                     *           "availableKobo": 0,
+                     *           "actor": "api_key:key_01JD3Q9ZK8W6V2C4X7N5B0M1TR",
+                     *           "chain": "hashed",
+                     *           "hash": "text"
+                     *         }
+                     *       ],
+                     *       "meta": {
+                     *         "total": 0,
+                     *         "page": 1,
+                     *         "pageSize": 1,
+                     *         "totalPages": 0,
+                     *         "asOf": "2026-11-22T07:15:00.123+00:00",
+                     *         "lastRevision": "1024",
+                     *         "balance": {
+                     *           "fundedKobo": 0,
+                     *           "debitedKobo": 0,
+                     *           "balanceKobo": 0,
+                     *           "reservedKobo": 0,
+                     *           "availableKobo": 0
+                     *         },
+                     *         "totals": {
+                     *           "funding": {
+                     *             "count": 0,
+                     *             "amountKobo": 0
+                     *           },
+                     *           "reservation": {
+                     *             "count": 0,
+                     *             "amountKobo": 0
+                     *           },
+                     *           "debit": {
+                     *             "count": 0,
+                     *             "amountKobo": 0
+                     *           },
+                     *           "release": {
+                     *             "count": 0,
+                     *             "amountKobo": 0
+                     *           }
+                     *         },
+                     *         "openReservations": 0,
+                     *         "chain": {
+                     *           "verified": true,
+                     *           "hashedEvents": 0,
+                     *           "unhashedEvents": 0,
+                     *           "hashedFromRevision": "text",
+                     *           "head": "text",
+                     *           "firstBreak": {
+                     *             "revision": "1024",
+                     *             "position": "1024",
+                     *             "eventId": "text",
+                     *             "kind": "content_changed",
+                     *             "message": "text"
+                     *           },
+                     *           "breaks": 0
+                     *         },
+                     *         "ledgerProblems": [
+                     *           {
+                     *             "revision": "1024",
+                     *             "position": "1024",
+                     *             "eventId": "text",
+                     *             "kind": "content_changed",
+                     *             "message": "text"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         /** @constant */
                         status: true;
@@ -5913,9 +7069,50 @@ export interface operations {
             /** @description Every projection */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "status": true,
+                     *       "data": [
+                     *         {
+                     *           "name": "verifications",
+                     *           "state": "running",
+                     *           "position": "1024",
+                     *           "headPosition": "1024",
+                     *           "newestPosition": "1024",
+                     *           "lagEvents": 0,
+                     *           "lagEventsCapped": true,
+                     *           "lagSeconds": 0,
+                     *           "eventsPerSecond": 0,
+                     *           "eventsProcessed": 0,
+                     *           "updatedAt": "2026-11-22T07:15:00.123+00:00",
+                     *           "worker": {
+                     *             "pid": 0,
+                     *             "backendPid": 0
+                     *           },
+                     *           "error": {
+                     *             "message": "text",
+                     *             "failedPosition": "text"
+                     *           },
+                     *           "rebuild": {
+                     *             "position": "1024",
+                     *             "lagEvents": 0,
+                     *             "active": true
+                     *           },
+                     *           "logHeldBack": {
+                     *             "seconds": 0,
+                     *             "events": 0,
+                     *             "visibleBound": "1024",
+                     *             "holder": {},
+                     *             "description": "text"
+                     *           }
+                     *         }
+                     *       ]
+                     *     }
+                     */
                     "application/json": {
                         /** @constant */
                         status: true;
@@ -6002,9 +7199,32 @@ export interface operations {
             /** @description Ready, or degraded (the PostgreSQL log held back, or checks recovery cannot settle: `reasons` says what) */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "status": true,
+                     *       "data": {
+                     *         "status": "ready",
+                     *         "checks": {
+                     *           "postgres": "ok",
+                     *           "eventStore": "ok",
+                     *           "eventStoreKind": "postgres",
+                     *           "eventLog": {
+                     *             "status": "ok",
+                     *             "heldBackSeconds": 0,
+                     *             "heldBackEvents": 0,
+                     *             "holder": {}
+                     *           }
+                     *         },
+                     *         "reasons": [
+                     *           "text"
+                     *         ]
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         /** @constant */
                         status: true;
@@ -6047,6 +7267,8 @@ export interface operations {
             /** @description `service_unavailable`: a backing store does not answer (details.checks says which), or the service is shutting down */
             503: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "Retry-After": components["headers"]["RetryAfter"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6101,9 +7323,11 @@ export interface operations {
             /** @description The metrics */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
                     [name: string]: unknown;
                 };
                 content: {
+                    /** @example # HELP http_requests_total Requests answered */
                     "text/plain": string;
                 };
             };
