@@ -172,6 +172,16 @@ export class AccountStore {
     return (rowCount ?? 0) > 0;
   }
 
+  /**
+   * Records `step` as the user's last accepted TOTP step; false when that step or a later one was
+   * accepted already (the code is being used again). One statement, so two racing sign-ins with
+   * the same code cannot both pass.
+   */
+  async acceptTotpStep(userId: string, step: number, db: Db = this.pool): Promise<boolean> {
+    const { rowCount } = await db.query('update console_users set totp_last_step = $2 where id = $1 and (totp_last_step is null or totp_last_step < $2)', [userId, step]);
+    return (rowCount ?? 0) > 0;
+  }
+
   /** A new one-time token: the token itself, returned once (it goes in a link), and its row's id. */
   async createToken(input: { purpose: TokenPurpose; userId: string | null; kind: UserKind; organizationId: string | null; email: string; role: ConsoleRole; now: Date; ttlMs: number }, db: Db = this.pool): Promise<{ token: string; id: string }> {
     const secret = secretToken();

@@ -154,9 +154,10 @@ export class ConsoleSessions {
     }
     if (user.kind === 'operator' && user.totpEnabledAt !== null && user.totpSecret !== null) {
       if (input.totpCode === undefined || input.totpCode === '') throw new TotpRefused('totp_required', 'Enter the code of your authenticator app');
-      if (!(await this.totp.check(user.id, user.totpSecret, input.totpCode))) {
+      const step = await this.totp.check(user.id, user.totpSecret, input.totpCode);
+      if (step === null || !(await this.accounts.acceptTotpStep(user.id, step))) {
         await this.throttle.failed(input.email, request.ip);
-        throw new TotpRefused('totp_invalid', 'The authenticator code is wrong');
+        throw new TotpRefused('totp_invalid', 'The authenticator code is wrong or was used already: wait for the next one');
       }
     }
     await this.throttle.succeeded(input.email);
@@ -279,7 +280,8 @@ export class ConsoleSessions {
     const current = await this.accounts.byId(user.id);
     if (current === undefined || current.totpSecret === null) throw new Forbidden('totp_not_started', 'Start the set-up first (POST /console/api/operator/totp/setup)');
     if (current.totpEnabledAt !== null) return current;
-    if (!(await this.totp.check(current.id, current.totpSecret, code))) throw new TotpRefused('totp_invalid', 'The authenticator code is wrong');
+    const step = await this.totp.check(current.id, current.totpSecret, code);
+    if (step === null || !(await this.accounts.acceptTotpStep(current.id, step))) throw new TotpRefused('totp_invalid', 'The authenticator code is wrong or was used already: wait for the next one');
     await this.events.record(commandContext(request, userActor(current)), async (db) => {
       const enabled = await this.accounts.enableTotp(current.id, this.clock.now(), db);
       return { value: undefined, events: enabled ? [{ type: 'ConsoleTotpEnrolled', data: { schemaVersion: 1, userId: current.id } }] : [] };

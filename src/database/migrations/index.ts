@@ -18,6 +18,7 @@ import { WalletHistoryCheckpoints1795647443991 } from './1795647443991-wallet-hi
 import { ConsoleAccounts1795700000000 } from './1795700000000-console-accounts.js';
 import { AppendExpectedEventIds1795800000001 } from './1795800000001-append-expected-event-ids.js';
 import { DropUnusedKeyIndex1795800000002 } from './1795800000002-drop-unused-key-index.js';
+import { ConsoleTotpLastStep1796000000300 } from './1796000000300-console-totp-last-step.js';
 
 /** Every migration, in order: the event log's and the read models', all in this folder. Features add theirs here. */
 export const MIGRATIONS = [
@@ -41,4 +42,5 @@ export const MIGRATIONS = [
   ConsoleAccounts1795700000000,
   AppendExpectedEventIds1795800000001,
   DropUnusedKeyIndex1795800000002,
+  ConsoleTotpLastStep1796000000300,
 ];
