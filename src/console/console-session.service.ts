@@ -12,6 +12,7 @@ import { AccountStore, EmailTaken, type ConsoleUser, type OneTimeToken } from '.
 import { userActor, type ConsoleIdentity } from '../console-auth/console.guard.js';
 import { LoginThrottle } from '../console-auth/login-throttle.js';
 import { Outbox } from '../console-auth/outbox.js';
+import { assertStrongPassword } from '../console-auth/password-strength.js';
 import { hashPassword, verifyPassword } from '../console-auth/passwords.js';
 import { CSRF_COOKIE, requestCookies, Sessions } from '../console-auth/sessions.js';
 import { consoleId, emailKey, sameToken, secretToken } from '../console-auth/tokens.js';
@@ -109,6 +110,7 @@ export class ConsoleSessions {
    * organization for it.
    */
   async signUp(input: { organizationName: string; email: string; password: string }, request: FastifyRequest): Promise<ConsoleUser> {
+    assertStrongPassword('password', input.password, [input.email, input.organizationName]);
     await this.throttle.mailRequest(request.ip);
     const passwordHash = await hashPassword(input.password);
     const lock = await this.pool.connect();
@@ -192,6 +194,7 @@ export class ConsoleSessions {
   async resetPassword(token: string, password: string, request: FastifyRequest): Promise<void> {
     const peeked = await this.accounts.peekToken(token, 'reset_password', this.clock.now());
     if (peeked === undefined || peeked.userId === null) throw new InvalidToken('The link is unknown, used or expired');
+    assertStrongPassword('password', password, [peeked.email]);
     const passwordHash = await hashPassword(password);
     await this.events.record(commandContext(request, accountActor(peeked.kind, peeked.userId)), async (db) => {
       const used = await this.accounts.consumeToken(token, 'reset_password', this.clock.now(), db);
@@ -213,6 +216,7 @@ export class ConsoleSessions {
       await this.throttle.failed(identity.user.email, request.ip);
       throw new InvalidCredentials('The current password is wrong');
     }
+    assertStrongPassword('newPassword', newPassword, [identity.user.email, currentPassword]);
     const passwordHash = await hashPassword(newPassword);
     const { user, session } = identity;
     await this.events.record(commandContext(request, userActor(user)), async (db) => {
@@ -229,12 +233,12 @@ export class ConsoleSessions {
     return { invitation, organizationName };
   }
 
-  /** The invited account, its email confirmed by the link. */
   /** The invited account, its email confirmed by the link; the invitation stays open when the account cannot be made (email taken). */
   async acceptInvitation(token: string, password: string, request: FastifyRequest): Promise<ConsoleUser> {
-    const passwordHash = await hashPassword(password);
     const peeked = await this.accounts.peekToken(token, 'invitation', this.clock.now());
     if (peeked === undefined) throw new InvalidToken('The invitation is unknown, used or expired');
+    assertStrongPassword('password', password, [peeked.email]);
+    const passwordHash = await hashPassword(password);
     const userId = consoleId('usr');
     return this.events.record(commandContext(request, accountActor(peeked.kind, userId)), async (db) => {
       const invitation = await this.accounts.consumeToken(token, 'invitation', this.clock.now(), db);
@@ -252,6 +256,7 @@ export class ConsoleSessions {
     const adminToken = this.runtime.adminToken;
     if (adminToken === undefined) throw new NotFound('The admin token is not configured: create the first operator with the CLI');
     if (!sameToken(input.adminToken, adminToken)) throw new Unauthenticated('The admin token is not valid');
+    assertStrongPassword('password', input.password, [input.email]);
     const passwordHash = await hashPassword(input.password);
     const lock = await this.pool.connect();
     try {

@@ -111,6 +111,30 @@ describe('Console API: accounts, roles and the operators', () => {
     });
   });
 
+  describe('password strength', () => {
+    it('refuses guessable passwords (common, a number run, the email itself) on sign-up, reset and change, saying why', async () => {
+      const email = uniqueEmail('weak');
+      for (const password of ['1234567890', 'password12', email]) {
+        const refused = await new ConsoleClient(app).signUp({ organizationName: 'Acme weak', email, password });
+        expect(refused.status).toBe(422);
+        expect(refused.body.error.code).toBe('validation_failed');
+        const field = refused.body.error.details.fields.find((f: { field: string }) => f.field === 'password');
+        expect(field.message).toMatch(/^password is too easy to guess/);
+        expect(field.message).not.toContain(email);
+      }
+      const { client, email: owner } = await signedUp('strong');
+      const change = await client.call('POST', '/console/api/password/change', { currentPassword: PASSWORD, newPassword: 'password12' });
+      expect(change.status).toBe(422);
+      expect(change.body.error.details.fields[0].field).toBe('newPassword');
+      expect((await new ConsoleClient(app).call('POST', '/console/api/password/forgot', { email: owner })).status).toBe(202);
+      const token = await linkFor(owner, /Reset your password/);
+      const reset = await new ConsoleClient(app).call('POST', '/console/api/password/reset', { token, password: owner });
+      expect(reset.status).toBe(422);
+      expect(reset.body.error.details.fields[0].field).toBe('password');
+      expect((await new ConsoleClient(app).call('POST', '/console/api/login', { email: owner, password: PASSWORD })).status).toBe(200);
+    });
+  });
+
   describe('sessions end', () => {
     it('after the idle time and at the absolute end (401 and the cookie cleared)', async () => {
       const idle = await signedUp('idle');
