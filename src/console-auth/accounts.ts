@@ -209,6 +209,14 @@ export class AccountStore {
     return rows[0] === undefined ? undefined : token(rows[0]);
   }
 
+  /**
+   * Ends the user's open tokens of one purpose (all but `exceptId`): a newer reset link, a used one
+   * or a password change leaves no older link that still sets a password.
+   */
+  async endTokens(userId: string, purpose: TokenPurpose, now: Date, db: Db = this.pool, exceptId: string | null = null): Promise<void> {
+    await db.query('update console_tokens set used_at = $3 where user_id = $1 and purpose = $2 and used_at is null and ($4::text is null or id <> $4)', [userId, purpose, now, exceptId]);
+  }
+
   /** Open invitations of an organization, or of the operators (organizationId null). */
   async invitations(organizationId: string | null, now: Date): Promise<OneTimeToken[]> {
     const { rows } = await this.pool.query<TokenRow>(

@@ -185,7 +185,9 @@ export class ConsoleSessions {
     await this.throttle.mailRequest(request.ip);
     const user = await this.accounts.byEmail(email);
     if (user === undefined) return;
-    const { token } = await this.accounts.createToken({ purpose: 'reset_password', userId: user.id, kind: user.kind, organizationId: user.organizationId, email: user.email, role: user.role, now: this.clock.now(), ttlMs: RESET_PASSWORD_TTL_MS });
+    const { token, id } = await this.accounts.createToken({ purpose: 'reset_password', userId: user.id, kind: user.kind, organizationId: user.organizationId, email: user.email, role: user.role, now: this.clock.now(), ttlMs: RESET_PASSWORD_TTL_MS });
+    // Only the newest link works: an older mail may sit in a mailbox someone else can read.
+    await this.accounts.endTokens(user.id, 'reset_password', this.clock.now(), undefined, id);
     const link = this.links.page('reset-password', token);
     await this.outbox.enqueue({ to: user.email, subject: 'Reset your password', text: `Someone asked to reset the password of your console account. If it was you:\n\n${link}\n\nThe link works once, for an hour. If it was not you, ignore this mail.`, link });
   }
@@ -202,6 +204,7 @@ export class ConsoleSessions {
       const before = await this.accounts.byId(used.userId, db);
       if (before === undefined) throw new InvalidToken('The link is unknown, used or expired');
       await this.accounts.setPassword(used.userId, passwordHash, db);
+      await this.accounts.endTokens(used.userId, 'reset_password', this.clock.now(), db);
       // Whoever could read the mail could also sign in: the address is confirmed.
       await this.accounts.markEmailVerified(used.userId, this.clock.now(), db);
       await this.sessions.revokeAll(used.userId, this.clock.now(), null, db);
@@ -221,6 +224,8 @@ export class ConsoleSessions {
     const { user, session } = identity;
     await this.events.record(commandContext(request, userActor(user)), async (db) => {
       await this.accounts.setPassword(user.id, passwordHash, db);
+      // A reset link mailed before the change would undo it.
+      await this.accounts.endTokens(user.id, 'reset_password', this.clock.now(), db);
       await this.sessions.revokeAll(user.id, this.clock.now(), session.id, db);
       return { value: undefined, events: [{ type: 'ConsolePasswordChanged', data: { schemaVersion: 1, userId: user.id, keptSessionId: session.id } }] };
     });

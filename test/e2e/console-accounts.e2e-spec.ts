@@ -37,6 +37,16 @@ describe('Console API: accounts, roles and the operators', () => {
     throw new Error(`no mail to ${to} matching ${subject}`);
   }
 
+  /** The token of the newest matching mail once it is another than `previous`. */
+  async function newLinkFor(to: string, subject: RegExp, previous: string): Promise<string> {
+    for (let attempt = 0; attempt < 50; attempt++) {
+      const token = await linkFor(to, subject);
+      if (token !== previous) return token;
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+    throw new Error(`no new mail to ${to} matching ${subject}`);
+  }
+
   async function signedUp(label: string) {
     const client = new ConsoleClient(app);
     const email = uniqueEmail(label);
@@ -92,6 +102,29 @@ describe('Console API: accounts, roles and the operators', () => {
       expect((await client.call('GET', '/console/api/keys')).status).toBe(401);
       expect((await new ConsoleClient(app).call('POST', '/console/api/login', { email, password: PASSWORD })).status).toBe(401);
       expect((await new ConsoleClient(app).call('POST', '/console/api/login', { email, password: 'a brand new password' })).status).toBe(200);
+    });
+
+    it('ends every other reset link when a newer one is mailed, one is used, or the password is changed', async () => {
+      const { client, email } = await signedUp('links');
+      const forgot = () => new ConsoleClient(app).call('POST', '/console/api/password/forgot', { email });
+      const reset = (token: string, password: string) => new ConsoleClient(app).call('POST', '/console/api/password/reset', { token, password });
+      expect((await forgot()).status).toBe(202);
+      const older = await linkFor(email, /Reset your password/);
+      expect((await forgot()).status).toBe(202);
+      const newer = await newLinkFor(email, /Reset your password/, older);
+      expect((await reset(older, 'an older link password')).body.error?.code).toBe('invalid_token');
+      expect((await reset(newer, 'the newer link password')).status).toBe(200);
+
+      const signedIn = new ConsoleClient(app);
+      expect((await signedIn.call('POST', '/console/api/login', { email, password: 'the newer link password' })).status).toBe(200);
+      expect((await forgot()).status).toBe(202);
+      const beforeChange = await newLinkFor(email, /Reset your password/, newer);
+      expect((await signedIn.call('POST', '/console/api/password/change', { currentPassword: 'the newer link password', newPassword: 'a changed password now' })).status).toBe(200);
+      const late = await reset(beforeChange, 'a password from an old mail');
+      expect(late.status).toBe(422);
+      expect(late.body.error.code).toBe('invalid_token');
+      expect((await new ConsoleClient(app).call('POST', '/console/api/login', { email, password: 'a changed password now' })).status).toBe(200);
+      expect((await client.call('GET', '/console/api/keys')).status).toBe(401);
     });
 
     it('keeps the mailbox to requests from the machine itself', async () => {
