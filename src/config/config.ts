@@ -127,6 +127,8 @@ export interface AppConfig {
     readonly mailFrom: string;
     /** Sign-ups and other mail-sending requests one address may make per hour (CONSOLE_MAIL_REQUESTS_PER_HOUR). */
     readonly mailRequestsPerHour: number;
+    /** Mails one recipient, and one account, may be sent per hour (CONSOLE_MAILS_PER_RECIPIENT_PER_HOUR). */
+    readonly mailsPerRecipientPerHour: number;
   };
   readonly rateLimits: {
     readonly store: RateLimitStore;
@@ -368,6 +370,7 @@ export function loadConfig(env: Env = process.env): AppConfig {
       smtpUrl: url(env, 'SMTP_URL', ['smtp:', 'smtps:']),
       mailFrom: text(env, 'MAIL_FROM') ?? 'Identity verification console <no-reply@localhost>',
       mailRequestsPerHour: integer(env, 'CONSOLE_MAIL_REQUESTS_PER_HOUR', 30, 1, 1_000_000),
+      mailsPerRecipientPerHour: integer(env, 'CONSOLE_MAILS_PER_RECIPIENT_PER_HOUR', 5, 1, 1_000),
     },
     rateLimits: {
       store: rateLimitStore,

@@ -111,7 +111,7 @@ export class ConsoleSessions {
    */
   async signUp(input: { organizationName: string; email: string; password: string }, request: FastifyRequest): Promise<ConsoleUser> {
     assertStrongPassword('password', input.password, [input.email, input.organizationName]);
-    await this.throttle.mailRequest(request.ip);
+    await this.throttle.mailRequest(request.ip, { recipient: input.email });
     const passwordHash = await hashPassword(input.password);
     const lock = await this.pool.connect();
     try {
@@ -137,6 +137,12 @@ export class ConsoleSessions {
       await lock.query('select pg_advisory_unlock(hashtextextended($1, 7))', [`console-email:${emailKey(input.email)}`]).catch(() => undefined);
       lock.release();
     }
+  }
+
+  /** Another confirmation mail, counted per account, recipient and address. */
+  async resendVerification(user: ConsoleUser, request: FastifyRequest): Promise<void> {
+    await this.throttle.mailRequest(request.ip, { recipient: user.email, accountId: user.id });
+    await this.sendVerification(user);
   }
 
   async sendVerification(user: ConsoleUser): Promise<void> {
@@ -182,7 +188,7 @@ export class ConsoleSessions {
 
   /** Always the same answer, whether the address has an account or not. */
   async forgotPassword(email: string, request: FastifyRequest): Promise<void> {
-    await this.throttle.mailRequest(request.ip);
+    await this.throttle.mailRequest(request.ip, { recipient: email });
     const user = await this.accounts.byEmail(email);
     if (user === undefined) return;
     const { token, id } = await this.accounts.createToken({ purpose: 'reset_password', userId: user.id, kind: user.kind, organizationId: user.organizationId, email: user.email, role: user.role, now: this.clock.now(), ttlMs: RESET_PASSWORD_TTL_MS });

@@ -17,7 +17,8 @@ describe('Console API: accounts, roles and the operators', () => {
   let pool: pg.Pool;
 
   beforeAll(async () => {
-    app = await startTestApp({ embedded: true, env: { SANDBOX_CREDIT_KOBO: '500000', DEFAULT_ACTIVE_SCOPES: 'nin,bvn' } });
+    // Every request here comes from 127.0.0.1: the per-address mail bound is raised so that only the per-account and per-recipient ones are met.
+    app = await startTestApp({ embedded: true, env: { SANDBOX_CREDIT_KOBO: '500000', DEFAULT_ACTIVE_SCOPES: 'nin,bvn', CONSOLE_MAIL_REQUESTS_PER_HOUR: '1000' } });
     pool = new pg.Pool({ connectionString: app.database.url, max: 2 });
   });
   afterAll(async () => {
@@ -125,6 +126,28 @@ describe('Console API: accounts, roles and the operators', () => {
       expect(late.body.error.code).toBe('invalid_token');
       expect((await new ConsoleClient(app).call('POST', '/console/api/login', { email, password: 'a changed password now' })).status).toBe(200);
       expect((await client.call('GET', '/console/api/keys')).status).toBe(401);
+    });
+
+    it('bounds the mails to one account and one recipient: past CONSOLE_MAILS_PER_RECIPIENT_PER_HOUR (5), 429 with Retry-After and no mail', async () => {
+      const mailsTo = async (to: string, subject: RegExp) =>
+        (await new ConsoleClient(app).call('GET', '/console/api/dev/mailbox')).body.data.filter((m: { to: string; subject: string }) => m.to === to && subject.test(m.subject)).length;
+      const { client, email } = await signedUp('resend');
+      // The sign-up's mail was the first of five.
+      for (let resend = 0; resend < 4; resend++) expect((await client.call('POST', '/console/api/email/resend')).status).toBe(202);
+      const refused = await client.call('POST', '/console/api/email/resend');
+      expect(refused.status).toBe(429);
+      expect(Number(refused.headers.get('retry-after'))).toBeGreaterThan(0);
+      expect(await mailsTo(email, /Confirm your email/)).toBe(5);
+
+      const { email: target } = await signedUp('reset-flood');
+      const forgot = (to: string) => new ConsoleClient(app).call('POST', '/console/api/password/forgot', { email: to });
+      for (let request = 0; request < 4; request++) expect((await forgot(target)).status).toBe(202);
+      expect((await forgot(target)).status).toBe(429);
+      expect(await mailsTo(target, /Reset your password/)).toBe(4);
+      // An address with no account is bounded alike, so the answer does not tell them apart.
+      const unknown = uniqueEmail('nobody-flood');
+      for (let request = 0; request < 5; request++) expect((await forgot(unknown)).status).toBe(202);
+      expect((await forgot(unknown)).status).toBe(429);
     });
 
     it('keeps the mailbox to requests from the machine itself', async () => {
