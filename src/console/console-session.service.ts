@@ -1,4 +1,4 @@
-import { Inject, Injectable } from '@nestjs/common';
+import { type BeforeApplicationShutdown, Inject, Injectable, Logger } from '@nestjs/common';
 import { CommandBus, QueryBus } from '@nestjs/cqrs';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type pg from 'pg';
@@ -44,9 +44,15 @@ export interface SessionView {
   readonly devMailbox: boolean;
 }
 
+/** Reset mails being prepared after their answer; more are refused work for the request itself. */
+const MAX_PENDING_RESETS = 100;
+
 /** Sign-up, sign-in and the session's answer: the accounts' rules, called by the console's controllers. */
 @Injectable()
-export class ConsoleSessions {
+export class ConsoleSessions implements BeforeApplicationShutdown {
+  private readonly logger = new Logger('ConsoleSessions');
+  private readonly pendingResets = new Set<Promise<void>>();
+
   constructor(
     @Inject(AccountStore) private readonly accounts: AccountStore,
     @Inject(AccountEvents) private readonly events: AccountEvents,
@@ -186,9 +192,25 @@ export class ConsoleSessions {
     });
   }
 
-  /** Always the same answer, whether the address has an account or not. */
+  /**
+   * Always the same answer, whether the address has an account or not, and given before the
+   * account is even looked up: the link and its mail are made afterwards, so the time of the
+   * answer does not tell a known address from an unknown one.
+   */
   async forgotPassword(email: string, request: FastifyRequest): Promise<void> {
     await this.throttle.mailRequest(request.ip, { recipient: email });
+    if (this.pendingResets.size >= MAX_PENDING_RESETS) {
+      // Bounded: under a flood the work is done in the request instead (the throttles bound the flood).
+      await this.mailResetLink(email);
+      return;
+    }
+    const pending = this.mailResetLink(email)
+      .catch((error: unknown) => this.logger.error(`A reset mail could not be prepared: ${(error as Error).message ?? String(error)}`))
+      .finally(() => this.pendingResets.delete(pending));
+    this.pendingResets.add(pending);
+  }
+
+  private async mailResetLink(email: string): Promise<void> {
     const user = await this.accounts.byEmail(email);
     if (user === undefined) return;
     const { token, id } = await this.accounts.createToken({ purpose: 'reset_password', userId: user.id, kind: user.kind, organizationId: user.organizationId, email: user.email, role: user.role, now: this.clock.now(), ttlMs: RESET_PASSWORD_TTL_MS });
@@ -196,6 +218,11 @@ export class ConsoleSessions {
     await this.accounts.endTokens(user.id, 'reset_password', this.clock.now(), undefined, id);
     const link = this.links.page('reset-password', token);
     await this.outbox.enqueue({ to: user.email, subject: 'Reset your password', text: `Someone asked to reset the password of your console account. If it was you:\n\n${link}\n\nThe link works once, for an hour. If it was not you, ignore this mail.`, link });
+  }
+
+  /** The reset mails answered already are finished before the pool closes. */
+  async beforeApplicationShutdown(): Promise<void> {
+    await Promise.all([...this.pendingResets]);
   }
 
   /** A new password; every session of the account ends. */

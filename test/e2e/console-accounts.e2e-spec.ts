@@ -143,11 +143,34 @@ describe('Console API: accounts, roles and the operators', () => {
       const forgot = (to: string) => new ConsoleClient(app).call('POST', '/console/api/password/forgot', { email: to });
       for (let request = 0; request < 4; request++) expect((await forgot(target)).status).toBe(202);
       expect((await forgot(target)).status).toBe(429);
+      // The reset mails are made after the answer.
+      for (let attempt = 0; attempt < 50 && (await mailsTo(target, /Reset your password/)) < 4; attempt++) await new Promise((resolve) => setTimeout(resolve, 100));
       expect(await mailsTo(target, /Reset your password/)).toBe(4);
       // An address with no account is bounded alike, so the answer does not tell them apart.
       const unknown = uniqueEmail('nobody-flood');
       for (let request = 0; request < 5; request++) expect((await forgot(unknown)).status).toBe(202);
       expect((await forgot(unknown)).status).toBe(429);
+    });
+
+    it('answers a reset request before looking the account up, so a known and an unknown address take the same time', async () => {
+      const { email } = await signedUp('uniform');
+      const locker = await pool.connect();
+      let answered: { status: number; afterMs: number } | undefined;
+      try {
+        // With the links' table locked, whatever the answer waited for that only a known address does shows as a wait.
+        await locker.query('begin');
+        await locker.query('lock table console_tokens in access exclusive mode');
+        const started = Date.now();
+        const known = new ConsoleClient(app).call('POST', '/console/api/password/forgot', { email }).then((response) => (answered = { status: response.status, afterMs: Date.now() - started }));
+        for (let waited = 0; waited < 3_000 && answered === undefined; waited += 50) await new Promise((resolve) => setTimeout(resolve, 50));
+        expect(answered).toEqual({ status: 202, afterMs: expect.any(Number) });
+        await locker.query('commit');
+        await known;
+      } finally {
+        await locker.query('rollback').catch(() => undefined);
+        locker.release();
+      }
+      expect(await linkFor(email, /Reset your password/)).toMatch(/^[A-Za-z0-9_-]{43}$/);
     });
 
     it('keeps the mailbox to requests from the machine itself', async () => {
