@@ -1,7 +1,7 @@
 import { expect, signUp, test } from './fixtures.js';
 
 /** Wider than the viewport: the page scrolls sideways. */
-const overflow = (page: import('@playwright/test').Page) => page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth);
+const overflow = async (page: import('@playwright/test').Page) => Number(await page.evaluate('document.documentElement.scrollWidth - document.documentElement.clientWidth'));
 
 test('at a phone width (390 px), a long organization name and the API keys page fit without sideways scrolling', async ({ page }) => {
   await page.setViewportSize({ width: 390, height: 844 });
