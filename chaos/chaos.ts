@@ -153,6 +153,7 @@ async function main(): Promise<number> {
     const env: NodeJS.ProcessEnv = {
       PATH: process.env.PATH,
       DATABASE_URL: cluster.url,
+      CONSOLE_MAIL_LOG_ONLY: 'true',
       DATA_DIR: join(runDir, 'data'),
       DATA_ENCRYPTION_KEY: randomBytes(32).toString('base64'),
       PORTRAIT_ENCRYPTION_KEY: randomBytes(32).toString('hex'),

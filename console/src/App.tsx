@@ -1,6 +1,7 @@
 import { lazy, Suspense, type ComponentType } from 'react';
 import { Redirect, Route, Switch, useLocation } from 'wouter';
 import { Failure, Loading } from './components/common';
+import { PageErrorBoundary } from './components/page-error-boundary';
 import { Plain, Shell } from './Layout';
 import { EnvironmentProvider, isIntegrator, isOperator, mayOpen, useSession, type Session } from './session';
 import { LoginPage, SignupPage } from './pages/auth';
@@ -25,6 +26,18 @@ const OperatorProjectionsPage = lazy(() => import('./pages/operator/projections'
 const OperatorAuditPage = lazy(() => import('./pages/operator/audit'));
 const OperatorSecurityPage = lazy(() => import('./pages/operator/security'));
 
+/** A page's code, loaded on first visit: a failure to load or render it shows a reload, never a blank page. */
+function PageLoader({ component: Page }: { component: ComponentType }) {
+  const [location] = useLocation();
+  return (
+    <PageErrorBoundary key={location}>
+      <Suspense fallback={<Loading />}>
+        <Page />
+      </Suspense>
+    </PageErrorBoundary>
+  );
+}
+
 function Integrator({ page, session, component: Page }: { page: string; session: Session; component: ComponentType }) {
   if (!isIntegrator(session)) return <Redirect to="/login" />;
   if (!mayOpen(session, page)) {
@@ -36,9 +49,7 @@ function Integrator({ page, session, component: Page }: { page: string; session:
   }
   return (
     <Shell session={session}>
-      <Suspense fallback={<Loading />}>
-        <Page />
-      </Suspense>
+      <PageLoader component={Page} />
     </Shell>
   );
 }
@@ -48,9 +59,7 @@ function Operator({ session, component: Page }: { session: Session; component: C
   if (session.user?.totpEnabled !== true) return <Redirect to="/operator/login" />;
   return (
     <Shell session={session}>
-      <Suspense fallback={<Loading />}>
-        <Page />
-      </Suspense>
+      <PageLoader component={Page} />
     </Shell>
   );
 }
@@ -58,9 +67,7 @@ function Operator({ session, component: Page }: { session: Session; component: C
 function Public({ component: Page }: { component: ComponentType }) {
   return (
     <Plain>
-      <Suspense fallback={<Loading />}>
-        <Page />
-      </Suspense>
+      <PageLoader component={Page} />
     </Plain>
   );
 }

@@ -52,9 +52,10 @@ export function Shell({ session, children }: { session: Session; children: React
     <AppShell header={{ height: 60 }} navbar={{ width: 230, breakpoint: 'sm', collapsed: { mobile: !opened } }} padding="md">
       <AppShell.Header>
         <Group h="100%" px="md" justify="space-between" wrap="nowrap">
-          <Group gap="sm" wrap="nowrap">
+          {/* The name takes what the controls leave and ends in an ellipsis: an organization's name can be long. */}
+          <Group gap="sm" wrap="nowrap" style={{ flex: 1, minWidth: 0 }}>
             <Burger opened={opened} onClick={toggle} hiddenFrom="sm" size="sm" aria-label="Open the menu" />
-            <Text fw={700} component="span">
+            <Text fw={700} component="span" truncate="end" title={operator ? undefined : session.organization?.name}>
               {operator ? 'Operators' : (session.organization?.name ?? 'Console')}
             </Text>
             {operator ? (
@@ -63,7 +64,7 @@ export function Shell({ session, children }: { session: Session; children: React
               </Badge>
             ) : null}
           </Group>
-          <Group gap="sm" wrap="nowrap">
+          <Group gap="sm" wrap="nowrap" style={{ flexShrink: 0 }}>
             {!operator ? (
               <SegmentedControl
                 aria-label="Environment"

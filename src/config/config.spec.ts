@@ -121,6 +121,14 @@ describe('loadConfig: operations', () => {
     expect(() => loadConfig({ PUBLIC_BASE_URL: 'ftp://api.example.com' })).toThrow(ConfigError);
   });
 
+  it('needs a mail transport to serve HTTP on an external database, unless logging the mail is chosen explicitly', () => {
+    const external = { DATABASE_URL: 'postgres://ledger:secret@db.example:5432/ledger', DATA_ENCRYPTION_KEY: Buffer.alloc(32, 9).toString('base64') };
+    expect(() => assertServesHttp(loadConfig(external))).toThrow(/SMTP_URL is required outside the embedded default.*CONSOLE_MAIL_LOG_ONLY=true/);
+    expect(() => assertServesHttp(loadConfig({ ...external, SMTP_URL: 'smtp://mail.example:587' }))).not.toThrow();
+    expect(() => assertServesHttp(loadConfig({ ...external, CONSOLE_MAIL_LOG_ONLY: 'true' }))).not.toThrow();
+    expect(() => assertServesHttp(loadConfig({}))).not.toThrow();
+  });
+
   it('serves /docs and /metrics by default, and not in production unless asked to', () => {
     expect(loadConfig({}).operations).toMatchObject({ production: false, docsEnabled: true, metricsEnabled: true, corsOrigins: [], logRedactPaths: [] });
     expect(loadConfig({ NODE_ENV: 'production' }).operations).toMatchObject({ production: true, docsEnabled: false, metricsEnabled: false });

@@ -137,12 +137,19 @@ export interface AppConfig {
     readonly sessionMaxMs: number;
     /** Secure cookies even when the request did not arrive over HTTPS (CONSOLE_SECURE_COOKIES; a TLS proxy in front). */
     readonly secureCookies: boolean;
-    /** SMTP_URL: mail goes out through nodemailer; absent, it is logged (and, on the embedded default, shown in the development mailbox). */
+    /**
+     * SMTP_URL: mail goes out through nodemailer. Absent, mail is not sent: the embedded default shows
+     * it in the development mailbox; elsewhere the service refuses to start unless mailLogOnly.
+     */
     readonly smtpUrl: string | undefined;
+    /** CONSOLE_MAIL_LOG_ONLY: an operator's explicit choice to run with no mail transport; the log says only that a mail was queued. */
+    readonly mailLogOnly: boolean;
     /** MAIL_FROM: the sender of the console's mail. */
     readonly mailFrom: string;
     /** Sign-ups and other mail-sending requests one address may make per hour (CONSOLE_MAIL_REQUESTS_PER_HOUR). */
     readonly mailRequestsPerHour: number;
+    /** Mails one recipient, and one account, may be sent per hour (CONSOLE_MAILS_PER_RECIPIENT_PER_HOUR). */
+    readonly mailsPerRecipientPerHour: number;
   };
   /** Webhook deliveries to integrators' endpoints. */
   readonly webhooks: {
@@ -431,8 +438,10 @@ export function loadConfig(env: Env = process.env): AppConfig {
       sessionMaxMs: integer(env, 'CONSOLE_SESSION_MAX_HOURS', 12, 1, 720) * 3_600_000,
       secureCookies: flag(env, 'CONSOLE_SECURE_COOKIES', false),
       smtpUrl: url(env, 'SMTP_URL', ['smtp:', 'smtps:']),
+      mailLogOnly: flag(env, 'CONSOLE_MAIL_LOG_ONLY', false),
       mailFrom: text(env, 'MAIL_FROM') ?? 'Identity verification console <no-reply@localhost>',
       mailRequestsPerHour: integer(env, 'CONSOLE_MAIL_REQUESTS_PER_HOUR', 30, 1, 1_000_000),
+      mailsPerRecipientPerHour: integer(env, 'CONSOLE_MAILS_PER_RECIPIENT_PER_HOUR', 5, 1, 1_000),
     },
     webhooks: {
       allowPrivateTargets: flag(env, 'WEBHOOK_ALLOW_PRIVATE_TARGETS', false),
@@ -456,5 +465,13 @@ export function loadConfig(env: Env = process.env): AppConfig {
 export function assertServesHttp(config: AppConfig): void {
   if (config.operations.production && config.portraits.publicBaseUrl === undefined) {
     throw new ConfigError('PUBLIC_BASE_URL', 'is required when NODE_ENV=production: the public base of the portrait links the API hands out, e.g. https://api.example.com');
+  }
+  // The console's mail carries one-time links (sign-up confirmations, resets, invitations): a
+  // deployment that sends none must have chosen so, not forgotten a variable.
+  if (config.database.url !== undefined && config.console.smtpUrl === undefined && !config.console.mailLogOnly) {
+    throw new ConfigError(
+      'SMTP_URL',
+      'is required outside the embedded default (DATABASE_URL is set): the console mails one-time links for sign-ups, password resets and invitations. Set SMTP_URL, or set CONSOLE_MAIL_LOG_ONLY=true to send no mail and log only that each was queued',
+    );
   }
 }

@@ -173,6 +173,16 @@ export class AccountStore {
     return (rowCount ?? 0) > 0;
   }
 
+  /**
+   * Records `step` as the user's last accepted TOTP step; false when that step or a later one was
+   * accepted already (the code is being used again). One statement, so two racing sign-ins with
+   * the same code cannot both pass.
+   */
+  async acceptTotpStep(userId: string, step: number, db: Db = this.pool): Promise<boolean> {
+    const { rowCount } = await db.query('update console_users set totp_last_step = $2 where id = $1 and (totp_last_step is null or totp_last_step < $2)', [userId, step]);
+    return (rowCount ?? 0) > 0;
+  }
+
   /** A new one-time token: the token itself, returned once (it goes in a link), and its row's id. */
   async createToken(input: { purpose: TokenPurpose; userId: string | null; kind: UserKind; organizationId: string | null; email: string; role: ConsoleRole; now: Date; ttlMs: number }, db: Db = this.pool): Promise<{ token: string; id: string }> {
     const secret = secretToken();
@@ -198,6 +208,14 @@ export class AccountStore {
       [tokenHash(secret), purpose, now],
     );
     return rows[0] === undefined ? undefined : token(rows[0]);
+  }
+
+  /**
+   * Ends the user's open tokens of one purpose (all but `exceptId`): a newer reset link, a used one
+   * or a password change leaves no older link that still sets a password.
+   */
+  async endTokens(userId: string, purpose: TokenPurpose, now: Date, db: Db = this.pool, exceptId: string | null = null): Promise<void> {
+    await db.query('update console_tokens set used_at = $3 where user_id = $1 and purpose = $2 and used_at is null and ($4::text is null or id <> $4)', [userId, purpose, now, exceptId]);
   }
 
   /** Open invitations of an organization, or of the operators (organizationId null). */

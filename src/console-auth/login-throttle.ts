@@ -29,11 +29,15 @@ export class LoginThrottle {
   private readonly accounts: RateLimiterAbstract;
   private readonly addresses: RateLimiterAbstract;
   private readonly mails: RateLimiterAbstract;
+  private readonly recipients: RateLimiterAbstract;
+  private readonly accountMails: RateLimiterAbstract;
 
   constructor(@Inject(PG_POOL) pool: pg.Pool, @Inject(CONFIG) config: AppConfig) {
     this.accounts = limiter(pool, 'console_login_account', ACCOUNT_FAILURES, WINDOW_SECONDS);
     this.addresses = limiter(pool, 'console_login_address', ADDRESS_FAILURES, WINDOW_SECONDS);
     this.mails = limiter(pool, 'console_mail_address', config.console.mailRequestsPerHour, 3_600);
+    this.recipients = limiter(pool, 'console_mail_recipient', config.console.mailsPerRecipientPerHour, 3_600);
+    this.accountMails = limiter(pool, 'console_mail_account', config.console.mailsPerRecipientPerHour, 3_600);
   }
 
   /** 429 when the account or the address has used up its failures. */
@@ -55,15 +59,26 @@ export class LoginThrottle {
     await this.accounts.delete(emailKey(email));
   }
 
-  /** Counts one mail-sending request (sign-up, reset, resend) of an address; 429 past the hourly bound. */
-  async mailRequest(address: string): Promise<void> {
-    try {
-      await this.mails.consume(address);
-    } catch (rejection) {
-      const msBeforeNext = (rejection as { msBeforeNext?: number }).msBeforeNext;
-      if (typeof msBeforeNext === 'number') throw tooMany(msBeforeNext, 'Too many requests from this address');
-      throw rejection;
+  /**
+   * Counts one mail-sending request (sign-up, reset, resend): per address always, and per
+   * recipient and per account when given; 429 past any hourly bound. A recipient is counted whether
+   * it has an account or not, so the bound tells nothing about who has one.
+   */
+  async mailRequest(address: string, to: { recipient?: string; accountId?: string } = {}): Promise<void> {
+    const counted: [RateLimiterAbstract, string][] = [[this.mails, address]];
+    if (to.recipient !== undefined) counted.push([this.recipients, emailKey(to.recipient)]);
+    if (to.accountId !== undefined) counted.push([this.accountMails, to.accountId]);
+    let waitMs = 0;
+    for (const [bound, key] of counted) {
+      try {
+        await bound.consume(key);
+      } catch (rejection) {
+        const msBeforeNext = (rejection as { msBeforeNext?: number }).msBeforeNext;
+        if (typeof msBeforeNext !== 'number') throw rejection;
+        waitMs = Math.max(waitMs, msBeforeNext);
+      }
     }
+    if (waitMs > 0) throw tooMany(waitMs, 'Too many mails asked for');
   }
 }
 

@@ -32,18 +32,13 @@ export interface MailboxEntry {
   readonly createdAt: string;
 }
 
-/** `a***@acme.example`: enough to tell mails apart in a log, not the address. */
-export function maskedAddress(address: string): string {
-  const at = address.lastIndexOf('@');
-  return at <= 0 ? '***' : `${address[0]}***${address.slice(at)}`;
-}
-
 /**
  * The console's mail, through an outbox table: a mail is written in the request that causes it and
  * delivered by a background pass, so a slow or absent mail server never fails a sign-up. With
- * SMTP_URL the pass sends through nodemailer; without, it logs the subject and the link, and the
- * embedded default keeps the mail for the development mailbox. A sent mail's text is dropped
- * (outside the embedded default), since its link is a credential until used.
+ * SMTP_URL the pass sends through nodemailer; without (the embedded default, or an operator's
+ * CONSOLE_MAIL_LOG_ONLY), it logs only that a mail was queued: never the link, which is a
+ * credential until used, nor the address. The embedded default keeps the mail for the development
+ * mailbox; elsewhere a delivered mail's text and link are dropped.
  */
 @Injectable()
 export class Outbox extends PeriodicSweep<number> {
@@ -109,7 +104,7 @@ export class Outbox extends PeriodicSweep<number> {
   private async deliver(mail: Mail): Promise<void> {
     const smtpUrl = this.config.console.smtpUrl;
     if (smtpUrl === undefined) {
-      this.logger.log(`Mail to ${maskedAddress(mail.to)}: ${mail.subject}${mail.link === null ? '' : ` ${mail.link}`}`);
+      this.logger.log(this.devMailbox ? 'A console mail was queued, not sent (no SMTP_URL): read it in the development mailbox, /console/mailbox' : 'A console mail was queued, not sent (no SMTP_URL, CONSOLE_MAIL_LOG_ONLY)');
       return;
     }
     // Loaded only where mail goes out by SMTP: the CLIs and the embedded default never pay for it.

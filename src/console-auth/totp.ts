@@ -20,11 +20,14 @@ export class Totp {
     return { secret, otpauthUrl: generateURI({ issuer: ISSUER, label: email, secret }), wrapped, masterKeyId: this.kms.masterKeyId };
   }
 
-  /** One step of tolerance either side, for clocks a little apart. */
-  async check(userId: string, wrapped: string, code: string): Promise<boolean> {
-    if (!/^\d{6}$/.test(code)) return false;
+  /**
+   * The time step the code belongs to, or null when it is wrong. One step of tolerance either side,
+   * for clocks a little apart; the caller refuses a step not later than the last one accepted.
+   */
+  async check(userId: string, wrapped: string, code: string): Promise<number | null> {
+    if (!/^\d{6}$/.test(code)) return null;
     const secret = (await this.kms.unwrap(wrapped, totpContext(userId))).toString('utf8');
-    const result = await verify({ secret, token: code, epochTolerance: 30 }).catch(() => ({ valid: false }));
-    return result.valid;
+    const result = await verify({ secret, token: code, epochTolerance: 30 }).catch(() => ({ valid: false as const }));
+    return result.valid && 'timeStep' in result ? result.timeStep : null;
   }
 }

@@ -79,7 +79,7 @@ export class ConsoleAccountsController {
   async resend(@Req() request: ConsoleRequest): Promise<SuccessEnvelope<{ sent: boolean }>> {
     const { user } = consoleIdentity(request);
     if (user.emailVerifiedAt !== null) return ok({ sent: false });
-    await this.console.sendVerification(user);
+    await this.console.resendVerification(user, request);
     return ok({ sent: true });
   }
 

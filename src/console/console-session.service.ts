@@ -1,4 +1,4 @@
-import { Inject, Injectable } from '@nestjs/common';
+import { type BeforeApplicationShutdown, Inject, Injectable, Logger } from '@nestjs/common';
 import { CommandBus, QueryBus } from '@nestjs/cqrs';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type pg from 'pg';
@@ -12,6 +12,7 @@ import { AccountStore, EmailTaken, type ConsoleUser, type OneTimeToken } from '.
 import { userActor, type ConsoleIdentity } from '../console-auth/console.guard.js';
 import { LoginThrottle } from '../console-auth/login-throttle.js';
 import { Outbox } from '../console-auth/outbox.js';
+import { assertStrongPassword } from '../console-auth/password-strength.js';
 import { hashPassword, verifyPassword } from '../console-auth/passwords.js';
 import { CSRF_COOKIE, requestCookies, Sessions } from '../console-auth/sessions.js';
 import { consoleId, emailKey, sameToken, secretToken } from '../console-auth/tokens.js';
@@ -43,9 +44,15 @@ export interface SessionView {
   readonly devMailbox: boolean;
 }
 
+/** Reset mails being prepared after their answer; more are refused work for the request itself. */
+const MAX_PENDING_RESETS = 100;
+
 /** Sign-up, sign-in and the session's answer: the accounts' rules, called by the console's controllers. */
 @Injectable()
-export class ConsoleSessions {
+export class ConsoleSessions implements BeforeApplicationShutdown {
+  private readonly logger = new Logger('ConsoleSessions');
+  private readonly pendingResets = new Set<Promise<void>>();
+
   constructor(
     @Inject(AccountStore) private readonly accounts: AccountStore,
     @Inject(AccountEvents) private readonly events: AccountEvents,
@@ -109,7 +116,8 @@ export class ConsoleSessions {
    * organization for it.
    */
   async signUp(input: { organizationName: string; email: string; password: string }, request: FastifyRequest): Promise<ConsoleUser> {
-    await this.throttle.mailRequest(request.ip);
+    assertStrongPassword('password', input.password, [input.email, input.organizationName]);
+    await this.throttle.mailRequest(request.ip, { recipient: input.email });
     const passwordHash = await hashPassword(input.password);
     const lock = await this.pool.connect();
     try {
@@ -137,6 +145,12 @@ export class ConsoleSessions {
     }
   }
 
+  /** Another confirmation mail, counted per account, recipient and address. */
+  async resendVerification(user: ConsoleUser, request: FastifyRequest): Promise<void> {
+    await this.throttle.mailRequest(request.ip, { recipient: user.email, accountId: user.id });
+    await this.sendVerification(user);
+  }
+
   async sendVerification(user: ConsoleUser): Promise<void> {
     const { token } = await this.accounts.createToken({ purpose: 'verify_email', userId: user.id, kind: user.kind, organizationId: user.organizationId, email: user.email, role: user.role, now: this.clock.now(), ttlMs: VERIFY_EMAIL_TTL_MS });
     const link = this.links.page('verify-email', token);
@@ -154,9 +168,10 @@ export class ConsoleSessions {
     }
     if (user.kind === 'operator' && user.totpEnabledAt !== null && user.totpSecret !== null) {
       if (input.totpCode === undefined || input.totpCode === '') throw new TotpRefused('totp_required', 'Enter the code of your authenticator app');
-      if (!(await this.totp.check(user.id, user.totpSecret, input.totpCode))) {
+      const step = await this.totp.check(user.id, user.totpSecret, input.totpCode);
+      if (step === null || !(await this.accounts.acceptTotpStep(user.id, step))) {
         await this.throttle.failed(input.email, request.ip);
-        throw new TotpRefused('totp_invalid', 'The authenticator code is wrong');
+        throw new TotpRefused('totp_invalid', 'The authenticator code is wrong or was used already: wait for the next one');
       }
     }
     await this.throttle.succeeded(input.email);
@@ -177,20 +192,44 @@ export class ConsoleSessions {
     });
   }
 
-  /** Always the same answer, whether the address has an account or not. */
+  /**
+   * Always the same answer, whether the address has an account or not, and given before the
+   * account is even looked up: the link and its mail are made afterwards, so the time of the
+   * answer does not tell a known address from an unknown one.
+   */
   async forgotPassword(email: string, request: FastifyRequest): Promise<void> {
-    await this.throttle.mailRequest(request.ip);
+    await this.throttle.mailRequest(request.ip, { recipient: email });
+    if (this.pendingResets.size >= MAX_PENDING_RESETS) {
+      // Bounded: under a flood the work is done in the request instead (the throttles bound the flood).
+      await this.mailResetLink(email);
+      return;
+    }
+    const pending = this.mailResetLink(email)
+      .catch((error: unknown) => this.logger.error(`A reset mail could not be prepared: ${(error as Error).message ?? String(error)}`))
+      .finally(() => this.pendingResets.delete(pending));
+    this.pendingResets.add(pending);
+  }
+
+  private async mailResetLink(email: string): Promise<void> {
     const user = await this.accounts.byEmail(email);
     if (user === undefined) return;
-    const { token } = await this.accounts.createToken({ purpose: 'reset_password', userId: user.id, kind: user.kind, organizationId: user.organizationId, email: user.email, role: user.role, now: this.clock.now(), ttlMs: RESET_PASSWORD_TTL_MS });
+    const { token, id } = await this.accounts.createToken({ purpose: 'reset_password', userId: user.id, kind: user.kind, organizationId: user.organizationId, email: user.email, role: user.role, now: this.clock.now(), ttlMs: RESET_PASSWORD_TTL_MS });
+    // Only the newest link works: an older mail may sit in a mailbox someone else can read.
+    await this.accounts.endTokens(user.id, 'reset_password', this.clock.now(), undefined, id);
     const link = this.links.page('reset-password', token);
     await this.outbox.enqueue({ to: user.email, subject: 'Reset your password', text: `Someone asked to reset the password of your console account. If it was you:\n\n${link}\n\nThe link works once, for an hour. If it was not you, ignore this mail.`, link });
+  }
+
+  /** The reset mails answered already are finished before the pool closes. */
+  async beforeApplicationShutdown(): Promise<void> {
+    await Promise.all([...this.pendingResets]);
   }
 
   /** A new password; every session of the account ends. */
   async resetPassword(token: string, password: string, request: FastifyRequest): Promise<void> {
     const peeked = await this.accounts.peekToken(token, 'reset_password', this.clock.now());
     if (peeked === undefined || peeked.userId === null) throw new InvalidToken('The link is unknown, used or expired');
+    assertStrongPassword('password', password, [peeked.email]);
     const passwordHash = await hashPassword(password);
     await this.events.record(commandContext(request, accountActor(peeked.kind, peeked.userId)), async (db) => {
       const used = await this.accounts.consumeToken(token, 'reset_password', this.clock.now(), db);
@@ -198,6 +237,7 @@ export class ConsoleSessions {
       const before = await this.accounts.byId(used.userId, db);
       if (before === undefined) throw new InvalidToken('The link is unknown, used or expired');
       await this.accounts.setPassword(used.userId, passwordHash, db);
+      await this.accounts.endTokens(used.userId, 'reset_password', this.clock.now(), db);
       // Whoever could read the mail could also sign in: the address is confirmed.
       await this.accounts.markEmailVerified(used.userId, this.clock.now(), db);
       await this.sessions.revokeAll(used.userId, this.clock.now(), null, db);
@@ -212,10 +252,13 @@ export class ConsoleSessions {
       await this.throttle.failed(identity.user.email, request.ip);
       throw new InvalidCredentials('The current password is wrong');
     }
+    assertStrongPassword('newPassword', newPassword, [identity.user.email, currentPassword]);
     const passwordHash = await hashPassword(newPassword);
     const { user, session } = identity;
     await this.events.record(commandContext(request, userActor(user)), async (db) => {
       await this.accounts.setPassword(user.id, passwordHash, db);
+      // A reset link mailed before the change would undo it.
+      await this.accounts.endTokens(user.id, 'reset_password', this.clock.now(), db);
       await this.sessions.revokeAll(user.id, this.clock.now(), session.id, db);
       return { value: undefined, events: [{ type: 'ConsolePasswordChanged', data: { schemaVersion: 1, userId: user.id, keptSessionId: session.id } }] };
     });
@@ -228,12 +271,12 @@ export class ConsoleSessions {
     return { invitation, organizationName };
   }
 
-  /** The invited account, its email confirmed by the link. */
   /** The invited account, its email confirmed by the link; the invitation stays open when the account cannot be made (email taken). */
   async acceptInvitation(token: string, password: string, request: FastifyRequest): Promise<ConsoleUser> {
-    const passwordHash = await hashPassword(password);
     const peeked = await this.accounts.peekToken(token, 'invitation', this.clock.now());
     if (peeked === undefined) throw new InvalidToken('The invitation is unknown, used or expired');
+    assertStrongPassword('password', password, [peeked.email]);
+    const passwordHash = await hashPassword(password);
     const userId = consoleId('usr');
     return this.events.record(commandContext(request, accountActor(peeked.kind, userId)), async (db) => {
       const invitation = await this.accounts.consumeToken(token, 'invitation', this.clock.now(), db);
@@ -251,6 +294,7 @@ export class ConsoleSessions {
     const adminToken = this.runtime.adminToken;
     if (adminToken === undefined) throw new NotFound('The admin token is not configured: create the first operator with the CLI');
     if (!sameToken(input.adminToken, adminToken)) throw new Unauthenticated('The admin token is not valid');
+    assertStrongPassword('password', input.password, [input.email]);
     const passwordHash = await hashPassword(input.password);
     const lock = await this.pool.connect();
     try {
@@ -279,7 +323,8 @@ export class ConsoleSessions {
     const current = await this.accounts.byId(user.id);
     if (current === undefined || current.totpSecret === null) throw new Forbidden('totp_not_started', 'Start the set-up first (POST /console/api/operator/totp/setup)');
     if (current.totpEnabledAt !== null) return current;
-    if (!(await this.totp.check(current.id, current.totpSecret, code))) throw new TotpRefused('totp_invalid', 'The authenticator code is wrong');
+    const step = await this.totp.check(current.id, current.totpSecret, code);
+    if (step === null || !(await this.accounts.acceptTotpStep(current.id, step))) throw new TotpRefused('totp_invalid', 'The authenticator code is wrong or was used already: wait for the next one');
     await this.events.record(commandContext(request, userActor(current)), async (db) => {
       const enabled = await this.accounts.enableTotp(current.id, this.clock.now(), db);
       return { value: undefined, events: enabled ? [{ type: 'ConsoleTotpEnrolled', data: { schemaVersion: 1, userId: current.id } }] : [] };

@@ -11,8 +11,20 @@ export const OPERATOR_PASSWORD = 'operator password for the browser tests';
 /** The first operator's TOTP secret, kept beside the run's output so that a restarted test worker still has it. */
 const SECRET_FILE = () => resolve('test-results', `operator-totp-${new URL(process.env.CONSOLE_BASE_URL!).port}.txt`);
 
+/** The last TOTP step used per secret, kept beside the run's output like the secret. */
+const STEPS_FILE = () => resolve('test-results', `totp-steps-${new URL(process.env.CONSOLE_BASE_URL!).port}.json`);
+
+/**
+ * A code of a step later than any used before with this secret (the service takes each step once),
+ * waiting for the next step when the current and the next one are used up.
+ */
 export async function totpCode(secret: string): Promise<string> {
-  return generate({ secret });
+  const steps: Record<string, number> = existsSync(STEPS_FILE()) ? JSON.parse(await readFile(STEPS_FILE(), 'utf8')) : {};
+  const current = Math.floor(Date.now() / 30_000);
+  const step = Math.max(current, (steps[secret] ?? 0) + 1);
+  if (step > current + 1) await new Promise((done) => setTimeout(done, (step - 1) * 30_000 - Date.now() + 100));
+  await writeFile(STEPS_FILE(), JSON.stringify({ ...steps, [secret]: step }));
+  return generate({ secret, epoch: step * 30 });
 }
 
 /** Creates the first operator from the admin token and enrols its second factor, through the pages. */

@@ -78,3 +78,13 @@ test('a session left idle past CONSOLE_SESSION_IDLE_MINUTES ends: the next page 
   await expect(page.getByRole('heading', { name: 'Sign in' })).toBeVisible();
   expect((await page.context().cookies()).find((cookie) => cookie.name === 'ivl_session')).toBeUndefined();
 });
+
+test('a guessable password is refused at sign-up, the page saying why', async ({ page }) => {
+  await page.goto('/console/signup');
+  await page.getByLabel('Organization name').fill('Acme weak password');
+  await page.getByLabel('Email').fill(`weak-${Math.random().toString(36).slice(2, 9)}@example.test`);
+  await page.getByRole('textbox', { name: 'Password', exact: true }).fill('password12');
+  await page.getByRole('button', { name: 'Sign up' }).click();
+  await expect(page.getByRole('alert')).toContainText('password is too easy to guess');
+  await expect(page.getByRole('heading', { name: 'Create your account' })).toBeVisible();
+});

@@ -17,7 +17,8 @@ describe('Console API: accounts, roles and the operators', () => {
   let pool: pg.Pool;
 
   beforeAll(async () => {
-    app = await startTestApp({ embedded: true, env: { SANDBOX_CREDIT_KOBO: '500000', DEFAULT_ACTIVE_SCOPES: 'nin,bvn' } });
+    // Every request here comes from 127.0.0.1: the per-address mail bound is raised so that only the per-account and per-recipient ones are met.
+    app = await startTestApp({ embedded: true, env: { SANDBOX_CREDIT_KOBO: '500000', DEFAULT_ACTIVE_SCOPES: 'nin,bvn', CONSOLE_MAIL_REQUESTS_PER_HOUR: '1000' } });
     pool = new pg.Pool({ connectionString: app.database.url, max: 2 });
   });
   afterAll(async () => {
@@ -37,6 +38,16 @@ describe('Console API: accounts, roles and the operators', () => {
     throw new Error(`no mail to ${to} matching ${subject}`);
   }
 
+  /** The token of the newest matching mail once it is another than `previous`. */
+  async function newLinkFor(to: string, subject: RegExp, previous: string): Promise<string> {
+    for (let attempt = 0; attempt < 50; attempt++) {
+      const token = await linkFor(to, subject);
+      if (token !== previous) return token;
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+    throw new Error(`no new mail to ${to} matching ${subject}`);
+  }
+
   async function signedUp(label: string) {
     const client = new ConsoleClient(app);
     const email = uniqueEmail(label);
@@ -45,7 +56,14 @@ describe('Console API: accounts, roles and the operators', () => {
     return { client, email, organizationId: response.body.data.organization.id as string, userId: response.body.data.user.id as string };
   }
 
+  /** The first operator, signed in once and kept: a second sign-in in the same 30 s would need a fresh code. */
   async function operator(): Promise<ConsoleClient> {
+    operatorClient ??= bootstrapOperator();
+    return operatorClient;
+  }
+  let operatorClient: Promise<ConsoleClient> | undefined;
+
+  async function bootstrapOperator(): Promise<ConsoleClient> {
     const client = new ConsoleClient(app);
     const email = uniqueEmail('operator');
     await client.session();
@@ -58,10 +76,7 @@ describe('Console API: accounts, roles and the operators', () => {
       operatorEmail = email;
       return client;
     }
-    const again = new ConsoleClient(app);
-    const login = await again.call('POST', '/console/api/operator/login', { email: operatorEmail, password: PASSWORD, totpCode: await generate({ secret: operatorSecret }) });
-    expect(login.status).toBe(200);
-    return again;
+    throw new Error(`the first operator could not be created: ${created.status}`);
   }
   let operatorSecret = '';
   let operatorEmail = '';
@@ -90,6 +105,74 @@ describe('Console API: accounts, roles and the operators', () => {
       expect((await new ConsoleClient(app).call('POST', '/console/api/login', { email, password: 'a brand new password' })).status).toBe(200);
     });
 
+    it('ends every other reset link when a newer one is mailed, one is used, or the password is changed', async () => {
+      const { client, email } = await signedUp('links');
+      const forgot = () => new ConsoleClient(app).call('POST', '/console/api/password/forgot', { email });
+      const reset = (token: string, password: string) => new ConsoleClient(app).call('POST', '/console/api/password/reset', { token, password });
+      expect((await forgot()).status).toBe(202);
+      const older = await linkFor(email, /Reset your password/);
+      expect((await forgot()).status).toBe(202);
+      const newer = await newLinkFor(email, /Reset your password/, older);
+      expect((await reset(older, 'an older link password')).body.error?.code).toBe('invalid_token');
+      expect((await reset(newer, 'the newer link password')).status).toBe(200);
+
+      const signedIn = new ConsoleClient(app);
+      expect((await signedIn.call('POST', '/console/api/login', { email, password: 'the newer link password' })).status).toBe(200);
+      expect((await forgot()).status).toBe(202);
+      const beforeChange = await newLinkFor(email, /Reset your password/, newer);
+      expect((await signedIn.call('POST', '/console/api/password/change', { currentPassword: 'the newer link password', newPassword: 'a changed password now' })).status).toBe(200);
+      const late = await reset(beforeChange, 'a password from an old mail');
+      expect(late.status).toBe(422);
+      expect(late.body.error.code).toBe('invalid_token');
+      expect((await new ConsoleClient(app).call('POST', '/console/api/login', { email, password: 'a changed password now' })).status).toBe(200);
+      expect((await client.call('GET', '/console/api/keys')).status).toBe(401);
+    });
+
+    it('bounds the mails to one account and one recipient: past CONSOLE_MAILS_PER_RECIPIENT_PER_HOUR (5), 429 with Retry-After and no mail', async () => {
+      const mailsTo = async (to: string, subject: RegExp) =>
+        (await new ConsoleClient(app).call('GET', '/console/api/dev/mailbox')).body.data.filter((m: { to: string; subject: string }) => m.to === to && subject.test(m.subject)).length;
+      const { client, email } = await signedUp('resend');
+      // The sign-up's mail was the first of five.
+      for (let resend = 0; resend < 4; resend++) expect((await client.call('POST', '/console/api/email/resend')).status).toBe(202);
+      const refused = await client.call('POST', '/console/api/email/resend');
+      expect(refused.status).toBe(429);
+      expect(Number(refused.headers.get('retry-after'))).toBeGreaterThan(0);
+      expect(await mailsTo(email, /Confirm your email/)).toBe(5);
+
+      const { email: target } = await signedUp('reset-flood');
+      const forgot = (to: string) => new ConsoleClient(app).call('POST', '/console/api/password/forgot', { email: to });
+      for (let request = 0; request < 4; request++) expect((await forgot(target)).status).toBe(202);
+      expect((await forgot(target)).status).toBe(429);
+      // The reset mails are made after the answer.
+      for (let attempt = 0; attempt < 50 && (await mailsTo(target, /Reset your password/)) < 4; attempt++) await new Promise((resolve) => setTimeout(resolve, 100));
+      expect(await mailsTo(target, /Reset your password/)).toBe(4);
+      // An address with no account is bounded alike, so the answer does not tell them apart.
+      const unknown = uniqueEmail('nobody-flood');
+      for (let request = 0; request < 5; request++) expect((await forgot(unknown)).status).toBe(202);
+      expect((await forgot(unknown)).status).toBe(429);
+    });
+
+    it('answers a reset request before looking the account up, so a known and an unknown address take the same time', async () => {
+      const { email } = await signedUp('uniform');
+      const locker = await pool.connect();
+      let answered: { status: number; afterMs: number } | undefined;
+      try {
+        // With the links' table locked, whatever the answer waited for that only a known address does shows as a wait.
+        await locker.query('begin');
+        await locker.query('lock table console_tokens in access exclusive mode');
+        const started = Date.now();
+        const known = new ConsoleClient(app).call('POST', '/console/api/password/forgot', { email }).then((response) => (answered = { status: response.status, afterMs: Date.now() - started }));
+        for (let waited = 0; waited < 3_000 && answered === undefined; waited += 50) await new Promise((resolve) => setTimeout(resolve, 50));
+        expect(answered).toEqual({ status: 202, afterMs: expect.any(Number) });
+        await locker.query('commit');
+        await known;
+      } finally {
+        await locker.query('rollback').catch(() => undefined);
+        locker.release();
+      }
+      expect(await linkFor(email, /Reset your password/)).toMatch(/^[A-Za-z0-9_-]{43}$/);
+    });
+
     it('keeps the mailbox to requests from the machine itself', async () => {
       const fastify = app.app.getHttpAdapter().getInstance();
       expect((await fastify.inject({ method: 'GET', url: '/console/api/dev/mailbox', remoteAddress: '127.0.0.1' })).statusCode).toBe(200);
@@ -104,6 +187,30 @@ describe('Console API: accounts, roles and the operators', () => {
       } finally {
         await other.close();
       }
+    });
+  });
+
+  describe('password strength', () => {
+    it('refuses guessable passwords (common, a number run, the email itself) on sign-up, reset and change, saying why', async () => {
+      const email = uniqueEmail('weak');
+      for (const password of ['1234567890', 'password12', email]) {
+        const refused = await new ConsoleClient(app).signUp({ organizationName: 'Acme weak', email, password });
+        expect(refused.status).toBe(422);
+        expect(refused.body.error.code).toBe('validation_failed');
+        const field = refused.body.error.details.fields.find((f: { field: string }) => f.field === 'password');
+        expect(field.message).toMatch(/^password is too easy to guess/);
+        expect(field.message).not.toContain(email);
+      }
+      const { client, email: owner } = await signedUp('strong');
+      const change = await client.call('POST', '/console/api/password/change', { currentPassword: PASSWORD, newPassword: 'password12' });
+      expect(change.status).toBe(422);
+      expect(change.body.error.details.fields[0].field).toBe('newPassword');
+      expect((await new ConsoleClient(app).call('POST', '/console/api/password/forgot', { email: owner })).status).toBe(202);
+      const token = await linkFor(owner, /Reset your password/);
+      const reset = await new ConsoleClient(app).call('POST', '/console/api/password/reset', { token, password: owner });
+      expect(reset.status).toBe(422);
+      expect(reset.body.error.details.fields[0].field).toBe('password');
+      expect((await new ConsoleClient(app).call('POST', '/console/api/login', { email: owner, password: PASSWORD })).status).toBe(200);
     });
   });
 
@@ -228,6 +335,17 @@ describe('Console API: accounts, roles and the operators', () => {
       const projections = await op.call('GET', '/console/api/operator/projections');
       expect(projections.body.data.projections.map((p: { name: string }) => p.name)).toContain('wallets');
       expect(projections.body.data.history.length).toBeGreaterThan(0);
+    });
+
+    it('takes each authenticator code once: the same code a second time is refused', async () => {
+      await operator();
+      // The code of the next 30 s step: the set-up's confirmation used the current one.
+      const totpCode = await generate({ secret: operatorSecret, epoch: Math.floor(Date.now() / 1000) + 30 });
+      const first = await new ConsoleClient(app).call('POST', '/console/api/operator/login', { email: operatorEmail, password: PASSWORD, totpCode });
+      expect(first.status).toBe(200);
+      const replayed = await new ConsoleClient(app).call('POST', '/console/api/operator/login', { email: operatorEmail, password: PASSWORD, totpCode });
+      expect(replayed.status).toBe(401);
+      expect(replayed.body.error.code).toBe('totp_invalid');
     });
 
     it('asks for the second factor, and an auditor reads but changes nothing', async () => {

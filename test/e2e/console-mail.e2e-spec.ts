@@ -55,6 +55,37 @@ describe('Console mail by SMTP', () => {
     expect((await new ConsoleClient(app).call('GET', '/console/api/dev/mailbox')).status).toBe(404);
   });
 
+  it('with no mail transport (CONSOLE_MAIL_LOG_ONLY), logs only that a mail was queued: no link, token or address', async () => {
+    const lines: string[] = [];
+    const logged = await startTestApp({
+      env: { LOG_LEVEL: 'info', CONSOLE_MAIL_LOG_ONLY: 'true' },
+      logDestination: { write: (line: string) => void lines.push(line) },
+    });
+    try {
+      const email = uniqueEmail('logged');
+      expect((await new ConsoleClient(logged).signUp({ organizationName: 'Acme logged', email, password: 'correct horse battery' })).status).toBe(201);
+      const outbox = new pg.Pool({ connectionString: logged.database.url, max: 1 });
+      try {
+        for (let attempt = 0; attempt < 100; attempt++) {
+          const { rows } = await outbox.query('select sent_at from console_outbox where recipient = $1', [email]);
+          if (rows[0]?.sent_at) break;
+          await new Promise((resolve) => setTimeout(resolve, 100));
+        }
+      } finally {
+        await outbox.end();
+      }
+      const log = lines.join('\n');
+      const [local, domain] = email.split('@');
+      expect(log).not.toContain('verify-email');
+      expect(log).not.toMatch(/token=/);
+      expect(log).not.toContain(local);
+      expect(log).not.toContain(`${local[0]}***@${domain}`);
+      expect(lines.filter((line) => /mail/i.test(line) && /queued/i.test(line)).length).toBeGreaterThan(0);
+    } finally {
+      await logged.close();
+    }
+  });
+
   it('counts sign-ups and reset requests per address: past CONSOLE_MAIL_REQUESTS_PER_HOUR, 429 with Retry-After', async () => {
     const client = new ConsoleClient(app);
     // The sign-up of the test above was the first of three.

@@ -59,6 +59,7 @@ describe('Graceful shutdown of the service process', () => {
         PATH: process.env.PATH,
         ...bed.events.env,
         DATABASE_URL: bed.database.url,
+        CONSOLE_MAIL_LOG_ONLY: 'true',
         DATA_ENCRYPTION_KEY: TEST_DATA_ENCRYPTION_KEY,
         DATA_DIR: bed.dir,
         PORT: String(port),

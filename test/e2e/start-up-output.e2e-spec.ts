@@ -31,6 +31,20 @@ describeOnPostgresProjectOnly('Start-up configuration errors', 'no store is reac
   });
 });
 
+describeOnPostgresProjectOnly('Start-up without a mail transport', 'no store is reached', () => {
+  it('on an external database with neither SMTP_URL nor CONSOLE_MAIL_LOG_ONLY, the service refuses to start, naming both (exit 78)', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'ledger-start-up-mail-'));
+    try {
+      const env = { PATH: process.env.PATH, DATA_DIR: dir, PORT: '0', HOST: '127.0.0.1', DATABASE_URL: 'postgres://ledger:secret@127.0.0.1:1/ledger', DATA_ENCRYPTION_KEY: Buffer.alloc(32, 5).toString('base64') };
+      const run = await runNode(DIST.main, [], { env, timeoutMs: 30_000 });
+      expect(run.code).toBe(78);
+      expect(run.stderr).toMatch(/SMTP_URL is required outside the embedded default.*CONSOLE_MAIL_LOG_ONLY=true/);
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+});
+
 describeOnPostgresProjectOnly('The first start on the embedded default, stdout not a terminal', 'it runs its own embedded PostgreSQL whatever the store under test', () => {
   it('logs JSON only: no module or route lines at info, and no admin token or demo key, but where to find them', async () => {
     const dir = await mkdtemp(join(tmpdir(), 'ledger-start-up-'));

@@ -77,6 +77,8 @@ export async function startTestApp(options: StartTestAppOptions = {}): Promise<T
     PROVIDER_TIMEOUT_MS: '300',
     RUN_PROJECTIONS: 'true',
     LOG_LEVEL: 'silent',
+    // No mail server in the tests but the SMTP one some start themselves.
+    CONSOLE_MAIL_LOG_ONLY: 'true',
     ...options.env,
   });
   const runtime: Runtime = { config, databaseUrl: database.url, embedded: options.embedded ?? false, adminToken: config.admin.token };

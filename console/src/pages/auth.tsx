@@ -88,7 +88,7 @@ export function SignupPage() {
           <TextInput label="Email" type="email" autoComplete="email" required value={email} onChange={(event) => setEmail(event.currentTarget.value)} />
           <PasswordInput
             label="Password"
-            description="At least 10 characters"
+            description="At least 10 characters and hard to guess: a few unrelated words work well"
             autoComplete="new-password"
             required
             value={password}

@@ -21,6 +21,7 @@ import { DropUnusedKeyIndex1795800000002 } from './1795800000002-drop-unused-key
 import { DataKeyEnvironment1796000000100 } from './1796000000100-data-key-environment.js';
 import { TotpMasterKeyId1796000000101 } from './1796000000101-totp-master-key-id.js';
 import { RetentionSweep1796000000200 } from './1796000000200-retention-sweep.js';
+import { ConsoleTotpLastStep1796000000300 } from './1796000000300-console-totp-last-step.js';
 import { RecoveryUnsettled1796000000500 } from './1796000000500-recovery-unsettled.js';
 import { AppendStreamLocks1796000000501 } from './1796000000501-append-stream-locks.js';
 import { Webhooks1796000000600 } from './1796000000600-webhooks.js';
@@ -50,6 +51,7 @@ export const MIGRATIONS = [
   DataKeyEnvironment1796000000100,
   TotpMasterKeyId1796000000101,
   RetentionSweep1796000000200,
+  ConsoleTotpLastStep1796000000300,
   RecoveryUnsettled1796000000500,
   AppendStreamLocks1796000000501,
   Webhooks1796000000600,
