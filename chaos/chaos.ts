@@ -22,6 +22,7 @@ import { cpus, tmpdir, userInfo } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import pg from 'pg';
+import { callerRequestIdHash } from '../src/common/request-context.js';
 import { DEFAULT_SCOPE_PRICES_KOBO } from '../src/config/config.js';
 import { freePort } from '../src/database/embedded-postgres.js';
 import { ChaosCluster } from './cluster.js';
@@ -150,12 +151,15 @@ async function main(): Promise<number> {
     cluster = await ChaosCluster.start(join(runDir, 'pg-data'), await freePort(), join(logs, 'postgresql.log'));
     const theCluster = cluster;
     const adminToken = `admin_${randomBytes(24).toString('base64url')}`;
+    // The events keep the keyed hash of each check's X-Request-Id, never the id: the run holds the key.
+    const requestIdHashKey = randomBytes(32);
     const env: NodeJS.ProcessEnv = {
       PATH: process.env.PATH,
       DATABASE_URL: cluster.url,
       CONSOLE_MAIL_LOG_ONLY: 'true',
       DATA_DIR: join(runDir, 'data'),
       DATA_ENCRYPTION_KEY: randomBytes(32).toString('base64'),
+      REQUEST_ID_HASH_KEY: requestIdHashKey.toString('base64'),
       PORTRAIT_ENCRYPTION_KEY: randomBytes(32).toString('hex'),
       PROVIDER_CREDENTIALS_KEY: randomBytes(32).toString('hex'),
       ADMIN_TOKEN: adminToken,
@@ -300,7 +304,7 @@ async function main(): Promise<number> {
       return rows;
     });
     for (const row of readModelOpen) discrepancies.push({ check: 'read model: left open', message: `${row.reference}: ${row.what}` });
-    const client = compareWithClient(load.records, facts);
+    const client = compareWithClient(load.records, facts, (requestId) => callerRequestIdHash(requestIdHashKey, requestId));
     discrepancies.push(...client.discrepancies);
 
     const audits: { id: string; code: number }[] = [];

@@ -32,7 +32,7 @@ export interface VerificationEventRow {
   readonly stream_id: string;
   readonly type: string;
   readonly data: { reference?: string; organizationId?: string; outcome?: string };
-  readonly metadata: { correlationId?: string };
+  readonly metadata: { correlationId?: string; callerRequestIdHash?: string };
 }
 
 export interface WalletEventRow {
@@ -78,7 +78,8 @@ export function logFacts(verificationRows: readonly VerificationEventRow[], wall
   for (const row of verificationRows) {
     const reference = row.stream_id.slice('verification-'.length);
     if (row.type === 'VerificationRequested') {
-      const correlationId = String(row.metadata.correlationId ?? '');
+      // The run's client finds its requests by the keyed hash of its X-Request-Id (the log never keeps the id itself).
+      const correlationId = String(row.metadata.callerRequestIdHash ?? row.metadata.correlationId ?? '');
       verifications.set(reference, { reference, correlationId, organizationId: String(row.data.organizationId ?? ''), terminal: [] });
       byCorrelation.set(correlationId, [...(byCorrelation.get(correlationId) ?? []), reference]);
       continue;
@@ -189,12 +190,12 @@ export interface ClientFindings {
 }
 
 /** The client's record against the log: what each answer told the client, and what the wallet holds. */
-export function compareWithClient(records: readonly CheckRecord[], facts: LogFacts): ClientFindings {
+export function compareWithClient(records: readonly CheckRecord[], facts: LogFacts, correlate: (requestId: string) => string = (requestId) => requestId): ClientFindings {
   const discrepancies: Discrepancy[] = [];
   const unanswered = { charged: 0, uncharged: 0, neverWritten: 0 };
   const notKnown = { charged: 0, uncharged: 0 };
   for (const record of records) {
-    const references = facts.byCorrelation.get(record.requestId) ?? [];
+    const references = facts.byCorrelation.get(correlate(record.requestId)) ?? [];
     const charged = references.filter((reference) => facts.debited.has(reference));
     const what = `${record.requestId} (${record.scope}, ${record.api})`;
     if (references.length > 1) discrepancies.push({ check: 'one request, several verifications', message: `${what}: ${references.join(', ')}` });

@@ -6,7 +6,8 @@ import type { Logger } from 'pino';
 import { AppModule } from './app.module.js';
 import { assertServesHttp, type AppConfig } from './config/config.js';
 import type { Runtime } from './config/runtime.js';
-import { echoedRequestId } from './common/request-context.js';
+import { echoedRequestId, hashCallerRequestId } from './common/request-context.js';
+import { parseKey } from './portraits/portrait.store.js';
 import { registerSecurityHeaders } from './common/security-headers.js';
 import { clientErrorHandler, frameworkErrorHandler, MAX_HEADER_BYTES, registerInputLimits } from './common/input-limits.js';
 import { runMigrations } from './database/data-source.js';
@@ -89,6 +90,14 @@ export async function createApp(runtime: Runtime, options: CreateAppOptions = {}
   registerSecurityHeaders(fastify);
   refuseWhileDraining(fastify);
   registerInputLimits(fastify);
+  const hashKey = config.dataProtection.requestIdHashKey;
+  if (hashKey !== undefined) {
+    const key = parseKey(hashKey, 'REQUEST_ID_HASH_KEY');
+    fastify.addHook('onRequest', (request, _reply, done) => {
+      hashCallerRequestId(request, key);
+      done();
+    });
+  }
   // After the input limits (a query they refuse is theirs to name), before any route is registered.
   const routes = registerRouteTable(fastify);
   fastify.addHook('onSend', (request, reply, payload, done) => {

@@ -26,12 +26,15 @@ export interface EventMetadata extends JsonObject {
   causationId: string | null;
   actor: Actor;
   occurredAt: string;
+  // And `callerRequestIdHash` when REQUEST_ID_HASH_KEY is set and the caller sent an X-Request-Id:
+  // its HMAC-SHA-256 under that key, never the id itself.
 }
 
 /** What a command handler knows about the request that caused it. */
 export interface CommandContext {
   readonly correlationId: string;
   readonly actor: Actor;
+  readonly callerRequestIdHash?: string;
 }
 
 export function toAppend(event: Event<string, JsonObject>, id: string, context: CommandContext, occurredAt: Date, causationId: string | null = null): EventToAppend {
@@ -40,6 +43,7 @@ export function toAppend(event: Event<string, JsonObject>, id: string, context: 
     causationId,
     actor: context.actor,
     occurredAt: occurredAt.toISOString(),
+    ...(context.callerRequestIdHash === undefined ? {} : { callerRequestIdHash: context.callerRequestIdHash }),
   };
   return { id, type: event.type, data: event.data, metadata };
 }

@@ -1,3 +1,4 @@
+import { createHmac } from 'node:crypto';
 import type { FastifyRequest } from 'fastify';
 import type { Actor, CommandContext } from './event.js';
 
@@ -10,7 +11,26 @@ const CALLER_REQUEST_ID = /^[A-Za-z0-9._:-]{8,128}$/;
  * included, and the event log keeps what it is given for ever, beyond any erasure.
  */
 export function commandContext(request: FastifyRequest, actor: Actor): CommandContext {
-  return { correlationId: String(request.id), actor };
+  const callerRequestIdHash = callerHashes.get(request);
+  return callerRequestIdHash === undefined ? { correlationId: String(request.id), actor } : { correlationId: String(request.id), actor, callerRequestIdHash };
+}
+
+/** The keyed hashes of callers' ids, by request (see `hashCallerRequestId`). */
+const callerHashes = new WeakMap<object, string>();
+
+/**
+ * Notes the keyed hash of the caller's X-Request-Id for the events its request writes
+ * (REQUEST_ID_HASH_KEY): one who holds the key finds a caller's request in the log by its id, while
+ * the log itself never holds the id, which may carry anything.
+ */
+export function hashCallerRequestId(request: FastifyRequest, key: Buffer): void {
+  const given = callerRequestId(request);
+  if (given !== undefined) callerHashes.set(request, callerRequestIdHash(key, given));
+}
+
+/** HMAC-SHA-256 of a caller's request id, base64url: what events keep as `callerRequestIdHash`. */
+export function callerRequestIdHash(key: Buffer, requestId: string): string {
+  return createHmac('sha256', key).update(requestId, 'utf8').digest('base64url');
 }
 
 /** The caller's X-Request-Id when it is a plain token, else undefined. */

@@ -84,6 +84,12 @@ export interface AppConfig {
   readonly dataProtection: {
     /** DATA_ENCRYPTION_KEY: the master key (32 bytes, base64) that wraps every organization's keys. Absent on the embedded default only: generated under dataDir. */
     readonly masterKey: string | undefined;
+    /**
+     * REQUEST_ID_HASH_KEY (32 bytes): when set, a caller's X-Request-Id is kept with the events its
+     * request wrote as HMAC-SHA-256 under this key, so whoever holds the key can find them by the
+     * caller's id; never the id itself. Unset, nothing of the caller's id is kept.
+     */
+    readonly requestIdHashKey: string | undefined;
   };
   /** Run the projection workers inside the API process: `auto` does so on the embedded default only. */
   readonly runProjections: 'auto' | 'true' | 'false';
@@ -410,7 +416,7 @@ export function loadConfig(env: Env = process.env): AppConfig {
       urlTtlSeconds: integer(env, 'PORTRAIT_URL_TTL_SECONDS', 900, 10, 86_400),
       publicBaseUrl: url(env, 'PUBLIC_BASE_URL', ['http:', 'https:']),
     },
-    dataProtection: { masterKey: dataEncryptionKey(env) },
+    dataProtection: { masterKey: dataEncryptionKey(env), requestIdHashKey: key32(env, 'REQUEST_ID_HASH_KEY') },
     runProjections: oneOf(env, 'RUN_PROJECTIONS', ['auto', 'true', 'false'] as const, 'auto'),
     providers: {
       credentialsKey: key32(env, 'PROVIDER_CREDENTIALS_KEY'),

@@ -1,6 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { sandboxPortrait } from '../../src/providers/sandbox.provider.js';
 import { SCOPES, type Scope } from '../../src/scopes/scopes.js';
+import { randomBytes } from 'node:crypto';
+import { callerRequestIdHash } from '../../src/common/request-context.js';
 import { allEvents } from '../support/event-store.js';
 import { startTestApp, type TestApp, type TestResponse } from '../support/app.js';
 import { createOrganization, issueKey } from '../support/fixtures.js';
@@ -152,5 +154,22 @@ describe('Structured logs', () => {
     const serverId = mentioning[0].requestId;
     expect(serverId).toMatch(/^[0-9a-f-]{36}$/);
     for (const event of written) expect(event.metadata.correlationId).toBe(serverId);
+  });
+
+  it("with REQUEST_ID_HASH_KEY, keeps only the keyed hash of a caller's X-Request-Id with the events, so whoever holds the key finds them", async () => {
+    const hashKey = randomBytes(32);
+    const keyed = await startTestApp({ database: app.database, env: { REQUEST_ID_HASH_KEY: hashKey.toString('base64') } });
+    try {
+      const callerId = '73914628054';
+      const response = await keyed.request('POST', '/v1/nin', { body: INPUTS.nin('5'), headers: { 'x-service-key': key.key, 'x-request-id': callerId } });
+      expect(response.status).toBe(201);
+      const events = await allEvents(keyed.eventStore);
+      expect(events.filter((event) => JSON.stringify(event.metadata).includes(callerId))).toEqual([]);
+      const found = events.filter((event) => event.metadata.callerRequestIdHash === callerRequestIdHash(hashKey, callerId));
+      expect(found.map((event) => event.type)).toEqual(expect.arrayContaining(['VerificationRequested', 'WalletFundsReserved']));
+      expect(found.every((event) => JSON.stringify(event.data).includes(response.body.data.reference))).toBe(true);
+    } finally {
+      await keyed.close();
+    }
   });
 });
