@@ -169,14 +169,14 @@ export default function WebhooksPage() {
                       checked={endpoint.enabled}
                       onChange={() => toggle.mutate(endpoint)}
                       disabled={toggle.isPending && toggle.variables?.id === endpoint.id}
-                      aria-label={`Deliveries to ${endpoint.url} ${endpoint.enabled ? 'on' : 'off'}`}
+                      aria-label={`Send to ${endpoint.url}`}
                       label={endpoint.enabled ? 'on' : 'off'}
                     />
                   </Table.Td>
                   <Table.Td>{endpoint.description ?? '—'}</Table.Td>
                   <Table.Td>
                     <Group gap="xs" wrap="nowrap">
-                      <Button size="xs" variant={shown?.id === endpoint.id ? 'filled' : 'outline'} onClick={() => setChosen(endpoint.id)} aria-label={`Deliveries to ${endpoint.url}`}>
+                      <Button size="xs" variant={shown?.id === endpoint.id ? 'filled' : 'outline'} onClick={() => setChosen(endpoint.id)} aria-label={`Show the deliveries to ${endpoint.url}`}>
                         Deliveries
                       </Button>
                       <Button
