@@ -1,11 +1,20 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
+import type { Page } from '@playwright/test';
 import { Webhook } from 'standardwebhooks';
 import { checkPage, consoleApi, expect, invite, signUp, test } from './fixtures.js';
 
 interface Received {
   readonly headers: Record<string, string>;
   readonly body: string;
+}
+
+/** At a phone's width the page itself never scrolls sideways: wide tables scroll inside their own region. */
+async function expectNoSidewaysScroll(page: Page): Promise<void> {
+  const original = page.viewportSize();
+  await page.setViewportSize({ width: 390, height: 844 });
+  await expect.poll(() => page.evaluate(() => document.documentElement.scrollWidth), { message: 'the page width at 390 px' }).toBe(390);
+  if (original !== null) await page.setViewportSize(original);
 }
 
 /** A receiver on this machine (the embedded default allows private targets): it keeps what it is sent and answers 200. */
@@ -85,6 +94,7 @@ test('webhooks: a developer adds an endpoint, runs a sandbox check, and sees its
     expect(payload.data).toMatchObject({ reference, environment: 'test' });
     await expect(delivery.getByText(sent[0].headers['webhook-id'])).toBeVisible();
     await checkPage(developer, 'webhooks');
+    await expectNoSidewaysScroll(developer);
 
     // A resend is one more attempt, with the same webhook-id, seen on the page.
     await delivery.getByRole('button', { name: /^Resend verification\.completed/ }).click();
@@ -120,6 +130,7 @@ test('webhooks: a developer adds an endpoint, runs a sandbox check, and sees its
     await expect(finance.getByTestId('low-balance-threshold')).toContainText('below ₦5,000.00');
     expect((await (await consoleApi(finance, 'GET', '/wallet/low_balance_threshold?environment=test')).json()).data).toEqual({ environment: 'test', thresholdKobo: 500_000 });
     await checkPage(finance, 'wallet-low-balance');
+    await expectNoSidewaysScroll(finance);
     expect((await consoleApi(developer, 'PUT', '/wallet/low_balance_threshold?environment=test', { thresholdKobo: 1 })).status()).toBe(403);
 
     await developer.context().close();
