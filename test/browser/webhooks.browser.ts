@@ -13,7 +13,7 @@ interface Received {
 async function expectNoSidewaysScroll(page: Page): Promise<void> {
   const original = page.viewportSize();
   await page.setViewportSize({ width: 390, height: 844 });
-  await expect.poll(() => page.evaluate(() => document.documentElement.scrollWidth), { message: 'the page width at 390 px' }).toBe(390);
+  await expect.poll(() => page.evaluate<number>('document.documentElement.scrollWidth'), { message: 'the page width at 390 px' }).toBe(390);
   if (original !== null) await page.setViewportSize(original);
 }
 
