@@ -12,6 +12,7 @@ const KeysPage = lazy(() => import('./pages/keys'));
 const VerificationsPage = lazy(() => import('./pages/verifications'));
 const VerificationPage = lazy(() => import('./pages/verification'));
 const WalletPage = lazy(() => import('./pages/wallet'));
+const WebhooksPage = lazy(() => import('./pages/webhooks'));
 const PlaygroundPage = lazy(() => import('./pages/playground'));
 const SettingsPage = lazy(() => import('./pages/settings'));
 const TeamPage = lazy(() => import('./pages/team'));
@@ -109,6 +110,7 @@ export function App() {
         <Route path="/verifications">{() => <Integrator page="verifications" session={current} component={VerificationsPage} />}</Route>
         <Route path="/verifications/:reference">{() => <Integrator page="verifications" session={current} component={VerificationPage} />}</Route>
         <Route path="/wallet">{() => <Integrator page="wallet" session={current} component={WalletPage} />}</Route>
+        <Route path="/webhooks">{() => <Integrator page="webhooks" session={current} component={WebhooksPage} />}</Route>
         <Route path="/playground">{() => <Integrator page="playground" session={current} component={PlaygroundPage} />}</Route>
         <Route path="/settings">{() => <Integrator page="settings" session={current} component={SettingsPage} />}</Route>
         <Route path="/team">{() => <Integrator page="team" session={current} component={TeamPage} />}</Route>

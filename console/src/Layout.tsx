@@ -10,6 +10,7 @@ const INTEGRATOR_PAGES = [
   { page: 'playground', href: '/playground', label: 'Playground' },
   { page: 'verifications', href: '/verifications', label: 'Verifications' },
   { page: 'keys', href: '/keys', label: 'API keys' },
+  { page: 'webhooks', href: '/webhooks', label: 'Webhooks' },
   { page: 'wallet', href: '/wallet', label: 'Wallet' },
   { page: 'team', href: '/team', label: 'Team' },
   { page: 'settings', href: '/settings', label: 'Settings' },

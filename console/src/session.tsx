@@ -118,8 +118,8 @@ export const useEnvironment = () => useContext(EnvironmentContext);
 
 /** What each team role may see in the console; the server decides what each may do. */
 export const ROLE_PAGES: Record<Role, readonly string[]> = {
-  owner: ['overview', 'keys', 'verifications', 'playground', 'wallet', 'settings', 'team', 'security'],
-  developer: ['overview', 'keys', 'verifications', 'playground', 'settings', 'team', 'security'],
+  owner: ['overview', 'keys', 'webhooks', 'verifications', 'playground', 'wallet', 'settings', 'team', 'security'],
+  developer: ['overview', 'keys', 'webhooks', 'verifications', 'playground', 'settings', 'team', 'security'],
   finance: ['overview', 'wallet', 'settings', 'team', 'security'],
 };
 

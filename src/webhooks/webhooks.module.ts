@@ -5,10 +5,11 @@ import { WebhookEndpointsController } from './webhook-endpoints.controller.js';
 import { WebhookEndpoints } from './webhook-endpoints.service.js';
 import { AdminWebhooksController } from './admin-webhooks.controller.js';
 
-/** Webhook endpoints (API and admin API), and this instance's sender of their deliveries. */
+/** Webhook endpoints (API, admin API, and the console through the exported service), and this instance's sender of their deliveries. */
 @Module({
   imports: [AuthModule],
   controllers: [WebhookEndpointsController, AdminWebhooksController],
   providers: [WebhookEndpoints, WebhookDelivery],
+  exports: [WebhookEndpoints],
 })
 export class WebhooksModule {}

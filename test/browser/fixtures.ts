@@ -1,5 +1,5 @@
 import { AxeBuilder } from '@axe-core/playwright';
-import { expect, test as base, type Page } from '@playwright/test';
+import { expect, test as base, type Browser, type Page } from '@playwright/test';
 import { mkdir } from 'node:fs/promises';
 import { resolve } from 'node:path';
 
@@ -113,4 +113,25 @@ export async function eventually(page: Page, check: () => Promise<void>): Promis
     first = false;
     await check();
   }).toPass({ timeout: 40_000, intervals: [500, 1_000, 2_000] });
+}
+
+/** Invites `role` from the owner's team page and accepts the invitation in a browser context of its own. */
+export async function invite(owner: Page, browser: Browser, role: 'developer' | 'finance'): Promise<Page> {
+  const email = uniqueEmail(role);
+  await owner.goto('/console/team');
+  await owner.getByLabel('Email').fill(email);
+  await owner.getByRole('combobox', { name: 'Role', exact: true }).click();
+  await owner.getByRole('option', { name: new RegExp(`^${role[0].toUpperCase()}${role.slice(1)}:`) }).click();
+  await owner.getByRole('button', { name: 'Send invitation' }).click();
+  await expect(owner.getByRole('table', { name: 'Pending invitations' }).getByText(email)).toBeVisible();
+  const link = await mailedLink(owner, email, /invit/i);
+
+  const member = await (await browser.newContext()).newPage();
+  await openLink(member, link);
+  await expect(member.getByRole('heading', { name: 'Join your team' })).toBeVisible();
+  await checkPage(member, 'accept-invitation');
+  await member.getByRole('textbox', { name: 'Password', exact: true }).fill('a member password of some length');
+  await member.getByRole('button', { name: 'Accept the invitation' }).click();
+  await expect(member.getByRole('heading', { name: /^Overview/ })).toBeVisible();
+  return member;
 }

@@ -1,26 +1,4 @@
-import type { Browser, Page } from '@playwright/test';
-import { checkPage, consoleApi, expect, mailedLink, openLink, signUp, test, uniqueEmail } from './fixtures.js';
-
-/** Invites `role` from the owner's team page and accepts the invitation in a browser context of its own. */
-async function invite(owner: Page, browser: Browser, role: 'developer' | 'finance'): Promise<Page> {
-  const email = uniqueEmail(role);
-  await owner.goto('/console/team');
-  await owner.getByLabel('Email').fill(email);
-  await owner.getByRole('combobox', { name: 'Role', exact: true }).click();
-  await owner.getByRole('option', { name: new RegExp(`^${role[0].toUpperCase()}${role.slice(1)}:`) }).click();
-  await owner.getByRole('button', { name: 'Send invitation' }).click();
-  await expect(owner.getByRole('table', { name: 'Pending invitations' }).getByText(email)).toBeVisible();
-  const link = await mailedLink(owner, email, /invit/i);
-
-  const member = await (await browser.newContext()).newPage();
-  await openLink(member, link);
-  await expect(member.getByRole('heading', { name: 'Join your team' })).toBeVisible();
-  await checkPage(member, 'accept-invitation');
-  await member.getByRole('textbox', { name: 'Password', exact: true }).fill('a member password of some length');
-  await member.getByRole('button', { name: 'Accept the invitation' }).click();
-  await expect(member.getByRole('heading', { name: /^Overview/ })).toBeVisible();
-  return member;
-}
+import { checkPage, consoleApi, expect, invite, signUp, test, uniqueEmail } from './fixtures.js';
 
 test('team roles: a developer has no wallet, a finance member has no keys or checks, and the server refuses them too', async ({ page, browser }) => {
   await signUp(page);
