@@ -10,6 +10,7 @@ import { ProjectionRunner } from '../../projections/runner/projection-runner.js'
 import { webhooksSubscriber } from '../../projections/webhooks/webhooks.subscriber.js';
 import { useTestEventStore } from '../../test/support/event-store.js';
 import { Clock } from '../common/clock.js';
+import { DataKeys } from '../data-protection/data-keys.js';
 import { LocalKeyManagement } from '../data-protection/key-management.port.js';
 import type { EventToAppend } from '../event-store/event-store.port.js';
 import { EndpointSealing, newSigningSecret } from './endpoint-sealing.js';
@@ -17,7 +18,11 @@ import { RETRY_DELAYS_MS } from './retry-schedule.js';
 import { WebhookSender, type SenderOptions } from './webhook-sender.js';
 
 const db = useTestEventStore({ poolSize: 10 });
-const sealing = new EndpointSealing(new LocalKeyManagement(randomBytes(32)));
+const masterKey = new LocalKeyManagement(randomBytes(32));
+let sealing: EndpointSealing;
+beforeAll(() => {
+  sealing = new EndpointSealing(new DataKeys(db.pool, masterKey), masterKey);
+});
 
 /** The test's clock: it moves only when the test moves it. */
 class TestClock extends Clock {
@@ -82,11 +87,11 @@ async function createEndpoint(organizationId: string, url: string, at: Date): Pr
           endpointId,
           organizationId,
           environment: 'test',
-          target: await sealing.sealTarget(endpointId, { url, description: null }),
+          target: await sealing.sealTarget(organizationId, endpointId, { url, description: null }),
           eventTypes: [],
           enabled: true,
           secretId,
-          secret: await sealing.sealSecret(endpointId, secretId, secret),
+          secret: await sealing.sealSecret(organizationId, endpointId, secretId, secret),
           masterKeyId: sealing.masterKeyId,
         },
         at,
@@ -97,7 +102,7 @@ async function createEndpoint(organizationId: string, url: string, at: Date): Pr
   return { endpointId, secret };
 }
 
-async function rotate(endpointId: string, previousSecretId: string, previousValidUntil: Date, at: Date): Promise<string> {
+async function rotate(organizationId: string, endpointId: string, previousSecretId: string, previousValidUntil: Date, at: Date): Promise<string> {
   const secretId = ulid();
   const secret = newSigningSecret();
   await db.store.append(
@@ -105,7 +110,7 @@ async function rotate(endpointId: string, previousSecretId: string, previousVali
     [
       event(
         'WebhookEndpointSecretRotated',
-        { endpointId, secretId, secret: await sealing.sealSecret(endpointId, secretId, secret), masterKeyId: sealing.masterKeyId, previousSecretId, previousValidUntil: previousValidUntil.toISOString() },
+        { endpointId, secretId, secret: await sealing.sealSecret(organizationId, endpointId, secretId, secret), masterKeyId: sealing.masterKeyId, previousSecretId, previousValidUntil: previousValidUntil.toISOString() },
         at,
       ),
     ],
@@ -312,7 +317,7 @@ describe('Given a secret rotated with an overlap', () => {
     const { endpointId, secret: previous } = await createEndpoint(org, local.url, clock.now());
     await subscriberCaughtUp();
     const firstSecretId = (await db.pool.query<{ secrets: { secretId: string }[] }>('select secrets from webhook_endpoints where id = $1', [endpointId])).rows[0].secrets[0].secretId;
-    const current = await rotate(endpointId, firstSecretId, new Date(clock.now().getTime() + 3_600_000), clock.now());
+    const current = await rotate(org, endpointId, firstSecretId, new Date(clock.now().getTime() + 3_600_000), clock.now());
     await completedCheck(org, clock.now());
     await subscriberCaughtUp();
     const sender = new WebhookSender(db.pool, clock, sealing, options());
