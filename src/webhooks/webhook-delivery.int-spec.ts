@@ -10,7 +10,7 @@ import { ProjectionRunner } from '../../projections/runner/projection-runner.js'
 import { webhooksSubscriber } from '../../projections/webhooks/webhooks.subscriber.js';
 import { useTestEventStore } from '../../test/support/event-store.js';
 import { Clock } from '../common/clock.js';
-import { DataKeys } from '../data-protection/data-keys.js';
+import { DataKeys, OrganizationKeysDestroyed } from '../data-protection/data-keys.js';
 import { LocalKeyManagement } from '../data-protection/key-management.port.js';
 import type { EventToAppend } from '../event-store/event-store.port.js';
 import { EndpointSealing, newSigningSecret } from './endpoint-sealing.js';
@@ -388,5 +388,31 @@ describe('Given a receiver that fails every attempt', () => {
     const { rows } = await db.pool.query<{ status: string; attempts: number }>('select status, attempts from webhook_deliveries where endpoint_id = $1', [endpointId]);
     expect(rows).toEqual([{ status: 'failed', attempts: RETRY_DELAYS_MS.length + 1 }]);
     expect(failing.filter((id) => id === endpointId)).toEqual([endpointId]);
+  });
+});
+
+describe('Given an organization offboarded after it made an endpoint', () => {
+  it('its deliveries are never claimed nor sent, and its target and secret no longer open, even in a process that opened them before', async () => {
+    const clock = new TestClock(new Date());
+    const org = organization();
+    const local = await receiver(() => 200);
+    closers.push(local.close);
+    const { endpointId } = await createEndpoint(org, local.url, clock.now());
+    await subscriberCaughtUp();
+    const [row] = (await db.pool.query<{ target: string }>('select target from webhook_endpoints where id = $1', [endpointId])).rows;
+    // Opened once here: this process's cache now holds the organization's keys.
+    expect((await sealing.openTarget(org, endpointId, row.target)).url).toBe(local.url);
+
+    // The offboarding runs in another process (its own DataKeys): this one learns it from the row alone.
+    await new DataKeys(db.pool, masterKey).destroyOrganization(org, clock.now());
+    const messageId = await completedCheck(org, clock.now());
+    await subscriberCaughtUp();
+    const sender = new WebhookSender(db.pool, clock, sealing, options());
+    await sender.claimAndSend();
+    await sender.settled();
+    expect(local.received).toHaveLength(0);
+    const { rows } = await db.pool.query<{ attempts: number; status: string }>('select attempts, status from webhook_deliveries where message_id = $1', [messageId]);
+    expect(rows).toEqual([{ attempts: 0, status: 'pending' }]);
+    await expect(sealing.openTarget(org, endpointId, row.target)).rejects.toBeInstanceOf(OrganizationKeysDestroyed);
   });
 });
