@@ -416,3 +416,46 @@ describe('Given an organization offboarded after it made an endpoint', () => {
     await expect(sealing.openTarget(org, endpointId, row.target)).rejects.toBeInstanceOf(OrganizationKeysDestroyed);
   });
 });
+
+describe('Given an endpoint whose values were sealed under the master key directly (no organization: prefix)', () => {
+  it('still opens and signs its deliveries while that master key is configured, and not under another', async () => {
+    const clock = new TestClock(new Date());
+    const org = organization();
+    const local = await receiver(() => 200);
+    closers.push(local.close);
+    const endpointId = `whe_${ulid()}`;
+    const secretId = ulid();
+    const secret = newSigningSecret();
+    await db.store.append(
+      `webhookEndpoint-${endpointId}`,
+      [
+        event(
+          'WebhookEndpointCreated',
+          {
+            endpointId,
+            organizationId: org,
+            environment: 'test',
+            target: await masterKey.wrap(Buffer.from(JSON.stringify({ url: local.url, description: 'sealed under the master key' })), `webhook-endpoint-target/${endpointId}`),
+            eventTypes: [],
+            enabled: true,
+            secretId,
+            secret: await masterKey.wrap(Buffer.from(secret), `webhook-endpoint-secret/${endpointId}/${secretId}`),
+            masterKeyId: masterKey.masterKeyId,
+          },
+          clock.now(),
+        ),
+      ],
+      { expectedRevision: 'no_stream' },
+    );
+    await completedCheck(org, clock.now());
+    await subscriberCaughtUp();
+    const sender = new WebhookSender(db.pool, clock, sealing, options());
+    await sender.claimAndSend();
+    await sender.settled();
+    expect(local.received).toHaveLength(1);
+    expect(verifyAt(secret, local.received[0], clock.now())).toMatchObject({ type: 'verification.completed' });
+    const [row] = (await db.pool.query<{ target: string }>('select target from webhook_endpoints where id = $1', [endpointId])).rows;
+    const otherMaster = new LocalKeyManagement(randomBytes(32));
+    await expect(new EndpointSealing(new DataKeys(db.pool, otherMaster), otherMaster).openTarget(org, endpointId, row.target)).rejects.toThrow();
+  });
+});
