@@ -70,6 +70,13 @@ const indexContext = (organizationId: string) => `index\n${organizationId}`;
 const dataKeyAad = (organizationId: string, environment: string | null, reference: string) =>
   Buffer.from(environment === null ? `ivl-dek/1\n${organizationId}\n${reference}` : `ivl-dek/2\n${organizationId}\n${environment}\n${reference}`, 'utf8');
 
+/**
+ * What a value sealed directly under an organization's key-encryption key is bound to: the
+ * organization and the caller's context (a webhook endpoint's target, one of its secrets). Its own
+ * prefix, so such a value and a wrapped data key can never be taken for one another.
+ */
+const organizationSealAad = (organizationId: string, context: string) => Buffer.from(`ivl-org-seal/1\n${organizationId}\n${context}`, 'utf8');
+
 /** The organization's keys were destroyed (offboarding): nothing of it can be sealed or opened any more. */
 export class OrganizationKeysDestroyed extends Error {
   constructor(readonly destroyedAt: Date) {
@@ -241,6 +248,46 @@ export class DataKeys {
     }
     this.dataKeys.set(reference, Buffer.from(key));
     return { status: 'open', key };
+  }
+
+  /**
+   * Seals small secrets of an organization that are not personal data of a check (a webhook
+   * endpoint's URL and signing secrets) directly under its key-encryption key, each bound to its
+   * `context`: they stay behind the one master-key wrapping that `keys rotate-master` moves, and die
+   * with the organization's keys at offboarding. Answers base64, in the order given.
+   */
+  async sealForOrganization(organizationId: string, values: readonly { readonly plain: Buffer; readonly context: string }[]): Promise<string[]> {
+    let organization: OrganizationKeys;
+    try {
+      organization = await this.organizationKeys(organizationId);
+    } catch (error) {
+      if (error instanceof OrganizationKeysDestroyed) throw new Forbidden('personal_data_destroyed', "This organization's personal data was destroyed (offboarded)");
+      throw error;
+    }
+    try {
+      return values.map(({ plain, context }) => sealBytes(organization.kek, plain, organizationSealAad(organizationId, context)).toString('base64'));
+    } finally {
+      wipe(organization);
+    }
+  }
+
+  /**
+   * Opens what sealForOrganization sealed. The organization's row is read now, whatever this
+   * process's cache holds, so keys destroyed by an offboarding in any process open nothing here:
+   * throws OrganizationKeysDestroyed then, and SealOpenFailed for a value moved or tampered with.
+   */
+  async openForOrganization(organizationId: string, values: readonly { readonly sealed: string; readonly context: string }[]): Promise<Buffer[]> {
+    const row = await this.organizationRow(organizationId);
+    if (row !== undefined && (row.wrapped_kek === null || row.destroyed_at !== null)) {
+      this.organizations.delete(organizationId);
+      throw new OrganizationKeysDestroyed(row.destroyed_at ?? new Date(0));
+    }
+    const organization = await this.organizationKeys(organizationId, { create: false });
+    try {
+      return values.map(({ sealed, context }) => openBytes(organization.kek, Buffer.from(sealed, 'base64'), organizationSealAad(organizationId, context)));
+    } finally {
+      wipe(organization);
+    }
   }
 
   /** Adds blind-index tokens for a verification (e.g. the identifiers its result revealed). */

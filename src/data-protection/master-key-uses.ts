@@ -13,7 +13,11 @@
  *
  * Not under the master key, so untouched by its rotation: provider credentials
  * (PROVIDER_CREDENTIALS_KEY) and portraits stored before data keys (PORTRAIT_ENCRYPTION_KEY), each
- * under a key of its own; data keys, wrapped by their organization's key.
+ * under a key of its own; data keys, wrapped by their organization's key; webhook endpoints' URLs,
+ * descriptions and signing secrets (`organization:` values in the `webhookEndpoint-{id}` events),
+ * sealed under their organization's key too (src/webhooks/endpoint-sealing.ts), since the log that
+ * holds them is never rewritten. Endpoint values without that prefix were sealed under the master
+ * key directly: they are not rotated, and open only while that master key is configured.
  */
 export const MASTER_KEY_USES = ['organization_keys', 'console_users.totp_secret', 'wallet_history_checkpoints'] as const;
 

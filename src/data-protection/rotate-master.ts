@@ -31,7 +31,7 @@ export class UnknownMasterKey extends Error {
  * transaction (all or none: a kill part-way leaves every secret under the old key), idempotent
  * (what is already under `to` is left): the organizations' keys and the operators' TOTP secrets
  * re-wrapped, the wallet-history checkpoints dropped. No event and no data key changes: data keys
- * are wrapped by the organization keys, not the master.
+ * and webhook endpoints' sealed values are under the organization keys, not the master.
  */
 export async function rotateMaster(pool: pg.Pool, from: KeyManagement, to: KeyManagement): Promise<RotationReport> {
   return inTransaction(pool, async (client) => {

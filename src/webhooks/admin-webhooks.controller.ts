@@ -52,7 +52,7 @@ export class AdminWebhooksController {
     { live: { summary: 'A live endpoint', value: { environment: 'live', url: 'https://hooks.acme.example/ledger', eventTypes: ['verification.completed'] } } },
   )
   @ApiSuccess(201, 'The endpoint, with its secret', ref('CreatedWebhookEndpoint'))
-  @ApiErrors(ANY_ROUTE_ERRORS, BODY_ERRORS, ADMIN_WRITE_ERRORS, 'conflict')
+  @ApiErrors(ANY_ROUTE_ERRORS, BODY_ERRORS, ADMIN_WRITE_ERRORS, 'conflict', 'personal_data_destroyed')
   async create(@Req() request: AdminRequest, @Param('organizationId') organizationId: string, @Body() body: unknown): Promise<SuccessEnvelope<CreatedEndpointView>> {
     const environment = environmentOf(isPlainObject(body) ? body.environment : undefined, 'environment');
     const input = parseEndpointInput(body, 'create', { allowPrivateTargets: this.endpoints.allowPrivateTargets }, ['environment']);

@@ -10,6 +10,7 @@ import { ProjectionRunner } from '../../projections/runner/projection-runner.js'
 import { webhooksSubscriber } from '../../projections/webhooks/webhooks.subscriber.js';
 import { useTestEventStore } from '../../test/support/event-store.js';
 import { Clock } from '../common/clock.js';
+import { DataKeys, OrganizationKeysDestroyed } from '../data-protection/data-keys.js';
 import { LocalKeyManagement } from '../data-protection/key-management.port.js';
 import type { EventToAppend } from '../event-store/event-store.port.js';
 import { EndpointSealing, newSigningSecret } from './endpoint-sealing.js';
@@ -17,7 +18,11 @@ import { RETRY_DELAYS_MS } from './retry-schedule.js';
 import { WebhookSender, type SenderOptions } from './webhook-sender.js';
 
 const db = useTestEventStore({ poolSize: 10 });
-const sealing = new EndpointSealing(new LocalKeyManagement(randomBytes(32)));
+const masterKey = new LocalKeyManagement(randomBytes(32));
+let sealing: EndpointSealing;
+beforeAll(() => {
+  sealing = new EndpointSealing(new DataKeys(db.pool, masterKey), masterKey);
+});
 
 /** The test's clock: it moves only when the test moves it. */
 class TestClock extends Clock {
@@ -82,11 +87,11 @@ async function createEndpoint(organizationId: string, url: string, at: Date): Pr
           endpointId,
           organizationId,
           environment: 'test',
-          target: await sealing.sealTarget(endpointId, { url, description: null }),
+          target: await sealing.sealTarget(organizationId, endpointId, { url, description: null }),
           eventTypes: [],
           enabled: true,
           secretId,
-          secret: await sealing.sealSecret(endpointId, secretId, secret),
+          secret: await sealing.sealSecret(organizationId, endpointId, secretId, secret),
           masterKeyId: sealing.masterKeyId,
         },
         at,
@@ -97,7 +102,7 @@ async function createEndpoint(organizationId: string, url: string, at: Date): Pr
   return { endpointId, secret };
 }
 
-async function rotate(endpointId: string, previousSecretId: string, previousValidUntil: Date, at: Date): Promise<string> {
+async function rotate(organizationId: string, endpointId: string, previousSecretId: string, previousValidUntil: Date, at: Date): Promise<string> {
   const secretId = ulid();
   const secret = newSigningSecret();
   await db.store.append(
@@ -105,7 +110,7 @@ async function rotate(endpointId: string, previousSecretId: string, previousVali
     [
       event(
         'WebhookEndpointSecretRotated',
-        { endpointId, secretId, secret: await sealing.sealSecret(endpointId, secretId, secret), masterKeyId: sealing.masterKeyId, previousSecretId, previousValidUntil: previousValidUntil.toISOString() },
+        { endpointId, secretId, secret: await sealing.sealSecret(organizationId, endpointId, secretId, secret), masterKeyId: sealing.masterKeyId, previousSecretId, previousValidUntil: previousValidUntil.toISOString() },
         at,
       ),
     ],
@@ -312,7 +317,7 @@ describe('Given a secret rotated with an overlap', () => {
     const { endpointId, secret: previous } = await createEndpoint(org, local.url, clock.now());
     await subscriberCaughtUp();
     const firstSecretId = (await db.pool.query<{ secrets: { secretId: string }[] }>('select secrets from webhook_endpoints where id = $1', [endpointId])).rows[0].secrets[0].secretId;
-    const current = await rotate(endpointId, firstSecretId, new Date(clock.now().getTime() + 3_600_000), clock.now());
+    const current = await rotate(org, endpointId, firstSecretId, new Date(clock.now().getTime() + 3_600_000), clock.now());
     await completedCheck(org, clock.now());
     await subscriberCaughtUp();
     const sender = new WebhookSender(db.pool, clock, sealing, options());
@@ -383,5 +388,74 @@ describe('Given a receiver that fails every attempt', () => {
     const { rows } = await db.pool.query<{ status: string; attempts: number }>('select status, attempts from webhook_deliveries where endpoint_id = $1', [endpointId]);
     expect(rows).toEqual([{ status: 'failed', attempts: RETRY_DELAYS_MS.length + 1 }]);
     expect(failing.filter((id) => id === endpointId)).toEqual([endpointId]);
+  });
+});
+
+describe('Given an organization offboarded after it made an endpoint', () => {
+  it('its deliveries are never claimed nor sent, and its target and secret no longer open, even in a process that opened them before', async () => {
+    const clock = new TestClock(new Date());
+    const org = organization();
+    const local = await receiver(() => 200);
+    closers.push(local.close);
+    const { endpointId } = await createEndpoint(org, local.url, clock.now());
+    await subscriberCaughtUp();
+    const [row] = (await db.pool.query<{ target: string }>('select target from webhook_endpoints where id = $1', [endpointId])).rows;
+    // Opened once here: this process's cache now holds the organization's keys.
+    expect((await sealing.openTarget(org, endpointId, row.target)).url).toBe(local.url);
+
+    // The offboarding runs in another process (its own DataKeys): this one learns it from the row alone.
+    await new DataKeys(db.pool, masterKey).destroyOrganization(org, clock.now());
+    const messageId = await completedCheck(org, clock.now());
+    await subscriberCaughtUp();
+    const sender = new WebhookSender(db.pool, clock, sealing, options());
+    await sender.claimAndSend();
+    await sender.settled();
+    expect(local.received).toHaveLength(0);
+    const { rows } = await db.pool.query<{ attempts: number; status: string }>('select attempts, status from webhook_deliveries where message_id = $1', [messageId]);
+    expect(rows).toEqual([{ attempts: 0, status: 'pending' }]);
+    await expect(sealing.openTarget(org, endpointId, row.target)).rejects.toBeInstanceOf(OrganizationKeysDestroyed);
+  });
+});
+
+describe('Given an endpoint whose values were sealed under the master key directly (no organization: prefix)', () => {
+  it('still opens and signs its deliveries while that master key is configured, and not under another', async () => {
+    const clock = new TestClock(new Date());
+    const org = organization();
+    const local = await receiver(() => 200);
+    closers.push(local.close);
+    const endpointId = `whe_${ulid()}`;
+    const secretId = ulid();
+    const secret = newSigningSecret();
+    await db.store.append(
+      `webhookEndpoint-${endpointId}`,
+      [
+        event(
+          'WebhookEndpointCreated',
+          {
+            endpointId,
+            organizationId: org,
+            environment: 'test',
+            target: await masterKey.wrap(Buffer.from(JSON.stringify({ url: local.url, description: 'sealed under the master key' })), `webhook-endpoint-target/${endpointId}`),
+            eventTypes: [],
+            enabled: true,
+            secretId,
+            secret: await masterKey.wrap(Buffer.from(secret), `webhook-endpoint-secret/${endpointId}/${secretId}`),
+            masterKeyId: masterKey.masterKeyId,
+          },
+          clock.now(),
+        ),
+      ],
+      { expectedRevision: 'no_stream' },
+    );
+    await completedCheck(org, clock.now());
+    await subscriberCaughtUp();
+    const sender = new WebhookSender(db.pool, clock, sealing, options());
+    await sender.claimAndSend();
+    await sender.settled();
+    expect(local.received).toHaveLength(1);
+    expect(verifyAt(secret, local.received[0], clock.now())).toMatchObject({ type: 'verification.completed' });
+    const [row] = (await db.pool.query<{ target: string }>('select target from webhook_endpoints where id = $1', [endpointId])).rows;
+    const otherMaster = new LocalKeyManagement(randomBytes(32));
+    await expect(new EndpointSealing(new DataKeys(db.pool, otherMaster), otherMaster).openTarget(org, endpointId, row.target)).rejects.toThrow();
   });
 });

@@ -2,8 +2,10 @@ import type { Event } from '../common/event.js';
 
 /**
  * Events of `webhookEndpoint-{endpointId}`. The URL and description are the integrator's free text
- * and the signing secrets are credentials: each travels only sealed under the key-management port
- * (see endpoint-sealing.ts), bound to the endpoint (and the secret's id), never in clear.
+ * and the signing secrets are credentials: each travels only sealed under the organization's
+ * key-encryption key (see endpoint-sealing.ts), bound to the organization and the endpoint (and the
+ * secret's id), never in clear. `masterKeyId` names what seals them: `organization`, or, on values
+ * sealed under the master key directly (no `organization:` prefix), that master key's id.
  */
 export type WebhookEndpointCreated = Event<
   'WebhookEndpointCreated',

@@ -28,7 +28,7 @@ export class WebhookEndpointsController {
   @ApiRoute('createWebhookEndpoint', 'Webhooks', 'Add a webhook endpoint', "For the key's environment. The answer carries the signing secret, shown this once.")
   @ApiJsonBody(ref('WebhookEndpointInput'), { all: { summary: 'Every event type', value: { url: 'https://hooks.acme.example/ledger', eventTypes: [], description: 'production receiver' } } })
   @ApiSuccess(201, 'The endpoint, with its secret', ref('CreatedWebhookEndpoint'))
-  @ApiErrors(ANY_ROUTE_ERRORS, BODY_ERRORS, KEY_ERRORS, 'conflict')
+  @ApiErrors(ANY_ROUTE_ERRORS, BODY_ERRORS, KEY_ERRORS, 'conflict', 'personal_data_destroyed')
   async create(@Req() request: KeyedRequest, @Body() body: unknown): Promise<SuccessEnvelope<CreatedEndpointView>> {
     const key = authenticatedKey(request);
     const input = parseEndpointInput(body, 'create', { allowPrivateTargets: this.endpoints.allowPrivateTargets });

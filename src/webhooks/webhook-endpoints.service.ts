@@ -7,6 +7,7 @@ import { IdGenerator } from '../common/ids.js';
 import { streams } from '../common/streams.js';
 import type { AppConfig } from '../config/config.js';
 import { CONFIG, RUNTIME, type Runtime } from '../config/runtime.js';
+import { DataKeys } from '../data-protection/data-keys.js';
 import { KeyManagement } from '../data-protection/key-management.port.js';
 import { PG_POOL } from '../database/pool.js';
 import { EVENT_STORE, type EventStore } from '../event-store/event-store.port.js';
@@ -66,13 +67,14 @@ export class WebhookEndpoints {
     @Inject(Clock) private readonly clock: Clock,
     @Inject(IdGenerator) private readonly ids: IdGenerator,
     @Inject(KeyManagement) keys: KeyManagement,
+    @Inject(DataKeys) dataKeys: DataKeys,
     @Inject(PG_POOL) private readonly pool: pg.Pool,
     @Inject(ProjectionWaiter) private readonly waiter: ProjectionWaiter,
     @Inject(CONFIG) private readonly config: AppConfig,
     @Inject(RUNTIME) private readonly runtime: Runtime,
   ) {
     this.handler = new EventSourcedHandler({ store, clock, ids, retry: RETRY, paging: PAGING });
-    this.sealing = new EndpointSealing(keys);
+    this.sealing = new EndpointSealing(dataKeys, keys);
   }
 
   /** Private targets and plain http: on the embedded default, or when the operator allows them. */
@@ -101,11 +103,11 @@ export class WebhookEndpoints {
         endpointId,
         organizationId: owner.organizationId,
         environment: owner.environment,
-        target: await this.sealing.sealTarget(endpointId, { url: input.url, description }),
+        target: await this.sealing.sealTarget(owner.organizationId, endpointId, { url: input.url, description }),
         masterKeyId: this.sealing.masterKeyId,
         eventTypes: input.eventTypes ?? [],
         enabled: input.enabled ?? true,
-        secret: { secretId, secret: await this.sealing.sealSecret(endpointId, secretId, secret), masterKeyId: this.sealing.masterKeyId },
+        secret: { secretId, secret: await this.sealing.sealSecret(owner.organizationId, endpointId, secretId, secret), masterKeyId: this.sealing.masterKeyId },
       },
       context,
     );
@@ -143,9 +145,9 @@ export class WebhookEndpoints {
     const current = await this.row(owner, endpointId);
     let target: { sealed: string; masterKeyId: string } | undefined;
     if (input.url !== undefined || input.description !== undefined) {
-      const opened = await this.sealing.openTarget(endpointId, current.target);
+      const opened = await this.sealing.openTarget(current.organization_id, endpointId, current.target);
       const next = { url: input.url ?? opened.url, description: input.description === undefined ? opened.description : input.description };
-      if (next.url !== opened.url || next.description !== opened.description) target = { sealed: await this.sealing.sealTarget(endpointId, next), masterKeyId: this.sealing.masterKeyId };
+      if (next.url !== opened.url || next.description !== opened.description) target = { sealed: await this.sealing.sealTarget(current.organization_id, endpointId, next), masterKeyId: this.sealing.masterKeyId };
     }
     await this.execute(endpointId, { type: 'UpdateWebhookEndpoint', owner, target, eventTypes: input.eventTypes, enabled: input.enabled }, context);
     return this.get(owner, endpointId);
@@ -157,7 +159,7 @@ export class WebhookEndpoints {
   }
 
   async rotateSecret(owner: Owner | null, endpointId: string, overlapSeconds: number | undefined, context: CommandContext): Promise<{ secret: string }> {
-    await this.row(owner, endpointId);
+    const current = await this.row(owner, endpointId);
     const secretId = this.ulid();
     const secret = newSigningSecret();
     await this.execute(
@@ -165,7 +167,7 @@ export class WebhookEndpoints {
       {
         type: 'RotateWebhookSecret',
         owner,
-        secret: { secretId, secret: await this.sealing.sealSecret(endpointId, secretId, secret), masterKeyId: this.sealing.masterKeyId },
+        secret: { secretId, secret: await this.sealing.sealSecret(current.organization_id, endpointId, secretId, secret), masterKeyId: this.sealing.masterKeyId },
         overlapSeconds: overlapSeconds ?? DEFAULT_ROTATION_OVERLAP_SECONDS,
         at: this.clock.now(),
       },
@@ -269,7 +271,7 @@ export class WebhookEndpoints {
   }
 
   private async view(row: EndpointRow): Promise<EndpointView> {
-    const target = await this.sealing.openTarget(row.id, row.target);
+    const target = await this.sealing.openTarget(row.organization_id, row.id, row.target);
     return { id: row.id, url: target.url, eventTypes: row.event_types, description: target.description, enabled: row.enabled, environment: row.environment, createdAt: row.created_at.toISOString() };
   }
 }

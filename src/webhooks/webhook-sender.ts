@@ -29,6 +29,7 @@ const CLAIM_MARGIN_MS = 30_000;
 interface Claimed {
   readonly id: string;
   readonly endpoint_id: string;
+  readonly organization_id: string;
   readonly message_id: string;
   readonly body: string;
   readonly attempts: number;
@@ -111,13 +112,15 @@ export class WebhookSender {
               limit coalesce(($3::jsonb ->> e.id)::int, $4)
               for update skip locked) d
           where e.enabled and e.deleted_at is null
+            -- An offboarded organization's endpoints are never sent to (their target and secrets died with its keys).
+            and not exists (select 1 from organization_keys o where o.organization_id = e.organization_id and o.destroyed_at is not null)
           order by d.next_attempt_at
           limit $2),
        claimed as (
          update webhook_deliveries d set attempts = d.attempts + 1, next_attempt_at = $5
            from due where d.id = due.id
          returning d.id, d.endpoint_id, d.message_id, d.body, d.attempts, d.created_at)
-       select c.id, c.endpoint_id, c.message_id, c.body, c.attempts, c.created_at, e.target, e.secrets
+       select c.id, c.endpoint_id, e.organization_id, c.message_id, c.body, c.attempts, c.created_at, e.target, e.secrets
          from claimed c join webhook_endpoints e on e.id = c.endpoint_id`,
       [now, room, JSON.stringify(capacity), this.options.concurrencyPerEndpoint, lease],
     );
@@ -168,20 +171,16 @@ export class WebhookSender {
   }
 
   private async post(delivery: Claimed, at: Date): Promise<PostResult> {
-    const target = await this.sealing.openTarget(delivery.endpoint_id, delivery.target);
     // The current secret, and the previous one while its overlap lasts: both signatures, space-separated.
     const secrets = delivery.secrets.filter((secret) => secret.validUntil === null || new Date(secret.validUntil) > at);
-    const signatures: string[] = [];
-    for (const secret of secrets) {
-      const plain = await this.sealing.openSecret(delivery.endpoint_id, secret.secretId, secret.secret);
-      signatures.push(new Webhook(plain).sign(delivery.message_id, at, delivery.body));
-    }
+    const opened = await this.sealing.openEndpoint(delivery.organization_id, delivery.endpoint_id, delivery.target, secrets);
+    const signatures = opened.secrets.map((plain) => new Webhook(plain).sign(delivery.message_id, at, delivery.body));
     const headers = {
       'webhook-id': delivery.message_id,
       'webhook-timestamp': Math.floor(at.getTime() / 1_000).toString(),
       'webhook-signature': signatures.join(' '),
     };
-    return safePost(target.url, headers, delivery.body, this.options, this.options.resolve ?? systemResolve);
+    return safePost(opened.target.url, headers, delivery.body, this.options, this.options.resolve ?? systemResolve);
   }
 }
 

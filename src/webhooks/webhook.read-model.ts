@@ -16,15 +16,22 @@ export interface EndpointRow {
 
 const ENDPOINT_COLUMNS = 'id, organization_id, environment, target, event_types, enabled, disabled_reason, created_at';
 
+/**
+ * An endpoint is gone once deleted, or once its organization was offboarded: its URL and secrets
+ * were sealed under the organization's keys, which the offboarding destroyed.
+ */
+const STANDING = `deleted_at is null
+  and not exists (select 1 from organization_keys o where o.organization_id = webhook_endpoints.organization_id and o.destroyed_at is not null)`;
+
 export async function readEndpoint(pool: pg.Pool, endpointId: string): Promise<EndpointRow | undefined> {
-  const { rows } = await pool.query<EndpointRow>(`select ${ENDPOINT_COLUMNS} from webhook_endpoints where id = $1 and deleted_at is null`, [endpointId]);
+  const { rows } = await pool.query<EndpointRow>(`select ${ENDPOINT_COLUMNS} from webhook_endpoints where id = $1 and ${STANDING}`, [endpointId]);
   return rows[0];
 }
 
 /** An organization's endpoints (of one environment, or both), oldest first; at most 100 (the limit on creation). */
 export async function readEndpoints(pool: pg.Pool, organizationId: string, environment: string | null): Promise<EndpointRow[]> {
   const { rows } = await pool.query<EndpointRow>(
-    `select ${ENDPOINT_COLUMNS} from webhook_endpoints where organization_id = $1 and ($2::text is null or environment = $2) and deleted_at is null order by created_at, id limit 100`,
+    `select ${ENDPOINT_COLUMNS} from webhook_endpoints where organization_id = $1 and ($2::text is null or environment = $2) and ${STANDING} order by created_at, id limit 100`,
     [organizationId, environment],
   );
   return rows;

@@ -137,4 +137,19 @@ describe('Webhooks through the API: an integrator adds an endpoint, runs a sandb
       await pool.end();
     }
   });
+
+  it("an offboarded organization's endpoints are gone: not listed and not found, and none can be added, through the API and the admin API", async () => {
+    const offboarded = (await createOrganization(app, { scopes: ['bvn'] })).id;
+    const keyHeaders = { 'x-service-key': (await issueKey(app, offboarded)).key };
+    const { id } = (await app.request('POST', '/v1/webhook_endpoints', { body: { url: `${receiverUrl}/offboarded`, eventTypes: [] }, headers: keyHeaders })).body.data as { id: string };
+    expect((await app.admin('DELETE', `/admin/v1/organizations/${offboarded}/personal-data?confirm=${offboarded}`)).status).toBe(200);
+    expect((await app.request('GET', '/v1/webhook_endpoints', { headers: keyHeaders })).body).toEqual({ status: true, data: [] });
+    expect((await app.request('GET', `/v1/webhook_endpoints/${id}`, { headers: keyHeaders })).status).toBe(404);
+    expect((await app.admin('GET', `/admin/v1/organizations/${offboarded}/webhook_endpoints`)).body).toEqual({ status: true, data: [] });
+    // A new one has no key to be sealed under.
+    const refused = await app.request('POST', '/v1/webhook_endpoints', { body: { url: `${receiverUrl}/offboarded`, eventTypes: [] }, headers: keyHeaders });
+    expect([refused.status, refused.body.error.code]).toEqual([403, 'personal_data_destroyed']);
+    const refusedToOperator = await app.admin('POST', `/admin/v1/organizations/${offboarded}/webhook_endpoints`, { environment: 'live', url: 'https://hooks.example/live' });
+    expect([refusedToOperator.status, refusedToOperator.body.error.code]).toEqual([403, 'personal_data_destroyed']);
+  });
 });

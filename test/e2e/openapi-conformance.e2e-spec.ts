@@ -155,8 +155,9 @@ describe('Answers match the OpenAPI document', () => {
   it('answers every operation with a documented success, for each of its request examples', async () => {
     // The provider example needs an upstream that serves every active scope: the example of the scopes operation first.
     expect((await call(byId('setOrganizationScopes'), { body: { scopes: ['nin', 'bvn'] } })).status).toBe(200);
-    // Suspended before it is reinstated, and what erases or revokes last.
-    const last = ['suspendOrganization', 'reinstateOrganization', 'eraseVerification', 'eraseDataSubject', 'revokeApiKey', 'destroyOrganizationPersonalData', 'deleteWebhookEndpoint', 'adminDeleteWebhookEndpoint'];
+    // Suspended before it is reinstated, and what erases or revokes last; the offboarding after the
+    // webhook endpoints' deletion, since an offboarded organization's endpoints are gone.
+    const last = ['suspendOrganization', 'reinstateOrganization', 'eraseVerification', 'eraseDataSubject', 'revokeApiKey', 'deleteWebhookEndpoint', 'adminDeleteWebhookEndpoint', 'destroyOrganizationPersonalData'];
     const ordered = [...operations.filter((operation) => !last.includes(operation.operationId)), ...last.map(byId)];
     for (const operation of ordered) {
       const bodies = operation.examples.length > 0 ? operation.examples : [undefined];
@@ -170,6 +171,9 @@ describe('Answers match the OpenAPI document', () => {
     // The same funding again: 200, the wallet unchanged.
     const fundWallet = byId('fundWallet');
     expect((await call(fundWallet, { body: fundWallet.examples[0] })).status).toBe(200);
+    // The offboarded organization has no key left to seal a new endpoint under: 403.
+    const refused = await app.request('POST', '/v1/webhook_endpoints', { headers: { 'x-service-key': target.key }, body: { url: 'https://127.0.0.1/hooks', eventTypes: [] } });
+    expect([refused.status, refused.body.error?.code]).toEqual([403, 'personal_data_destroyed']);
   });
 
   it('answers the errors any request can meet: 401, 414, 422 and 431; and 400, 413 and 415 for a body', async () => {

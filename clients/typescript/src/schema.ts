@@ -3175,6 +3175,15 @@ export interface components {
                 "application/json": components["schemas"]["InsufficientBalanceError"];
             };
         };
+        /** @description `personal_data_destroyed`: the organization's personal data was destroyed (offboarded): it can run no more checks */
+        PersonalDataDestroyed: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["PersonalDataDestroyedError"];
+            };
+        };
         /** @description `read_only`: the auditor token on a change */
         ReadOnly: {
             headers: {
@@ -4899,6 +4908,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthenticated"];
+            403: components["responses"]["PersonalDataDestroyed"];
             408: components["responses"]["RequestTimeout"];
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
@@ -6632,7 +6642,15 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthenticated"];
-            403: components["responses"]["ReadOnly"];
+            /** @description `read_only`: the auditor token on a change; `personal_data_destroyed`: the organization's personal data was destroyed (offboarded): it can run no more checks */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ReadOnlyError"] | components["schemas"]["PersonalDataDestroyedError"];
+                };
+            };
             404: components["responses"]["NotFound"];
             408: components["responses"]["RequestTimeout"];
             409: components["responses"]["Conflict"];
