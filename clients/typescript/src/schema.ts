@@ -3178,6 +3178,7 @@ export interface components {
         /** @description `personal_data_destroyed`: the organization's personal data was destroyed (offboarded): it can run no more checks */
         PersonalDataDestroyed: {
             headers: {
+                "X-Request-Id": components["headers"]["XRequestId"];
                 [name: string]: unknown;
             };
             content: {
@@ -4791,9 +4792,23 @@ export interface operations {
             /** @description The threshold */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    "X-Consistency-Token": components["headers"]["XConsistencyToken"];
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "status": true,
+                     *       "data": {
+                     *         "environment": "test",
+                     *         "thresholdKobo": 10000
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         /** @constant */
                         status: true;
@@ -4826,9 +4841,23 @@ export interface operations {
             /** @description The threshold */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    "X-Consistency-Token": components["headers"]["XConsistencyToken"];
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "status": true,
+                     *       "data": {
+                     *         "environment": "test",
+                     *         "thresholdKobo": 10000
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         /** @constant */
                         status: true;
@@ -4861,9 +4890,32 @@ export interface operations {
             /** @description The endpoints */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    "X-Consistency-Token": components["headers"]["XConsistencyToken"];
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "status": true,
+                     *       "data": [
+                     *         {
+                     *           "id": "whe_01JD3Q9ZK8W6V2C4X7N5B0M1TR",
+                     *           "url": "https://hooks.acme.example/ledger",
+                     *           "eventTypes": [
+                     *             "verification.completed"
+                     *           ],
+                     *           "description": "production receiver",
+                     *           "enabled": true,
+                     *           "environment": "test",
+                     *           "createdAt": "2026-11-22T07:15:00.123+00:00"
+                     *         }
+                     *       ]
+                     *     }
+                     */
                     "application/json": {
                         /** @constant */
                         status: true;
@@ -4896,9 +4948,31 @@ export interface operations {
             /** @description The endpoint, with its secret */
             201: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    "X-Consistency-Token": components["headers"]["XConsistencyToken"];
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "status": true,
+                     *       "data": {
+                     *         "id": "whe_01JD3Q9ZK8W6V2C4X7N5B0M1TR",
+                     *         "url": "https://hooks.acme.example/ledger",
+                     *         "eventTypes": [
+                     *           "verification.completed"
+                     *         ],
+                     *         "description": "production receiver",
+                     *         "enabled": true,
+                     *         "environment": "test",
+                     *         "createdAt": "2026-11-22T07:15:00.123+00:00",
+                     *         "secret": "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw9+VtdLWsnks="
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         /** @constant */
                         status: true;
@@ -4936,9 +5010,30 @@ export interface operations {
             /** @description The endpoint */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    "X-Consistency-Token": components["headers"]["XConsistencyToken"];
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "status": true,
+                     *       "data": {
+                     *         "id": "whe_01JD3Q9ZK8W6V2C4X7N5B0M1TR",
+                     *         "url": "https://hooks.acme.example/ledger",
+                     *         "eventTypes": [
+                     *           "verification.completed"
+                     *         ],
+                     *         "description": "production receiver",
+                     *         "enabled": true,
+                     *         "environment": "test",
+                     *         "createdAt": "2026-11-22T07:15:00.123+00:00"
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         /** @constant */
                         status: true;
@@ -4972,9 +5067,23 @@ export interface operations {
             /** @description Deleted */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    "X-Consistency-Token": components["headers"]["XConsistencyToken"];
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "status": true,
+                     *       "data": {
+                     *         "id": "whe_01JD3Q9ZK8W6V2C4X7N5B0M1TR",
+                     *         "deleted": true
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         /** @constant */
                         status: true;
@@ -5013,9 +5122,30 @@ export interface operations {
             /** @description The endpoint */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    "X-Consistency-Token": components["headers"]["XConsistencyToken"];
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "status": true,
+                     *       "data": {
+                     *         "id": "whe_01JD3Q9ZK8W6V2C4X7N5B0M1TR",
+                     *         "url": "https://hooks.acme.example/ledger",
+                     *         "eventTypes": [
+                     *           "verification.completed"
+                     *         ],
+                     *         "description": "production receiver",
+                     *         "enabled": true,
+                     *         "environment": "test",
+                     *         "createdAt": "2026-11-22T07:15:00.123+00:00"
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         /** @constant */
                         status: true;
@@ -5058,9 +5188,47 @@ export interface operations {
             /** @description A page of deliveries */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    "X-Consistency-Token": components["headers"]["XConsistencyToken"];
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "status": true,
+                     *       "data": [
+                     *         {
+                     *           "id": "42",
+                     *           "webhookId": "msg_0193a1b2-0000-7000-8000-000000000001",
+                     *           "eventType": "verification.completed",
+                     *           "status": "pending",
+                     *           "createdAt": "2026-11-22T07:15:00.123+00:00",
+                     *           "nextAttemptAt": null,
+                     *           "finishedAt": null,
+                     *           "attempts": [
+                     *             {
+                     *               "attempt": 1,
+                     *               "attemptedAt": "2026-11-22T07:15:00.123+00:00",
+                     *               "latencyMs": 0,
+                     *               "statusCode": 0,
+                     *               "outcome": "succeeded",
+                     *               "errorCode": "invalid_url",
+                     *               "responseExcerpt": "text"
+                     *             }
+                     *           ]
+                     *         }
+                     *       ],
+                     *       "meta": {
+                     *         "total": 0,
+                     *         "page": 1,
+                     *         "pageSize": 1,
+                     *         "totalPages": 0
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         /** @constant */
                         status: true;
@@ -5097,9 +5265,22 @@ export interface operations {
             /** @description Set going */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    "X-Consistency-Token": components["headers"]["XConsistencyToken"];
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "status": true,
+                     *       "data": {
+                     *         "resent": 0
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         /** @constant */
                         status: true;
@@ -5140,9 +5321,22 @@ export interface operations {
             /** @description Set going */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    "X-Consistency-Token": components["headers"]["XConsistencyToken"];
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "status": true,
+                     *       "data": {
+                     *         "resent": 0
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         /** @constant */
                         status: true;
@@ -5183,9 +5377,22 @@ export interface operations {
             /** @description The new secret */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    "X-Consistency-Token": components["headers"]["XConsistencyToken"];
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "status": true,
+                     *       "data": {
+                     *         "secret": "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw9+VtdLWsnks="
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         /** @constant */
                         status: true;
@@ -6550,9 +6757,19 @@ export interface operations {
             /** @description The threshold */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "status": true,
+                     *       "data": {
+                     *         "environment": "test",
+                     *         "thresholdKobo": 10000
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         /** @constant */
                         status: true;
@@ -6591,9 +6808,28 @@ export interface operations {
             /** @description The endpoints */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "status": true,
+                     *       "data": [
+                     *         {
+                     *           "id": "whe_01JD3Q9ZK8W6V2C4X7N5B0M1TR",
+                     *           "url": "https://hooks.acme.example/ledger",
+                     *           "eventTypes": [
+                     *             "verification.completed"
+                     *           ],
+                     *           "description": "production receiver",
+                     *           "enabled": true,
+                     *           "environment": "test",
+                     *           "createdAt": "2026-11-22T07:15:00.123+00:00"
+                     *         }
+                     *       ]
+                     *     }
+                     */
                     "application/json": {
                         /** @constant */
                         status: true;
@@ -6630,9 +6866,27 @@ export interface operations {
             /** @description The endpoint, with its secret */
             201: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "status": true,
+                     *       "data": {
+                     *         "id": "whe_01JD3Q9ZK8W6V2C4X7N5B0M1TR",
+                     *         "url": "https://hooks.acme.example/ledger",
+                     *         "eventTypes": [
+                     *           "verification.completed"
+                     *         ],
+                     *         "description": "production receiver",
+                     *         "enabled": true,
+                     *         "environment": "test",
+                     *         "createdAt": "2026-11-22T07:15:00.123+00:00",
+                     *         "secret": "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw9+VtdLWsnks="
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         /** @constant */
                         status: true;
@@ -6645,6 +6899,7 @@ export interface operations {
             /** @description `read_only`: the auditor token on a change; `personal_data_destroyed`: the organization's personal data was destroyed (offboarded): it can run no more checks */
             403: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6678,9 +6933,26 @@ export interface operations {
             /** @description The endpoint */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "status": true,
+                     *       "data": {
+                     *         "id": "whe_01JD3Q9ZK8W6V2C4X7N5B0M1TR",
+                     *         "url": "https://hooks.acme.example/ledger",
+                     *         "eventTypes": [
+                     *           "verification.completed"
+                     *         ],
+                     *         "description": "production receiver",
+                     *         "enabled": true,
+                     *         "environment": "test",
+                     *         "createdAt": "2026-11-22T07:15:00.123+00:00"
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         /** @constant */
                         status: true;
@@ -6713,9 +6985,19 @@ export interface operations {
             /** @description Deleted */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "status": true,
+                     *       "data": {
+                     *         "id": "whe_01JD3Q9ZK8W6V2C4X7N5B0M1TR",
+                     *         "deleted": true
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         /** @constant */
                         status: true;
@@ -6754,9 +7036,26 @@ export interface operations {
             /** @description The endpoint */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "status": true,
+                     *       "data": {
+                     *         "id": "whe_01JD3Q9ZK8W6V2C4X7N5B0M1TR",
+                     *         "url": "https://hooks.acme.example/ledger",
+                     *         "eventTypes": [
+                     *           "verification.completed"
+                     *         ],
+                     *         "description": "production receiver",
+                     *         "enabled": true,
+                     *         "environment": "test",
+                     *         "createdAt": "2026-11-22T07:15:00.123+00:00"
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         /** @constant */
                         status: true;
@@ -6799,9 +7098,43 @@ export interface operations {
             /** @description A page of deliveries */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "status": true,
+                     *       "data": [
+                     *         {
+                     *           "id": "42",
+                     *           "webhookId": "msg_0193a1b2-0000-7000-8000-000000000001",
+                     *           "eventType": "verification.completed",
+                     *           "status": "pending",
+                     *           "createdAt": "2026-11-22T07:15:00.123+00:00",
+                     *           "nextAttemptAt": null,
+                     *           "finishedAt": null,
+                     *           "attempts": [
+                     *             {
+                     *               "attempt": 1,
+                     *               "attemptedAt": "2026-11-22T07:15:00.123+00:00",
+                     *               "latencyMs": 0,
+                     *               "statusCode": 0,
+                     *               "outcome": "succeeded",
+                     *               "errorCode": "invalid_url",
+                     *               "responseExcerpt": "text"
+                     *             }
+                     *           ]
+                     *         }
+                     *       ],
+                     *       "meta": {
+                     *         "total": 0,
+                     *         "page": 1,
+                     *         "pageSize": 1,
+                     *         "totalPages": 0
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         /** @constant */
                         status: true;
@@ -6837,9 +7170,18 @@ export interface operations {
             /** @description Set going */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "status": true,
+                     *       "data": {
+                     *         "resent": 0
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         /** @constant */
                         status: true;
@@ -6880,9 +7222,18 @@ export interface operations {
             /** @description Set going */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "status": true,
+                     *       "data": {
+                     *         "resent": 0
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         /** @constant */
                         status: true;
@@ -6923,9 +7274,18 @@ export interface operations {
             /** @description The new secret */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "status": true,
+                     *       "data": {
+                     *         "secret": "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw9+VtdLWsnks="
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         /** @constant */
                         status: true;
@@ -7164,9 +7524,33 @@ export interface operations {
             /** @description A page of unsettled checks */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "status": true,
+                     *       "data": [
+                     *         {
+                     *           "reference": "vrf_01J5Z8Q4W3N6T9R2K7M1B4C8D5",
+                     *           "organizationId": "text",
+                     *           "environment": "test",
+                     *           "reason": "stream_damaged: wallet-org_01J5Z8Q4W3.test is deleted",
+                     *           "attempts": 1,
+                     *           "firstFailedAt": "2026-11-22T07:15:00.123+00:00",
+                     *           "lastFailedAt": "2026-11-22T07:15:00.123+00:00",
+                     *           "nextAttemptAt": "2026-11-22T07:15:00.123+00:00"
+                     *         }
+                     *       ],
+                     *       "meta": {
+                     *         "total": 0,
+                     *         "page": 1,
+                     *         "pageSize": 1,
+                     *         "totalPages": 0
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         /** @constant */
                         status: true;
@@ -7235,6 +7619,10 @@ export interface operations {
                      *             "heldBackSeconds": 0,
                      *             "heldBackEvents": 0,
                      *             "holder": {}
+                     *           },
+                     *           "recovery": {
+                     *             "status": "ok",
+                     *             "unsettledChecks": 0
                      *           }
                      *         },
                      *         "reasons": [
