@@ -1,6 +1,7 @@
 import { describe, expect, it } from '@jest/globals';
 import type { CheckRecord } from './load.js';
-import { compareWithClient, logFacts, settled, type VerificationEventRow, type WalletEventRow } from './verify.js';
+import { parseRecord } from './webhook-receiver.js';
+import { compareWebhooks, compareWithClient, expectedWebhooks, logFacts, settled, type ReceivedWebhook, type VerificationEventRow, type WalletEventRow } from './verify.js';
 
 const WALLET = 'wallet-org_1.test';
 
@@ -84,5 +85,53 @@ describe('The chaos run checks', () => {
       'negative balance',
       'negative available balance',
     ]);
+  });
+});
+
+describe('The chaos run checks webhook deliveries', () => {
+  // vrf_A (org_1) completed, vrf_B failed: only vrf_A and org_1's funding call for a delivery; org_2 has no endpoint.
+  const facts = logFacts([...verification('vrf_A', 'req-a', 'found'), ...verification('vrf_B', 'req-b', 'failed')], wallet(['WalletFunded', '', 10_000]));
+  const expected = expectedWebhooks(
+    [
+      { event_id: 'e-1', type: 'WalletFunded', data: { organizationId: 'org_1', fundingReference: 'fund-1' } },
+      { event_id: 'e-2', type: 'WalletFunded', data: { organizationId: 'org_2', fundingReference: 'fund-2' } },
+      { event_id: 'e-3', type: 'VerificationCompleted', data: { reference: 'vrf_A' } },
+    ],
+    facts,
+    new Set(['org_1']),
+  );
+  const request = (webhookId: string, type: string, reference: string, answer: ReceivedWebhook['answer'], verified = true): ReceivedWebhook => ({ webhookId, type, reference, answer, verified });
+
+  it('expect the completed checks and fundings of organizations with an endpoint, by the webhook-id their log event gives', () => {
+    expect(expected).toEqual([
+      { webhookId: 'msg_e-1', type: 'wallet.funded', reference: 'fund-1', organizationId: 'org_1' },
+      { webhookId: 'msg_e-3', type: 'verification.completed', reference: 'vrf_A', organizationId: 'org_1' },
+    ]);
+  });
+
+  it('find nothing wrong when each was accepted at least once after failed attempts, with one webhook-id throughout', () => {
+    const findings = compareWebhooks(expected, [
+      request('msg_e-1', 'wallet.funded', 'fund-1', 'failed'),
+      request('msg_e-1', 'wallet.funded', 'fund-1', 'accepted'),
+      request('msg_e-3', 'verification.completed', 'vrf_A', 'held'),
+      request('msg_e-3', 'verification.completed', 'vrf_A', 'accepted'),
+      request('msg_e-3', 'verification.completed', 'vrf_A', 'accepted'),
+    ]);
+    expect(findings).toEqual({ discrepancies: [], delivered: 2, requests: 5, duplicates: 1 });
+  });
+
+  it('flag a delivery never accepted, a bad signature and a webhook-id that changed between attempts', () => {
+    const findings = compareWebhooks(expected, [
+      request('msg_e-1', 'wallet.funded', 'fund-1', 'failed'),
+      request('msg_other', 'verification.completed', 'vrf_A', 'accepted'),
+      request('msg_e-3', 'verification.completed', 'vrf_A', 'failed', false),
+    ]);
+    expect(findings.discrepancies.map((discrepancy) => discrepancy.check)).toEqual(['webhook signature invalid', 'webhook not delivered', 'webhook-id not stable', 'webhook not delivered']);
+    expect(findings.delivered).toBe(0);
+  });
+
+  it("read the receiver's record up to a line its kill cut short", () => {
+    const line = JSON.stringify(request('msg_e-1', 'wallet.funded', 'fund-1', 'accepted'));
+    expect(parseRecord(`${line}\n${line}\n{"path":"/hooks/0","webhookId":"msg_`)).toEqual([JSON.parse(line), JSON.parse(line)]);
   });
 });

@@ -233,3 +233,86 @@ export function compareWithClient(records: readonly CheckRecord[], facts: LogFac
   }
   return { discrepancies, unanswered, notKnown };
 }
+
+/** A delivery the log calls for: a completed check or a funding of an organization with an endpoint. */
+export interface ExpectedWebhook {
+  /** `msg_` + the log event's id: the webhook-id of every attempt. */
+  readonly webhookId: string;
+  readonly type: 'verification.completed' | 'wallet.funded';
+  /** The verification's reference, or the funding's fundingReference. */
+  readonly reference: string;
+  readonly organizationId: string;
+}
+
+/** Rows of the `events` table of the two types that call for a delivery the run checks. */
+export interface WebhookEventRow {
+  readonly event_id: string;
+  readonly type: string;
+  readonly data: { reference?: string; organizationId?: string; fundingReference?: string };
+}
+
+/**
+ * What the receiver must have accepted: every VerificationCompleted (its organization from the
+ * verification's request, in `facts`) and every WalletFunded of an organization in `withEndpoint`.
+ */
+export function expectedWebhooks(rows: readonly WebhookEventRow[], facts: LogFacts, withEndpoint: ReadonlySet<string>): ExpectedWebhook[] {
+  const expected: ExpectedWebhook[] = [];
+  for (const row of rows) {
+    const webhookId = `msg_${row.event_id}`;
+    if (row.type === 'VerificationCompleted') {
+      const reference = String(row.data.reference ?? '');
+      const organizationId = facts.verifications.get(reference)?.organizationId;
+      if (organizationId !== undefined && withEndpoint.has(organizationId)) expected.push({ webhookId, type: 'verification.completed', reference, organizationId });
+    } else if (row.type === 'WalletFunded') {
+      const organizationId = String(row.data.organizationId ?? '');
+      if (withEndpoint.has(organizationId)) expected.push({ webhookId, type: 'wallet.funded', reference: String(row.data.fundingReference ?? ''), organizationId });
+    }
+  }
+  return expected;
+}
+
+/** A request the chaos run's receiver recorded (webhook-receiver.ts's ReceivedDelivery). */
+export interface ReceivedWebhook {
+  readonly webhookId: string;
+  readonly type: string | null;
+  readonly reference: string | null;
+  readonly verified: boolean;
+  readonly answer: 'accepted' | 'failed' | 'held';
+}
+
+export interface WebhookFindings {
+  readonly discrepancies: Discrepancy[];
+  /** Expected deliveries accepted at least once, and requests that reached the receiver. */
+  readonly delivered: number;
+  readonly requests: number;
+  /** Expected deliveries accepted more than once (at least once: allowed, counted). */
+  readonly duplicates: number;
+}
+
+/**
+ * The receiver's record against the log: every expected delivery accepted at least once with a
+ * valid signature, every request to it signed validly, and one webhook-id per event on every
+ * attempt (the one the log's event id gives).
+ */
+export function compareWebhooks(expected: readonly ExpectedWebhook[], received: readonly ReceivedWebhook[]): WebhookFindings {
+  const discrepancies: Discrepancy[] = [];
+  const byEvent = new Map<string, ReceivedWebhook[]>();
+  for (const request of received) {
+    if (!request.verified) discrepancies.push({ check: 'webhook signature invalid', message: `${request.webhookId} (${request.type ?? 'no type'} ${request.reference ?? ''})`.trim() });
+    if (request.type === null || request.reference === null) continue;
+    const key = `${request.type} ${request.reference}`;
+    byEvent.set(key, [...(byEvent.get(key) ?? []), request]);
+  }
+  let delivered = 0;
+  let duplicates = 0;
+  for (const event of expected) {
+    const attempts = byEvent.get(`${event.type} ${event.reference}`) ?? [];
+    const otherIds = [...new Set(attempts.map((attempt) => attempt.webhookId).filter((id) => id !== event.webhookId))];
+    if (otherIds.length > 0) discrepancies.push({ check: 'webhook-id not stable', message: `${event.type} ${event.reference}: ${event.webhookId} expected, also received ${otherIds.join(', ')}` });
+    const accepted = attempts.filter((attempt) => attempt.answer === 'accepted' && attempt.verified && attempt.webhookId === event.webhookId).length;
+    if (accepted === 0) discrepancies.push({ check: 'webhook not delivered', message: `${event.type} ${event.reference} (${event.organizationId}), ${event.webhookId}: ${attempts.length} attempts seen, none accepted` });
+    else delivered += 1;
+    if (accepted > 1) duplicates += 1;
+  }
+  return { discrepancies, delivered, requests: received.length, duplicates };
+}
