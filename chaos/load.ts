@@ -1,9 +1,10 @@
 /**
  * The chaos run's load: checks paced at a steady rate (open loop: a check is sent when it is due,
  * whatever the earlier ones are doing), spread over the organizations and over the API processes
- * that are up, as a load balancer with health checks would. Every check carries its own
- * X-Request-Id, which the service keeps as the correlation id of the events it causes, so the
- * client's record of each answer can be held against what the server wrote.
+ * that are up, as a load balancer with health checks would. Every answer carries the server's own
+ * request id in X-Request-Id (none is sent: a caller's own would be echoed instead), which is the
+ * correlation id of the events the check caused, so the client's record of each answer can be held
+ * against what the server wrote.
  */
 import type { Random } from './random.js';
 import { OUTCOME_NOT_KNOWN_MESSAGE } from '../src/verifications/outcome-messages.js';
@@ -15,7 +16,10 @@ export interface Organization {
 
 /** What the client saw of one check. */
 export interface CheckRecord {
+  /** The run's own label of the check (the summary's and the records' name for it). */
   readonly requestId: string;
+  /** The server's request id, from the answer's X-Request-Id: the correlation id of its events. Unknown without an answer. */
+  serverRequestId?: string;
   readonly organization: number;
   readonly scope: string;
   readonly api: string;
@@ -133,12 +137,13 @@ export class Load {
     try {
       const response = await fetch(`${record.api}/v1/${check.scope}`, {
         method: 'POST',
-        headers: { 'content-type': 'application/json', 'x-service-key': key, 'x-request-id': record.requestId },
+        headers: { 'content-type': 'application/json', 'x-service-key': key },
         body: JSON.stringify(check.body),
         signal: AbortSignal.timeout(this.options.requestTimeoutMs),
       });
       const text = await response.text();
       record.status = response.status;
+      record.serverRequestId = response.headers.get('x-request-id') ?? undefined;
       // eslint-disable-next-line @typescript-eslint/no-explicit-any
       let body: any;
       try {

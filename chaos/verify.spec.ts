@@ -18,7 +18,17 @@ function wallet(...events: [type: string, reference: string, amountKobo: number]
   return events.map(([type, reference, amountKobo], revision) => ({ stream_id: WALLET, revision: String(revision), type, data: { reference, amountKobo } }));
 }
 
-const answered = (requestId: string, status: number, extra: Partial<CheckRecord> = {}): CheckRecord => ({ requestId, organization: 0, scope: 'nin', api: 'api-1', sentAtMs: 0, status, ...extra });
+/** A check answered `status`, whose answer carried the server's id `requestId` (the correlation id of its events). */
+const answered = (requestId: string, status: number, extra: Partial<CheckRecord> = {}): CheckRecord => ({
+  requestId,
+  serverRequestId: requestId,
+  organization: 0,
+  scope: 'nin',
+  api: 'api-1',
+  sentAtMs: 0,
+  status,
+  ...extra,
+});
 
 describe('The chaos run checks', () => {
   const clean = logFacts(
@@ -33,8 +43,18 @@ describe('The chaos run checks', () => {
       [answered('req-a', 201, { reference: 'vrf_A', verificationStatus: 'found' }), answered('req-b', 502, { reference: 'vrf_B' }), answered('req-c', 402), answered('req-d', 503), { ...answered('req-e', 0), status: undefined }],
       clean,
     );
-    expect(client).toEqual({ discrepancies: [], unanswered: { charged: 0, uncharged: 0, neverWritten: 1 }, notKnown: { charged: 0, uncharged: 0 } });
+    expect(client).toEqual({ discrepancies: [], unanswered: { charged: 0, uncharged: 0, neverWritten: 1, untraced: 0 }, notKnown: { charged: 0, uncharged: 0 } });
     expect(clean.wallets.get(WALLET)).toEqual({ fundedKobo: 15_000, debitedKobo: 10_000, reservations: 2 });
+  });
+
+  it("match an answer to its verifications by the server's request id it carried (every event's correlation id), not by the run's own label of the check", () => {
+    const record = { ...answered('chaos-run-0', 201, { reference: 'vrf_A', verificationStatus: 'found' }), serverRequestId: 'req-a' };
+    const unanswered = { ...answered('chaos-run-1', 0), status: undefined, serverRequestId: undefined };
+    expect(compareWithClient([record, unanswered], clean)).toEqual({
+      discrepancies: [],
+      unanswered: { charged: 0, uncharged: 0, neverWritten: 0, untraced: 1 },
+      notKnown: { charged: 0, uncharged: 0 },
+    });
   });
 
   it('flag a 201 whose verification was never charged, its reservation left open, and a charge behind a 503', () => {
@@ -100,7 +120,14 @@ describe('The chaos run checks webhook deliveries', () => {
     facts,
     new Set(['org_1']),
   );
-  const request = (webhookId: string, type: string, reference: string, answer: ReceivedWebhook['answer'], verified = true): ReceivedWebhook => ({ webhookId, type, reference, answer, verified });
+  const request = (webhookId: string, type: string, reference: string, answer: ReceivedWebhook['answer'], verified = true, organizationId = 'org_1'): ReceivedWebhook => ({
+    webhookId,
+    type,
+    reference,
+    organizationId,
+    answer,
+    verified,
+  });
 
   it('expect the completed checks and fundings of organizations with an endpoint, by the webhook-id their log event gives', () => {
     expect(expected).toEqual([
@@ -118,6 +145,19 @@ describe('The chaos run checks webhook deliveries', () => {
       request('msg_e-3', 'verification.completed', 'vrf_A', 'accepted'),
     ]);
     expect(findings).toEqual({ discrepancies: [], delivered: 2, requests: 5, duplicates: 1 });
+  });
+
+  it("tell two organizations' fundings of the same reference apart", () => {
+    const two = expectedWebhooks(
+      [
+        { event_id: 'e-1', type: 'WalletFunded', data: { organizationId: 'org_1', fundingReference: 'same' } },
+        { event_id: 'e-2', type: 'WalletFunded', data: { organizationId: 'org_2', fundingReference: 'same' } },
+      ],
+      facts,
+      new Set(['org_1', 'org_2']),
+    );
+    const findings = compareWebhooks(two, [request('msg_e-1', 'wallet.funded', 'same', 'accepted'), request('msg_e-2', 'wallet.funded', 'same', 'accepted', true, 'org_2')]);
+    expect(findings.discrepancies).toEqual([]);
   });
 
   it('flag a delivery never accepted, a bad signature and a webhook-id that changed between attempts', () => {

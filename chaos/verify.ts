@@ -6,8 +6,9 @@
  *   - a verification is charged exactly when it completed (found or not found);
  *   - no wallet's balance or available balance ever went below zero, event by event;
  *   - every 201 the client received names a verification that completed and was charged, and no
- *     verification behind a 402, 502 or 503 was charged (matched by the request's X-Request-Id,
- *     which is the correlation id of the events it caused);
+ *     verification behind a 402, 502 or 503 was charged (matched by the server's request id the
+ *     answer's X-Request-Id carries, which is the correlation id of the events it caused: the
+ *     server never writes a caller's own X-Request-Id to the log);
  *   - no answer outside the statuses a check may answer (a 500 is a bug).
  * The audit CLI's --reconcile and the projections' rebuild --verify run beside these (chaos.ts).
  */
@@ -182,8 +183,12 @@ const EXPECTED_STATUSES = new Set([201, 402, 502, 503]);
 
 export interface ClientFindings {
   readonly discrepancies: Discrepancy[];
-  /** Checks with no answer (a connection cut by a kill, or refused), by what the server did with them. */
-  readonly unanswered: { charged: number; uncharged: number; neverWritten: number };
+  /**
+   * Checks with no answer (a connection cut by a kill, or refused), by what the server did with
+   * them; untraced when no answer carried the server's id for them (always so over HTTP: the id
+   * comes with the answer), so that the log's own checks alone hold them.
+   */
+  readonly unanswered: { charged: number; uncharged: number; neverWritten: number; untraced: number };
   /** 503s that said the outcome was not known yet, by what the server did with them. */
   readonly notKnown: { charged: number; uncharged: number };
 }
@@ -191,15 +196,16 @@ export interface ClientFindings {
 /** The client's record against the log: what each answer told the client, and what the wallet holds. */
 export function compareWithClient(records: readonly CheckRecord[], facts: LogFacts): ClientFindings {
   const discrepancies: Discrepancy[] = [];
-  const unanswered = { charged: 0, uncharged: 0, neverWritten: 0 };
+  const unanswered = { charged: 0, uncharged: 0, neverWritten: 0, untraced: 0 };
   const notKnown = { charged: 0, uncharged: 0 };
   for (const record of records) {
-    const references = facts.byCorrelation.get(record.requestId) ?? [];
+    const references = record.serverRequestId === undefined ? [] : (facts.byCorrelation.get(record.serverRequestId) ?? []);
     const charged = references.filter((reference) => facts.debited.has(reference));
     const what = `${record.requestId} (${record.scope}, ${record.api})`;
     if (references.length > 1) discrepancies.push({ check: 'one request, several verifications', message: `${what}: ${references.join(', ')}` });
     if (record.status === undefined) {
-      if (references.length === 0) unanswered.neverWritten += 1;
+      if (record.serverRequestId === undefined) unanswered.untraced += 1;
+      else if (references.length === 0) unanswered.neverWritten += 1;
       else if (charged.length > 0) unanswered.charged += 1;
       else unanswered.uncharged += 1;
       continue;
@@ -276,6 +282,7 @@ export interface ReceivedWebhook {
   readonly webhookId: string;
   readonly type: string | null;
   readonly reference: string | null;
+  readonly organizationId: string | null;
   readonly verified: boolean;
   readonly answer: 'accepted' | 'failed' | 'held';
 }
@@ -300,13 +307,14 @@ export function compareWebhooks(expected: readonly ExpectedWebhook[], received: 
   for (const request of received) {
     if (!request.verified) discrepancies.push({ check: 'webhook signature invalid', message: `${request.webhookId} (${request.type ?? 'no type'} ${request.reference ?? ''})`.trim() });
     if (request.type === null || request.reference === null) continue;
-    const key = `${request.type} ${request.reference}`;
+    // A funding's reference is its organization's own: the same one may come from several organizations.
+    const key = `${request.organizationId ?? ''} ${request.type} ${request.reference}`;
     byEvent.set(key, [...(byEvent.get(key) ?? []), request]);
   }
   let delivered = 0;
   let duplicates = 0;
   for (const event of expected) {
-    const attempts = byEvent.get(`${event.type} ${event.reference}`) ?? [];
+    const attempts = byEvent.get(`${event.organizationId} ${event.type} ${event.reference}`) ?? [];
     const otherIds = [...new Set(attempts.map((attempt) => attempt.webhookId).filter((id) => id !== event.webhookId))];
     if (otherIds.length > 0) discrepancies.push({ check: 'webhook-id not stable', message: `${event.type} ${event.reference}: ${event.webhookId} expected, also received ${otherIds.join(', ')}` });
     const accepted = attempts.filter((attempt) => attempt.answer === 'accepted' && attempt.verified && attempt.webhookId === event.webhookId).length;

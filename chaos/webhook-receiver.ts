@@ -25,6 +25,8 @@ export interface ReceivedDelivery {
   readonly type: string | null;
   /** The data's reference (verifications) or fundingReference (fundings), when it has one. */
   readonly reference: string | null;
+  /** The data's organizationId: a funding reference is the organization's own, not unique across them. */
+  readonly organizationId: string | null;
   readonly verified: boolean;
   /** 'accepted' (answered 2xx), 'failed' (answered 500) or 'held' (cut after the sender's timeout). */
   readonly answer: 'accepted' | 'failed' | 'held';
@@ -103,8 +105,10 @@ function main(): void {
       }
       let type: string | null = null;
       let reference: string | null = null;
+      let organizationId: string | null = null;
       try {
-        const parsed = JSON.parse(body) as { type?: unknown; data?: { reference?: unknown; fundingReference?: unknown } };
+        const parsed = JSON.parse(body) as { type?: unknown; data?: { reference?: unknown; fundingReference?: unknown; organizationId?: unknown } };
+        organizationId = typeof parsed.data?.organizationId === 'string' ? parsed.data.organizationId : null;
         type = typeof parsed.type === 'string' ? parsed.type : null;
         const found = parsed.data?.reference ?? parsed.data?.fundingReference;
         reference = typeof found === 'string' ? found : null;
@@ -113,7 +117,7 @@ function main(): void {
       }
       const roll = Math.random();
       const answer: ReceivedDelivery['answer'] = !verified || roll < failShare ? 'failed' : roll < failShare + holdShare ? 'held' : 'accepted';
-      const entry: ReceivedDelivery = { path, webhookId: header('webhook-id'), type, reference, verified, answer, at: Date.now() };
+      const entry: ReceivedDelivery = { path, webhookId: header('webhook-id'), type, reference, organizationId, verified, answer, at: Date.now() };
       // On disk before the answer: an accepted delivery is never lost with the process.
       writeSync(record, `${JSON.stringify(entry)}\n`);
       fdatasyncSync(record);
