@@ -7,7 +7,16 @@
  * organizations, whose test wallets are funded for fewer checks than the load will try, send paced
  * checks for CHAOS_SECONDS (default 300) while faults.ts injects a fault at random moments. Then the
  * load stops, the run waits past the recovery deadline (short here) until the log settles, and
- * checks (verify.ts, the audit CLI, the projections' rebuild --verify). It prints what it injected,
+ * checks (verify.ts, the audit CLI, the projections' rebuild --verify).
+ *
+ * Each organization has a webhook endpoint (every event type), made through the admin API before
+ * the load, on a receiver of the run's own (webhook-receiver.ts: a process the faults kill -9 too,
+ * which answers some deliveries 500 and holds others past the sender's timeout, and records every
+ * request on disk). Once the log has settled, the deliveries still waiting are resent through the
+ * admin API until every one has succeeded (bounded): an operator's move after an outage, and the
+ * only way to see the schedule's later attempts (minutes to hours apart) within a run. Then
+ * verify.ts holds the receiver's record against the log: every completed check and every funding
+ * delivered at least once, every request signed validly, one webhook-id per event. It prints what it injected,
  * what the checks were answered and every discrepancy, and exits 0 when there is none, 1 when
  * there is any, 2 when the run itself could not be carried out.
  *
@@ -30,7 +39,8 @@ import { FAULT_KINDS, FaultInjector } from './faults.js';
 import { Load, type Organization } from './load.js';
 import { type ProcessExit, ServiceProcess } from './processes.js';
 import { Random } from './random.js';
-import { compareWithClient, type Discrepancy, readLogFacts, settled } from './verify.js';
+import { compareWebhooks, compareWithClient, type Discrepancy, expectedWebhooks, readLogFacts, settled, type WebhookEventRow } from './verify.js';
+import { parseRecord } from './webhook-receiver.js';
 
 const status = (line: string) => process.stderr.write(`[chaos] ${line}\n`);
 const sleep = (ms: number) => new Promise<void>((wake) => setTimeout(wake, ms));
@@ -54,6 +64,14 @@ const RECOVERY_DEADLINE_MS = 10_000;
 const RECOVERY_INTERVAL_MS = 1_000;
 /** How long after the deadline the log, the read models and the projections get to settle. */
 const SETTLE_TIMEOUT_MS = 180_000;
+/** The sender's limit per attempt: short, so that the receiver's held requests cost the run little. */
+const WEBHOOK_TIMEOUT_MS = 2_000;
+/** The receiver answers this share of deliveries 500, holds this share past the sender's timeout (then cuts them). */
+const RECEIVER_FAIL_SHARE = 0.1;
+const RECEIVER_HOLD_SHARE = 0.05;
+/** How long, once the log settled, the deliveries still waiting get to succeed (resent every round). */
+const WEBHOOK_DRAIN_MS = 120_000;
+const WEBHOOK_DRAIN_ROUND_MS = 2_000;
 /** Each organization's wallet holds this share of what its checks would be charged (three organizations). */
 const FUNDED_SHARES = [0.4, 0.6, 0.8];
 /** What a check is charged on average under load.ts's mix: 80 % of checks are found or not found (charged), of the scopes' prices. */
@@ -63,6 +81,7 @@ const DIST = {
   main: fileURLToPath(new URL('../src/main.js', import.meta.url)),
   projections: fileURLToPath(new URL('../projections/cli.js', import.meta.url)),
   audit: fileURLToPath(new URL('../src/audit/audit-cli.js', import.meta.url)),
+  receiver: fileURLToPath(new URL('./webhook-receiver.js', import.meta.url)),
 };
 
 interface Run {
@@ -173,6 +192,9 @@ async function main(): Promise<number> {
       PROVIDER_TIMEOUT_MS: String(PROVIDER_TIMEOUT_MS),
       RECOVERY_DEADLINE_MS: String(RECOVERY_DEADLINE_MS),
       RECOVERY_INTERVAL_MS: String(RECOVERY_INTERVAL_MS),
+      // The receiver listens on the loopback, over plain http.
+      WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true',
+      WEBHOOK_TIMEOUT_MS: String(WEBHOOK_TIMEOUT_MS),
     };
     const exits: ProcessExit[] = [];
     const onUnexpectedExit = (exit: ProcessExit) => {
@@ -206,22 +228,49 @@ async function main(): Promise<number> {
       runStartedAt,
       onUnexpectedExit,
     });
-    services.push(...apis.map(({ api }) => api), worker);
-    status('starting the first API process (migrations), then the second and the projection worker');
-    await apis[0].api.start();
+    const receiverUrl = `http://127.0.0.1:${await freePort()}`;
+    const receivedFile = join(logs, 'webhooks-received.jsonl');
+    const secretsFile = join(runDir, 'webhook-secrets.json');
+    const receiver = new ServiceProcess({
+      name: 'webhook receiver',
+      script: DIST.receiver,
+      env: {
+        PATH: process.env.PATH,
+        PORT: new URL(receiverUrl).port,
+        RECORD_FILE: receivedFile,
+        SECRETS_FILE: secretsFile,
+        FAIL_SHARE: String(RECEIVER_FAIL_SHARE),
+        HOLD_SHARE: String(RECEIVER_HOLD_SHARE),
+        HOLD_MS: String(WEBHOOK_TIMEOUT_MS + 1_000),
+      },
+      logFile: join(logs, 'webhook-receiver.log'),
+      ready: async () => (await fetch(`${receiverUrl}/health`, { signal: AbortSignal.timeout(2_000) })).status === 200,
+      runStartedAt,
+      onUnexpectedExit,
+    });
+    services.push(...apis.map(({ api }) => api), worker, receiver);
+    status('starting the webhook receiver and the first API process (migrations), then the second and the projection worker');
+    await Promise.all([receiver.start(), apis[0].api.start()]);
     await Promise.all([apis[1].api.start(), worker.start()]);
 
     // Three organizations, each test wallet funded for a share of what its checks would cost.
     const triesPerOrganization = (RATE * SECONDS) / FUNDED_SHARES.length;
     const first = apis[0].baseUrl;
-    const organizations: (Organization & { fundedKobo: number })[] = [];
+    const organizations: (Organization & { fundedKobo: number; endpointId: string })[] = [];
+    const secrets: Record<string, string> = {};
     for (const [index, share] of FUNDED_SHARES.entries()) {
       const created = await admin(first, adminToken, 'POST', '/admin/v1/organizations', { name: `Chaos ${index + 1} Ltd`, email: `chaos${index + 1}@example.com` }, [201]);
       const id: string = created.data.id;
+      // Its endpoint first, its secret known to the receiver, so that even the funding is delivered.
+      const path = `/hooks/${index}`;
+      const endpoint = await admin(first, adminToken, 'POST', `/admin/v1/organizations/${id}/webhook_endpoints`, { environment: 'test', url: `${receiverUrl}${path}`, eventTypes: [] }, [201]);
+      secrets[path] = endpoint.data.secret;
+      await writeFile(secretsFile, JSON.stringify(secrets));
+      const endpointId: string = endpoint.data.id;
       const fundedKobo = Math.max(100, Math.round((share * triesPerOrganization * MEAN_CHARGE_KOBO) / 100) * 100);
       await admin(first, adminToken, 'POST', `/admin/v1/organizations/${id}/wallets/test/fundings`, { amountKobo: fundedKobo, reference: 'chaos-funding' }, [200, 201]);
       const issued = await admin(first, adminToken, 'POST', `/admin/v1/organizations/${id}/keys`, { environment: 'test', name: 'chaos' }, [201]);
-      organizations.push({ id, key: issued.data.key, fundedKobo });
+      organizations.push({ id, key: issued.data.key, fundedKobo, endpointId });
     }
     for (const { id, key, fundedKobo } of organizations) {
       for (const { baseUrl } of apis) {
@@ -246,6 +295,7 @@ async function main(): Promise<number> {
       cluster: theCluster,
       apis: apis.map(({ api }) => api),
       worker,
+      receiver,
       databaseUrl: () => theCluster.url,
       random,
       runStartedAt,
@@ -288,6 +338,38 @@ async function main(): Promise<number> {
       status(`${(error as Error).message}: checking what is there`);
     }
 
+    // The deliveries still waiting (a 500 or a hold met the schedule's minutes-long pauses, an API
+    // killed mid-send left its claim's lease), resent through the admin API until all succeeded.
+    const drainStartedAt = Date.now();
+    let resent = 0;
+    let waiting = -1;
+    while (Date.now() - drainStartedAt < WEBHOOK_DRAIN_MS) {
+      waiting = 0;
+      try {
+        for (const { endpointId } of organizations) {
+          for (let page = 1; ; page++) {
+            const listed = await call(first, 'GET', `/admin/v1/webhook_endpoints/${endpointId}/deliveries?page=${page}&pageSize=100`, { authorization: `Bearer ${adminToken}` });
+            if (listed.status !== 200) throw new Error(`listing deliveries answered ${listed.status}`);
+            const deliveries = listed.body.data as { id: string; status: string; nextAttemptAt: string | null }[];
+            for (const delivery of deliveries.filter((candidate) => candidate.status !== 'succeeded')) {
+              waiting += 1;
+              // One due within the round goes by itself; a claim's lease or a later attempt is brought forward.
+              if (delivery.nextAttemptAt !== null && Date.parse(delivery.nextAttemptAt) < Date.now() + WEBHOOK_DRAIN_ROUND_MS) continue;
+              await admin(first, adminToken, 'POST', `/admin/v1/webhook_endpoints/${endpointId}/deliveries/${delivery.id}/resend`, undefined, [200]);
+              resent += 1;
+            }
+            if (page >= listed.body.meta.totalPages) break;
+          }
+        }
+      } catch (error) {
+        status(`webhook drain: ${(error as Error).message}; trying again`);
+        waiting = -1;
+      }
+      if (waiting === 0) break;
+      await sleep(WEBHOOK_DRAIN_ROUND_MS);
+    }
+    const drainedAfterMs = waiting === 0 ? Date.now() - drainStartedAt : undefined;
+
     // The client's record and the faults, for whoever looks into a run (the directory is kept on a discrepancy).
     await writeFile(join(logs, 'checks.json'), JSON.stringify(load.records));
     await writeFile(join(logs, 'faults.json'), JSON.stringify(injector.faults));
@@ -304,7 +386,7 @@ async function main(): Promise<number> {
       return rows;
     });
     for (const row of readModelOpen) discrepancies.push({ check: 'read model: left open', message: `${row.reference}: ${row.what}` });
-    const client = compareWithClient(load.records, facts, (requestId) => callerRequestIdHash(requestIdHashKey, requestId));
+    const client = compareWithClient(load.records, facts, (record) => callerRequestIdHash(requestIdHashKey, record.requestId));
     discrepancies.push(...client.discrepancies);
 
     const audits: { id: string; code: number }[] = [];
@@ -323,6 +405,13 @@ async function main(): Promise<number> {
       const detail = [...rebuildLines.filter((line) => !/identical$/.test(line)), ...rebuild.stderr.split('\n').filter((line) => /error/i.test(line))].slice(0, 30);
       discrepancies.push({ check: 'projections:rebuild --all --verify --strict', message: `exit ${rebuild.code}\n      ${detail.join('\n      ')}` });
     }
+    const webhookRows = await withClient(theCluster.url, async (client) =>
+      (await client.query<WebhookEventRow>(`select event_id::text as event_id, type, data from events where type in ('VerificationCompleted', 'WalletFunded') order by position`)).rows,
+    );
+    const expectedDeliveries = expectedWebhooks(webhookRows, facts, new Set(organizations.map(({ id }) => id)));
+    const received = parseRecord(await readFile(receivedFile, 'utf8').catch(() => ''));
+    const webhooks = compareWebhooks(expectedDeliveries, received);
+    discrepancies.push(...webhooks.discrepancies);
     for (const exit of exits) discrepancies.push({ check: 'process ended by itself', message: `${exit.name} at ${(exit.atMs / 1_000).toFixed(1)} s: code ${exit.code}, signal ${exit.signal}` });
 
     // The summary, on stdout.
@@ -349,7 +438,7 @@ async function main(): Promise<number> {
     }
     line(`checks sent: ${load.records.length} (${load.skipped} due but not sent: no API process up, or too many in flight)`);
     for (const [key, count] of [...byStatus].sort(([a], [b]) => a.localeCompare(b))) line(`  ${pad(key, 40)} ${count}`);
-    line(`  no answer, as the server has them: ${client.unanswered.charged} charged, ${client.unanswered.uncharged} not charged, ${client.unanswered.neverWritten} never written`);
+    line(`  no answer, as the server has them: ${client.unanswered.charged} charged, ${client.unanswered.uncharged} not charged, ${client.unanswered.neverWritten} never written, ${client.unanswered.untraced} untraced (no answer brought the server's id; the log's checks hold them)`);
     line(`  503 "not known yet", as the server settled them: ${client.notKnown.charged} charged, ${client.notKnown.uncharged} not charged`);
     line();
     line('wallets (test):');
@@ -368,6 +457,8 @@ async function main(): Promise<number> {
     line(`  402, 502 and 503 answers with nothing charged: ${answered([402, 502, 503]) - count('402 but charged') - count('502 but charged') - count('503 but charged')} of ${answered([402, 502, 503])}`);
     line(`  negative balances: ${count('negative balance') + count('negative available balance')}`);
     line(`  projections:rebuild --all --verify --strict: exit ${rebuild.code}${rebuild.code === 0 ? ', every table identical' : ''}`);
+    line(`  webhooks delivered (completed checks and fundings, signed, one webhook-id each): ${webhooks.delivered} of ${expectedDeliveries.length}`);
+    line(`    ${webhooks.requests} requests to the receiver (${received.filter((request) => request.answer === 'failed').length} answered 500, ${received.filter((request) => request.answer === 'held').length} held past the timeout), ${webhooks.duplicates} accepted more than once; ${resent} resent through the admin API, ${drainedAfterMs === undefined ? `deliveries still waiting after ${WEBHOOK_DRAIN_MS / 1_000} s` : `all succeeded ${(drainedAfterMs / 1_000).toFixed(1)} s after the log settled`}`);
     line(`  processes that ended by themselves: ${exits.length}`);
     line();
     line(`discrepancies: ${discrepancies.length}`);

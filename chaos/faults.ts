@@ -7,14 +7,16 @@
  *   - a session idle in a transaction that holds a transaction id for 10 s (an operator's psql
  *     left open), which holds back the log's visibility bound; it runs beside the next faults;
  *   - a service session's connection dropped mid-append (`pg_terminate_backend` of a backend
- *     running an append function), or, when none is caught within the hunt, of a busy one.
+ *     running an append function), or, when none is caught within the hunt, of a busy one;
+ *   - kill -9 of the webhook receiver (the integrators' endpoint), started again at once: the
+ *     deliveries in flight to it get no answer, those sent before it listens again are refused.
  */
 import pg from 'pg';
 import type { ChaosCluster } from './cluster.js';
 import type { ServiceProcess } from './processes.js';
 import type { Random } from './random.js';
 
-export const FAULT_KINDS = ['kill -9 of an API process', 'kill -9 of the projection worker', 'PostgreSQL stopped immediately', 'a session idle in transaction for 10 s', 'a connection dropped mid-append'] as const;
+export const FAULT_KINDS = ['kill -9 of an API process', 'kill -9 of the projection worker', 'PostgreSQL stopped immediately', 'a session idle in transaction for 10 s', 'a connection dropped mid-append', 'kill -9 of the webhook receiver'] as const;
 export type FaultKind = (typeof FAULT_KINDS)[number];
 
 export interface FaultRecord {
@@ -33,6 +35,7 @@ export interface FaultContext {
   readonly cluster: ChaosCluster;
   readonly apis: readonly ServiceProcess[];
   readonly worker: ServiceProcess;
+  readonly receiver: ServiceProcess;
   /** The harness's own sessions (application_name `chaos`), never a victim. */
   readonly databaseUrl: () => string;
   readonly random: Random;
@@ -129,6 +132,8 @@ export class FaultInjector {
           return this.idleInTransaction();
         case 'a connection dropped mid-append':
           return await this.dropConnection();
+        case 'kill -9 of the webhook receiver':
+          return await this.killAndRestart(this.context.receiver, kind);
         default: {
           const _exhaustive: never = kind;
           throw new Error(`unknown fault ${String(_exhaustive)}`);

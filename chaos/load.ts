@@ -2,8 +2,9 @@
  * The chaos run's load: checks paced at a steady rate (open loop: a check is sent when it is due,
  * whatever the earlier ones are doing), spread over the organizations and over the API processes
  * that are up, as a load balancer with health checks would. Every check carries its own
- * X-Request-Id, which the service keeps as the correlation id of the events it causes, so the
- * client's record of each answer can be held against what the server wrote.
+ * X-Request-Id; the service keeps only its keyed hash with the events it causes (REQUEST_ID_HASH_KEY,
+ * which the run holds), so the client's record of each check, answered or not, can be held against
+ * what the server wrote.
  */
 import type { Random } from './random.js';
 import { OUTCOME_NOT_KNOWN_MESSAGE } from '../src/verifications/outcome-messages.js';
@@ -15,7 +16,10 @@ export interface Organization {
 
 /** What the client saw of one check. */
 export interface CheckRecord {
+  /** The run's own label of the check (the summary's and the records' name for it). */
   readonly requestId: string;
+  /** The server's request id, where the client learnt it (an answer to a check sent without an X-Request-Id of its own): the correlation id of its events. */
+  serverRequestId?: string;
   readonly organization: number;
   readonly scope: string;
   readonly api: string;

@@ -1,6 +1,7 @@
 import { describe, expect, it } from '@jest/globals';
 import type { CheckRecord } from './load.js';
-import { compareWithClient, logFacts, settled, type VerificationEventRow, type WalletEventRow } from './verify.js';
+import { parseRecord } from './webhook-receiver.js';
+import { compareWebhooks, compareWithClient, expectedWebhooks, logFacts, settled, type ReceivedWebhook, type VerificationEventRow, type WalletEventRow } from './verify.js';
 
 const WALLET = 'wallet-org_1.test';
 
@@ -17,7 +18,17 @@ function wallet(...events: [type: string, reference: string, amountKobo: number]
   return events.map(([type, reference, amountKobo], revision) => ({ stream_id: WALLET, revision: String(revision), type, data: { reference, amountKobo } }));
 }
 
-const answered = (requestId: string, status: number, extra: Partial<CheckRecord> = {}): CheckRecord => ({ requestId, organization: 0, scope: 'nin', api: 'api-1', sentAtMs: 0, status, ...extra });
+/** A check answered `status`, whose answer carried the server's id `requestId` (the correlation id of its events). */
+const answered = (requestId: string, status: number, extra: Partial<CheckRecord> = {}): CheckRecord => ({
+  requestId,
+  serverRequestId: requestId,
+  organization: 0,
+  scope: 'nin',
+  api: 'api-1',
+  sentAtMs: 0,
+  status,
+  ...extra,
+});
 
 describe('The chaos run checks', () => {
   const clean = logFacts(
@@ -32,8 +43,18 @@ describe('The chaos run checks', () => {
       [answered('req-a', 201, { reference: 'vrf_A', verificationStatus: 'found' }), answered('req-b', 502, { reference: 'vrf_B' }), answered('req-c', 402), answered('req-d', 503), { ...answered('req-e', 0), status: undefined }],
       clean,
     );
-    expect(client).toEqual({ discrepancies: [], unanswered: { charged: 0, uncharged: 0, neverWritten: 1 }, notKnown: { charged: 0, uncharged: 0 } });
+    expect(client).toEqual({ discrepancies: [], unanswered: { charged: 0, uncharged: 0, neverWritten: 1, untraced: 0 }, notKnown: { charged: 0, uncharged: 0 } });
     expect(clean.wallets.get(WALLET)).toEqual({ fundedKobo: 15_000, debitedKobo: 10_000, reservations: 2 });
+  });
+
+  it("match an answer to its verifications by the server's request id it carried (every event's correlation id), not by the run's own label of the check", () => {
+    const record = { ...answered('chaos-run-0', 201, { reference: 'vrf_A', verificationStatus: 'found' }), serverRequestId: 'req-a' };
+    const unanswered = { ...answered('chaos-run-1', 0), status: undefined, serverRequestId: undefined };
+    expect(compareWithClient([record, unanswered], clean)).toEqual({
+      discrepancies: [],
+      unanswered: { charged: 0, uncharged: 0, neverWritten: 0, untraced: 1 },
+      notKnown: { charged: 0, uncharged: 0 },
+    });
   });
 
   it('flag a 201 whose verification was never charged, its reservation left open, and a charge behind a 503', () => {
@@ -84,5 +105,73 @@ describe('The chaos run checks', () => {
       'negative balance',
       'negative available balance',
     ]);
+  });
+});
+
+describe('The chaos run checks webhook deliveries', () => {
+  // vrf_A (org_1) completed, vrf_B failed: only vrf_A and org_1's funding call for a delivery; org_2 has no endpoint.
+  const facts = logFacts([...verification('vrf_A', 'req-a', 'found'), ...verification('vrf_B', 'req-b', 'failed')], wallet(['WalletFunded', '', 10_000]));
+  const expected = expectedWebhooks(
+    [
+      { event_id: 'e-1', type: 'WalletFunded', data: { organizationId: 'org_1', fundingReference: 'fund-1' } },
+      { event_id: 'e-2', type: 'WalletFunded', data: { organizationId: 'org_2', fundingReference: 'fund-2' } },
+      { event_id: 'e-3', type: 'VerificationCompleted', data: { reference: 'vrf_A' } },
+    ],
+    facts,
+    new Set(['org_1']),
+  );
+  const request = (webhookId: string, type: string, reference: string, answer: ReceivedWebhook['answer'], verified = true, organizationId = 'org_1'): ReceivedWebhook => ({
+    webhookId,
+    type,
+    reference,
+    organizationId,
+    answer,
+    verified,
+  });
+
+  it('expect the completed checks and fundings of organizations with an endpoint, by the webhook-id their log event gives', () => {
+    expect(expected).toEqual([
+      { webhookId: 'msg_e-1', type: 'wallet.funded', reference: 'fund-1', organizationId: 'org_1' },
+      { webhookId: 'msg_e-3', type: 'verification.completed', reference: 'vrf_A', organizationId: 'org_1' },
+    ]);
+  });
+
+  it('find nothing wrong when each was accepted at least once after failed attempts, with one webhook-id throughout', () => {
+    const findings = compareWebhooks(expected, [
+      request('msg_e-1', 'wallet.funded', 'fund-1', 'failed'),
+      request('msg_e-1', 'wallet.funded', 'fund-1', 'accepted'),
+      request('msg_e-3', 'verification.completed', 'vrf_A', 'held'),
+      request('msg_e-3', 'verification.completed', 'vrf_A', 'accepted'),
+      request('msg_e-3', 'verification.completed', 'vrf_A', 'accepted'),
+    ]);
+    expect(findings).toEqual({ discrepancies: [], delivered: 2, requests: 5, duplicates: 1 });
+  });
+
+  it("tell two organizations' fundings of the same reference apart", () => {
+    const two = expectedWebhooks(
+      [
+        { event_id: 'e-1', type: 'WalletFunded', data: { organizationId: 'org_1', fundingReference: 'same' } },
+        { event_id: 'e-2', type: 'WalletFunded', data: { organizationId: 'org_2', fundingReference: 'same' } },
+      ],
+      facts,
+      new Set(['org_1', 'org_2']),
+    );
+    const findings = compareWebhooks(two, [request('msg_e-1', 'wallet.funded', 'same', 'accepted'), request('msg_e-2', 'wallet.funded', 'same', 'accepted', true, 'org_2')]);
+    expect(findings.discrepancies).toEqual([]);
+  });
+
+  it('flag a delivery never accepted, a bad signature and a webhook-id that changed between attempts', () => {
+    const findings = compareWebhooks(expected, [
+      request('msg_e-1', 'wallet.funded', 'fund-1', 'failed'),
+      request('msg_other', 'verification.completed', 'vrf_A', 'accepted'),
+      request('msg_e-3', 'verification.completed', 'vrf_A', 'failed', false),
+    ]);
+    expect(findings.discrepancies.map((discrepancy) => discrepancy.check)).toEqual(['webhook signature invalid', 'webhook not delivered', 'webhook-id not stable', 'webhook not delivered']);
+    expect(findings.delivered).toBe(0);
+  });
+
+  it("read the receiver's record up to a line its kill cut short", () => {
+    const line = JSON.stringify(request('msg_e-1', 'wallet.funded', 'fund-1', 'accepted'));
+    expect(parseRecord(`${line}\n${line}\n{"path":"/hooks/0","webhookId":"msg_`)).toEqual([JSON.parse(line), JSON.parse(line)]);
   });
 });

@@ -6,8 +6,9 @@
  *   - a verification is charged exactly when it completed (found or not found);
  *   - no wallet's balance or available balance ever went below zero, event by event;
  *   - every 201 the client received names a verification that completed and was charged, and no
- *     verification behind a 402, 502 or 503 was charged (matched by the request's X-Request-Id,
- *     which is the correlation id of the events it caused);
+ *     verification behind a 402, 502 or 503 was charged (matched by the server's request id the
+ *     answer's X-Request-Id carries, which is the correlation id of the events it caused: the
+ *     server never writes a caller's own X-Request-Id to the log);
  *   - no answer outside the statuses a check may answer (a 500 is a bug).
  * The audit CLI's --reconcile and the projections' rebuild --verify run beside these (chaos.ts).
  */
@@ -183,24 +184,39 @@ const EXPECTED_STATUSES = new Set([201, 402, 502, 503]);
 
 export interface ClientFindings {
   readonly discrepancies: Discrepancy[];
-  /** Checks with no answer (a connection cut by a kill, or refused), by what the server did with them. */
-  readonly unanswered: { charged: number; uncharged: number; neverWritten: number };
+  /**
+   * Checks with no answer (a connection cut by a kill, or refused), by what the server did with
+   * them; untraced when no answer carried the server's id for them (always so over HTTP: the id
+   * comes with the answer), so that the log's own checks alone hold them.
+   */
+  readonly unanswered: { charged: number; uncharged: number; neverWritten: number; untraced: number };
   /** 503s that said the outcome was not known yet, by what the server did with them. */
   readonly notKnown: { charged: number; uncharged: number };
 }
 
 /** The client's record against the log: what each answer told the client, and what the wallet holds. */
-export function compareWithClient(records: readonly CheckRecord[], facts: LogFacts, correlate: (requestId: string) => string = (requestId) => requestId): ClientFindings {
+/**
+ * `correlate` names the correlation a check's events carry: by default the server's request id its
+ * answer carried (none without an answer); the run itself uses the keyed hash of its own
+ * X-Request-Id (REQUEST_ID_HASH_KEY), which traces unanswered checks too.
+ */
+export function compareWithClient(
+  records: readonly CheckRecord[],
+  facts: LogFacts,
+  correlate: (record: CheckRecord) => string | undefined = (record) => record.serverRequestId,
+): ClientFindings {
   const discrepancies: Discrepancy[] = [];
-  const unanswered = { charged: 0, uncharged: 0, neverWritten: 0 };
+  const unanswered = { charged: 0, uncharged: 0, neverWritten: 0, untraced: 0 };
   const notKnown = { charged: 0, uncharged: 0 };
   for (const record of records) {
-    const references = facts.byCorrelation.get(correlate(record.requestId)) ?? [];
+    const correlationId = correlate(record);
+    const references = correlationId === undefined ? [] : (facts.byCorrelation.get(correlationId) ?? []);
     const charged = references.filter((reference) => facts.debited.has(reference));
     const what = `${record.requestId} (${record.scope}, ${record.api})`;
     if (references.length > 1) discrepancies.push({ check: 'one request, several verifications', message: `${what}: ${references.join(', ')}` });
     if (record.status === undefined) {
-      if (references.length === 0) unanswered.neverWritten += 1;
+      if (correlationId === undefined) unanswered.untraced += 1;
+      else if (references.length === 0) unanswered.neverWritten += 1;
       else if (charged.length > 0) unanswered.charged += 1;
       else unanswered.uncharged += 1;
       continue;
@@ -233,4 +249,89 @@ export function compareWithClient(records: readonly CheckRecord[], facts: LogFac
     }
   }
   return { discrepancies, unanswered, notKnown };
+}
+
+/** A delivery the log calls for: a completed check or a funding of an organization with an endpoint. */
+export interface ExpectedWebhook {
+  /** `msg_` + the log event's id: the webhook-id of every attempt. */
+  readonly webhookId: string;
+  readonly type: 'verification.completed' | 'wallet.funded';
+  /** The verification's reference, or the funding's fundingReference. */
+  readonly reference: string;
+  readonly organizationId: string;
+}
+
+/** Rows of the `events` table of the two types that call for a delivery the run checks. */
+export interface WebhookEventRow {
+  readonly event_id: string;
+  readonly type: string;
+  readonly data: { reference?: string; organizationId?: string; fundingReference?: string };
+}
+
+/**
+ * What the receiver must have accepted: every VerificationCompleted (its organization from the
+ * verification's request, in `facts`) and every WalletFunded of an organization in `withEndpoint`.
+ */
+export function expectedWebhooks(rows: readonly WebhookEventRow[], facts: LogFacts, withEndpoint: ReadonlySet<string>): ExpectedWebhook[] {
+  const expected: ExpectedWebhook[] = [];
+  for (const row of rows) {
+    const webhookId = `msg_${row.event_id}`;
+    if (row.type === 'VerificationCompleted') {
+      const reference = String(row.data.reference ?? '');
+      const organizationId = facts.verifications.get(reference)?.organizationId;
+      if (organizationId !== undefined && withEndpoint.has(organizationId)) expected.push({ webhookId, type: 'verification.completed', reference, organizationId });
+    } else if (row.type === 'WalletFunded') {
+      const organizationId = String(row.data.organizationId ?? '');
+      if (withEndpoint.has(organizationId)) expected.push({ webhookId, type: 'wallet.funded', reference: String(row.data.fundingReference ?? ''), organizationId });
+    }
+  }
+  return expected;
+}
+
+/** A request the chaos run's receiver recorded (webhook-receiver.ts's ReceivedDelivery). */
+export interface ReceivedWebhook {
+  readonly webhookId: string;
+  readonly type: string | null;
+  readonly reference: string | null;
+  readonly organizationId: string | null;
+  readonly verified: boolean;
+  readonly answer: 'accepted' | 'failed' | 'held';
+}
+
+export interface WebhookFindings {
+  readonly discrepancies: Discrepancy[];
+  /** Expected deliveries accepted at least once, and requests that reached the receiver. */
+  readonly delivered: number;
+  readonly requests: number;
+  /** Expected deliveries accepted more than once (at least once: allowed, counted). */
+  readonly duplicates: number;
+}
+
+/**
+ * The receiver's record against the log: every expected delivery accepted at least once with a
+ * valid signature, every request to it signed validly, and one webhook-id per event on every
+ * attempt (the one the log's event id gives).
+ */
+export function compareWebhooks(expected: readonly ExpectedWebhook[], received: readonly ReceivedWebhook[]): WebhookFindings {
+  const discrepancies: Discrepancy[] = [];
+  const byEvent = new Map<string, ReceivedWebhook[]>();
+  for (const request of received) {
+    if (!request.verified) discrepancies.push({ check: 'webhook signature invalid', message: `${request.webhookId} (${request.type ?? 'no type'} ${request.reference ?? ''})`.trim() });
+    if (request.type === null || request.reference === null) continue;
+    // A funding's reference is its organization's own: the same one may come from several organizations.
+    const key = `${request.organizationId ?? ''} ${request.type} ${request.reference}`;
+    byEvent.set(key, [...(byEvent.get(key) ?? []), request]);
+  }
+  let delivered = 0;
+  let duplicates = 0;
+  for (const event of expected) {
+    const attempts = byEvent.get(`${event.organizationId} ${event.type} ${event.reference}`) ?? [];
+    const otherIds = [...new Set(attempts.map((attempt) => attempt.webhookId).filter((id) => id !== event.webhookId))];
+    if (otherIds.length > 0) discrepancies.push({ check: 'webhook-id not stable', message: `${event.type} ${event.reference}: ${event.webhookId} expected, also received ${otherIds.join(', ')}` });
+    const accepted = attempts.filter((attempt) => attempt.answer === 'accepted' && attempt.verified && attempt.webhookId === event.webhookId).length;
+    if (accepted === 0) discrepancies.push({ check: 'webhook not delivered', message: `${event.type} ${event.reference} (${event.organizationId}), ${event.webhookId}: ${attempts.length} attempts seen, none accepted` });
+    else delivered += 1;
+    if (accepted > 1) duplicates += 1;
+  }
+  return { discrepancies, delivered, requests: received.length, duplicates };
 }

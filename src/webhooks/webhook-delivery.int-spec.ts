@@ -459,3 +459,22 @@ describe('Given an endpoint whose values were sealed under the master key direct
     await expect(new EndpointSealing(new DataKeys(db.pool, otherMaster), otherMaster).openTarget(org, endpointId, row.target)).rejects.toThrow();
   });
 });
+
+describe('Given more due deliveries to one endpoint than it may have in flight', () => {
+  it('sends the next ones as soon as earlier ones finish, not a poll later', async () => {
+    const clock = new TestClock(new Date());
+    const org = organization();
+    const local = await receiver(() => 204);
+    closers.push(local.close);
+    await createEndpoint(org, local.url, clock.now());
+    const expected: string[] = [];
+    for (let i = 0; i < 12; i++) expected.push(await completedCheck(org, clock.now()));
+    await subscriberCaughtUp();
+    // Four in flight at once, and a poll far longer than the test: only a claim on a finished send can take the other eight.
+    const sender = new WebhookSender(db.pool, clock, sealing, options({ concurrencyPerEndpoint: 4, pollMs: 600_000 }));
+    sender.start();
+    closers.push(() => sender.stop());
+    await waitUntil(() => expected.every((id) => local.received.some((request) => request.headers['webhook-id'] === id)), 15_000, 'all twelve deliveries to arrive');
+    expect(new Set(local.received.map((request) => request.headers['webhook-id']))).toEqual(new Set(expected));
+  });
+});

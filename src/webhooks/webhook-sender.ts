@@ -52,6 +52,10 @@ export class WebhookSender {
   private claiming: Promise<number> | undefined;
   private readonly sends = new Set<Promise<void>>();
   private stopped = false;
+  /** Started (not driven by hand through claimAndSend): a finished send claims its room's next delivery at once. */
+  private running = false;
+  /** A send finished while a claim was under way: claim again once it ends. */
+  private again = false;
 
   constructor(
     private readonly pool: pg.Pool,
@@ -65,6 +69,7 @@ export class WebhookSender {
 
   start(): void {
     this.stopped = false;
+    this.running = true;
     const tick = () => {
       if (this.stopped) return;
       void this.claimAndSend()
@@ -78,6 +83,7 @@ export class WebhookSender {
 
   async stop(): Promise<void> {
     this.stopped = true;
+    this.running = false;
     clearTimeout(this.timer);
     await this.claiming?.catch(() => undefined);
     await Promise.all([...this.sends]);
@@ -85,8 +91,28 @@ export class WebhookSender {
 
   /** Claims what is due and can be sent now, starts sending it, and answers how many it claimed. */
   claimAndSend(): Promise<number> {
-    this.claiming ??= this.claim().finally(() => (this.claiming = undefined));
+    this.claiming ??= this.claim().finally(() => {
+      this.claiming = undefined;
+      if (this.again) {
+        this.again = false;
+        this.refill();
+      }
+    });
     return this.claiming;
+  }
+
+  /**
+   * A send finished: its room goes to the next due delivery now rather than at the next poll, or an
+   * endpoint with a backlog would get at most `concurrencyPerEndpoint` sends per poll however fast
+   * it answers. A failed send is due again only seconds later, so this never spins.
+   */
+  private refill(): void {
+    if (!this.running) return;
+    if (this.claiming !== undefined) {
+      this.again = true;
+      return;
+    }
+    void this.claimAndSend().catch((error: unknown) => this.options.log?.(`webhook claim failed: ${error instanceof Error ? error.message : String(error)}`));
   }
 
   /** Every send started so far has been recorded (tests). */
@@ -135,6 +161,7 @@ export class WebhookSender {
           if (left <= 0) this.inFlight.delete(row.endpoint_id);
           else this.inFlight.set(row.endpoint_id, left);
           this.total--;
+          this.refill();
         });
       this.sends.add(send);
     }

@@ -3,7 +3,7 @@ import { FAULT_KINDS } from '../../chaos/faults.js';
 import { DIST, runNode } from '../support/processes.js';
 import { describeOnProject } from '../support/store-independent.js';
 
-/** The short run of `npm run chaos` (docs/operations.md#a-chaos-run): 40 s of load under faults, enough for every kind to come up once (the first round's pauses shrink to fit). */
+/** The short run of `npm run chaos` (docs/operations.md#a-chaos-run): 40 s of load under faults, enough for every kind to come up once (the first round's pauses shrink to fit), webhooks delivered to a receiver that is one of the faults' victims. */
 const CHAOS_SECONDS = 40;
 /** Start-up, the load, the wait past the recovery deadline, the audits and the rebuild, on a busy machine. */
 const RUN_TIMEOUT_MS = 540_000;
@@ -30,6 +30,12 @@ describeOnProject('postgres', 'npm run chaos, a short run', 'the run starts a Po
       // Checks were charged until the wallets, funded for fewer than were tried, ran dry.
       expect(figure(summary, '201')).toBeGreaterThan(0);
       expect(figure(summary, '402 insufficient_balance')).toBeGreaterThan(0);
+      // Every completed check and funding reached the receiver, which failed, held and lost (its kill) some of them on the way.
+      const webhooks = /webhooks delivered \(.*\): (\d+) of (\d+)$/m.exec(summary);
+      expect(webhooks).not.toBeNull();
+      expect(Number(webhooks?.[2])).toBeGreaterThan(0);
+      expect(webhooks?.[1]).toBe(webhooks?.[2]);
+      expect(summary).toMatch(/^ {4}\d+ requests to the receiver \(\d+ answered 500, \d+ held past the timeout\).*all succeeded/m);
     },
     RUN_TIMEOUT_MS + 30_000,
   );
