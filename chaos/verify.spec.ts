@@ -57,6 +57,24 @@ describe('The chaos run checks', () => {
     });
   });
 
+  it("accept a 503 'not known yet' naming a reference whose request never reached the log, and flag any other 503 that names one", () => {
+    const client = compareWithClient(
+      [answered('req-x', 503, { reference: 'vrf_X', outcomeNotKnown: true }), answered('req-y', 503, { reference: 'vrf_Y' })],
+      clean,
+    );
+    expect(client.discrepancies.map((discrepancy) => discrepancy.message)).toEqual(['req-y (nin, api-1): answered vrf_Y, the log has none for this request']);
+    expect(client.notKnown).toEqual({ charged: 0, uncharged: 1 });
+  });
+
+  it("match every check, answered or not, by the keyed hash of its own X-Request-Id when the run holds the key", () => {
+    const hashed = logFacts(
+      [{ stream_id: 'verification-vrf_H', type: 'VerificationRequested', data: { reference: 'vrf_H', organizationId: 'org_1' }, metadata: { correlationId: 'server-id', callerRequestIdHash: 'hash-of-chaos-run-7' } }, { stream_id: 'verification-vrf_H', type: 'VerificationFailed', data: { reference: 'vrf_H' }, metadata: {} }],
+      [],
+    );
+    const unanswered = { ...answered('chaos-run-7', 0), status: undefined, serverRequestId: undefined };
+    expect(compareWithClient([unanswered], hashed, (record) => `hash-of-${record.requestId}`).unanswered).toEqual({ charged: 0, uncharged: 1, neverWritten: 0, untraced: 0 });
+  });
+
   it('flag a 201 whose verification was never charged, its reservation left open, and a charge behind a 503', () => {
     const facts = logFacts(
       [...verification('vrf_A', 'req-a', 'found'), ...verification('vrf_B', 'req-b', 'failed')],
