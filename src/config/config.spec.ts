@@ -1,6 +1,5 @@
 import { describe, expect, it } from '@jest/globals';
-import { MAX_FUNDING_KOBO } from '../wallets/wallet.decider.js';
-import { assertServesHttp, ConfigError, loadConfig } from './config.js';
+import { assertServesHttp, ConfigError, loadConfig, MAX_FUNDING_KOBO } from './config.js';
 
 describe('loadConfig', () => {
   it('works with no variables at all (embedded default)', () => {

@@ -1,7 +1,6 @@
 import { isIP } from 'node:net';
 import { resolve } from 'node:path';
 import { isScope, MAX_PRICE_KOBO, SCOPES, type Scope } from '../scopes/scopes.js';
-import { MAX_FUNDING_KOBO } from '../wallets/wallet.decider.js';
 
 /** Default price per check in kobo (₦1 = 100 kobo), overridable by SCOPE_PRICES and per organization. */
 export const DEFAULT_SCOPE_PRICES_KOBO: Readonly<Record<Scope, number>> = {
@@ -28,6 +27,9 @@ export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', '
 export type LogLevel = (typeof LOG_LEVELS)[number];
 
 /** The one typed configuration object. Built once at start by `loadConfig`, never read from `process.env` elsewhere. */
+/** One funding credits at most this much (100 million naira): the wallet's rule, and the bound of a configured credit. */
+export const MAX_FUNDING_KOBO = 10_000_000_000;
+
 export interface AppConfig {
   readonly serviceName: string;
   readonly host: string;

@@ -141,7 +141,7 @@ describeOnProject('postgres', 'npm run maintenance -- encrypt-legacy-events on t
 
   async function startUpLog(): Promise<string> {
     const service = await startNodeProcess(DIST.main, {
-      env: { ...(await processEnv()), PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'info', RUN_PROJECTIONS: 'false', ADMIN_TOKEN: `admin_${randomBytes(24).toString('base64url')}` },
+      env: { ...(await processEnv()), PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'info', RUN_PROJECTIONS: 'false', CONSOLE_MAIL_LOG_ONLY: 'true', ADMIN_TOKEN: `admin_${randomBytes(24).toString('base64url')}` },
       ready: (output) => output.includes('Listening on'),
     });
     service.child.kill('SIGTERM');

@@ -1,11 +1,11 @@
+import { MAX_FUNDING_KOBO } from '../config/config.js';
 import { Map as ImmutableMap } from 'immutable';
 import type { Environment } from '../common/environment.js';
 import { FundingReferenceConflict, InsufficientBalance, InvariantViolated, ValidationFailed } from '../common/errors.js';
 import type { Decider } from '../event-sourcing/decider.js';
 import type { WalletDebited, WalletEvent, WalletFunded, WalletFundsReserved, WalletReservationReleased } from './wallet.events.js';
 
-/** One funding credits at most this much (100 million naira). */
-export const MAX_FUNDING_KOBO = 10_000_000_000;
+export { MAX_FUNDING_KOBO };
 /** A reservation is a check's price: never more than a funding could ever cover. */
 export const MAX_RESERVATION_KOBO = MAX_FUNDING_KOBO;
 export const MAX_REFERENCE_LENGTH = 100;

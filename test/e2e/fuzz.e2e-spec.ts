@@ -5,6 +5,7 @@ import { connect } from 'node:net';
 import { SCOPES } from '../../src/scopes/scopes.js';
 import type { RecordedEvent } from '../../src/event-store/event-store.port.js';
 import { startTestApp, type TestApp } from '../support/app.js';
+import { waitUntil } from '../../projections/runner/counting.projection.testing.js';
 import { allEvents } from '../support/event-store.js';
 import { createOrganization, issueKey } from '../support/fixtures.js';
 import { schemaArbitraries } from '../support/openapi-arbitraries.js';
@@ -26,7 +27,7 @@ import { describeOnPostgresProjectOnly } from '../support/store-independent.js';
  */
 const SEED = Number(process.env.FUZZ_SEED ?? 20_261_123);
 const RUNS = Number(process.env.FUZZ_RUNS ?? 6_000);
-const OPENAPI_RUNS = Number(process.env.OPENAPI_FUZZ_RUNS ?? 3_000);
+const OPENAPI_RUNS = Number(process.env.OPENAPI_FUZZ_RUNS ?? 6_000);
 const CONCURRENCY = 8;
 /** How many times a read answered 503 service_unavailable (read models behind) is asked again. */
 const READ_RETRIES = 2;
@@ -225,6 +226,15 @@ interface Keys {
   readonly adminTargetId: string;
   /** A key of the admin target, for the key operations to revoke. */
   readonly adminTargetKeyId: string;
+  /** The valid key's webhook endpoint, one of its deliveries, and two endpoints kept for the deletions (by key, by operator). */
+  readonly webhookEndpointId: string;
+  readonly webhookDeliveryId: string;
+  readonly webhookEndpointToDelete: string;
+  readonly webhookEndpointToDeleteByOperator: string;
+  /** An organization for the provider operation alone, its scopes ones an upstream serves: other operations change the admin target's scopes at random. */
+  readonly providerTargetId: string;
+  /** A check of its own for the erasure by reference, so that erasing it leaves the portrait of `reference` readable. */
+  readonly erasableReference: string;
 }
 
 /** X-Service-Key: mostly the valid key, else another organization's, a revoked one, none, or junk. */
@@ -343,7 +353,19 @@ function documentRequests(keys: Keys, openApi: OpenApiValidator): fc.Arbitrary<F
     signature: portrait.searchParams.get('signature') ?? '',
     confirm: keys.adminTargetId,
   };
-  const realFor = (operationId: string, name: string): string => (operationId === 'getPortrait' && name === 'id' ? portrait.pathname.split('/').pop() ?? '' : real[name] ?? '');
+  const realFor = (operationId: string, name: string): string => {
+    if (operationId === 'getPortrait' && name === 'id') return portrait.pathname.split('/').pop() ?? '';
+    if (/Webhook(Endpoint|Deliver|Secret)/.test(operationId) && name === 'id') {
+      if (operationId === 'deleteWebhookEndpoint') return keys.webhookEndpointToDelete;
+      if (operationId === 'adminDeleteWebhookEndpoint') return keys.webhookEndpointToDeleteByOperator;
+      return keys.webhookEndpointId;
+    }
+    if (operationId === 'setOrganizationProvider' && name === 'id') return keys.providerTargetId;
+    if (operationId === 'eraseVerification' && name === 'reference') return keys.erasableReference;
+    if (name === 'deliveryId') return keys.webhookDeliveryId;
+    if (name === 'organizationId') return keys.adminTargetId;
+    return real[name] ?? '';
+  };
 
   const perOperation = openApi.operations().map(({ method, template, operation }) => {
     const op = operation as unknown as DocumentOperation;
@@ -517,12 +539,26 @@ describeOnPostgresProjectOnly('Fuzzing every route with random and hostile reque
     const other = await createOrganization(app);
     const otherOrganization = (await issueKey(app, other.id)).key;
     const revokedKey = await issueKey(app, organization.id);
+    // Webhook endpoints made before the check below, so that it leaves a delivery to resend.
+    const newEndpoint = async () => (await app.request('POST', '/v1/webhook_endpoints', { headers: { 'x-service-key': valid }, body: { url: 'https://127.0.0.1/hooks', eventTypes: [] } })).body.data.id as string;
+    const webhookEndpointId = await newEndpoint();
+    const webhookEndpointToDelete = await newEndpoint();
+    const webhookEndpointToDeleteByOperator = await newEndpoint();
     expect((await app.admin('DELETE', `/admin/v1/keys/${revokedKey.id}`)).status).toBe(200);
     const check = await app.request('POST', '/v1/nin', { headers: { 'x-service-key': valid }, body: { nin: '12345678905' } });
     const otherCheck = await app.request('POST', '/v1/nin', { headers: { 'x-service-key': otherOrganization }, body: { nin: '12345678905' } });
     expect([check.status, otherCheck.status]).toEqual([201, 201]);
     const portraitUrl = new URL(check.body.data.result.portraitUrl as string);
     const adminTarget = await createOrganization(app);
+    // Scopes an upstream can serve, so that the document's provider examples can be configured on it.
+    const providerTarget = await createOrganization(app);
+    expect((await app.admin('PUT', `/admin/v1/organizations/${providerTarget.id}/scopes`, { scopes: ['nin', 'bvn'] })).status).toBe(200);
+    let webhookDeliveryId = '';
+    await waitUntil(async () => {
+      const deliveries = (await app.request('GET', `/v1/webhook_endpoints/${webhookEndpointId}/deliveries`, { headers: { 'x-service-key': valid } })).body.data as { id: string }[];
+      webhookDeliveryId = deliveries[0]?.id ?? '';
+      return webhookDeliveryId !== '';
+    }, 20_000, 'a webhook delivery of the check');
     keys = {
       valid,
       otherOrganization,
@@ -533,6 +569,12 @@ describeOnPostgresProjectOnly('Fuzzing every route with random and hostile reque
       adminToken: app.adminToken,
       adminTargetId: adminTarget.id,
       adminTargetKeyId: (await issueKey(app, adminTarget.id)).id,
+      webhookEndpointId,
+      webhookDeliveryId,
+      webhookEndpointToDelete,
+      webhookEndpointToDeleteByOperator,
+      providerTargetId: providerTarget.id,
+      erasableReference: (await app.request('POST', '/v1/nin', { headers: { 'x-service-key': valid }, body: { nin: '12345678905' } })).body.data.reference,
     };
   });
   afterAll(async () => {
