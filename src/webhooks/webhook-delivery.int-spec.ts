@@ -179,6 +179,9 @@ afterAll(async () => {
 const closers: (() => Promise<void>)[] = [];
 afterEach(async () => {
   while (closers.length > 0) await closers.pop()?.();
+  // Every sender claims every due delivery: one a test leaves behind (its receiver closed) would
+  // otherwise be claimed, and waited on, by the next test's sender.
+  await db.pool.query('truncate webhook_attempts, webhook_deliveries');
 });
 
 describe('Given a receiver that fails, then times out, then recovers', () => {
