@@ -66,7 +66,9 @@ async function run(): Promise<void> {
   const connected = await connect({ logTo: 1 });
   const workers = new WorkerPool(connected.pool, connected.store, connected.database.url, RUNNING, undefined, messageLog(logger));
   workers.start();
-  logger.info(`${RUNNING.length} projections and subscribers on standby or active in process ${process.pid}: ${RUNNING.map((projection) => projection.name).join(', ') || '(none registered)'}`);
+  logger.info(
+    `${RUNNING.length} projections and subscribers on standby or active in process ${process.pid}: ${RUNNING.map((projection) => projection.name).join(', ') || '(none registered)'}`,
+  );
   await new Promise<void>((resolveRun) => {
     let stopping = false;
     const stop = (signal: string) => {
@@ -111,7 +113,11 @@ function formatTable(statuses: readonly ProjectionStatus[]): string {
     status.error === null ? '' : `at ${status.error.failedPosition ?? '?'}: ${status.error.message}`,
   ]);
   const widths = header.map((title, column) => Math.max(title.length, ...rows.map((row) => row[column].length)));
-  const line = (cells: string[]) => cells.map((cell, column) => cell.padEnd(widths[column])).join('  ').trimEnd();
+  const line = (cells: string[]) =>
+    cells
+      .map((cell, column) => cell.padEnd(widths[column]))
+      .join('  ')
+      .trimEnd();
   const heldBack = statuses.find((status) => status.logHeldBack !== null)?.logHeldBack;
   return [line(header), line(widths.map((width) => '-'.repeat(width))), ...rows.map(line), ...(heldBack ? ['', `Held back: ${heldBack.description}.`] : [])].join('\n');
 }

@@ -1,4 +1,4 @@
-import type { RecordedEvent } from '../src/event-store/event-store.port.js';
+import type { LogFolds, OddEventCounts, RecordedEvent, SqlRunner } from '../src/event-store/event-store.port.js';
 import type { CopyValue } from './bulk/copy-rows.js';
 
 /**
@@ -12,6 +12,11 @@ export interface ProjectionContext {
   query<T = Record<string, unknown>>(sql: string, params?: readonly unknown[]): Promise<T[]>;
 }
 
+/**
+ * A read model, defined once: `handle` over consecutive events. The runner's live batches, its
+ * pages, a rebuild's replay and the one-event retries all call it; the per-event path is
+ * `handle([event], context)`, so there is no second body to keep equal to the first.
+ */
 export interface Projection {
   /** Stable name: checkpoint key, CLI argument, metrics label. */
   readonly name: string;
@@ -19,43 +24,51 @@ export interface Projection {
   readonly categories: readonly string[];
   /** The tables it owns (and a rebuild replaces). */
   readonly tables: readonly string[];
-  /** Must be idempotent: applying an event twice leaves the same rows. */
-  handle(event: RecordedEvent, context: ProjectionContext): Promise<void>;
   /**
-   * Optional, for fast catch-up: applies consecutive events (in position order, up to the runner's
-   * maxBatch) in a few set-based statements, with exactly the effect of `handle` on each in turn.
-   * One round trip per event caps a projection at a few thousand events/s; this lifts the cap.
+   * Applies consecutive events (in position order: one, a batch up to the runner's maxBatch, or a
+   * page) in the caller's transaction. Must be idempotent: applying an event twice leaves the same
+   * rows. Whatever it refuses fails the whole call; the runner then applies the batch event by
+   * event and stops at the culprit. A projection written per event wraps its body in `eachEvent`.
    */
-  handleBatch?(events: readonly RecordedEvent[], context: ProjectionContext): Promise<void>;
+  handle(events: readonly RecordedEvent[], context: ProjectionContext): Promise<void>;
   /**
-   * Optional, for rebuilds and large backlogs: applies a page of consecutive events (tens of
-   * thousands, in position order) folded in memory, its new rows written with `copy`, with exactly
-   * the effect of `handle` on each in turn. The events' metadata holds only `occurredAt`
-   * (see bulk/event-pages.ts): a projection that needs more has no page path.
+   * Whether `handle` also takes pages, for rebuilds and large backlogs: tens of thousands of
+   * events with a PageContext (see `pageContextOf`), whose new rows it may write with `copy`. The
+   * page's events carry only `occurredAt` in their metadata (see LogReader.categoryPages): a
+   * projection that needs more takes no pages.
    */
-  applyPage?(events: readonly RecordedEvent[], context: PageContext): Promise<void>;
+  readonly pages?: boolean;
   /**
-   * Optional, for rebuilds on the PostgreSQL event log: folds the log inside the database. See DatabaseFolder.
+   * Optional, for rebuilds on a store with a log reader (the PostgreSQL log): folds the log inside
+   * the database with the reader's folds. Kept only where bench:projections shows it at least twice
+   * as fast as replaying pages, and tested against `handle`. See DatabaseFolder.
    */
-  readonly foldInDatabase?: DatabaseFolder;
+  readonly foldInDatabase?: (folds: LogFolds) => DatabaseFolder;
+}
+
+/** `handle` for a projection written per event: the events one by one, in order, in the one transaction. */
+export function eachEvent(apply: (event: RecordedEvent, context: ProjectionContext) => Promise<void>): Projection['handle'] {
+  return async (events, context) => {
+    for (const event of events) await apply(event, context);
+  };
 }
 
 /**
  * A projection's fold of the PostgreSQL log inside the database: its empty tables written, in a few
- * `insert … select` statements over the `events` table (no event leaves the database), with exactly
+ * `insert … select` statements over the log (LogFolds; no event leaves the database), with exactly
  * the rows that `handle` on each of its events at or below a position would leave. Every event at
  * or below that position must be visible (committed or rolled back) when they run.
  */
 export interface DatabaseFolder {
   /**
-   * A read-only statement ($1 the position) answering one row: `events`, the projection's events
-   * at or below the position, and counts of those `fold` would not write as `handle` does (a value
-   * of an unexpected JSON type, an event `handle` refuses), each named by the case it counts. The
-   * rebuild runs it on a session of its own while `fold` runs, and rolls the fold back when any of
-   * these counts is above zero: the page path then replays the log, which applies it event for
-   * event or stops at the culprit.
+   * A read-only check (run on the session given) answering `events`, the projection's events at or
+   * below the position, and counts of those `fold` would not write as `handle` does (a value of an
+   * unexpected JSON type, an event `handle` refuses), each named by the case it counts. The rebuild
+   * runs it on a session of its own while `fold` runs, and rolls the fold back when any of these
+   * counts is above zero: the page path then replays the log, which applies it event for event or
+   * stops at the culprit.
    */
-  readonly oddEventsSql: string;
+  oddEvents(run: SqlRunner, upToPosition: bigint): Promise<OddEventCounts>;
   /**
    * Writes the rows of one part of the log's keys (`part` of `parts`: the keys the projection folds
    * by, a wallet or a reference, split by their hash) in the caller's transaction; the parts are
@@ -78,12 +91,7 @@ export interface PageContext extends ProjectionContext {
   attempt<T>(work: () => Promise<T>): Promise<{ ok: true; value: T } | { ok: false; error: unknown }>;
 }
 
-/** Applies events through `handleBatch` when the projection has it, else one by one. */
-export async function applyEvents(projection: Projection, events: readonly RecordedEvent[], context: ProjectionContext): Promise<void> {
-  if (events.length === 0) return;
-  if (projection.handleBatch !== undefined && events.length > 1) {
-    await projection.handleBatch(events, context);
-    return;
-  }
-  for (const event of events) await projection.handle(event, context);
+/** The page's context when `handle` is given a page (Projection.pages), else undefined. */
+export function pageContextOf(context: ProjectionContext): PageContext | undefined {
+  return 'copy' in context && 'attempt' in context ? (context as PageContext) : undefined;
 }

@@ -12,7 +12,10 @@ import { ProjectionsController } from './status/projections.controller.js';
 const projectionStatus = {
   provide: PROJECTION_STATUS,
   inject: [PG_POOL, EVENT_STORE],
-  useFactory: (pool: pg.Pool, store: EventStore): ReadProjectionStatus => () => readProjectionStatus(pool, store, PROJECTIONS),
+  useFactory:
+    (pool: pg.Pool, store: EventStore): ReadProjectionStatus =>
+    () =>
+      readProjectionStatus(pool, store, PROJECTIONS),
 };
 
 /** Global for PROJECTION_STATUS only: the operators' console shows the projections without importing projections/. */

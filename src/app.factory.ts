@@ -19,6 +19,8 @@ import { instrumentHttp, serveMetrics } from './metrics/http-metrics.js';
 import { buildOpenApiDocument, setupOpenApi } from './openapi.js';
 import { registerRouteTable } from './common/route-table.js';
 import { registerConsoleStatic } from './console/console-static.js';
+import { registerFaceModelsStatic } from './face-checks/face-models-static.js';
+import { LegacyContactSealing } from './console-auth/legacy-contacts.js';
 
 /** Request bodies above this are refused with 413 before any parsing (face_match images included). */
 export const BODY_LIMIT_BYTES = 2 * 1024 * 1024;
@@ -118,8 +120,12 @@ export async function createApp(runtime: Runtime, options: CreateAppOptions = {}
   if (config.operations.metricsEnabled) serveMetrics(fastify);
   // The console's pages and assets at /console (its API, /console/api, is the console module's).
   registerConsoleStatic(fastify);
+  // The face models the hosted page's camera guide loads, at /verify/models/<library version>/.
+  registerFaceModelsStatic(fastify);
   await app.init();
   // The query parameters each operation takes, as the document states them.
   routes.useDocument(buildOpenApiDocument(app));
+  // The server seals contact data older versions stored in clear, in the background (the CLIs do not).
+  app.get(LegacyContactSealing).start();
   return app;
 }

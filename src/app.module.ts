@@ -13,6 +13,8 @@ import { VerificationsModule } from './verifications/verifications.module.js';
 import { WalletsModule } from './wallets/wallets.module.js';
 import { ConsoleModule } from './console/console.module.js';
 import { WebhooksModule } from './webhooks/webhooks.module.js';
+import { PaymentsModule } from './payments/payments.module.js';
+import { VerificationFlowsModule } from './verification-flows/verification-flows.module.js';
 import { ProjectionsModule } from '../projections/projections.module.js';
 
 @Module({})
@@ -33,6 +35,8 @@ export class AppModule {
         VerificationsModule,
         ConsoleModule,
         WebhooksModule,
+        PaymentsModule,
+        VerificationFlowsModule,
       ],
       providers: [{ provide: APP_FILTER, useClass: ErrorFilter }],
     };

@@ -8,6 +8,7 @@ import { createEventStore } from './event-store/create-event-store.js';
 import { EVENT_STORE, type EventStore } from './event-store/event-store.port.js';
 import { Clock, SystemClock } from './common/clock.js';
 import { IdGenerator, RandomIdGenerator } from './common/ids.js';
+import { PublicOrigin } from './common/public-origin.js';
 import { ProjectionWaiter } from './read-models/projection-waiter.js';
 import { ReadYourWrites } from './read-models/read-your-writes.js';
 
@@ -31,6 +32,7 @@ export class CoreModule implements OnApplicationShutdown {
         { provide: CONFIG, useValue: runtime.config },
         ProjectionWaiter,
         ReadYourWrites,
+        PublicOrigin,
         {
           provide: PG_POOL,
           useFactory: () => {
@@ -50,7 +52,7 @@ export class CoreModule implements OnApplicationShutdown {
           useFactory: (pool: pg.Pool) => createEventStore(runtime, pool),
         },
       ],
-      exports: [RUNTIME, CONFIG, PG_POOL, DataSource, EVENT_STORE, Clock, IdGenerator, ProjectionWaiter, ReadYourWrites],
+      exports: [RUNTIME, CONFIG, PG_POOL, DataSource, EVENT_STORE, Clock, IdGenerator, ProjectionWaiter, ReadYourWrites, PublicOrigin],
     };
   }
 

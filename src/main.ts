@@ -5,7 +5,6 @@ import { embeddedAdminToken } from './admin/admin-token.js';
 import { installGracefulShutdown } from './lifecycle/graceful-shutdown.js';
 import { createLogger, flushLogger } from './logging/logger.js';
 import { warnOfPlainPersonalData } from './maintenance/plain-text-warning.js';
-import { PG_POOL } from './database/pool.js';
 import { EVENT_STORE } from './event-store/event-store.port.js';
 import { join } from 'node:path';
 import type { Logger } from 'pino';
@@ -46,7 +45,10 @@ async function start(config: ReturnType<typeof loadConfig>, logger: Logger): Pro
       process.stdout.write(`\nAdmin API token (generated on first run, kept in ${config.dataDir}/admin-token):\n  ${adminToken}\n\n`);
     } else if (generated.created) {
       // Not a terminal: the output is a log, and a log never holds the token.
-      logger.info({ adminTokenFile: join(config.dataDir, 'admin-token') }, `Generated the admin API token on first run; it is not logged: read it from ${join(config.dataDir, 'admin-token')}`);
+      logger.info(
+        { adminTokenFile: join(config.dataDir, 'admin-token') },
+        `Generated the admin API token on first run; it is not logged: read it from ${join(config.dataDir, 'admin-token')}`,
+      );
     }
   } else if (adminToken === undefined) {
     logger.warn('ADMIN_TOKEN is not set: the admin API answers 404');
@@ -56,7 +58,7 @@ async function start(config: ReturnType<typeof loadConfig>, logger: Logger): Pro
   installGracefulShutdown({ app, logger, timeoutMs: config.operations.shutdownTimeoutMs, afterClose: async () => embedded?.stop() });
 
   // Before listening, so that the warning (if any) is logged before the line that says the service is up.
-  await warnOfPlainPersonalData({ kind: config.eventStore.kind, pool: app.get(PG_POOL), store: app.get(EVENT_STORE), logger });
+  await warnOfPlainPersonalData({ store: app.get(EVENT_STORE), logger });
   await app.listen(config.port, config.host);
   const address = `http://${config.host === '0.0.0.0' ? '127.0.0.1' : config.host}:${config.port}`;
   logger.info(

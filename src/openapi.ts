@@ -11,8 +11,14 @@ import { API_HELMET_OPTIONS, helmetHeaders } from './common/security-headers.js'
 import { loadConfig } from './config/config.js';
 import { organizationSchemas } from './organizations/organization.openapi.js';
 import { scopeOperations, verificationSchemas } from './verifications/verification.openapi.js';
+import { dataSubjectSchemas } from './verifications/data-subject.openapi.js';
+import { CONSOLE_TAGS } from './common/console-route.js';
+import { consoleSchemas } from './console/console.openapi.js';
+import { SESSION_COOKIE } from './console-auth/sessions.js';
 import { walletSchemas } from './wallets/wallet.openapi.js';
+import { topUpLimitsSchemas } from './payments/topup-limits.openapi.js';
 import { webhookSchemas } from './webhooks/webhook.openapi.js';
+import { verificationFlowSchemas } from './verification-flows/verification-flows.openapi.js';
 import type { FastifyInstance } from 'fastify';
 import { readFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
@@ -31,7 +37,8 @@ const METRICS_PATH_ITEM = {
     operationId: 'getMetrics',
     tags: ['Operations'],
     summary: 'Prometheus metrics',
-    description: 'The Prometheus text format, without a key: keep it off the public network, or switch it off with METRICS_ENABLED=false (then 404). 503 only while the service shuts down.',
+    description:
+      'The Prometheus text format, without a key: keep it off the public network, or switch it off with METRICS_ENABLED=false (then 404). 503 only while the service shuts down.',
     responses: {
       '200': { description: 'The metrics', content: { 'text/plain': { schema: { type: 'string' } } } },
       ...errorResponses(ANY_ROUTE_ERRORS, 'not_found'),
@@ -73,15 +80,128 @@ export function buildOpenApiDocument(app: INestApplication): OpenAPIObject {
   const schemas: Record<string, Schema> = {
     ...sharedSchemas(),
     ...verificationSchemas(),
+    ...dataSubjectSchemas(),
     ...walletSchemas(),
+    ...topUpLimitsSchemas(),
     ...webhookSchemas(),
+    ...verificationFlowSchemas(),
     ...organizationSchemas(),
     ...walletHistorySchemas(),
     ...projectionStatusSchemas(),
   };
-  config.components = { ...config.components, schemas: schemas as never, responses: sharedResponses() as never };
+  config.components = { ...config.components, schemas: schemas, responses: sharedResponses() };
   const scanned = SwaggerModule.createDocument(app, config);
+  // The console's routes have their own document (buildConsoleOpenApiDocument).
+  scanned.paths = Object.fromEntries(Object.entries(scanned.paths).filter(([path]) => !path.startsWith(CONSOLE_API)));
   return finish(scanned);
+}
+
+const CONSOLE_API = '/console/api/';
+
+const CONSOLE_DESCRIPTION = [
+  "The API of the service's own web console (/console): not for integrators, whose API is the service's other document, and free to change with the console.",
+  "Answers are in the same envelope: `{status: true, data, meta?}`, or `{status: false, error: {code, message, details}}`. Every route but the few open to anyone takes the session cookie; every write also takes the session's CSRF token (the session's `csrfToken`) in `X-CSRF-Token`.",
+].join('\n\n');
+
+/** The references of a JSON value: `#/components/schemas/<name>` -> name. */
+function schemaRefs(node: unknown, into: Set<string>): Set<string> {
+  if (Array.isArray(node)) for (const item of node) schemaRefs(item, into);
+  else if (node !== null && typeof node === 'object') {
+    for (const [key, value] of Object.entries(node)) {
+      if (key === '$ref' && typeof value === 'string' && value.startsWith('#/components/schemas/')) into.add(value.slice('#/components/schemas/'.length));
+      else schemaRefs(value, into);
+    }
+  }
+  return into;
+}
+
+/**
+ * The console's OpenAPI 3.1 document (openapi/console.json): the `/console/api` routes, from the
+ * console controllers' decorators (src/console/console.openapi.ts) and the schemas it shares with
+ * the integrators' document; only the schemas its operations reach. The console's types are
+ * generated from it (scripts/generate-types.mjs).
+ */
+export function buildConsoleOpenApiDocument(app: INestApplication): OpenAPIObject {
+  const builder = new DocumentBuilder()
+    .setOpenAPIVersion('3.1.0')
+    .setTitle('Identity verification service: console API')
+    .setDescription(CONSOLE_DESCRIPTION)
+    .setVersion('1')
+    .addServer('/', 'The service that serves the console')
+    .addSecurity('consoleSession', { type: 'apiKey', in: 'cookie', name: SESSION_COOKIE, description: 'The session cookie the sign-in sets (HttpOnly, path /console).' });
+  for (const tag of CONSOLE_TAGS) builder.addTag(tag.name, tag.description);
+  const config = builder.build();
+  const all: Record<string, Schema> = {
+    ...sharedSchemas(),
+    ...verificationSchemas(),
+    ...dataSubjectSchemas(),
+    ...walletSchemas(),
+    ...webhookSchemas(),
+    ...organizationSchemas(),
+    ...projectionStatusSchemas(),
+    ...walletHistorySchemas(),
+    ...verificationFlowSchemas(),
+    ...consoleSchemas(),
+  };
+  config.components = { ...config.components, schemas: all };
+  const scanned = SwaggerModule.createDocument(app, config);
+  const paths = Object.fromEntries(
+    Object.entries(scanned.paths)
+      .filter(([path]) => path.startsWith(CONSOLE_API))
+      .sort(([a], [b]) => a.localeCompare(b)),
+  ) as unknown as Record<string, Record<string, Operation>>;
+  const tags = new Set<string>(CONSOLE_TAGS.map((tag) => tag.name));
+  const problems: string[] = [];
+  for (const [path, item] of Object.entries(paths)) {
+    for (const method of HTTP_METHODS) {
+      const operation = item[method];
+      if (operation === undefined) continue;
+      if (operation.operationId === undefined || operation.summary === undefined || operation.tags?.length !== 1 || !tags.has(operation.tags[0]))
+        problems.push(`${method.toUpperCase()} ${path}`);
+      operation.security = [{ consoleSession: [] }];
+      // Every answer carries its request id, and one after a write the read-your-writes token; the playground runs on a key, with its rate-limit headers.
+      const keyed = operation.operationId === 'runPlaygroundCheck';
+      for (const [status, response] of Object.entries(operation.responses ?? {})) {
+        const names = [
+          'X-Request-Id',
+          'X-Consistency-Token',
+          ...(keyed ? ['X-RateLimit-Limit', 'X-RateLimit-Remaining', 'X-RateLimit-Reset'] : []),
+          ...(status === '4XX' || status === '5XX' ? ['Retry-After'] : []),
+        ];
+        (response as { headers?: unknown }).headers = Object.fromEntries(names.map((name) => [name, headerRef(componentName(name))]));
+      }
+    }
+  }
+  // A route without its ConsoleRoute decorator fails the build of the document rather than going unnamed.
+  if (problems.length > 0)
+    throw new Error(
+      `The console's OpenAPI document is incomplete; each operation needs ConsoleRoute (an operationId, a summary and a tag of CONSOLE_TAGS):\n${problems.join('\n')}`,
+    );
+  // Only the schemas the operations reach, and those they reach in turn.
+  const reached = schemaRefs(paths, new Set());
+  for (let size = 0; size !== reached.size;) {
+    size = reached.size;
+    for (const name of [...reached]) schemaRefs(all[name], reached);
+  }
+  const schemas = Object.fromEntries(
+    Object.keys(all)
+      .filter((name) => reached.has(name))
+      .sort()
+      .map((name) => [name, all[name]]),
+  );
+  const { openapi, info, servers, components } = scanned;
+  return {
+    openapi,
+    info,
+    servers,
+    tags: config.tags,
+    paths,
+    components: {
+      securitySchemes: components?.securitySchemes,
+      schemas,
+      headers: Object.fromEntries(Object.entries(HEADERS).map(([name, header]) => [componentName(name), header])),
+    },
+  };
 }
 
 function sortedByStatus(responses: Record<string, unknown>): Record<string, unknown> {
@@ -99,26 +219,33 @@ function referToSharedResponses(operation: Operation): void {
 
 /** The headers answers carry, declared once under components.headers and referred to. */
 const HEADERS: Record<string, { description: string; schema: Schema }> = {
-  'X-Request-Id': { description: "The request's id: the caller's X-Request-Id when it is a plain token of 8 to 128 characters, else one the service made. Quote it when reporting a problem.", schema: { type: 'string', example: '0b7e9f1c-5d1a-4c35-9f0e-2f6a1d2c3b4a' } },
+  'X-Request-Id': {
+    description: "The request's id: the caller's X-Request-Id when it is a plain token of 8 to 128 characters, else one the service made. Quote it when reporting a problem.",
+    schema: { type: 'string', example: '0b7e9f1c-5d1a-4c35-9f0e-2f6a1d2c3b4a' },
+  },
   'X-RateLimit-Limit': { description: "Requests the key may make per minute (the organization's limit, else RATE_LIMIT_PER_MINUTE).", schema: { type: 'integer', example: 600 } },
   'X-RateLimit-Remaining': { description: 'Requests the key may still make in the current minute.', schema: { type: 'integer', example: 599 } },
   'X-RateLimit-Reset': { description: 'Seconds until the current minute ends and the count starts again.', schema: { type: 'integer', example: 42 } },
   'X-Consistency-Token': {
-    description: "What this answer covers of the key's own writes. Send it, unchanged, as X-Consistency-Token on a later read so that the read shows those writes whichever instance answers. Absent when there is nothing to cover.",
+    description:
+      "What this answer covers of the key's own writes. Send it, unchanged, as X-Consistency-Token on a later read so that the read shows those writes whichever instance answers. Absent when there is nothing to cover.",
     schema: { type: 'string', example: 'v1.verification-1024.wallet-1025' },
   },
   'Retry-After': { description: 'Seconds to wait before trying again.', schema: { type: 'integer', example: 1 } },
 };
+/** The name of a shared error response's twin for keyed operations, which declares the key's headers too. */
+const KEYED_PREFIX = 'Keyed';
 const headerRef = (name: string) => ({ $ref: `#/components/headers/${name}` });
 const componentName = (name: string) => name.replace(/-/g, '');
 
 /**
- * The headers of one response: X-Request-Id on every answer; on a keyed operation's success the
- * rate-limit headers and the consistency token; Retry-After on 429 and 503.
+ * The headers of one response: X-Request-Id on every answer; on a keyed operation's answers once
+ * the key is known (all but 401) the rate-limit headers, and the consistency token (set after a
+ * write whatever its outcome, so on errors too); Retry-After on 429 and 503.
  */
 function headersOf(status: string, keyed: boolean): Record<string, unknown> {
   const names = ['X-Request-Id'];
-  if (keyed && status.startsWith('2')) names.push('X-RateLimit-Limit', 'X-RateLimit-Remaining', 'X-RateLimit-Reset', 'X-Consistency-Token');
+  if (keyed && status !== '401') names.push('X-RateLimit-Limit', 'X-RateLimit-Remaining', 'X-RateLimit-Reset', 'X-Consistency-Token');
   if (status === '429' || status === '503') names.push('Retry-After');
   return Object.fromEntries(names.map((name) => [name, headerRef(componentName(name))]));
 }
@@ -145,8 +272,8 @@ function exampleOf(schema: unknown, schemas: Record<string, unknown>, depth = 0)
   if ('const' in node) return node.const;
   if (Array.isArray(node.enum)) return node.enum[0];
   for (const key of ['anyOf', 'oneOf'] as const) if (Array.isArray(node[key])) return exampleOf(node[key][0], schemas, depth + 1);
-  if (Array.isArray(node.allOf)) return Object.assign({}, ...node.allOf.map((part) => exampleOf(part, schemas, depth + 1) as object));
-  const type = Array.isArray(node.type) ? node.type[0] : node.type;
+  if (Array.isArray(node.allOf)) return Object.assign({}, ...(node.allOf as unknown[]).map((part) => exampleOf(part, schemas, depth + 1) as object)) as object;
+  const type: unknown = Array.isArray(node.type) ? (node.type as unknown[])[0] : node.type;
   if (type === 'object' || node.properties !== undefined) {
     const properties = (node.properties ?? {}) as Record<string, unknown>;
     return Object.fromEntries(Object.entries(properties).map(([name, property]) => [name, exampleOf(property, schemas, depth + 1)]));
@@ -208,24 +335,38 @@ function finish(document: OpenAPIObject): OpenAPIObject {
       for (const [status, response] of Object.entries(operation.responses ?? {})) {
         const declared = response as { $ref?: string; headers?: Record<string, unknown>; content?: Record<string, { schema?: unknown; example?: unknown; examples?: unknown }> };
         if (declared.$ref !== undefined) {
-          sharedStatus.set(declared.$ref.split('/').pop() as string, status);
+          const name = declared.$ref.split('/').pop() as string;
+          // A keyed operation's answer carries the key's headers: it refers to the shared response's keyed twin.
+          const keyedTwin = keyed && status !== '401';
+          if (keyedTwin) {
+            (operation.responses as Record<string, unknown>)[status] = { $ref: `#/components/responses/${KEYED_PREFIX}${name}` };
+            sharedStatus.set(`${KEYED_PREFIX}${name}`, status);
+          } else sharedStatus.set(name, status);
           continue;
         }
         declared.headers = { ...headersOf(status, keyed), ...declared.headers };
         if (!status.startsWith('2')) continue;
         for (const [contentType, media] of Object.entries(declared.content ?? {})) {
           if (media.example !== undefined || media.examples !== undefined) continue;
-          media.example = contentType === 'application/json' ? exampleOf(media.schema, schemas) : contentType.startsWith('image/') ? '(the image bytes)' : '# HELP http_requests_total Requests answered\n';
+          media.example =
+            contentType === 'application/json'
+              ? exampleOf(media.schema, schemas)
+              : contentType.startsWith('image/')
+                ? '(the image bytes)'
+                : '# HELP http_requests_total Requests answered\n';
         }
       }
     }
   }
-  // Only the shared responses some operation refers to, each with the headers of its status.
+  // Only the shared responses some operation refers to, each with the headers of its status (and a keyed twin's, the key's too).
   const text = JSON.stringify(paths);
   const responses = Object.fromEntries(
     Object.entries(document.components?.responses ?? {})
-      .filter(([name]) => text.includes(`"#/components/responses/${name}"`))
-      .map(([name, response]) => [name, { ...(response as object), headers: headersOf(sharedStatus.get(name) ?? '', false) }]),
+      .flatMap(([name, response]): [string, object][] => [
+        [name, { ...(response as object), headers: headersOf(sharedStatus.get(name) ?? '', false) }],
+        [`${KEYED_PREFIX}${name}`, { ...(response as object), headers: headersOf(sharedStatus.get(`${KEYED_PREFIX}${name}`) ?? '', true) }],
+      ])
+      .filter(([name]) => text.includes(`"#/components/responses/${name}"`)),
   );
   const { openapi, info, servers, tags, components, ...rest } = document;
   return {
@@ -247,15 +388,19 @@ function finish(document: OpenAPIObject): OpenAPIObject {
  * The document without a running service: the application's module graph in Nest's preview mode,
  * which instantiates nothing, so no database or event store is needed (`npm run openapi`, tests).
  */
-export async function generateOpenApiDocument(): Promise<OpenAPIObject> {
+export async function generateOpenApiDocument(which: 'integrators' | 'console' = 'integrators'): Promise<OpenAPIObject> {
   const config = loadConfig({ DATABASE_URL: 'postgres://openapi@127.0.0.1:1/none', DATA_ENCRYPTION_KEY: Buffer.alloc(32).toString('base64'), LOG_LEVEL: 'silent' });
-  const app = await NestFactory.create(AppModule.forRoot({ config, databaseUrl: 'postgres://openapi@127.0.0.1:1/none', embedded: false, adminToken: undefined }), new FastifyAdapter(), {
-    preview: true,
-    logger: false,
-    abortOnError: false,
-  });
+  const app = await NestFactory.create(
+    AppModule.forRoot({ config, databaseUrl: 'postgres://openapi@127.0.0.1:1/none', embedded: false, adminToken: undefined }),
+    new FastifyAdapter(),
+    {
+      preview: true,
+      logger: false,
+      abortOnError: false,
+    },
+  );
   try {
-    return buildOpenApiDocument(app);
+    return which === 'console' ? buildConsoleOpenApiDocument(app) : buildOpenApiDocument(app);
   } finally {
     await app.close();
   }
@@ -317,12 +462,13 @@ export function setupOpenApi(app: INestApplication): void {
   const assetsDir = dirname(createRequire(import.meta.url).resolve('swagger-ui-dist/package.json'));
   const fastify = app.getHttpAdapter().getInstance() as FastifyInstance;
   fastify.get('/docs', DOCS_ROUTE, async (_request, reply) => reply.header('content-type', 'text/html; charset=utf-8').send(PAGE));
-  fastify.get('/docs/swagger-initializer.js', DOCS_ROUTE, async (_request, reply) =>
-    reply.header('content-type', 'application/javascript; charset=utf-8').send(INITIALIZER),
-  );
+  fastify.get('/docs/swagger-initializer.js', DOCS_ROUTE, async (_request, reply) => reply.header('content-type', 'application/javascript; charset=utf-8').send(INITIALIZER));
   for (const [file, contentType] of Object.entries(UI_ASSETS)) {
     fastify.get(`/docs/${file}`, DOCS_ROUTE, async (_request, reply) =>
-      reply.header('content-type', contentType).header('cache-control', 'public, max-age=3600').send(await readFile(join(assetsDir, file))),
+      reply
+        .header('content-type', contentType)
+        .header('cache-control', 'public, max-age=3600')
+        .send(await readFile(join(assetsDir, file))),
     );
   }
 }

@@ -7,7 +7,7 @@ const t0 = new Date('2026-11-01T10:00:00Z');
 const event = (type: string, data: Record<string, unknown>, minutes = 0): GivenEvent => ({
   streamId: `organization-${organizationId}`,
   type,
-  data: { schemaVersion: 1, organizationId, ...data } as GivenEvent['data'],
+  data: { schemaVersion: 1, organizationId, ...data },
   metadata: { occurredAt: new Date(t0.getTime() + minutes * 60_000).toISOString() },
 });
 const issued = (keyId: string, scopes: string[] | null = null, minutes = 0) =>
@@ -20,9 +20,7 @@ describe('api-keys projection', () => {
   it('given an issued key, then a row found by its hash, live until revoked', async () => {
     await when([event('OrganizationRegistered', { name: 'Acme', email: 'a@b.test', activeScopes: [] }), issued('key_1', ['nin'])]);
     const { rows } = await db.pool.query('select * from api_keys where key_hash = $1', ['hash-key_1']);
-    expect(rows).toEqual([
-      expect.objectContaining({ id: 'key_1', organization_id: organizationId, environment: 'test', scopes: ['nin'], created_at: t0, revoked_at: null }),
-    ]);
+    expect(rows).toEqual([expect.objectContaining({ id: 'key_1', organization_id: organizationId, environment: 'test', scopes: ['nin'], created_at: t0, revoked_at: null })]);
   });
 
   it('given a revocation, then revoked at the time it happened, and a second revocation keeps the first time', async () => {

@@ -2,7 +2,7 @@ import type { RecordedEvent } from '../../src/event-store/event-store.port.js';
 import { asDomainEvent } from '../../src/common/event.js';
 import { CATEGORIES } from '../../src/common/streams.js';
 import type { OrganizationEvent } from '../../src/organizations/organization.events.js';
-import type { Projection, ProjectionContext } from '../projection.js';
+import { eachEvent, type Projection, type ProjectionContext } from '../projection.js';
 import { occurredAt } from '../../src/common/event.js';
 
 /**
@@ -13,7 +13,7 @@ export const apiKeysProjection: Projection = {
   name: 'api-keys',
   categories: [CATEGORIES.organization],
   tables: ['api_keys'],
-  async handle(recorded: RecordedEvent, context: ProjectionContext): Promise<void> {
+  handle: eachEvent(async (recorded: RecordedEvent, context: ProjectionContext): Promise<void> => {
     const event = asDomainEvent<OrganizationEvent>(recorded);
     const table = context.table('api_keys');
     switch (event.type) {
@@ -60,5 +60,5 @@ export const apiKeysProjection: Projection = {
         throw new Error(`invariant: unhandled organization event ${(_exhaustive as { type: string }).type}`);
       }
     }
-  },
+  }),
 };

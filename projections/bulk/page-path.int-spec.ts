@@ -4,7 +4,7 @@ import { allEvents, useTestEventStore, withoutReadLag } from '../../test/support
 import type { Projection } from '../projection.js';
 import { runUntilCheckpoint } from '../runner/counting.projection.testing.js';
 import { pageContext, ProjectionRunner } from '../runner/projection-runner.js';
-import { writeSampleLog } from '../runner/sample-log.testing.js';
+import { writeSampleLog } from '../../src/event-store/postgres-sample-log.testing.js';
 import { verificationsProjection } from '../verifications/verifications.projection.js';
 import { walletLedgerProjection } from '../wallet-ledger/wallet-ledger.projection.js';
 import { walletsProjection } from '../wallets/wallets.projection.js';
@@ -40,7 +40,6 @@ async function indexDefinitions(table: string): Promise<string[]> {
   return found.map(({ definition }) => definition.replace(` ON public.${table} `, ' ON _ '));
 }
 
-
 describe('Given one log applied event by event and page by page', () => {
   it('writes the same rows in every table of wallets, wallet-ledger and verifications, and a page applied twice changes nothing', async () => {
     // The log under test, written with the EventStoreDB test server's index lag off: the runners below read it with the lag on.
@@ -51,7 +50,14 @@ describe('Given one log applied event by event and page by page', () => {
       for (const request of requests) {
         await db.store.append(
           request.streamId,
-          [{ id: randomUUID(), type: 'VerificationPersonalDataErased', data: { schemaVersion: 1, reference: request.data.reference as string, erasedAt: '2026-11-20T10:00:00.000Z' }, metadata: { occurredAt: '2026-11-20T10:00:00.000Z' } }],
+          [
+            {
+              id: randomUUID(),
+              type: 'VerificationPersonalDataErased',
+              data: { schemaVersion: 1, reference: request.data.reference, erasedAt: '2026-11-20T10:00:00.000Z' },
+              metadata: { occurredAt: '2026-11-20T10:00:00.000Z' },
+            },
+          ],
           { expectedRevision: 1n },
         );
       }
@@ -64,13 +70,25 @@ describe('Given one log applied event by event and page by page', () => {
       for (const table of projection.tables) await db.pool.query(`create table ${paged(table)} (like ${table} including all)`);
 
       // Event by event (no page path, batches of one) into the live tables.
-      await runUntilCheckpoint(db.pool, new ProjectionRunner(db.pool, db.store, projection, { maxBatch: 1, maxAttempts: 1, pageEvents: 0 }, (table) => table, `${projection.name}__one`), `${projection.name}__one`, last);
+      await runUntilCheckpoint(
+        db.pool,
+        new ProjectionRunner(db.pool, db.store, projection, { maxBatch: 1, maxAttempts: 1, pageEvents: 0 }, (table) => table, `${projection.name}__one`),
+        `${projection.name}__one`,
+        last,
+      );
 
       // Page by page into copies of them: pages of 97 events, so that checks, reservations and erasures straddle pages; the tail in batches of one.
       const pages: number[] = [];
       const warnings: string[] = [];
       const logger = { log: () => undefined, warn: (message: string) => warnings.push(message), error: (message: string) => warnings.push(message) };
-      const pageRunner = new ProjectionRunner(db.pool, db.store, projection, { maxBatch: 1, maxAttempts: 1, pageEvents: PAGE_EVENTS, logger, onBatch: ({ size }) => pages.push(size) }, paged, `${projection.name}__paged`);
+      const pageRunner = new ProjectionRunner(
+        db.pool,
+        db.store,
+        projection,
+        { maxBatch: 1, maxAttempts: 1, pageEvents: PAGE_EVENTS, logger, onBatch: ({ size }) => pages.push(size) },
+        paged,
+        `${projection.name}__paged`,
+      );
       await runUntilCheckpoint(db.pool, pageRunner, `${projection.name}__paged`, last);
       expect(warnings).toEqual([]);
       const inPages = pages.filter((size) => size === PAGE_EVENTS).length * PAGE_EVENTS;
@@ -80,18 +98,20 @@ describe('Given one log applied event by event and page by page', () => {
       expect((await rows(projection.tables[0], ORDER[projection.tables[0]])).length).toBeGreaterThan(0);
       for (const table of projection.tables) expect(await rows(paged(table), ORDER[table])).toEqual(await rows(table, ORDER[table]));
 
-      // The whole log again through applyPage, in pages of 97 read 10 events per statement (chunks
+      // The whole log again through handle with a page's context, in pages of 97 read 10 events per statement (chunks
       // straddle pages), over rows that already hold it; the pages hold exactly the store's events.
-      const read = pageReader(db.pool, db.store, projection.categories, 10);
+      const read = pageReader(db.store, projection.categories, 10);
       const reread: RecordedEvent[] = [];
-      for (let from = 0n; ; ) {
+      for (let from = 0n; ;) {
         const page = await read(from, PAGE_EVENTS);
         if (page.length === 0) break;
         reread.push(...page);
-        await inTransaction(db.pool, async (client) => projection.applyPage?.(page, pageContext(client, projection, paged)));
+        await inTransaction(db.pool, async (client) => projection.handle(page, pageContext(client, projection, paged)));
         from = page[page.length - 1].position;
       }
-      expect(reread.map(({ position, streamId, type, data }) => ({ position, streamId, type, data }))).toEqual(events.map(({ position, streamId, type, data }) => ({ position, streamId, type, data })));
+      expect(reread.map(({ position, streamId, type, data }) => ({ position, streamId, type, data }))).toEqual(
+        events.map(({ position, streamId, type, data }) => ({ position, streamId, type, data })),
+      );
       for (const table of projection.tables) expect(await rows(paged(table), ORDER[table])).toEqual(await rows(table, ORDER[table]));
     }
   });
@@ -105,7 +125,12 @@ describe('When a rebuild replays in pages what the live runner applied event by 
       for (const table of projection.tables) await db.pool.query(`truncate ${table}`);
       await db.pool.query('delete from projection_checkpoints where name = $1', [projection.name]);
       const events = await allEvents(db.store, { streamCategories: projection.categories });
-      await runUntilCheckpoint(db.pool, new ProjectionRunner(db.pool, db.store, projection, { maxBatch: 1, maxAttempts: 1, pageEvents: 0 }), projection.name, events[events.length - 1].position);
+      await runUntilCheckpoint(
+        db.pool,
+        new ProjectionRunner(db.pool, db.store, projection, { maxBatch: 1, maxAttempts: 1, pageEvents: 0 }),
+        projection.name,
+        events[events.length - 1].position,
+      );
 
       const pages: number[] = [];
       const indexesBefore = await Promise.all(projection.tables.map(indexDefinitions));
@@ -113,10 +138,18 @@ describe('When a rebuild replays in pages what the live runner applied event by 
       const shadowIndexes: Promise<string[][]>[] = [];
       const onProgress = ({ phase, eventsDone }: RebuildProgress) => {
         pages.push(eventsDone);
-        if (phase === 'replaying' && eventsDone > 0 && shadowIndexes.length === 0) shadowIndexes.push(Promise.all(projection.tables.map((table) => indexDefinitions(shadowTableName(table)))));
+        if (phase === 'replaying' && eventsDone > 0 && shadowIndexes.length === 0)
+          shadowIndexes.push(Promise.all(projection.tables.map((table) => indexDefinitions(shadowTableName(table)))));
       };
       // The page path itself: not the fold in the database, which a rebuild from zero on the PostgreSQL log otherwise starts with.
-      const result = await rebuildProjection(db.pool, db.store, db.url, projection, { verify: true, strict: true, foldInDatabase: false, pageEvents: 20, swapThresholdEvents: 5, onProgress });
+      const result = await rebuildProjection(db.pool, db.store, db.url, projection, {
+        verify: true,
+        strict: true,
+        foldInDatabase: false,
+        pageEvents: 20,
+        swapThresholdEvents: 5,
+        onProgress,
+      });
       expect(result.outcome).toBe('swapped');
       // The read side's indexes were built after the replay, and the live tables have every index back under its own name.
       expect(shadowIndexes).toHaveLength(1);

@@ -8,7 +8,7 @@ const t0 = new Date('2026-11-01T10:00:00Z');
 const event = (type: string, data: Record<string, unknown>, minutes = 0): GivenEvent => ({
   streamId: stream,
   type,
-  data: { schemaVersion: 1, organizationId: id, ...data } as GivenEvent['data'],
+  data: { schemaVersion: 1, organizationId: id, ...data },
   metadata: { occurredAt: new Date(t0.getTime() + minutes * 60_000).toISOString() },
 });
 const registered = event('OrganizationRegistered', { name: 'Acme', email: 'ops@acme.test', activeScopes: ['nin', 'bvn'] });
@@ -51,7 +51,10 @@ describe('organizations projection', () => {
   });
 
   it('given a provider configuration, then the provider names and the still-sealed credentials per environment', async () => {
-    await when([registered, event('ProviderConfigured', { environment: 'live', provider: 'dojah', fallback: 'prembly', credentials: 'v1.a.b.c', fallbackCredentials: 'v1.d.e.f' })]);
+    await when([
+      registered,
+      event('ProviderConfigured', { environment: 'live', provider: 'dojah', fallback: 'prembly', credentials: 'v1.a.b.c', fallbackCredentials: 'v1.d.e.f' }),
+    ]);
     expect((await row()).providers).toEqual({ live: { provider: 'dojah', fallback: 'prembly', credentials: 'v1.a.b.c', fallbackCredentials: 'v1.d.e.f' } });
   });
 

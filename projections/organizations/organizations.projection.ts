@@ -3,7 +3,7 @@ import { asDomainEvent } from '../../src/common/event.js';
 import { occurredAt } from '../../src/common/event.js';
 import { CATEGORIES } from '../../src/common/streams.js';
 import type { OrganizationEvent } from '../../src/organizations/organization.events.js';
-import type { Projection, ProjectionContext } from '../projection.js';
+import { eachEvent, type Projection, type ProjectionContext } from '../projection.js';
 
 /**
  * The `organizations` read model. Every statement is safe to apply twice: inserts do nothing on
@@ -13,7 +13,7 @@ export const organizationsProjection: Projection = {
   name: 'organizations',
   categories: [CATEGORIES.organization],
   tables: ['organizations'],
-  async handle(recorded: RecordedEvent, context: ProjectionContext): Promise<void> {
+  handle: eachEvent(async (recorded: RecordedEvent, context: ProjectionContext): Promise<void> => {
     const event = asDomainEvent<OrganizationEvent>(recorded);
     const table = context.table('organizations');
     const at = occurredAt(recorded);
@@ -29,22 +29,25 @@ export const organizationsProjection: Projection = {
         await context.query(`update ${table} set name = $2, updated_at = $3 where id = $1`, [event.data.organizationId, event.data.name, at]);
         return;
       case 'OrganizationApproved':
-        await context.query(
-          `update ${table} set approved = true, status = case when status = 'pending' then 'approved' else status end, updated_at = $2 where id = $1`,
-          [event.data.organizationId, at],
-        );
+        await context.query(`update ${table} set approved = true, status = case when status = 'pending' then 'approved' else status end, updated_at = $2 where id = $1`, [
+          event.data.organizationId,
+          at,
+        ]);
         return;
       case 'LiveAccessRequested':
-        await context.query(`update ${table} set live_access_requested_at = coalesce(live_access_requested_at, $2), updated_at = $2 where id = $1`, [event.data.organizationId, at]);
+        await context.query(`update ${table} set live_access_requested_at = coalesce(live_access_requested_at, $2), updated_at = $2 where id = $1`, [
+          event.data.organizationId,
+          at,
+        ]);
         return;
       case 'OrganizationSuspended':
         await context.query(`update ${table} set status = 'suspended', suspension_reason = $2, updated_at = $3 where id = $1`, [event.data.organizationId, event.data.reason, at]);
         return;
       case 'OrganizationReinstated':
-        await context.query(
-          `update ${table} set status = case when approved then 'approved' else 'pending' end, suspension_reason = null, updated_at = $2 where id = $1`,
-          [event.data.organizationId, at],
-        );
+        await context.query(`update ${table} set status = case when approved then 'approved' else 'pending' end, suspension_reason = null, updated_at = $2 where id = $1`, [
+          event.data.organizationId,
+          at,
+        ]);
         return;
       case 'ScopeActivated':
         await context.query(
@@ -53,7 +56,11 @@ export const organizationsProjection: Projection = {
         );
         return;
       case 'ScopeDeactivated':
-        await context.query(`update ${table} set active_scopes = array_remove(active_scopes, $2::text), updated_at = $3 where id = $1`, [event.data.organizationId, event.data.scope, at]);
+        await context.query(`update ${table} set active_scopes = array_remove(active_scopes, $2::text), updated_at = $3 where id = $1`, [
+          event.data.organizationId,
+          event.data.scope,
+          at,
+        ]);
         return;
       case 'ScopePriceSet':
         if (event.data.priceKobo === null) {
@@ -96,5 +103,5 @@ export const organizationsProjection: Projection = {
         throw new Error(`invariant: unhandled organization event ${(_exhaustive as { type: string }).type}`);
       }
     }
-  },
+  }),
 };

@@ -1,4 +1,4 @@
-import { describe, expect, it } from '@jest/globals';
+import { expect, it } from '@jest/globals';
 import { randomUUID } from 'node:crypto';
 import pg from 'pg';
 import type { JsonObject } from '../../src/event-store/event-store.port.js';
@@ -7,7 +7,7 @@ import { describeOnProject } from '../../test/support/store-independent.js';
 import type { Projection } from '../projection.js';
 import { runUntilCheckpoint } from '../runner/counting.projection.testing.js';
 import { ProjectionRunner } from '../runner/projection-runner.js';
-import { writeSampleLog } from '../runner/sample-log.testing.js';
+import { writeSampleLog } from '../../src/event-store/postgres-sample-log.testing.js';
 import { verificationsProjection } from '../verifications/verifications.projection.js';
 import { walletLedgerProjection } from '../wallet-ledger/wallet-ledger.projection.js';
 import { discardRebuild, rebuildProjection } from './rebuild.js';
@@ -45,16 +45,24 @@ const requested = (reference: string, overrides: JsonObject = {}) =>
 const completed = (reference: string, outcome: 'found' | 'not_found', result?: JsonObject) =>
   append(verification(reference), 'VerificationCompleted', { reference, outcome, ...(result === undefined ? {} : { result }), completedAt: nextTime() });
 const failed = (reference: string, reasonCode?: string) =>
-  append(verification(reference), 'VerificationFailed', { reference, errorMessage: 'The provider did not answer', ...(reasonCode === undefined ? {} : { reasonCode }), failedAt: nextTime() });
-const rejected = (reference: string) => append(verification(reference), 'VerificationRejected', { reference, errorMessage: 'Refused', reasonCode: 'scope_not_allowed', rejectedAt: nextTime() });
+  append(verification(reference), 'VerificationFailed', {
+    reference,
+    errorMessage: 'The provider did not answer',
+    ...(reasonCode === undefined ? {} : { reasonCode }),
+    failedAt: nextTime(),
+  });
+const rejected = (reference: string) =>
+  append(verification(reference), 'VerificationRejected', { reference, errorMessage: 'Refused', reasonCode: 'scope_not_allowed', rejectedAt: nextTime() });
 const erased = (reference: string, erasedAt: string | null) => append(verification(reference), 'VerificationPersonalDataErased', { reference, erasedAt });
 
 const wallet = (stream: string) => ({ organizationId: ORGANIZATION, environment: stream === LIVE_WALLET ? 'live' : 'test' });
-const funded = (stream: string, amountKobo: number, metadata?: JsonObject) => append(stream, 'WalletFunded', { ...wallet(stream), fundingReference: `funding-${minute}`, amountKobo }, metadata);
+const funded = (stream: string, amountKobo: number, metadata?: JsonObject) =>
+  append(stream, 'WalletFunded', { ...wallet(stream), fundingReference: `funding-${minute}`, amountKobo }, metadata);
 const reserved = (stream: string, reference: string, amountKobo: number, scope?: string) =>
   append(stream, 'WalletFundsReserved', { ...wallet(stream), reference, amountKobo, ...(scope === undefined ? {} : { scope }) });
 const debited = (stream: string, reference: string, amountKobo: number) => append(stream, 'WalletDebited', { ...wallet(stream), reference, amountKobo });
-const released = (stream: string, reference: string, amountKobo: number) => append(stream, 'WalletReservationReleased', { ...wallet(stream), reference, amountKobo, reason: 'provider_failed' });
+const released = (stream: string, reference: string, amountKobo: number) =>
+  append(stream, 'WalletReservationReleased', { ...wallet(stream), reference, amountKobo, reason: 'provider_failed' });
 
 /** The odd cases the projections handle, after a sample log of ordinary ones. */
 async function writeOddLog(): Promise<void> {
@@ -108,7 +116,6 @@ async function writeOddLog(): Promise<void> {
   await debited(TEST_WALLET, 'rsv_shared', 100);
 }
 
-
 /** The projection's events applied event by event (batches of one, no page path) into its live tables. */
 async function applyEventByEvent(projection: Projection): Promise<bigint> {
   const events = await allEvents(db.store, { streamCategories: projection.categories });
@@ -156,15 +163,34 @@ describeOnProject('postgres', 'Given a log of ordinary and odd cases, rebuilt fr
       // The page path, in pages of 97 events, into copies: the same rows as the folded tables now live (the odd
       // erasures, out of their order in a log the service writes, included).
       for (const table of projection.tables) await db.pool.query(`create table ${paged(table)} (like ${table} including all)`);
-      await runUntilCheckpoint(db.pool, new ProjectionRunner(db.pool, db.store, projection, { maxBatch: 1, maxAttempts: 1, pageEvents: 97 }, paged, `${projection.name}__paged`), `${projection.name}__paged`, last);
+      await runUntilCheckpoint(
+        db.pool,
+        new ProjectionRunner(db.pool, db.store, projection, { maxBatch: 1, maxAttempts: 1, pageEvents: 97 }, paged, `${projection.name}__paged`),
+        `${projection.name}__paged`,
+        last,
+      );
       for (const table of projection.tables) {
         const difference = await compareTables(db.pool, table, paged(table));
-        expect({ table, onlyLive: difference.onlyLive, onlyRebuilt: difference.onlyRebuilt, keys: difference.sampleKeys }).toEqual({ table, onlyLive: 0, onlyRebuilt: 0, keys: [] });
+        expect({ table, onlyLive: difference.onlyLive, onlyRebuilt: difference.onlyRebuilt, keys: difference.sampleKeys }).toEqual({
+          table,
+          onlyLive: 0,
+          onlyRebuilt: 0,
+          keys: [],
+        });
       }
     }
 
     // The odd cases came out as event-by-event application leaves them (the comparisons above say the fold agrees).
-    const { rows: verifications } = await db.pool.query<{ reference: string; status: string; request: unknown; result: unknown; organization_id: string; erased: boolean; charged: boolean; reason_code: string | null }>(
+    const { rows: verifications } = await db.pool.query<{
+      reference: string;
+      status: string;
+      request: unknown;
+      result: unknown;
+      organization_id: string;
+      erased: boolean;
+      charged: boolean;
+      reason_code: string | null;
+    }>(
       `select reference, status, request, result, organization_id, personal_data_erased_at is not null as erased, charged, reason_code from verifications where key_id = 'key_fold'`,
     );
     const byReference = new Map(verifications.map((row) => [row.reference, row]));
@@ -204,8 +230,14 @@ describeOnProject('postgres', 'Given a log of ordinary and odd cases, rebuilt fr
     let lateOpen = true;
     try {
       await late.query('begin');
-      const lateEvent = { id: randomUUID(), type: 'WalletFunded', data: { schemaVersion: 1, ...wallet(TEST_WALLET), fundingReference: 'funding-late', amountKobo: 1_000 }, metadata: { occurredAt: nextTime() } };
-      const [appended] = (await late.query<{ last_position: string }>('select last_position from append_events($1, -2, $2::jsonb)', [TEST_WALLET, JSON.stringify([lateEvent])])).rows;
+      const lateEvent = {
+        id: randomUUID(),
+        type: 'WalletFunded',
+        data: { schemaVersion: 1, ...wallet(TEST_WALLET), fundingReference: 'funding-late', amountKobo: 1_000 },
+        metadata: { occurredAt: nextTime() },
+      };
+      const [appended] = (await late.query<{ last_position: string }>('select last_position from append_events($1, -2, $2::jsonb)', [TEST_WALLET, JSON.stringify([lateEvent])]))
+        .rows;
       await funded(LIVE_WALLET, 2_000);
       const committedAfter = (await db.pool.query<{ position: string }>(`select max(position) as position from events where stream_id = $1`, [LIVE_WALLET])).rows[0].position;
       expect(BigInt(committedAfter)).toBeGreaterThan(BigInt(appended.last_position));
@@ -229,7 +261,10 @@ describeOnProject('postgres', 'Given a log of ordinary and odd cases, rebuilt fr
       const resumed = await rebuildProjection(db.pool, db.store, db.url, walletLedgerProjection, { verify: true, strict: true });
       expect(resumed).toMatchObject({ outcome: 'swapped', resumedFrom: interrupted.position, eventsFoldedInDatabase: 0 });
       expect(resumed.differences?.map(({ onlyLive, onlyRebuilt }) => onlyLive + onlyRebuilt)).toEqual([0]);
-      const { rows } = await db.pool.query(`select reference from wallet_ledger where event_position in ($1, $2) order by event_position`, [appended.last_position, committedAfter]);
+      const { rows } = await db.pool.query(`select reference from wallet_ledger where event_position in ($1, $2) order by event_position`, [
+        appended.last_position,
+        committedAfter,
+      ]);
       expect(rows).toEqual([{ reference: 'funding-late' }, { reference: expect.stringMatching(/^funding-/) }]);
     } finally {
       if (lateOpen) await late.query('rollback').catch(() => undefined);

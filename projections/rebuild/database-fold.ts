@@ -1,7 +1,7 @@
 import type pg from 'pg';
 import { isConnectionError } from '../../src/database/connection-errors.js';
-import type { EventStore } from '../../src/event-store/event-store.port.js';
-import type { Projection } from '../projection.js';
+import type { EventStore, SqlRunner } from '../../src/event-store/event-store.port.js';
+import type { DatabaseFolder, Projection } from '../projection.js';
 import { rebuildCheckpointName, shadowTableName } from '../runner/locks.js';
 import { projectionContext, type RunnerLog } from '../runner/projection-runner.js';
 
@@ -21,15 +21,16 @@ const FOLD_PARTS = 2;
 const SPARE_SESSION_WAIT_MS = 500;
 
 /**
- * A rebuild's start on the PostgreSQL log: folds the log up to its visible head into the empty
- * shadow tables inside PostgreSQL (Projection.foldInDatabase) and sets the shadow checkpoint to
- * that head, so that the runner replays only what came after. Answers the events folded: 0 when
- * the projection has no fold, the store is not PostgreSQL, the shadow is not empty, or the fold
+ * A rebuild's start on a store with a log reader (the PostgreSQL log): folds the log up to its
+ * visible head into the empty shadow tables inside PostgreSQL (Projection.foldInDatabase, with the
+ * reader's LogFolds) and sets the shadow checkpoint to that head, so that the runner replays only
+ * what came after. Answers the events folded: 0 when the projection has no fold, the store has no
+ * log reader, the shadow is not empty, or the fold
  * declined or failed (then nothing is kept and the page path replays the whole log, as without the
  * fold; a failure is logged by its SQLSTATE only, as its message may quote a value from the log).
  *
  * The fold writes up to FOLD_PARTS parts of the projection's keys at once, each on a session and in
- * a transaction of its own, while the check of the events (DatabaseFolder.oddEventsSql) runs on
+ * a transaction of its own, while the check of the events (DatabaseFolder.oddEvents) runs on
  * another: nothing is committed until all have succeeded; then the other parts commit, and the
  * first part's transaction, which sees their rows, finishes the fold (totals) and sets the
  * checkpoint. Should it fail after the others committed, the shadow tables are emptied; should the
@@ -43,8 +44,9 @@ const SPARE_SESSION_WAIT_MS = 500;
  * every subscriber, as a large append does (bench:projections times the rebuild: docs/benchmarks.md).
  */
 export async function foldIntoShadow(pool: pg.Pool, store: EventStore, projection: Projection, logger: RunnerLog | undefined): Promise<number> {
-  const folder = projection.foldInDatabase;
-  if (store.kind !== 'postgres' || folder === undefined) return 0;
+  const folds = store.logReader?.folds;
+  const folder = folds === undefined ? undefined : projection.foldInDatabase?.(folds);
+  if (folder === undefined) return 0;
   const head = await store.headPosition();
   if (head === 0n) return 0;
   const checkpointName = rebuildCheckpointName(projection.name);
@@ -75,7 +77,7 @@ export async function foldIntoShadow(pool: pg.Pool, store: EventStore, projectio
     }
     const [main] = sessions;
     // Without a session to spare for it, the check runs first, on the fold's own.
-    const checkedFirst = checkSession === undefined ? await checkEvents(main, folder.oddEventsSql, head) : undefined;
+    const checkedFirst = checkSession === undefined ? await checkEvents(main, folder, head) : undefined;
     const checkRefusal = checkedFirst === undefined ? undefined : refusalOf(checkedFirst);
     if (checkRefusal !== undefined) return declined(checkRefusal);
     await onEach('begin');
@@ -89,13 +91,15 @@ export async function foldIntoShadow(pool: pg.Pool, store: EventStore, projectio
       await onEach('rollback');
       return 0;
     }
-    const checking = checkedFirst === undefined && checkSession !== undefined ? checkEvents(checkSession, folder.oddEventsSql, head) : undefined;
+    const checking = checkedFirst === undefined && checkSession !== undefined ? checkEvents(checkSession, folder, head) : undefined;
     const folds = await Promise.allSettled(sessions.map((session, part) => folder.fold(projectionContext(session, projection, shadowTableName), head, part, sessions.length)));
     const check = checkedFirst ?? (await checking);
-    if (check === undefined) throw new Error('invariant: the fold\'s check of the events did not run');
+    if (check === undefined) throw new Error("invariant: the fold's check of the events did not run");
     const failure = folds.find((fold): fold is PromiseRejectedResult => fold.status === 'rejected');
     if (failure !== undefined) throw failure.reason;
-    const foldRefusal = folds.map((fold) => (fold.status === 'fulfilled' && fold.value.outcome === 'declined' ? fold.value.reason : undefined)).find((reason) => reason !== undefined);
+    const foldRefusal = folds
+      .map((fold) => (fold.status === 'fulfilled' && fold.value.outcome === 'declined' ? fold.value.reason : undefined))
+      .find((reason) => reason !== undefined);
     const reason = refusalOf(check) ?? foldRefusal;
     if (reason !== undefined) {
       await onEach('rollback');
@@ -132,7 +136,11 @@ async function spareSession(pool: pg.Pool): Promise<pg.PoolClient | undefined> {
   const late = new Promise<undefined>((resolveLate) => (timer = setTimeout(() => resolveLate(undefined), SPARE_SESSION_WAIT_MS)));
   const session = await Promise.race([connecting.catch(() => undefined), late]);
   clearTimeout(timer);
-  if (session === undefined) connecting.then((arrived) => arrived.release(), () => undefined);
+  if (session === undefined)
+    connecting.then(
+      (arrived) => arrived.release(),
+      () => undefined,
+    );
   return session;
 }
 
@@ -152,15 +160,15 @@ function refusalOf(check: CheckOutcome): string | undefined {
   return check.failedWith !== undefined ? `its check of the events failed (SQLSTATE ${check.failedWith})` : check.odd;
 }
 
-/** Runs DatabaseFolder.oddEventsSql on `session` (outside any transaction of it) in a read-only transaction; never rejects. */
-async function checkEvents(session: pg.PoolClient, sql: string, upToPosition: bigint): Promise<CheckOutcome> {
+/** Runs DatabaseFolder.oddEvents on `session` (outside any transaction of it) in a read-only transaction; never rejects. */
+async function checkEvents(session: pg.PoolClient, folder: DatabaseFolder, upToPosition: bigint): Promise<CheckOutcome> {
   try {
     await session.query('begin read only');
     try {
       await session.query('set local max_parallel_workers_per_gather = 0');
-      const { rows } = await session.query<Record<string, string>>(sql, [upToPosition.toString()]);
+      const run: SqlRunner = async <T>(sql: string, params?: readonly unknown[]) => (await session.query(sql, params === undefined ? undefined : [...params])).rows as T[];
+      const { events, ...counts } = await folder.oddEvents(run, upToPosition);
       await session.query('commit');
-      const { events, ...counts } = rows[0];
       return { events: Number(events), odd: Object.entries(counts).find(([, count]) => Number(count) > 0)?.[0], failedWith: undefined };
     } catch (error) {
       await session.query('rollback').catch(() => undefined);

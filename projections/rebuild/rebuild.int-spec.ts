@@ -130,7 +130,7 @@ describe('When a rebuild is interrupted', () => {
   });
 });
 
-describeOnProject('postgres', 'While the swap brings the tables level and compares them', 'the visible bound that an open transaction holds back is the PostgreSQL log\'s', () => {
+describeOnProject('postgres', 'While the swap brings the tables level and compares them', "the visible bound that an open transaction holds back is the PostgreSQL log's", () => {
   it('holds no transaction open across it: an event appended meanwhile is visible to every reader before the swap ends', async () => {
     let slow = false;
     // Slow handlers while the swap applies events (here: bringing the live table level for --verify).

@@ -1,12 +1,12 @@
 import pg from 'pg';
 import { isConnectionError } from '../../src/database/connection-errors.js';
 import type { EventStore } from '../../src/event-store/event-store.port.js';
-import { categoriesCondition } from '../bulk/event-pages.js';
-import { applyEvents, type Projection } from '../projection.js';
+import type { Projection } from '../projection.js';
 import { LOCK_NAMESPACE, lockKeySql, oldTableName, rebuildCheckpointName, shadowTableName } from '../runner/locks.js';
 import { DEFAULT_RUNNER_OPTIONS, errorMessage, ProjectionRunner, projectionContext, type RunnerLog } from '../runner/projection-runner.js';
 import { foldIntoShadow } from './database-fold.js';
 import { compareTables, type TableDifference } from './verify.js';
+import { asError } from '../../src/common/errors.js';
 
 export interface RebuildProgress {
   readonly projection: string;
@@ -65,6 +65,8 @@ export class RebuildInProgressError extends Error {
 const SWAP_ATTEMPTS = 5;
 const SWAP_READ_PAGE = 1_000;
 const CAUGHT_UP_POLL_MS = 100;
+/** How long a rebuild's checkpoint must hold still, the runner running, to count as caught up. */
+const CAUGHT_UP_STILL_MS = 1_000;
 
 const sleep = (ms: number) => new Promise<void>((resolveSleep) => setTimeout(resolveSleep, ms));
 
@@ -87,7 +89,7 @@ export async function rebuildProjection(pool: pg.Pool, store: EventStore, databa
   try {
     const resumedFrom = await prepareShadow(pool, projection, options.logger);
     const checkpointName = rebuildCheckpointName(projection.name);
-    const eventsTotal = await estimateEvents(pool, store, projection, resumedFrom);
+    const eventsTotal = await estimateEvents(store, projection, resumedFrom);
     let eventsDone = 0;
     const report = (phase: RebuildProgress['phase']) => options.onProgress?.({ projection: projection.name, phase, eventsDone, eventsTotal });
     report('replaying');
@@ -114,21 +116,29 @@ export async function rebuildProjection(pool: pg.Pool, store: EventStore, databa
       shadowTableName,
       checkpointName,
     );
-    let failure: unknown;
+    let failure: Error | undefined;
     const swapThreshold = options.swapThresholdEvents ?? 1_000;
     runner.start();
-    runner.finished.catch((error: unknown) => (failure = error));
+    runner.finished.catch((error: unknown) => (failure = asError(error)));
     // Caught up: the runner found its queue empty after a short batch (the live edge), and its
-    // checkpoint holds still from one look to the next (on EventStoreDB a subscription can reach
+    // checkpoint holds still for a second (on EventStoreDB a subscription can reach
     // what looks like the live edge while its catch-up is still delivering, behind the index).
     let lastPosition: bigint | undefined;
+    let stillSince = Date.now();
     while (failure === undefined && !options.signal?.aborted) {
       const head = await store.headPosition();
       const position = await positionOf(pool, checkpointName);
       if (head <= position) break;
       // Close enough: the swap applies the rest under its lock (a bounded count, so this stays cheap).
-      if (store.kind === 'postgres' && (await countEvents(pool, store, projection, position, swapThreshold + 1)) !== null) break;
-      if (runner.metrics.state === 'running' && position === lastPosition) break;
+      if ((await countEvents(store, projection, position, swapThreshold + 1)) !== null) break;
+      // Without a log reader (EventStoreDB): none of the projection's events left up to the head is
+      // caught up too; a projection none of whose events were written yet never applies the batch
+      // that would say so, and waited here for ever.
+      if (store.logReader === undefined && !(await anyEventAfter(store, projection, position, head))) break;
+      // Held still for a second, not one look: a loaded machine can stall a runner between two batches
+      // for longer than a poll, and a rebuild that took that for the end swapped early.
+      if (position !== lastPosition) stillSince = Date.now();
+      else if (runner.metrics.state === 'running' && Date.now() - stillSince >= CAUGHT_UP_STILL_MS) break;
       lastPosition = position;
       await sleep(CAUGHT_UP_POLL_MS);
     }
@@ -242,28 +252,23 @@ async function positionOf(pool: pg.Pool | pg.PoolClient, checkpointName: string)
 }
 
 /**
- * About how many of the projection's events lie after `from`, for the progress bar: the planner's
- * estimate, from the log's statistics. Counting them read every event of the log once more before
- * the replay, a cost in proportion to the whole log.
+ * About how many of the projection's events lie after `from`, for the progress bar: the log
+ * reader's estimate (LogReader.estimateEventsAfter); null on a store without one. Counting them
+ * read every event of the log once more before the replay, a cost in proportion to the whole log.
  */
-async function estimateEvents(pool: pg.Pool, store: EventStore, projection: Projection, from: bigint): Promise<number | null> {
-  if (store.kind !== 'postgres') return null;
-  const { rows } = await pool.query<{ 'QUERY PLAN': [{ Plan: { 'Plan Rows': number } }] }>(
-    `explain (format json) select 1 from events where position > ${from.toString()} and (${categoriesCondition(projection.categories)})`,
-  );
-  const estimate = rows[0]['QUERY PLAN'][0].Plan['Plan Rows'];
-  return Number.isFinite(estimate) && estimate >= 0 ? Math.round(estimate) : null;
+async function estimateEvents(store: EventStore, projection: Projection, from: bigint): Promise<number | null> {
+  return (await store.logReader?.estimateEventsAfter(projection.categories, from)) ?? null;
 }
 
-/** The projection's events after `from`; null when the store cannot count or there are `limit` or more. */
-async function countEvents(pool: pg.Pool, store: EventStore, projection: Projection, from: bigint, limit: number): Promise<number | null> {
-  if (store.kind !== 'postgres') return null;
-  const { rows } = await pool.query<{ count: string }>(
-    `select count(*) as count from (select 1 from events where position > $1 and position < events_visible_bound() and split_part(stream_id, '-', 1) = any($2::text[]) limit $3) e`,
-    [from.toString(), [...projection.categories], limit],
-  );
-  const count = Number(rows[0].count);
-  return count >= limit ? null : count;
+/** The projection's events after `from`; null when the store has no log reader to count them or there are `limit` or more. */
+/** Whether the log holds an event of the projection's categories after `from`, up to `upTo`. */
+async function anyEventAfter(store: EventStore, projection: Projection, from: bigint, upTo: bigint): Promise<boolean> {
+  const [next] = await store.readAll({ fromPosition: from, maxCount: 1, filter: { streamCategories: [...projection.categories] } });
+  return next !== undefined && next.position <= upTo;
+}
+
+async function countEvents(store: EventStore, projection: Projection, from: bigint, limit: number): Promise<number | null> {
+  return (await store.logReader?.countVisibleEventsAfter(projection.categories, from, limit)) ?? null;
 }
 
 interface SwapOutcome {
@@ -330,7 +335,7 @@ async function swap(pool: pg.Pool, store: EventStore, projection: Projection, op
       if (page[0].position <= position) throw new Error(`invariant: the log went backwards at ${page[0].position}`);
       const last = page[page.length - 1].position;
       await inTransaction(client, async () => {
-        await applyEvents(projection, page, shadowContext);
+        await projection.handle(page, shadowContext);
         await client.query('update projection_checkpoints set position = $2, events_processed = events_processed + $3, updated_at = now() where name = $1', [
           checkpointName,
           last.toString(),
@@ -350,12 +355,12 @@ async function swap(pool: pg.Pool, store: EventStore, projection: Projection, op
       if (livePosition < position) {
         const liveContext = projectionContext(client, projection, (table) => table);
         try {
-          for (let from = livePosition; from < position; ) {
+          for (let from = livePosition; from < position;) {
             const page = await readPage(store, projection, from, position, pageSize);
             if (page.length === 0) break;
             const last = page[page.length - 1].position;
             await inTransaction(client, async () => {
-              await applyEvents(projection, page, liveContext);
+              await projection.handle(page, liveContext);
               const moved = await client.query(
                 'update projection_checkpoints set position = $3, events_processed = events_processed + $4, updated_at = now() where name = $1 and position = $2',
                 [projection.name, from.toString(), last.toString(), page.length],

@@ -1,8 +1,9 @@
 import { randomUUID } from 'node:crypto';
 import type pg from 'pg';
 import type { EventStore, RecordedEvent } from '../../src/event-store/event-store.port.js';
-import type { Projection } from '../projection.js';
+import { eachEvent, type Projection } from '../projection.js';
 import type { ProjectionRunner } from './projection-runner.js';
+import { asError } from '../../src/common/errors.js';
 
 /**
  * A projection for the machinery's own tests: counts the events of each stream of one category.
@@ -21,7 +22,7 @@ export function countingProjection(
     category,
     categories: [category],
     tables: [table],
-    async handle(event, context) {
+    handle: eachEvent(async (event, context) => {
       await options.before?.(event);
       await context.query(
         `insert into ${context.table(table)} (stream_id, events, last_position) values ($1, 1, $2)
@@ -30,7 +31,7 @@ export function countingProjection(
       );
       // After the write: a failure must roll back the write too.
       if (options.fail?.(event)) throw new Error(`refused event ${event.type}`);
-    },
+    }),
   };
 }
 
@@ -82,7 +83,10 @@ export async function actualCounts(pool: pg.Pool, table: string): Promise<Record
   return Object.fromEntries(rows.map((row) => [row.stream_id, row.events]));
 }
 
-export async function checkpointOf(pool: pg.Pool, name: string): Promise<{ position: bigint; state: string; error: string | null; failedPosition: bigint | null; eventsProcessed: number } | undefined> {
+export async function checkpointOf(
+  pool: pg.Pool,
+  name: string,
+): Promise<{ position: bigint; state: string; error: string | null; failedPosition: bigint | null; eventsProcessed: number } | undefined> {
   const { rows } = await pool.query<{ position: string; state: string; error: string | null; failed_position: string | null; events_processed: string }>(
     'select * from projection_checkpoints where name = $1',
     [name],
@@ -90,7 +94,13 @@ export async function checkpointOf(pool: pg.Pool, name: string): Promise<{ posit
   const row = rows[0];
   return row === undefined
     ? undefined
-    : { position: BigInt(row.position), state: row.state, error: row.error, failedPosition: row.failed_position === null ? null : BigInt(row.failed_position), eventsProcessed: Number(row.events_processed) };
+    : {
+        position: BigInt(row.position),
+        state: row.state,
+        error: row.error,
+        failedPosition: row.failed_position === null ? null : BigInt(row.failed_position),
+        eventsProcessed: Number(row.events_processed),
+      };
 }
 
 /** Polls `condition` every `intervalMs` (a costly condition should poll less often than a cheap one). */
@@ -106,8 +116,8 @@ export async function waitUntil(condition: () => Promise<boolean> | boolean, tim
 /** Runs `runner` until its checkpoint `checkpointName` reaches `last`, then stops it; a failure of the runner fails the wait. */
 export async function runUntilCheckpoint(pool: pg.Pool, runner: ProjectionRunner, checkpointName: string, last: bigint): Promise<void> {
   runner.start();
-  let failure: unknown;
-  runner.finished.catch((error: unknown) => (failure = error));
+  let failure: Error | undefined;
+  runner.finished.catch((error: unknown) => (failure = asError(error)));
   await waitUntil(async () => failure !== undefined || ((await checkpointOf(pool, checkpointName))?.position ?? 0n) >= last, 60_000, `${checkpointName} to reach ${last}`);
   await runner.stop();
   if (failure !== undefined) throw failure;

@@ -68,7 +68,11 @@ describe('When a handler keeps throwing at one event in the middle of a batch', 
     // readAll gives the log's stable prefix: an append's events can stay hidden for a moment behind
     // an older transaction still committing (on PostgreSQL, the NOTIFY that announces appends).
     let log: Awaited<ReturnType<typeof db.store.readAll>> = [];
-    await waitUntil(async () => (log = await db.store.readAll({ maxCount: 10_000, filter: { streamCategories: [projection.category] } })).length === 300, 5_000, 'the 300 events to be readable');
+    await waitUntil(
+      async () => (log = await db.store.readAll({ maxCount: 10_000, filter: { streamCategories: [projection.category] } })).length === 300,
+      5_000,
+      'the 300 events to be readable',
+    );
     const [poison] = log.filter((event) => event.data.poison === true);
     const before = log.filter((event) => event.position < poison.position);
 
@@ -94,7 +98,12 @@ describe('When a handler keeps throwing at one event in the middle of a batch', 
     expect(counts['poisoned-5']).toBeUndefined();
 
     const [status] = await readProjectionStatus(db.pool, db.store, [projection]);
-    expect(status).toMatchObject({ name: 'poisoned', state: 'stopped', error: { failedPosition: poison.position.toString() }, lagEvents: expectedLagEvents(db.store, 300 - before.length) });
+    expect(status).toMatchObject({
+      name: 'poisoned',
+      state: 'stopped',
+      error: { failedPosition: poison.position.toString() },
+      lagEvents: expectedLagEvents(db.store, 300 - before.length),
+    });
   });
 
   it('a failure that goes away on retry loses and doubles nothing', async () => {
@@ -112,7 +121,7 @@ describe('When a handler keeps throwing at one event in the middle of a batch', 
   });
 });
 
-describe('When the checkpoint moves under a batch in flight (as a rebuild\'s swap moves it)', () => {
+describe("When the checkpoint moves under a batch in flight (as a rebuild's swap moves it)", () => {
   it('rolls the batch back, rows and all, and resumes from the moved checkpoint', async () => {
     let head = 0n;
     let moved = false;
@@ -159,28 +168,28 @@ describe('Given two workers for one projection (advisory lock)', () => {
     first.start();
     second.start();
     try {
-    await waitUntil(() => first.isActive || second.isActive, 5_000, 'a worker to take the lock');
-    await new Promise((resolveWait) => setTimeout(resolveWait, 300));
-    expect([first.isActive, second.isActive].filter(Boolean)).toHaveLength(1);
-    const [active, standby] = first.isActive ? [first, second] : [second, first];
+      await waitUntil(() => first.isActive || second.isActive, 5_000, 'a worker to take the lock');
+      await new Promise((resolveWait) => setTimeout(resolveWait, 300));
+      expect([first.isActive, second.isActive].filter(Boolean)).toHaveLength(1);
+      const [active, standby] = first.isActive ? [first, second] : [second, first];
 
-    let head = await appendCounted(db.store, projection.category, { streams: 20, perStream: 25, perAppend: 5 });
-    await waitUntil(async () => (await checkpointOf(db.pool, 'locked'))?.position === head, 20_000, 'catch-up');
-    expect(standby.isActive).toBe(false);
-    expect(standby.snapshot().role).toBe('standby');
-    const [status] = await readProjectionStatus(db.pool, db.store, [projection]);
-    expect(status).toMatchObject({ state: 'running', lagEvents: 0, lagSeconds: 0, worker: { pid: process.pid } });
+      let head = await appendCounted(db.store, projection.category, { streams: 20, perStream: 25, perAppend: 5 });
+      await waitUntil(async () => (await checkpointOf(db.pool, 'locked'))?.position === head, 20_000, 'catch-up');
+      expect(standby.isActive).toBe(false);
+      expect(standby.snapshot().role).toBe('standby');
+      const [status] = await readProjectionStatus(db.pool, db.store, [projection]);
+      expect(status).toMatchObject({ state: 'running', lagEvents: 0, lagSeconds: 0, worker: { pid: process.pid } });
 
-    await active.stop();
-    const takeoverMs = await waitUntil(() => standby.isActive, 5_000, 'the standby to take over');
-    expect(takeoverMs).toBeLessThan(3_000);
-    head = await appendCounted(db.store, projection.category, { streams: 20, perStream: 5, firstStream: 10 });
-    await waitUntil(async () => (await checkpointOf(db.pool, 'locked'))?.position === head, 20_000, 'catch-up after the takeover');
-    await standby.stop();
+      await active.stop();
+      const takeoverMs = await waitUntil(() => standby.isActive, 5_000, 'the standby to take over');
+      expect(takeoverMs).toBeLessThan(3_000);
+      head = await appendCounted(db.store, projection.category, { streams: 20, perStream: 5, firstStream: 10 });
+      await waitUntil(async () => (await checkpointOf(db.pool, 'locked'))?.position === head, 20_000, 'catch-up after the takeover');
+      await standby.stop();
 
-    expect(await actualCounts(db.pool, projection.table)).toEqual(await expectedCounts(db.store, projection.category));
-    const [idle] = await readProjectionStatus(db.pool, db.store, [projection]);
-    expect(idle).toMatchObject({ state: 'idle', worker: null, eventsPerSecond: null });
+      expect(await actualCounts(db.pool, projection.table)).toEqual(await expectedCounts(db.store, projection.category));
+      const [idle] = await readProjectionStatus(db.pool, db.store, [projection]);
+      expect(idle).toMatchObject({ state: 'idle', worker: null, eventsPerSecond: null });
     } finally {
       await Promise.all([first.stop(), second.stop()]);
     }

@@ -3,9 +3,10 @@ import { prepared } from '../../src/database/prepared.js';
 import type { EventStore, RecordedEvent, Subscription } from '../../src/event-store/event-store.port.js';
 import { copyRows } from '../bulk/copy-rows.js';
 import { MAX_PAGE_EVENTS, pageReader, pagesAfter } from '../bulk/event-pages.js';
-import { applyEvents, type PageContext, type Projection, type ProjectionContext } from '../projection.js';
+import { type PageContext, type Projection, type ProjectionContext } from '../projection.js';
 import { LOCK_NAMESPACE, lockKeySql } from './locks.js';
 import { RunnerMetrics } from './runner-metrics.js';
+import { asError } from '../../src/common/errors.js';
 
 export interface RunnerLog {
   log(message: string): void;
@@ -19,7 +20,7 @@ export interface ProjectionRunnerOptions {
   /** Attempts of one event before the projection stops at it and reports it. */
   readonly maxAttempts: number;
   /**
-   * Events per page of the bulk path (Projection.applyPage), taken from the checkpoint while a full
+   * Events per page of the bulk path (Projection.pages), taken from the checkpoint while a full
    * page is waiting (a rebuild, a large backlog); 0 turns it off. Default DEFAULT_PAGE_EVENTS.
    */
   readonly pageEvents?: number;
@@ -99,7 +100,7 @@ export function projectionContext(client: pg.PoolClient | pg.Client, projection:
   };
 }
 
-/** A page's transaction (Projection.applyPage): the handlers' context, COPY, and savepoints. */
+/** A page's transaction (Projection.pages): the handlers' context, COPY, and savepoints. */
 export function pageContext(client: pg.PoolClient | pg.Client, projection: Projection, tableName: (table: string) => string): PageContext {
   const context = projectionContext(client, projection, tableName);
   return {
@@ -163,7 +164,7 @@ export class ProjectionRunner {
     if (!Number.isInteger(this.options.maxAttempts) || this.options.maxAttempts < 1 || this.options.maxAttempts > 100) throw new RangeError('maxAttempts must be 1 to 100');
     const pageEvents = this.options.pageEvents ?? DEFAULT_PAGE_EVENTS;
     if (!Number.isInteger(pageEvents) || pageEvents < 0 || pageEvents > MAX_PAGE_EVENTS) throw new RangeError(`pageEvents must be 0 to ${MAX_PAGE_EVENTS}`);
-    this.pageEvents = this.projection.applyPage === undefined ? 0 : pageEvents;
+    this.pageEvents = this.projection.pages === true ? pageEvents : 0;
     this.metrics = this.options.metrics ?? new RunnerMetrics();
     this.takesSwapLock = checkpointName === projection.name;
     // Literals, not parameters: these statements go as one simple query (several statements, one
@@ -242,7 +243,7 @@ export class ProjectionRunner {
     let wakeApplier: (() => void) | undefined;
     let wakePump: (() => void) | undefined;
     let pumpEnded = false;
-    let pumpError: unknown;
+    let pumpError: Error | undefined;
     let ended = false;
 
     const pump = (async () => {
@@ -257,7 +258,7 @@ export class ProjectionRunner {
           if (this.stopped || ended) break;
         }
       } catch (error) {
-        pumpError = error;
+        pumpError = asError(error);
       } finally {
         pumpEnded = true;
         wakeApplier?.();
@@ -311,16 +312,16 @@ export class ProjectionRunner {
 
   /**
    * The bulk path: while full pages are waiting after the checkpoint, each is applied by the
-   * projection's applyPage in one transaction with the checkpoint, the next page read meanwhile.
+   * projection's handle (Projection.pages) in one transaction with the checkpoint, the next page read meanwhile.
    * Returns the position reached; from there the subscription takes over (after the first page
    * shorter than a full one, at once when the backlog is less than a page). A page that fails is
    * left to the subscription too, whose batches fall back to one event per transaction and stop
    * exactly at the event that keeps failing.
    */
   private async applyPages(from: bigint): Promise<bigint> {
-    const applyPage = this.projection.applyPage;
-    if (applyPage === undefined) return from;
-    const read = pageReader(this.pool, this.store, this.projection.categories);
+    const projection = this.projection;
+    if (projection.pages !== true) return from;
+    const read = pageReader(this.store, this.projection.categories);
     let position = from;
     let applied = 0;
     let interrupted = false;
@@ -330,7 +331,7 @@ export class ProjectionRunner {
       if (applied === 0 && page.length < this.pageEvents) break;
       if (this.stopped) break;
       try {
-        position = await this.apply(page, position, (context) => applyPage.call(this.projection, page, context));
+        position = await this.apply(page, position, (context) => projection.handle(page, context));
       } catch (error) {
         if (error instanceof CheckpointMovedError) throw error;
         this.options.logger?.warn(`${this.projection.name}: a page of ${page.length} from position ${position} failed (${errorMessage(error)}); going on in batches`);
@@ -402,7 +403,7 @@ export class ProjectionRunner {
     const client = await this.pool.connect();
     try {
       await client.query(this.beginSql);
-      if (applyPage === undefined) await applyEvents(this.projection, batch, projectionContext(client, this.projection, this.tableName));
+      if (applyPage === undefined) await this.projection.handle(batch, projectionContext(client, this.projection, this.tableName));
       else await applyPage(pageContext(client, this.projection, this.tableName));
       const last = batch[batch.length - 1].position;
       // Guarded by the previous position: a second runner or a swap that moved it makes the

@@ -81,7 +81,11 @@ it(`steps down when its checkpoint moved because its lock went to another proces
   try {
     first.start();
     const before = await appendCounted(db.store, live.category, { streams: 3, perStream: 4 });
-    await waitUntil(async () => first.snapshot().role === 'active' && ((await checkpointOf(db.pool, 'leader'))?.position ?? 0n) >= before, 10_000, 'the first worker to apply the log');
+    await waitUntil(
+      async () => first.snapshot().role === 'active' && ((await checkpointOf(db.pool, 'leader'))?.position ?? 0n) >= before,
+      10_000,
+      'the first worker to apply the log',
+    );
 
     // Its host is cut off: the lock connection goes silent, and PostgreSQL ends that session (as its keepalives do) and frees the lock.
     link.silence();

@@ -127,7 +127,9 @@ export class ProjectionWorker {
     if (this.lockLost) throw new Error('the lock connection was lost');
     const client = await this.connectLock();
     if (this.role === 'standby') {
-      const { rows } = await this.onLock<{ locked: boolean }>(client, `select pg_try_advisory_lock(${LOCK_NAMESPACE.active}, ${lockKeySql('$1::text')}) as locked`, [this.projection.name]);
+      const { rows } = await this.onLock<{ locked: boolean }>(client, `select pg_try_advisory_lock(${LOCK_NAMESPACE.active}, ${lockKeySql('$1::text')}) as locked`, [
+        this.projection.name,
+      ]);
       if (!rows[0].locked) return;
       this.role = 'active';
       this.logger.log(`${this.projection.name}: active in process ${process.pid}`);

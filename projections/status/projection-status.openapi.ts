@@ -2,14 +2,29 @@ import type { Schema } from '../../src/common/openapi.js';
 
 /** The OpenAPI schema of the projections status route. */
 
-
 const POSITION: Schema = { type: 'string', pattern: '^\\d+$', description: 'a position in the event log (a string: 64 bits)' };
 
 export function projectionStatusSchemas(): Record<string, Schema> {
   return {
     ProjectionStatus: {
       type: 'object',
-      required: ['name', 'state', 'position', 'headPosition', 'newestPosition', 'lagEvents', 'lagEventsCapped', 'lagSeconds', 'eventsPerSecond', 'eventsProcessed', 'updatedAt', 'worker', 'error', 'rebuild', 'logHeldBack'],
+      required: [
+        'name',
+        'state',
+        'position',
+        'headPosition',
+        'newestPosition',
+        'lagEvents',
+        'lagEventsCapped',
+        'lagSeconds',
+        'eventsPerSecond',
+        'eventsProcessed',
+        'updatedAt',
+        'worker',
+        'error',
+        'rebuild',
+        'logHeldBack',
+      ],
       properties: {
         name: { type: 'string', example: 'verifications' },
         state: { type: 'string', enum: ['running', 'catching_up', 'held_back', 'rebuilding', 'stopped', 'idle'] },
@@ -42,7 +57,11 @@ export function projectionStatusSchemas(): Record<string, Schema> {
             seconds: { type: 'number', minimum: 0 },
             events: { type: 'integer', minimum: 0 },
             visibleBound: POSITION,
-            holder: { type: ['object', 'null'], description: 'the backend (pid, database, application, state, transaction age) or prepared transaction holding the bound', additionalProperties: true },
+            holder: {
+              type: ['object', 'null'],
+              description: 'the backend (pid, database, application, state, transaction age) or prepared transaction holding the bound',
+              additionalProperties: true,
+            },
             description: { type: 'string' },
           },
         },

@@ -1,6 +1,6 @@
 import type pg from 'pg';
 import type { EventStore } from '../../src/event-store/event-store.port.js';
-import { describeHoldback, type LogHolder, readLogHoldback } from '../../src/event-store/postgres-log-holdback.js';
+import { describeHoldback, type LogHolder } from '../../src/event-store/postgres-log-holdback.js';
 import type { Projection } from '../projection.js';
 import { decodeBeacon, LOCK_NAMESPACE, lockKeySql, rebuildCheckpointName } from '../runner/locks.js';
 
@@ -88,7 +88,10 @@ async function lockHolders(pool: pg.Pool, names: readonly string[]): Promise<pg.
  * part of the status, without the lag, whose cost depends on the event store.
  */
 export async function readActiveWorkers(pool: pg.Pool, projections: readonly Projection[]): Promise<Map<string, number | null>> {
-  const holders = await lockHolders(pool, projections.map((projection) => projection.name));
+  const holders = await lockHolders(
+    pool,
+    projections.map((projection) => projection.name),
+  );
   const workers = new Map<string, number | null>();
   for (const row of holders.rows) {
     if (row.namespace === LOCK_NAMESPACE.active) workers.set(row.name, decodeBeacon(row.application_name)?.pid ?? null);
@@ -103,13 +106,19 @@ export async function readProjectionStatus(pool: pg.Pool, store: EventStore, pro
     store.headPosition(),
     pool.query<CheckpointRow>('select * from projection_checkpoints where name = any($1::text[])', [checkpointNames]),
     lockHolders(pool, names),
-    store.kind === 'postgres' ? readLogHoldback(pool) : Promise.resolve(null),
+    store.logReader?.holdback() ?? Promise.resolve(null),
   ]);
   // Lag is measured against the newest event written, not the visible bound: a held-back log must not read as "lag 0".
   const newest = holdback !== null && holdback.newestPosition > head ? holdback.newestPosition : head;
   const logHeldBack =
     holdback !== null && holdback.heldBackEvents > 0
-      ? { seconds: holdback.heldBackSeconds, events: holdback.heldBackEvents, visibleBound: holdback.visibleBound.toString(), holder: holdback.holder, description: describeHoldback(holdback) }
+      ? {
+          seconds: holdback.heldBackSeconds,
+          events: holdback.heldBackEvents,
+          visibleBound: holdback.visibleBound.toString(),
+          holder: holdback.holder,
+          description: describeHoldback(holdback),
+        }
       : null;
   const byName = new Map(checkpoints.rows.map((row) => [row.name, row]));
 
@@ -131,7 +140,7 @@ export async function readProjectionStatus(pool: pg.Pool, store: EventStore, pro
       else if (live?.state === 'stopped') state = 'stopped';
       else if (activeHolder === undefined) state = 'idle';
       else if (lag.events !== 0 && logHeldBack !== null && position >= head) state = 'held_back';
-      else state = lag.events === 0 ? 'running' : (beacon?.state === 'running' && (lag.events ?? 0) < 100 ? 'running' : 'catching_up');
+      else state = lag.events === 0 ? 'running' : beacon?.state === 'running' && (lag.events ?? 0) < 100 ? 'running' : 'catching_up';
 
       return {
         name: projection.name,
@@ -147,10 +156,7 @@ export async function readProjectionStatus(pool: pg.Pool, store: EventStore, pro
         updatedAt: live?.updated_at.toISOString() ?? null,
         worker: activeHolder === undefined ? null : { pid: beacon?.pid ?? null, backendPid: activeHolder.backend_pid },
         error: live?.state === 'stopped' ? { message: live.error ?? 'unknown', failedPosition: live.failed_position } : null,
-        rebuild:
-          rebuildRow === undefined
-            ? null
-            : { position: BigInt(rebuildRow.position).toString(), lagEvents: rebuildLag?.events ?? null, active: rebuildActive },
+        rebuild: rebuildRow === undefined ? null : { position: BigInt(rebuildRow.position).toString(), lagEvents: rebuildLag?.events ?? null, active: rebuildActive },
         logHeldBack,
       };
     }),
@@ -184,10 +190,11 @@ interface CountedLag {
 const countedLags = new WeakMap<object, Map<string, CountedLag>>();
 
 /**
- * The projection's events after `position` up to `log.newest`: on PostgreSQL counted (bounded) and
- * aged in SQL, whether or not they are visible yet (a held-back log is lag), continuing the count
- * of the read before when the checkpoint (`checkpointName`'s) has not moved since; on EventStoreDB
- * aged from the first one a read returns.
+ * The projection's events after `position` up to `log.newest`: with the store's log reader (the
+ * PostgreSQL log) counted (bounded) and aged in SQL (LogReader.pendingEvents), whether or not they
+ * are visible yet (a held-back log is lag), continuing the count of the read before when the
+ * checkpoint (`checkpointName`'s) has not moved since; without one (EventStoreDB) aged from the
+ * first one a read returns.
  */
 export async function lagOf(
   pool: pg.Pool,
@@ -200,29 +207,24 @@ export async function lagOf(
   const { newest, head } = log;
   if (position >= newest) return { events: 0, capped: false, seconds: 0 };
   const categories = [...projection.categories];
-  if (store.kind !== 'postgres') {
+  const reader = store.logReader;
+  if (reader === undefined) {
     const [oldest] = await store.readAll({ fromPosition: position, maxCount: 1, filter: { streamCategories: categories } });
     if (oldest === undefined || oldest.position > newest) return { events: 0, capped: false, seconds: 0 };
     return { events: null, capped: false, seconds: Math.max(0, (Date.now() - oldest.createdAt.getTime()) / 1000) };
   }
   let counted = countedLags.get(pool);
-  if (counted === undefined) countedLags.set(pool, (counted = new Map()));
+  if (counted === undefined) countedLags.set(pool, (counted = new Map<string, CountedLag>()));
   const before = counted.get(checkpointName);
   const continued = before !== undefined && before.position === position && before.countedTo <= newest ? before : undefined;
   const from = continued?.countedTo ?? position;
-  const { rows } = await pool.query<{ count: string; oldest: Date | null; settled: string; settled_oldest: Date | null }>(
-    `select count(*) as count, min(created_at) as oldest,
-            count(*) filter (where position <= $4) as settled, min(created_at) filter (where position <= $4) as settled_oldest from (
-       select position, created_at from events where position > $1 and position <= $2 and split_part(stream_id, '-', 1) = any($3::text[]) order by position limit ${MAX_COUNTED_LAG_EVENTS}
-     ) pending`,
-    [from.toString(), newest.toString(), categories, head.toString()],
-  );
-  const found = Number(rows[0].count);
+  const pending = await reader.pendingEvents(categories, { from, newest, head, limit: MAX_COUNTED_LAG_EVENTS });
+  const found = pending.count;
   const earlier = continued?.events ?? 0;
-  const oldest = earlier > 0 ? (continued?.oldest ?? null) : rows[0].oldest;
+  const oldest = earlier > 0 ? (continued?.oldest ?? null) : pending.oldest;
   // A scan cut short by its bound leaves the count unfinished: nothing is kept from it.
   if (found < MAX_COUNTED_LAG_EVENTS && head > from) {
-    counted.set(checkpointName, { position, countedTo: head, events: earlier + Number(rows[0].settled), oldest: earlier > 0 ? oldest : rows[0].settled_oldest });
+    counted.set(checkpointName, { position, countedTo: head, events: earlier + pending.settled, oldest: earlier > 0 ? oldest : pending.settledOldest });
   } else if (found >= MAX_COUNTED_LAG_EVENTS) {
     counted.delete(checkpointName);
   }

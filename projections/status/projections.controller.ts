@@ -20,7 +20,12 @@ export class ProjectionsController {
   ) {}
 
   @Get()
-  @ApiRoute('getProjectionStatus', 'Operations', 'Get the projections status', 'Each read model: its checkpoint, lag, worker and state (also `npm run projections:status`). Admin and auditor tokens.')
+  @ApiRoute(
+    'getProjectionStatus',
+    'Operations',
+    'Get the projections status',
+    'Each read model: its checkpoint, lag, worker and state (also `npm run projections:status`). Admin and auditor tokens.',
+  )
   @ApiSuccess(200, 'Every projection', { type: 'array', items: ref('ProjectionStatus') })
   @ApiErrors(ANY_ROUTE_ERRORS, ADMIN_ERRORS)
   async list() {

@@ -1,6 +1,14 @@
 import { describe, expect, it } from '@jest/globals';
 import type { RecordedEvent } from '../../src/event-store/event-store.port.js';
-import { applyEvents, recorded, rowsOf, type GivenEvent, useProjectionDatabase, applyBatch as applyBatchThroughHarness, applyPage as applyPageThroughHarness } from '../../test/support/projection-harness.js';
+import {
+  applyEvents,
+  recorded,
+  rowsOf,
+  type GivenEvent,
+  useProjectionDatabase,
+  applyBatch as applyBatchThroughHarness,
+  applyPage as applyPageThroughHarness,
+} from '../../test/support/projection-harness.js';
 import { verificationsProjection } from './verifications.projection.js';
 
 const org = 'org_01JD3Q9ZK8W6V2C4X7N5B0M1TR';
@@ -59,9 +67,14 @@ describe('verifications projection', () => {
   const apply = (events: readonly GivenEvent[]) => applyEvents(db.pool, verificationsProjection, recorded(events));
   const applyBatch = (events: readonly RecordedEvent[]) => applyBatchThroughHarness(db.pool, verificationsProjection, events);
   const applyPage = (events: readonly RecordedEvent[]) => applyPageThroughHarness(db.pool, verificationsProjection, events);
-  const state = async () => ({ rows: await rowsOf(db.pool, 'verifications', 'reference'), counts: await rowsOf(db.pool, 'verification_counts', 'organization_id, environment, scope, status') });
+  const state = async () => ({
+    rows: await rowsOf(db.pool, 'verifications', 'reference'),
+    counts: await rowsOf(db.pool, 'verification_counts', 'organization_id, environment, scope, status'),
+  });
   const counts = async () =>
-    (await db.pool.query<{ scope: string; status: string; count: string }>('select scope, status, count from verification_counts order by scope, status')).rows.map((c) => `${c.scope}/${c.status}=${c.count}`);
+    (await db.pool.query<{ scope: string; status: string; count: string }>('select scope, status, count from verification_counts order by scope, status')).rows.map(
+      (c) => `${c.scope}/${c.status}=${c.count}`,
+    );
   const row = async (reference: string) => (await db.pool.query('select * from verifications where reference = $1', [reference])).rows[0];
 
   it('given a request, then a pending, uncharged row with the request and price', async () => {
@@ -110,7 +123,15 @@ describe('verifications projection', () => {
   });
 
   it('given requests and their outcomes, then the counts per scope and status follow the rows', async () => {
-    await apply([requested('vrf_a'), requested('vrf_b'), requested('vrf_c', 0, 'bvn'), requested('vrf_d'), completed('vrf_a', 'found'), completed('vrf_b', 'not_found'), failed('vrf_c')]);
+    await apply([
+      requested('vrf_a'),
+      requested('vrf_b'),
+      requested('vrf_c', 0, 'bvn'),
+      requested('vrf_d'),
+      completed('vrf_a', 'found'),
+      completed('vrf_b', 'not_found'),
+      failed('vrf_c'),
+    ]);
     expect(await counts()).toEqual(['bvn/failed=1', 'bvn/pending=0', 'nin/found=1', 'nin/not_found=1', 'nin/pending=1']);
     // A second terminal event moves no row, so no count either.
     await apply([rejected('vrf_a'), completed('vrf_c', 'found')]);
@@ -118,7 +139,15 @@ describe('verifications projection', () => {
   });
 
   it('replayed twice, same rows and counts', async () => {
-    const events = recorded([requested('vrf_a', 0), completed('vrf_a', 'found', { firstName: 'Ada' }), requested('vrf_b', 2, 'bvn'), failed('vrf_b'), requested('vrf_c', 3), rejected('vrf_c'), requested('vrf_d', 4)]);
+    const events = recorded([
+      requested('vrf_a', 0),
+      completed('vrf_a', 'found', { firstName: 'Ada' }),
+      requested('vrf_b', 2, 'bvn'),
+      failed('vrf_b'),
+      requested('vrf_c', 3),
+      rejected('vrf_c'),
+      requested('vrf_d', 4),
+    ]);
     await applyEvents(db.pool, verificationsProjection, events);
     const once = await state();
     await applyEvents(db.pool, verificationsProjection, events);
@@ -127,7 +156,7 @@ describe('verifications projection', () => {
     expect(await counts()).toEqual(['bvn/failed=1', 'bvn/pending=0', 'nin/failed=1', 'nin/found=1', 'nin/pending=1']);
   });
 
-  it('a mixed batch through handleBatch gives the same rows and counts as handle event by event, and replayed twice the same again', async () => {
+  it('a mixed batch all at once gives the same rows and counts as one event at a time, and replayed twice the same again', async () => {
     const events = recorded([
       requested('vrf_a', 0),
       requested('vrf_b', 1, 'bvn'),
@@ -157,10 +186,17 @@ describe('verifications projection', () => {
     await applyBatch(events);
     await applyBatch(events);
     expect(await state()).toEqual(oneByOne);
-    expect(oneByOne.rows.map((r) => `${r.reference}:${r.status}`)).toEqual(['vrf_a:found', 'vrf_b:failed', 'vrf_c:failed', 'vrf_d:pending', 'vrf_e:not_found', 'vrf_f:pending']);
+    expect(oneByOne.rows.map((r) => `${String(r.reference)}:${String(r.status)}`)).toEqual([
+      'vrf_a:found',
+      'vrf_b:failed',
+      'vrf_c:failed',
+      'vrf_d:pending',
+      'vrf_e:not_found',
+      'vrf_f:pending',
+    ]);
   });
 
-  it('a broken log (a terminal event before its request, a second request, an erasure before the request or the outcome it follows) gives through handleBatch and applyPage the rows and counts of handle event by event', async () => {
+  it('a broken log (a terminal event before its request, a second request, an erasure before the request or the outcome it follows) gives all at once and as a page the rows and counts of one event at a time', async () => {
     const events = recorded([
       completed('vrf_a', 'found', { firstName: 'Ada' }),
       requested('vrf_a', 0),
@@ -180,7 +216,7 @@ describe('verifications projection', () => {
     await apply([...events, ...erasedEarly]);
     const oneByOne = await state();
     // Not the rows of a log in order: the first terminal event and the erasures found nothing to change.
-    expect(oneByOne.rows.map((r) => `${r.reference}:${r.status}:${JSON.stringify(r.request)}:${JSON.stringify(r.result)}`)).toEqual([
+    expect(oneByOne.rows.map((r) => `${String(r.reference)}:${String(r.status)}:${JSON.stringify(r.request)}:${JSON.stringify(r.result)}`)).toEqual([
       'vrf_a:failed:{"nin":"12345678905"}:{}',
       'vrf_b:not_found:{"nin":"12345678905"}:{}',
       'vrf_c:found:{"nin":"12345678905"}:{"firstName":"Cy"}',
@@ -195,7 +231,7 @@ describe('verifications projection', () => {
     }
   });
 
-  it('a page of several organizations, environments and scopes through applyPage: the rows and counts of handle event by event, and applied twice the same', async () => {
+  it('a page of several organizations, environments and scopes as a page: the rows and counts of one event at a time, and applied twice the same', async () => {
     const events = recorded([
       requestedBy('vrf_p1', 'org_b', 'test', 0, 'bvn'),
       requested('vrf_p2', 1),
@@ -231,7 +267,14 @@ describe('verifications projection', () => {
     const once = await state();
 
     await db.pool.query('truncate verifications, verification_counts');
-    const events = recorded([requested('vrf_a'), completed('vrf_a', 'found', { firstName: 'Ada' }), requested('vrf_b'), completed('vrf_b', 'found', { firstName: 'Bo' }), erased('vrf_a'), erased('vrf_a', at(9))]);
+    const events = recorded([
+      requested('vrf_a'),
+      completed('vrf_a', 'found', { firstName: 'Ada' }),
+      requested('vrf_b'),
+      completed('vrf_b', 'found', { firstName: 'Bo' }),
+      erased('vrf_a'),
+      erased('vrf_a', at(9)),
+    ]);
     await applyBatch(events);
     expect(await state()).toEqual(once);
     await applyBatch(events);

@@ -3,7 +3,7 @@ import { asDomainEvent } from '../../src/common/event.js';
 import { CATEGORIES } from '../../src/common/streams.js';
 import type { VerificationEvent } from '../../src/verifications/verification.events.js';
 import type { CopyValue } from '../bulk/copy-rows.js';
-import type { PageContext, Projection, ProjectionContext } from '../projection.js';
+import { pageContextOf, type PageContext, type Projection, type ProjectionContext } from '../projection.js';
 import { verificationsFolder } from './verifications.database-fold.js';
 
 /** A terminal event's effect on its row: completed carries a result, failed and rejected an error message. */
@@ -25,11 +25,35 @@ function terminalOf(event: VerificationEvent): Terminal | undefined {
     case 'VerificationPersonalDataErased':
       return undefined;
     case 'VerificationCompleted':
-      return { reference: event.data.reference, status: event.data.outcome, result: event.data.result, charged: true, error_message: null, reason_code: null, completed_at: event.data.completedAt };
+      return {
+        reference: event.data.reference,
+        status: event.data.outcome,
+        result: event.data.result,
+        charged: true,
+        error_message: null,
+        reason_code: null,
+        completed_at: event.data.completedAt,
+      };
     case 'VerificationFailed':
-      return { reference: event.data.reference, status: 'failed', result: null, charged: false, error_message: event.data.errorMessage, reason_code: event.data.reasonCode ?? null, completed_at: event.data.failedAt };
+      return {
+        reference: event.data.reference,
+        status: 'failed',
+        result: null,
+        charged: false,
+        error_message: event.data.errorMessage,
+        reason_code: event.data.reasonCode ?? null,
+        completed_at: event.data.failedAt,
+      };
     case 'VerificationRejected':
-      return { reference: event.data.reference, status: 'failed', result: null, charged: false, error_message: event.data.errorMessage, reason_code: event.data.reasonCode ?? null, completed_at: event.data.rejectedAt };
+      return {
+        reference: event.data.reference,
+        status: 'failed',
+        result: null,
+        charged: false,
+        error_message: event.data.errorMessage,
+        reason_code: event.data.reasonCode ?? null,
+        completed_at: event.data.rejectedAt,
+      };
     default: {
       const _exhaustive: never = event;
       throw new Error(`invariant: unhandled verification event ${(_exhaustive as { type: string }).type}`);
@@ -119,7 +143,24 @@ function erase(context: ProjectionContext, erasures: readonly { reference: strin
  */
 type InsertRequested = (rows: readonly RequestRow[], extras: readonly RequestRow[]) => Promise<Set<string>>;
 
-const ROW_COLUMNS = ['reference', 'organization_id', 'environment', 'key_id', 'scope', 'category', 'country_code', 'status', 'request', 'result', 'error_message', 'reason_code', 'price_kobo', 'charged', 'created_at', 'completed_at'] as const;
+const ROW_COLUMNS = [
+  'reference',
+  'organization_id',
+  'environment',
+  'key_id',
+  'scope',
+  'category',
+  'country_code',
+  'status',
+  'request',
+  'result',
+  'error_message',
+  'reason_code',
+  'price_kobo',
+  'charged',
+  'created_at',
+  'completed_at',
+] as const;
 
 /**
  * insertRequested for a page: the rows go in by COPY, and their counts (computed here, as
@@ -225,7 +266,7 @@ async function addCounts(context: ProjectionContext, rows: readonly RequestRow[]
 /** The map under `key` in `map`, added empty when missing. */
 function level<V>(map: Map<unknown, Map<unknown, V>>, key: unknown): Map<unknown, V> {
   let found = map.get(key);
-  if (found === undefined) map.set(key, (found = new Map()));
+  if (found === undefined) map.set(key, (found = new Map<unknown, V>()));
   return found;
 }
 
@@ -282,38 +323,31 @@ export const verificationsProjection: Projection = {
   name: 'verifications',
   categories: [CATEGORIES.verification],
   tables: ['verifications', 'verification_counts'],
-  async handle(recorded: RecordedEvent, context: ProjectionContext): Promise<void> {
-    const event = asDomainEvent<VerificationEvent>(recorded);
-    if (event.type === 'VerificationRequested') {
-      await insertRequested(context, [requestRow(event)]);
-      return;
-    }
-    if (event.type === 'VerificationPersonalDataErased') {
-      await erase(context, [{ reference: event.data.reference, erased_at: event.data.erasedAt }]);
-      return;
-    }
-    const terminal = terminalOf(event);
-    if (terminal !== undefined) await finish(context, [terminal]);
+  // A page's new rows go in by COPY (see copyRequested).
+  handle: (events, context) => {
+    const page = pageContextOf(context);
+    return handleVerifications(
+      events,
+      context,
+      page === undefined ? (rows, extras) => insertRequested(context, [...rows, ...extras]) : (rows, extras) => copyRequested(page, rows, extras),
+    );
   },
-
-  handleBatch: (events, context) => handleVerificationBatch(events, context, (rows, extras) => insertRequested(context, [...rows, ...extras])),
-  // The same fold over a page, its new rows written by COPY (see copyRequested).
-  applyPage: (events, context) => handleVerificationBatch(events, context, (rows, extras) => copyRequested(context, rows, extras)),
+  pages: true,
   // A rebuild's start on the PostgreSQL log: the rows and counts up to the head in two statements (verifications.database-fold.ts).
-  foldInDatabase: verificationsFolder([CATEGORIES.verification]),
+  foldInDatabase: (folds) => verificationsFolder(folds, [CATEGORIES.verification]),
 };
 
 /**
- * `handle` on each event in turn, in two statements: every request (in its final state when its terminal event is in the
- * batch too: one write instead of an insert and an update), then every other reference's first
- * terminal event. Event by event, a later terminal event of the same reference finds its row
- * finished and changes nothing, and a terminal event before its request (a broken log) finds no
- * row; both are dropped here. The batch's erasures go last, which is their place in a log the
- * service writes (a check is erased once finished); a batch where an erasure comes before its
- * reference's request or its terminal event (a broken log) is applied event by event instead,
+ * The events in two statements: every request (in its final state when its terminal event is
+ * here too: one write instead of an insert and an update), then every other reference's first
+ * terminal event. A later terminal event of the same reference would find its row finished and
+ * change nothing, and a terminal event before its request (a broken log) would find no row; both
+ * are dropped here. The erasures go last, which is their place in a log the service writes (a
+ * check is erased once finished); events where an erasure comes before its reference's request or
+ * its terminal event (a broken log) are applied one at a time instead (a single event never is),
  * where the order decides what the row keeps.
  */
-async function handleVerificationBatch(events: readonly RecordedEvent[], context: ProjectionContext, insert: InsertRequested): Promise<void> {
+async function handleVerifications(events: readonly RecordedEvent[], context: ProjectionContext, insert: InsertRequested): Promise<void> {
   // Events are compared by their index in the batch, which is their position order: no wrapper
   // object per event, and numbers rather than bigints.
   const requested = new Map<string, { index: number; event: VerificationEvent & { type: 'VerificationRequested' } }>();
@@ -342,7 +376,7 @@ async function handleVerificationBatch(events: readonly RecordedEvent[], context
     return before(requested.get(event.data.reference)?.index) || before(terminalIndexes.get(event.data.reference));
   });
   if (erasedOutOfOrder) {
-    for (const recorded of events) await verificationsProjection.handle(recorded, context);
+    for (const recorded of events) await handleVerifications([recorded], context, insert);
     return;
   }
   const rows = [...requested.values()].map(({ event }) => requestRow(event, terminals.get(event.data.reference)));

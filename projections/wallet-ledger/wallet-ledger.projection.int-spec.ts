@@ -9,7 +9,7 @@ const t0 = new Date('2026-11-01T10:00:00Z');
 const event = (type: string, data: Record<string, unknown>, environment = 'test'): GivenEvent => ({
   streamId: `wallet-${org}.${environment}`,
   type,
-  data: { schemaVersion: 1, organizationId: org, environment, ...data } as GivenEvent['data'],
+  data: { schemaVersion: 1, organizationId: org, environment, ...data },
   metadata: { occurredAt: t0.toISOString() },
 });
 const funded = (fundingReference: string, amountKobo: number, environment = 'test') => event('WalletFunded', { fundingReference, amountKobo }, environment);
@@ -31,8 +31,26 @@ describe('wallet-ledger projection', () => {
     await apply(events);
     expect(await lines()).toEqual([
       { environment: 'test', entry_type: 'funding', reference: 'f1', amount_kobo: '10000', balance_kobo: '10000', reserved_kobo: '0', available_kobo: '10000', scope: null },
-      { environment: 'test', entry_type: 'reservation', reference: 'vrf_a', amount_kobo: '1000', balance_kobo: '10000', reserved_kobo: '1000', available_kobo: '9000', scope: 'bvn' },
-      { environment: 'test', entry_type: 'reservation', reference: 'vrf_b', amount_kobo: '2000', balance_kobo: '10000', reserved_kobo: '3000', available_kobo: '7000', scope: 'bvn' },
+      {
+        environment: 'test',
+        entry_type: 'reservation',
+        reference: 'vrf_a',
+        amount_kobo: '1000',
+        balance_kobo: '10000',
+        reserved_kobo: '1000',
+        available_kobo: '9000',
+        scope: 'bvn',
+      },
+      {
+        environment: 'test',
+        entry_type: 'reservation',
+        reference: 'vrf_b',
+        amount_kobo: '2000',
+        balance_kobo: '10000',
+        reserved_kobo: '3000',
+        available_kobo: '7000',
+        scope: 'bvn',
+      },
       { environment: 'test', entry_type: 'debit', reference: 'vrf_a', amount_kobo: '1000', balance_kobo: '9000', reserved_kobo: '2000', available_kobo: '7000', scope: 'bvn' },
       { environment: 'test', entry_type: 'release', reference: 'vrf_b', amount_kobo: '2000', balance_kobo: '9000', reserved_kobo: '0', available_kobo: '9000', scope: 'bvn' },
     ]);
@@ -76,7 +94,8 @@ describe('wallet-ledger projection', () => {
         event('WalletDebited', { reference: 'vrf_a', amountKobo: 500 }, 'live'),
         debited('vrf_c', 300),
       ]);
-    const scopes = async () => (await db.pool.query(`select environment, entry_type, reference, scope from wallet_ledger where entry_type in ('debit', 'release') order by event_position`)).rows;
+    const scopes = async () =>
+      (await db.pool.query(`select environment, entry_type, reference, scope from wallet_ledger where entry_type in ('debit', 'release') order by event_position`)).rows;
     const expected = [
       { environment: 'test', entry_type: 'debit', reference: 'vrf_b', scope: 'phone' },
       { environment: 'test', entry_type: 'release', reference: 'vrf_a', scope: 'nin' },
@@ -84,12 +103,12 @@ describe('wallet-ledger projection', () => {
       { environment: 'test', entry_type: 'debit', reference: 'vrf_c', scope: 'premium_bank_account' },
     ];
 
-    it('through handle, the reservation found among the lines already written', async () => {
+    it('one event at a time, the reservation found among the lines already written', async () => {
       await apply(history());
       expect(await scopes()).toEqual(expected);
     });
 
-    it('through handleBatch: reservations in the batch, in earlier batches, and a replayed batch', async () => {
+    it('all at once: reservations in the batch, in earlier batches, and a replayed batch', async () => {
       const events = history();
       for (const split of [1, 4, 6, 8, 10]) {
         await db.pool.query('truncate wallet_ledger');
@@ -112,7 +131,7 @@ describe('wallet-ledger projection', () => {
     await expect(apply(recorded([funded('f1', 100), reserved('vrf_a', 101)]))).rejects.toBeInstanceOf(WalletProjectionError);
   });
 
-  it('a mixed batch through handleBatch gives the same rows as handle event by event, and replayed twice the same again', async () => {
+  it('a mixed batch all at once gives the same rows as one event at a time, and replayed twice the same again', async () => {
     const events = recorded([
       funded('f1', 10_000),
       funded('f1', 50_000, 'live'),
@@ -141,17 +160,35 @@ describe('wallet-ledger projection', () => {
     await applyBatch(events);
     await applyBatch(events);
     expect(await all()).toEqual(oneByOne);
-    expect(oneByOne.map((line) => `${String(line.environment)}:${String(line.available_kobo)}`)).toEqual(['live:50000', 'live:46000', 'test:10000', 'test:9000', 'test:7000', 'test:7000', 'test:9000', 'test:8700', 'test:8707']);
+    expect(oneByOne.map((line) => `${String(line.environment)}:${String(line.available_kobo)}`)).toEqual([
+      'live:50000',
+      'live:46000',
+      'test:10000',
+      'test:9000',
+      'test:7000',
+      'test:7000',
+      'test:9000',
+      'test:8700',
+      'test:8707',
+    ]);
   });
 
-  it('finds the scope of a reservation further back than the recent lines searched first, by handle and by handleBatch', async () => {
+  it('finds the scope of a reservation further back than the recent lines searched first, one event at a time and all at once', async () => {
     // Reserved, then more lines than the first search covers (4,096), then closed in a later batch.
     const fundings = Array.from({ length: 4_200 }, (_, at) => funded(`f${at}`, 1));
-    const events = recorded([funded('f', 10_000), reserved('vrf_far', 1_000, 'test', 'nin'), reserved('vrf_near', 500, 'test', 'bvn'), ...fundings, debited('vrf_far', 1_000), released('vrf_near', 500)]);
+    const events = recorded([
+      funded('f', 10_000),
+      reserved('vrf_far', 1_000, 'test', 'nin'),
+      reserved('vrf_near', 500, 'test', 'bvn'),
+      ...fundings,
+      debited('vrf_far', 1_000),
+      released('vrf_near', 500),
+    ]);
     const closes = events.slice(-2);
     await applyBatch(events.slice(0, -2));
     await applyBatch(closes);
-    const scopes = async () => (await db.pool.query(`select entry_type, reference, scope from wallet_ledger where entry_type in ('debit', 'release') order by event_position`)).rows;
+    const scopes = async () =>
+      (await db.pool.query(`select entry_type, reference, scope from wallet_ledger where entry_type in ('debit', 'release') order by event_position`)).rows;
     expect(await scopes()).toEqual([
       { entry_type: 'debit', reference: 'vrf_far', scope: 'nin' },
       { entry_type: 'release', reference: 'vrf_near', scope: 'bvn' },
@@ -164,7 +201,7 @@ describe('wallet-ledger projection', () => {
     ]);
   });
 
-  it('through handleBatch, stops loudly on an event naming another wallet than its stream, first of its stream in the batch or after another', async () => {
+  it('all at once, stops loudly on an event naming another wallet than its stream, first of its stream in the batch or after another', async () => {
     const otherOrganization = (given: GivenEvent): GivenEvent => ({ ...given, data: { ...given.data, organizationId: 'org_01JD3Q9ZK8W6V2C4X7N5B0M1TS' } });
     const otherEnvironment = (given: GivenEvent): GivenEvent => ({ ...given, data: { ...given.data, environment: 'live' } });
     await expect(applyBatch(recorded([otherOrganization(funded('f1', 100))]))).rejects.toBeInstanceOf(WalletProjectionError);
@@ -173,7 +210,7 @@ describe('wallet-ledger projection', () => {
     expect(await lines()).toEqual([]);
   });
 
-  it('through handleBatch, stops loudly on a line that would overdraw the wallet', async () => {
+  it('all at once, stops loudly on a line that would overdraw the wallet', async () => {
     await expect(applyBatch(recorded([funded('f1', 100), reserved('vrf_a', 50), reserved('vrf_b', 51)]))).rejects.toBeInstanceOf(WalletProjectionError);
     expect(await lines()).toEqual([]);
   });

@@ -2,10 +2,11 @@ import { asDomainEvent } from '../../src/common/event.js';
 import type { Environment } from '../../src/common/environment.js';
 import { CATEGORIES, streams } from '../../src/common/streams.js';
 import type { RecordedEvent } from '../../src/event-store/event-store.port.js';
-import { occurredAt, occurredAtText } from '../../src/common/event.js';
+import { occurredAtText } from '../../src/common/event.js';
+import { availableOf, balanceOf, lineFigures, moveMoney, type WalletFigures } from '../../src/wallets/money.rule.js';
 import type { WalletEvent } from '../../src/wallets/wallet.events.js';
 import { WALLET_LEDGER_PROJECTION, WALLET_LEDGER_TABLE, type WalletEntryType } from '../../src/wallets/wallet.read-model.js';
-import type { PageContext, Projection, ProjectionContext } from '../projection.js';
+import { pageContextOf, type PageContext, type Projection, type ProjectionContext } from '../projection.js';
 import { WalletProjectionError } from '../wallets/wallets.projection.js';
 import { walletLedgerFolder } from './wallet-ledger.database-fold.js';
 
@@ -14,23 +15,19 @@ interface Entry {
   readonly reference: string;
   /** The reservation's own; a debit or release takes it from the reservation it closes (see `closesReservation`). */
   readonly scope: string | null;
-  /** Changes to the running balance and reserved figures. */
-  readonly balanceDeltaKobo: number;
-  readonly reservedDeltaKobo: number;
 }
 
 function entryOf(event: WalletEvent): Entry {
-  const amountKobo = event.data.amountKobo;
   switch (event.type) {
     case 'WalletFunded':
-      return { entryType: 'funding', reference: event.data.fundingReference, scope: null, balanceDeltaKobo: amountKobo, reservedDeltaKobo: 0 };
+      return { entryType: 'funding', reference: event.data.fundingReference, scope: null };
     case 'WalletFundsReserved':
       // A reservation written before scopes were recorded has none: null, which COPY would otherwise write as the text "undefined".
-      return { entryType: 'reservation', reference: event.data.reference, scope: (event.data.scope as string | undefined) ?? null, balanceDeltaKobo: 0, reservedDeltaKobo: amountKobo };
+      return { entryType: 'reservation', reference: event.data.reference, scope: event.data.scope ?? null };
     case 'WalletDebited':
-      return { entryType: 'debit', reference: event.data.reference, scope: null, balanceDeltaKobo: -amountKobo, reservedDeltaKobo: -amountKobo };
+      return { entryType: 'debit', reference: event.data.reference, scope: null };
     case 'WalletReservationReleased':
-      return { entryType: 'release', reference: event.data.reference, scope: null, balanceDeltaKobo: 0, reservedDeltaKobo: -amountKobo };
+      return { entryType: 'release', reference: event.data.reference, scope: null };
     default: {
       const _exhaustive: never = event;
       throw new WalletProjectionError(`unknown wallet event ${(_exhaustive as { type: string }).type}`);
@@ -91,54 +88,36 @@ async function reservedScopes(context: Pick<ProjectionContext, 'query'>, ledger:
 /**
  * `wallet_ledger`: one row per wallet event, keyed by its global position, with the balance,
  * reserved and available figures after it, as a statement line. The figures run on from the
- * wallet's previous row, so a row is computed the same way however often it is applied, and a
- * replayed event finds its row already there and writes nothing.
+ * wallet's previous row through the money rule, so a row is computed the same way however often it
+ * is applied, and a replayed event finds its row already there and writes nothing.
  */
 export const walletLedgerProjection: Projection = {
   name: WALLET_LEDGER_PROJECTION,
   categories: [CATEGORIES.wallet],
   tables: [WALLET_LEDGER_TABLE],
-  async handle(recorded: RecordedEvent, context: ProjectionContext): Promise<void> {
-    const event = asDomainEvent<WalletEvent>(recorded);
-    const { organizationId, environment } = event.data;
-    if (recorded.streamId !== streams.wallet(organizationId, environment as Environment)) {
-      throw new WalletProjectionError(`${recorded.type} at position ${recorded.position} names another wallet than its stream`);
-    }
-    const ledger = context.table(WALLET_LEDGER_TABLE);
-    const position = recorded.position.toString();
-    const existing = await context.query(`select 1 from ${ledger} where organization_id = $1 and environment = $2 and event_position = $3`, [organizationId, environment, position]);
-    if (existing.length > 0) return;
-
-    const [previous] = await context.query<{ balance_kobo: string; reserved_kobo: string }>(
-      `select balance_kobo, reserved_kobo from ${ledger} where organization_id = $1 and environment = $2 and event_position < $3 order by event_position desc limit 1`,
-      [organizationId, environment, position],
-    );
-    const entry = entryOf(event);
-    let scope = entry.scope;
-    if (closesReservation(entry)) {
-      const found = await reservedScopes(context, ledger, [{ at: 0, organization_id: organizationId, environment, event_position: position.toString(), reference: entry.reference }]);
-      scope = found.get(0) ?? null;
-    }
-    const balanceKobo = Number(previous?.balance_kobo ?? 0) + entry.balanceDeltaKobo;
-    const reservedKobo = Number(previous?.reserved_kobo ?? 0) + entry.reservedDeltaKobo;
-    const availableKobo = balanceKobo - reservedKobo;
-    if (reservedKobo < 0 || availableKobo < 0) {
-      throw new WalletProjectionError(`wallet ${recorded.streamId} would show a negative figure after position ${position}`);
-    }
-    await context.query(
-      `insert into ${ledger} (organization_id, environment, event_position, entry_type, reference, amount_kobo, balance_kobo, reserved_kobo, available_kobo, scope, occurred_at)
-       values ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)`,
-      [organizationId, environment, position, entry.entryType, entry.reference, event.data.amountKobo, balanceKobo, reservedKobo, availableKobo, scope, occurredAt(recorded)],
-    );
+  // A page's lines, nearly one per event, go in by COPY.
+  handle: (events, context) => {
+    const page = pageContextOf(context);
+    return handleLedger(events, context, page === undefined ? insertLines : copyLines(page));
   },
-  handleBatch: (events, context) => handleLedgerBatch(events, context, insertLines),
-  // The same fold over a page; its lines, nearly one per event, go in by COPY.
-  applyPage: (events, context) => handleLedgerBatch(events, context, copyLines(context)),
+  pages: true,
   // A rebuild's start on the PostgreSQL log: the lines up to the head in one statement (wallet-ledger.database-fold.ts).
-  foldInDatabase: walletLedgerFolder([CATEGORIES.wallet]),
+  foldInDatabase: (folds) => walletLedgerFolder(folds, [CATEGORIES.wallet]),
 };
 
-const LINE_COLUMNS = ['organization_id', 'environment', 'event_position', 'entry_type', 'reference', 'amount_kobo', 'balance_kobo', 'reserved_kobo', 'available_kobo', 'scope', 'occurred_at'] as const;
+const LINE_COLUMNS = [
+  'organization_id',
+  'environment',
+  'event_position',
+  'entry_type',
+  'reference',
+  'amount_kobo',
+  'balance_kobo',
+  'reserved_kobo',
+  'available_kobo',
+  'scope',
+  'occurred_at',
+] as const;
 
 /** A new line, its values in LINE_COLUMNS' order: the page path's COPY takes it as it is. */
 type Line = readonly [
@@ -173,21 +152,16 @@ const copyLines =
   (lines) =>
     context.copy(WALLET_LEDGER_TABLE, LINE_COLUMNS, lines);
 
-interface Figures {
-  balanceKobo: number;
-  reservedKobo: number;
-}
-
 /**
- * `handle` on each event in turn, in two statements (three on a replay): each wallet's last line
- * before its first event of the batch, with whether lines from there on exist (a replay: then
+ * The events in two statements (three on a replay, one more for scopes looked up): each wallet's
+ * last line before its first event here, with whether lines from there on exist (a replay: then
  * those lines are read too), then one insert of the new lines, their figures run on in memory from
- * that last line exactly as `handle` runs them on from the previous row.
+ * that last line through the money rule.
  *
  * A wallet's key in the batch is its stream id, as read: a string the engine hashes once, where a
  * key built per event (and the stream id built again to check it) cost a string and its hash each.
  */
-async function handleLedgerBatch(events: readonly RecordedEvent[], context: ProjectionContext, insert: InsertLines): Promise<void> {
+async function handleLedger(events: readonly RecordedEvent[], context: ProjectionContext, insert: InsertLines): Promise<void> {
   const ledger = context.table(WALLET_LEDGER_TABLE);
   // Per wallet of the batch, by stream id: the wallet and its first event's position.
   const firsts = new Map<string, { organization_id: string; environment: string; event_position: string }>();
@@ -197,7 +171,10 @@ async function handleLedgerBatch(events: readonly RecordedEvent[], context: Proj
     const position = recorded.position.toString();
     const first = firsts.get(recorded.streamId);
     // The stream's first event of the batch is checked against its stream id, the others against that event.
-    const named = first === undefined ? recorded.streamId === streams.wallet(organizationId, environment as Environment) : organizationId === first.organization_id && environment === first.environment;
+    const named =
+      first === undefined
+        ? recorded.streamId === streams.wallet(organizationId, environment as Environment)
+        : organizationId === first.organization_id && environment === first.environment;
     if (!named) throw new WalletProjectionError(`${recorded.type} at position ${recorded.position} names another wallet than its stream`);
     if (first === undefined) firsts.set(recorded.streamId, { organization_id: organizationId, environment, event_position: position });
     return { recorded, event, key: recorded.streamId, position };
@@ -217,9 +194,7 @@ async function handleLedgerBatch(events: readonly RecordedEvent[], context: Proj
     [JSON.stringify([...firsts.values()])],
   );
   const walletStream = (row: { organization_id: string; environment: string }) => streams.wallet(row.organization_id, row.environment as Environment);
-  const figures = new Map<string, Figures>(
-    previous.map((row) => [walletStream(row), { balanceKobo: Number(row.balance_kobo ?? 0), reservedKobo: Number(row.reserved_kobo ?? 0) }]),
-  );
+  const figures = new Map<string, WalletFigures>(previous.map((row) => [walletStream(row), lineFigures(Number(row.balance_kobo ?? 0), Number(row.reserved_kobo ?? 0))]));
   const replayedWallets = new Set(previous.filter((row) => row.replayed).map(walletStream));
   const present = new Map<string, { balance_kobo: string; reserved_kobo: string }>();
   if (replayedWallets.size > 0) {
@@ -244,12 +219,13 @@ async function handleLedgerBatch(events: readonly RecordedEvent[], context: Proj
     const { event, key, position } = decoded[at];
     let reserved = reservedInBatch.get(key);
     if (entry.entryType === 'reservation') {
-      if (reserved === undefined) reservedInBatch.set(key, (reserved = new Map()));
+      if (reserved === undefined) reservedInBatch.set(key, (reserved = new Map<string, string | null>()));
       reserved.set(entry.reference, entry.scope);
     }
     if (!closesReservation(entry)) return entry.scope;
     if (reserved?.has(entry.reference) === true) return reserved.get(entry.reference) ?? null;
-    if (present.size === 0 || !present.has(`${key}\u0000${position}`)) toLookUp.push({ at, organization_id: event.data.organizationId, environment: event.data.environment, event_position: position, reference: entry.reference });
+    if (present.size === 0 || !present.has(`${key}\u0000${position}`))
+      toLookUp.push({ at, organization_id: event.data.organizationId, environment: event.data.environment, event_position: position, reference: entry.reference });
     return null;
   });
   if (toLookUp.length > 0) {
@@ -264,18 +240,15 @@ async function handleLedgerBatch(events: readonly RecordedEvent[], context: Proj
     // Only a replay finds lines already there: otherwise no key is built to look them up.
     const line = present.size === 0 ? undefined : present.get(`${key}\u0000${position}`);
     if (line !== undefined) {
-      // Already there: the next line runs on from it, as `handle` would read it back.
-      running.balanceKobo = Number(line.balance_kobo);
-      running.reservedKobo = Number(line.reserved_kobo);
+      // Already there: the next line runs on from it, as a later call would read it back.
+      figures.set(key, lineFigures(Number(line.balance_kobo), Number(line.reserved_kobo)));
       continue;
     }
     const entry = entries[at];
-    running.balanceKobo += entry.balanceDeltaKobo;
-    running.reservedKobo += entry.reservedDeltaKobo;
-    const availableKobo = running.balanceKobo - running.reservedKobo;
-    if (running.reservedKobo < 0 || availableKobo < 0) {
-      throw new WalletProjectionError(`wallet ${recorded.streamId} would show a negative figure after position ${position}`);
-    }
+    // The ledger does not track reservations' amounts: the rule judges its figures alone.
+    const moved = moveMoney(running, { type: event.type, amountKobo: event.data.amountKobo });
+    if (moved.refused !== undefined) throw new WalletProjectionError(`${recorded.type} at position ${position} of wallet ${recorded.streamId}: ${moved.message}`);
+    figures.set(key, moved.figures);
     inserts.push([
       event.data.organizationId,
       event.data.environment,
@@ -283,9 +256,9 @@ async function handleLedgerBatch(events: readonly RecordedEvent[], context: Proj
       entry.entryType,
       entry.reference,
       event.data.amountKobo,
-      running.balanceKobo,
-      running.reservedKobo,
-      availableKobo,
+      balanceOf(moved.figures),
+      moved.figures.reservedKobo,
+      availableOf(moved.figures),
       scopes[at],
       occurredAtText(recorded),
     ]);

@@ -3,7 +3,12 @@ import { lowBalanceCrossed, lowBalanceMessage, wants, webhookMessageFor, type Lo
 
 const org = 'org_01JD3Q9ZK8W6V2C4X7N5B0M1TR';
 const at = new Date('2026-11-22T07:15:00.123Z');
-const event = (type: string, data: Record<string, unknown>, id = '0193a1b2-0000-7000-8000-000000000001'): LogEvent => ({ id, type, data: { schemaVersion: 1, ...data } as LogEvent['data'], occurredAt: at });
+const event = (type: string, data: Record<string, unknown>, id = '0193a1b2-0000-7000-8000-000000000001'): LogEvent => ({
+  id,
+  type,
+  data: { schemaVersion: 1, ...data },
+  occurredAt: at,
+});
 const requested: StreamFacts = { organizationId: org, environment: 'live', scope: 'nin' };
 
 describe('Given a log event, when it is mapped to a webhook message', () => {
@@ -30,7 +35,12 @@ describe('Given a log event, when it is mapped to a webhook message', () => {
   });
 
   it('a failed check becomes verification.failed, not charged, with its reason code and no error message', () => {
-    const failed = event('VerificationFailed', { reference: 'vrf_2', reasonCode: 'provider_timeout', errorMessage: 'upstream said something', failedAt: '2026-11-22T07:15:01.000Z' });
+    const failed = event('VerificationFailed', {
+      reference: 'vrf_2',
+      reasonCode: 'provider_timeout',
+      errorMessage: 'upstream said something',
+      failedAt: '2026-11-22T07:15:01.000Z',
+    });
     expect(webhookMessageFor(failed, { ...requested, environment: 'test' })?.body).toEqual({
       type: 'verification.failed',
       timestamp: at.toISOString(),
@@ -52,7 +62,16 @@ describe('Given a log event, when it is mapped to a webhook message', () => {
   });
 
   it('a key issued becomes key.created with its prefix and scopes, never its hash', () => {
-    const issued = event('ApiKeyIssued', { organizationId: org, keyId: 'key_1', name: 'ci', keyHash: 'ab'.repeat(32), prefix: 'service_live_abcd', last4: 'wxyz', environment: 'live', scopes: null });
+    const issued = event('ApiKeyIssued', {
+      organizationId: org,
+      keyId: 'key_1',
+      name: 'ci',
+      keyHash: 'ab'.repeat(32),
+      prefix: 'service_live_abcd',
+      last4: 'wxyz',
+      environment: 'live',
+      scopes: null,
+    });
     const built = webhookMessageFor(issued);
     expect(built?.body.data).toEqual({ organizationId: org, environment: 'live', keyId: 'key_1', prefix: 'service_live_abcd', scopes: null });
     expect(JSON.stringify(built)).not.toContain('abab');
@@ -119,5 +138,54 @@ describe('Given the event types an endpoint subscribed to', () => {
     expect(wants([], 'wallet.funded')).toBe(true);
     expect(wants(['verification.completed'], 'wallet.funded')).toBe(false);
     expect(wants(['verification.completed', 'wallet.funded'], 'wallet.funded')).toBe(true);
+  });
+
+  describe('a verification session', () => {
+    const session = { sessionId: 'vss_01JD3Q9ZK8W6V2C4X7N5B0M1TR', organizationId: org, environment: 'test' };
+    const sealed = { sealed: 'aes-256-gcm', v: 1, nonce: 'bm9uY2U=', data: 'Y3VzdG9tZXI=', tag: 'dGFn' };
+    it('created: the session, its flow version and expiry, never the sealed customer id or the secret hash', () => {
+      const created = event('VerificationSessionCreated', {
+        ...session,
+        flowId: 'vfl_1',
+        flowVersion: 2,
+        keyId: 'key_1',
+        secretHash: 'ab'.repeat(32),
+        expiresAt: '2026-11-22T07:45:00.000Z',
+        customer: sealed,
+      });
+      const message = webhookMessageFor(created);
+      expect(message?.body).toEqual({
+        type: 'verification_session.created',
+        timestamp: at.toISOString(),
+        data: { ...session, flowId: 'vfl_1', flowVersion: 2, expiresAt: '2026-11-22T07:45:00.000Z' },
+      });
+      expect(JSON.stringify(message)).not.toContain('Y3VzdG9tZXI=');
+      expect(JSON.stringify(message)).not.toContain('ab'.repeat(32));
+    });
+    it.each(['approved', 'declined', 'needs_review'])('decided %s: its own type, with the reasons and no face-match score', (decision) => {
+      const decided = event('VerificationSessionDecided', { ...session, decision, reasons: ['face_match_close'], faceMatchReference: 'vrf_2', faceMatchConfidence: 72.5 });
+      expect(webhookMessageFor(decided)?.body).toEqual({
+        type: `verification_session.${decision}`,
+        timestamp: at.toISOString(),
+        data: { ...session, reasons: ['face_match_close'] },
+      });
+    });
+    it.each(['approved', 'declined'])('reviewed %s: the same type as the rule’s decision, with the review’s reason and the reviewer’s kind only', (decision) => {
+      const reviewed = event('VerificationSessionReviewed', { ...session, decision, reason: 'faces_match', reviewedBy: 'operator', reviewedAt: at.toISOString() });
+      expect(webhookMessageFor(reviewed)?.body).toEqual({
+        type: `verification_session.${decision}`,
+        timestamp: at.toISOString(),
+        data: { ...session, reasons: [], review: { reason: 'faces_match', reviewedBy: 'operator' } },
+      });
+    });
+    it.each([
+      ['VerificationSessionSubmitted', 'verification_session.submitted'],
+      ['VerificationSessionExpired', 'verification_session.expired'],
+      ['VerificationSessionCancelled', 'verification_session.cancelled'],
+    ])('%s becomes %s', (type, webhook) => expect(webhookMessageFor(event(type, session))?.body).toEqual({ type: webhook, timestamp: at.toISOString(), data: session }));
+    it('consent, identity number and selfie announce nothing', () => {
+      expect(webhookMessageFor(event('VerificationSessionConsentGiven', { ...session, consent: sealed }))).toBeNull();
+      expect(webhookMessageFor(event('VerificationSessionSelfieCaptured', { ...session, selfieId: 'p1' }))).toBeNull();
+    });
   });
 });

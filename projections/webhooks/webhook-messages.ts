@@ -34,7 +34,7 @@ export interface StreamFacts {
 export const messageId = (eventId: string): string => `msg_${eventId}`;
 
 function environmentOf(value: JsonValue | undefined): 'test' | 'live' {
-  if (value !== 'test' && value !== 'live') throw new Error(`invariant: an event's environment is test or live, not ${String(value)}`);
+  if (value !== 'test' && value !== 'live') throw new Error(`invariant: an event's environment is test or live, not ${JSON.stringify(value)}`);
   return value;
 }
 
@@ -111,11 +111,40 @@ export function webhookMessageFor(event: LogEvent, facts?: StreamFacts): Webhook
       return message(event, 'organization.approved', text(data, 'organizationId'), null, {});
     case 'OrganizationSuspended':
       return message(event, 'organization.suspended', text(data, 'organizationId'), null, {});
+    case 'VerificationSessionCreated':
+      return sessionMessage(event, 'verification_session.created', { flowId: text(data, 'flowId'), flowVersion: data.flowVersion ?? null, expiresAt: text(data, 'expiresAt') });
+    case 'VerificationSessionSubmitted':
+      return sessionMessage(event, 'verification_session.submitted', {});
+    case 'VerificationSessionDecided': {
+      const decision = text(data, 'decision');
+      if (decision !== 'approved' && decision !== 'declined' && decision !== 'needs_review')
+        throw new Error(`invariant: a session's decision is approved, declined or needs_review, not ${decision}`);
+      return sessionMessage(event, `verification_session.${decision}`, { reasons: Array.isArray(data.reasons) ? data.reasons : [] });
+    }
+    case 'VerificationSessionReviewed': {
+      // A person's decision on a session in review: the same event types as the rule's own, with the review's reason (from a fixed list).
+      const decision = text(data, 'decision');
+      if (decision !== 'approved' && decision !== 'declined') throw new Error(`invariant: a review approves or declines, not ${decision}`);
+      return sessionMessage(event, `verification_session.${decision}`, {
+        reasons: [],
+        review: { reason: text(data, 'reason'), reviewedBy: text(data, 'reviewedBy') },
+      });
+    }
+    case 'VerificationSessionExpired':
+      return sessionMessage(event, 'verification_session.expired', {});
+    case 'VerificationSessionCancelled':
+      return sessionMessage(event, 'verification_session.cancelled', {});
     case 'PersonalDataDestroyed':
       return message(event, 'personal_data.erased', text(data, 'organizationId'), null, { reference: null, erasedAt: text(data, 'destroyedAt') });
     default:
       return null;
   }
+}
+
+/** A session's events each name its organization and environment; the message carries the session id and state, never the customer id or anything the person gave. */
+function sessionMessage(event: LogEvent, type: WebhookEventType, fields: JsonObject): WebhookMessage {
+  const data = event.data;
+  return message(event, type, text(data, 'organizationId'), environmentOf(data.environment), { sessionId: text(data, 'sessionId'), ...fields });
 }
 
 function scopeOf(facts: StreamFacts): string {

@@ -9,7 +9,7 @@ const at = (minutes: number) => ({ occurredAt: new Date(t0.getTime() + minutes *
 const e = (streamId: string, type: string, data: Record<string, unknown>, minutes = 0): GivenEvent => ({
   streamId,
   type,
-  data: { schemaVersion: 1, ...data } as GivenEvent['data'],
+  data: { schemaVersion: 1, ...data },
   metadata: at(minutes),
 });
 const endpoint = (endpointId: string, environment: string, eventTypes: string[] = [], organizationId = org) =>
@@ -45,9 +45,11 @@ describe('webhooks subscriber', () => {
   const db = useProjectionDatabase(webhooksSubscriber);
   const apply = (events: ReturnType<typeof recorded>) => applyEvents(db.pool, webhooksSubscriber, events);
   const deliveries = async () =>
-    (await db.pool.query<{ endpoint_id: string; message_id: string; event_type: string; environment: string | null; body: string; status: string }>(
-      'select endpoint_id, message_id, event_type, environment, body, status from webhook_deliveries order by endpoint_id, id',
-    )).rows;
+    (
+      await db.pool.query<{ endpoint_id: string; message_id: string; event_type: string; environment: string | null; body: string; status: string }>(
+        'select endpoint_id, message_id, event_type, environment, body, status from webhook_deliveries order by endpoint_id, id',
+      )
+    ).rows;
 
   it('given endpoints, a completed check is one pending delivery to each endpoint of its organization and environment that wants it', async () => {
     const events = recorded([
@@ -94,8 +96,17 @@ describe('webhooks subscriber', () => {
   it('a balance crossing the threshold downwards is one wallet.low_balance delivery and one mail per owner and finance user, once per crossing', async () => {
     await db.pool.query('delete from console_outbox');
     await db.pool.query('delete from console_users');
-    for (const [id, role] of [['u1', 'owner'], ['u2', 'finance'], ['u3', 'developer']]) {
-      await db.pool.query(`insert into console_users (id, kind, organization_id, email, email_key, role, created_at) values ($1, 'integrator', $2, $3, $3, $4, now())`, [id, org, `${id}@acme.test`, role]);
+    for (const [id, role] of [
+      ['u1', 'owner'],
+      ['u2', 'finance'],
+      ['u3', 'developer'],
+    ]) {
+      await db.pool.query(`insert into console_users (id, kind, organization_id, email, email_key, role, created_at) values ($1, 'integrator', $2, $3, $3, $4, now())`, [
+        id,
+        org,
+        `${id}@acme.test`,
+        role,
+      ]);
     }
     const events = recorded([
       endpoint('ep_a', 'test', ['wallet.low_balance']),
@@ -115,9 +126,12 @@ describe('webhooks subscriber', () => {
       [`msg_${events[4].id}`, { organizationId: org, environment: 'test', balanceKobo: 4_000, thresholdKobo: 5_000 }],
       [`msg_${events[7].id}`, { organizationId: org, environment: 'test', balanceKobo: 3_000, thresholdKobo: 5_000 }],
     ]);
-    const mail = (await db.pool.query<{ recipient: string; body: string }>('select recipient, body from console_outbox order by id')).rows;
-    expect(mail.map((row) => row.recipient).sort()).toEqual(['u1@acme.test', 'u1@acme.test', 'u2@acme.test', 'u2@acme.test']);
+    const mail = (await db.pool.query<{ recipient: string; body: string; link: string }>('select recipient, body, link from console_outbox order by id')).rows;
+    // Each mail names its member (the outbox opens the member's own sealed email when it sends).
+    expect(mail.map((row) => row.recipient).sort()).toEqual(['user:u1', 'user:u1', 'user:u2', 'user:u2']);
     expect(mail[0].body).toContain('NGN 40.00');
+    expect(mail[0].body).toContain('Top it up to keep running checks: /console/wallet');
+    expect(mail[0].link).toBe('/console/wallet');
   });
 
   it('replayed twice, same rows', async () => {
@@ -126,13 +140,28 @@ describe('webhooks subscriber', () => {
       requested('vrf_1'),
       completed('vrf_1'),
       wallet('WalletFunded', 10_000, { fundingReference: 'f1' }),
-      e('webhookEndpoint-ep_a', 'WebhookEndpointSecretRotated', { endpointId: 'ep_a', secretId: 's2', secret: 'sealed-2', masterKeyId: 'local:1', previousSecretId: 's1', previousValidUntil: '2026-11-02T10:00:00.000Z' }),
+      e('webhookEndpoint-ep_a', 'WebhookEndpointSecretRotated', {
+        endpointId: 'ep_a',
+        secretId: 's2',
+        secret: 'sealed-2',
+        masterKeyId: 'local:1',
+        previousSecretId: 's1',
+        previousValidUntil: '2026-11-02T10:00:00.000Z',
+      }),
     ]);
     await apply(events);
-    const once = { endpoints: await rowsOf(db.pool, 'webhook_endpoints', 'id'), deliveries: await rowsOf(db.pool, 'webhook_deliveries', 'id'), wallets: await rowsOf(db.pool, 'webhook_wallet_alerts', 'organization_id') };
+    const once = {
+      endpoints: await rowsOf(db.pool, 'webhook_endpoints', 'id'),
+      deliveries: await rowsOf(db.pool, 'webhook_deliveries', 'id'),
+      wallets: await rowsOf(db.pool, 'webhook_wallet_alerts', 'organization_id'),
+    };
     await apply(events);
     await apply(events.slice(2));
-    expect({ endpoints: await rowsOf(db.pool, 'webhook_endpoints', 'id'), deliveries: await rowsOf(db.pool, 'webhook_deliveries', 'id'), wallets: await rowsOf(db.pool, 'webhook_wallet_alerts', 'organization_id') }).toEqual(once);
+    expect({
+      endpoints: await rowsOf(db.pool, 'webhook_endpoints', 'id'),
+      deliveries: await rowsOf(db.pool, 'webhook_deliveries', 'id'),
+      wallets: await rowsOf(db.pool, 'webhook_wallet_alerts', 'organization_id'),
+    }).toEqual(once);
     expect(once.endpoints[0].secrets).toEqual([
       { secretId: 's2', secret: 'sealed-2', masterKeyId: 'local:1', validUntil: null },
       { secretId: 's1', secret: 'sealed-secret', masterKeyId: 'local:1', validUntil: '2026-11-02T10:00:00.000Z' },

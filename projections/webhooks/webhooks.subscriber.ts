@@ -1,8 +1,10 @@
 import { CATEGORIES } from '../../src/common/streams.js';
-import { occurredAt } from '../../src/common/event.js';
+import { occurredAt, textField } from '../../src/common/event.js';
 import type { JsonObject, RecordedEvent } from '../../src/event-store/event-store.port.js';
-import type { Projection, ProjectionContext } from '../projection.js';
+import { eachEvent, type Projection, type ProjectionContext } from '../projection.js';
 import { WEBHOOK_CATEGORIES } from '../../src/webhooks/webhook-endpoint.events.js';
+import { balanceChangeKobo } from '../../src/wallets/money.rule.js';
+import { VERIFICATION_SESSION_CATEGORY } from '../../src/verification-flows/verification-session.events.js';
 import { lowBalanceCrossed, lowBalanceMessage, webhookMessageFor, type LogEvent, type StreamFacts, type WebhookMessage } from './webhook-messages.js';
 
 import { WEBHOOKS_SUBSCRIBER as NAME } from '../../src/webhooks/webhook.read-model.js';
@@ -29,9 +31,9 @@ const LOW_BALANCE_ROLES = ['owner', 'finance'];
  */
 export const webhooksSubscriber: Projection = {
   name: WEBHOOKS_SUBSCRIBER,
-  categories: [WEBHOOK_CATEGORIES.endpoint, WEBHOOK_CATEGORIES.walletAlert, CATEGORIES.verification, CATEGORIES.wallet, CATEGORIES.organization],
+  categories: [WEBHOOK_CATEGORIES.endpoint, WEBHOOK_CATEGORIES.walletAlert, CATEGORIES.verification, CATEGORIES.wallet, CATEGORIES.organization, VERIFICATION_SESSION_CATEGORY],
   tables: TABLES,
-  async handle(event: RecordedEvent, context: ProjectionContext): Promise<void> {
+  handle: eachEvent(async (event: RecordedEvent, context: ProjectionContext): Promise<void> => {
     const at = occurredAt(event);
     const log: LogEvent = { id: event.id, type: event.type, data: event.data, occurredAt: at };
     const data = event.data;
@@ -69,11 +71,21 @@ export const webhooksSubscriber: Projection = {
               set secrets = jsonb_build_array($2::jsonb) || coalesce((select jsonb_agg(s || jsonb_build_object('validUntil', $4::text)) from jsonb_array_elements(secrets) s where s->>'secretId' = $3), '[]'::jsonb),
                   updated_at = $5
             where id = $1 and secrets->0->>'secretId' = $3`,
-          [data.endpointId, JSON.stringify({ secretId: data.secretId, secret: data.secret, masterKeyId: data.masterKeyId, validUntil: null }), data.previousSecretId, data.previousValidUntil, at],
+          [
+            data.endpointId,
+            JSON.stringify({ secretId: data.secretId, secret: data.secret, masterKeyId: data.masterKeyId, validUntil: null }),
+            data.previousSecretId,
+            data.previousValidUntil,
+            at,
+          ],
         );
         return;
       case 'WebhookEndpointDisabled':
-        await context.query(`update ${context.table('webhook_endpoints')} set enabled = false, disabled_reason = $2, updated_at = $3 where id = $1`, [data.endpointId, data.reason, at]);
+        await context.query(`update ${context.table('webhook_endpoints')} set enabled = false, disabled_reason = $2, updated_at = $3 where id = $1`, [
+          data.endpointId,
+          data.reason,
+          at,
+        ]);
         return;
       case 'WebhookEndpointDeleted':
         await context.query(`update ${context.table('webhook_endpoints')} set enabled = false, deleted_at = $2, updated_at = $2 where id = $1`, [data.endpointId, at]);
@@ -86,31 +98,35 @@ export const webhooksSubscriber: Projection = {
         );
         return;
       case 'VerificationRequested':
-        await remember(context, `verification:${String(data.reference)}`, { organizationId: String(data.organizationId), environment: String(data.environment), scope: String(data.scope) });
+        await remember(context, `verification:${textField(data, 'reference')}`, {
+          organizationId: textField(data, 'organizationId'),
+          environment: textField(data, 'environment'),
+          scope: textField(data, 'scope'),
+        });
         return;
       case 'ApiKeyIssued':
-        await remember(context, `key:${String(data.keyId)}`, { organizationId: String(data.organizationId), environment: String(data.environment), scope: null });
+        await remember(context, `key:${textField(data, 'keyId')}`, { organizationId: textField(data, 'organizationId'), environment: textField(data, 'environment'), scope: null });
         await deliver(context, webhookMessageFor(log), event);
         return;
       case 'VerificationCompleted':
       case 'VerificationFailed':
       case 'VerificationPersonalDataErased':
-        await deliver(context, webhookMessageFor(log, await recall(context, `verification:${String(data.reference)}`)), event);
+        await deliver(context, webhookMessageFor(log, await recall(context, `verification:${textField(data, 'reference')}`)), event);
         return;
       case 'ApiKeyRevoked':
-        await deliver(context, webhookMessageFor(log, await recall(context, `key:${String(data.keyId)}`)), event);
+        await deliver(context, webhookMessageFor(log, await recall(context, `key:${textField(data, 'keyId')}`)), event);
         return;
       case 'WalletFunded':
         await deliver(context, webhookMessageFor(log), event);
-        await moveBalance(context, event, log, Number(data.amountKobo));
+        await moveBalance(context, event, log, balanceChangeKobo(event.type, Number(data.amountKobo)));
         return;
       case 'WalletDebited':
-        await moveBalance(context, event, log, -Number(data.amountKobo));
+        await moveBalance(context, event, log, balanceChangeKobo(event.type, Number(data.amountKobo)));
         return;
       default:
         await deliver(context, webhookMessageFor(log), event);
     }
-  },
+  }),
 };
 
 async function remember(context: ProjectionContext, key: string, facts: StreamFacts): Promise<void> {
@@ -152,8 +168,8 @@ async function deliver(context: ProjectionContext, message: WebhookMessage | nul
  * event moves nothing.
  */
 async function moveBalance(context: ProjectionContext, event: RecordedEvent, log: LogEvent, deltaKobo: number): Promise<void> {
-  const organizationId = String(event.data.organizationId);
-  const environment = String(event.data.environment);
+  const organizationId = textField(event.data, 'organizationId');
+  const environment = textField(event.data, 'environment');
   if (!Number.isSafeInteger(deltaKobo)) throw new Error(`invariant: ${event.type} carries a whole amount`);
   const table = context.table('webhook_wallet_alerts');
   const rows = await context.query<{ before: string; threshold_kobo: string | null }>(
@@ -172,16 +188,20 @@ async function moveBalance(context: ProjectionContext, event: RecordedEvent, log
   await deliver(context, lowBalanceMessage(log, organizationId, environment, afterKobo, thresholdKobo), event);
   await context.query(
     `insert into console_outbox (recipient, subject, body, link, created_at)
-     select email, $3, $4, null, $5 from console_users where kind = 'integrator' and organization_id = $1 and role = any($2::text[])`,
+     select 'user:' || id, $3, $4, $6, $5 from console_users where kind = 'integrator' and organization_id = $1 and role = any($2::text[])`,
     [
       organizationId,
       LOW_BALANCE_ROLES,
       `Your ${environment} wallet is running low`,
-      `The balance of your ${environment} wallet fell below ${formatNaira(thresholdKobo)}: it is ${formatNaira(afterKobo)}. Fund it to keep running checks.`,
+      `The balance of your ${environment} wallet fell below ${formatNaira(thresholdKobo)}: it is ${formatNaira(afterKobo)}. Top it up to keep running checks: ${TOP_UP_LINK}`,
       log.occurredAt,
+      TOP_UP_LINK,
     ],
   );
 }
+
+/** The wallet page's Top up, relative: the outbox makes it absolute with the console's address when it sends the mail. */
+const TOP_UP_LINK = '/console/wallet';
 
 function formatNaira(kobo: number): string {
   return `NGN ${(kobo / 100).toFixed(2)}`;

@@ -16,7 +16,11 @@ describe('admin CLI: keys rotate-master', () => {
   const bed = processTestBed('ledger-rotate-');
 
   function cli(env: Record<string, string>, ...args: string[]) {
-    return runNode(DIST.admin, args, { cwd: bed.dir, env: { PATH: process.env.PATH, ...bed.events.env, DATABASE_URL: bed.database.url, DATA_DIR: join(bed.dir, '.data'), ...env }, timeoutMs: 30_000 });
+    return runNode(DIST.admin, args, {
+      cwd: bed.dir,
+      env: { PATH: process.env.PATH, ...bed.events.env, DATABASE_URL: bed.database.url, DATA_DIR: join(bed.dir, '.data'), ...env },
+      timeoutMs: 30_000,
+    });
   }
 
   it('re-wraps every organization key under the new master key, touches no event, and changes nothing when run again', async () => {
@@ -38,7 +42,15 @@ describe('admin CLI: keys rotate-master', () => {
     expect(rotated.stderr).toBe('');
     expect(rotated.code).toBe(0);
     const next = new LocalKeyManagement(parseMasterKey(newKey));
-    expect(JSON.parse(rotated.stdout)).toEqual({ masterKeyId: next.masterKeyId, rewrapped: 2, alreadyRotated: 0, destroyed: 0, totpSecrets: { rewrapped: 0, alreadyRotated: 0 }, historyCheckpointsDropped: 0 });
+    expect(JSON.parse(rotated.stdout)).toEqual({
+      masterKeyId: next.masterKeyId,
+      rewrapped: 2,
+      alreadyRotated: 0,
+      destroyed: 0,
+      retiredOrganizationKeys: { rewrapped: 0, alreadyRotated: 0 },
+      totpSecrets: { rewrapped: 0, alreadyRotated: 0 },
+      historyCheckpointsDropped: 0,
+    });
     expect(rotated.stdout).not.toContain(newKey);
 
     const reopened = await new DataKeys(bed.pool, next).get(binding.reference);
@@ -50,5 +62,14 @@ describe('admin CLI: keys rotate-master', () => {
     const again = await cli({ DATA_ENCRYPTION_KEY: newKey, NEW_DATA_ENCRYPTION_KEY: newKey }, '--json', 'keys', 'rotate-master');
     expect(again.code).toBe(0);
     expect(JSON.parse(again.stdout)).toMatchObject({ rewrapped: 0, alreadyRotated: 2 });
+
+    // A new version of one organization's key, on demand: the data key it wrapped before still opens.
+    const orgRotated = await cli({ DATA_ENCRYPTION_KEY: newKey }, '--json', 'keys', 'rotate-org', 'org_rotate_a');
+    expect(orgRotated.stderr).toBe('');
+    expect(JSON.parse(orgRotated.stdout)).toEqual({ organizationId: 'org_rotate_a', version: 2 });
+    const afterOrg = await new DataKeys(bed.pool, next).get(binding.reference);
+    expect(open((afterOrg as { key: Buffer }).key, sealed, binding)).toEqual({ firstName: 'Blessing' });
+    expect((await new DataKeys(bed.pool, next).create('org_rotate_a', 'test', 'vrf_ROTATE0000000000000000002')).length).toBe(32);
+    expect((await bed.pool.query("select wrapped_key from verification_keys where reference = 'vrf_ROTATE0000000000000000002'")).rows[0].wrapped_key).toMatch(/^v2:/);
   });
 });

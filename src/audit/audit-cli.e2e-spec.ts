@@ -40,7 +40,13 @@ describe('audit:wallet', () => {
     buildDir = await mkdtemp(join(tmpdir(), 'ledger-audit-'));
     for (const entry of ['src', 'projections', 'bench', '.swcrc', 'package.json', 'node_modules']) await symlink(join(ROOT, entry), join(buildDir, entry));
     await run(process.execPath, [join(ROOT, 'scripts/build.mjs')], { cwd: buildDir });
-    cliEnv = { PATH: process.env.PATH, ...(await testEventStoreEnv(app.database)), DATABASE_URL: app.database.url, DATA_ENCRYPTION_KEY: TEST_DATA_ENCRYPTION_KEY, DATA_DIR: join(buildDir, '.data') };
+    cliEnv = {
+      PATH: process.env.PATH,
+      ...(await testEventStoreEnv(app.database)),
+      DATABASE_URL: app.database.url,
+      DATA_ENCRYPTION_KEY: TEST_DATA_ENCRYPTION_KEY,
+      DATA_DIR: join(buildDir, '.data'),
+    };
   });
   afterAll(async () => {
     await pool?.end();
@@ -124,7 +130,13 @@ describe('audit:wallet', () => {
 
     const charged = responses.filter((response) => response.status === 201).length;
     const wallet = (await app.admin('GET', `/admin/v1/organizations/${organizationId}/wallets/test`)).body.data;
-    expect(summary.closing).toEqual({ fundedKobo: 30 * PRICE_KOBO, debitedKobo: charged * PRICE_KOBO, balanceKobo: wallet.balanceKobo, reservedKobo: wallet.reservedKobo, availableKobo: wallet.availableKobo });
+    expect(summary.closing).toEqual({
+      fundedKobo: 30 * PRICE_KOBO,
+      debitedKobo: charged * PRICE_KOBO,
+      balanceKobo: wallet.balanceKobo,
+      reservedKobo: wallet.reservedKobo,
+      availableKobo: wallet.availableKobo,
+    });
     expect(summary.totals.debit).toEqual({ count: charged, amountKobo: charged * PRICE_KOBO });
     const released = responses.filter((response) => response.status === 502).length;
     expect(summary.totals.release.count).toBe(released);
@@ -156,7 +168,21 @@ describe('audit:wallet', () => {
     expect(asOf.stdout).toMatch(/balance as of .*: balance ₦10\.00 \(1,000 kobo\), reserved ₦0\.00 \(0 kobo\), available ₦10\.00 \(1,000 kobo\)/);
     // Every column the docs list, amounts in naira with separators.
     const [header, , row] = asOf.stdout.split('\n');
-    expect(header.split(/ {2,}/)).toEqual(['occurred at', 'type', 'reference', 'scope', 'amount ₦', 'balance ₦', 'reserved ₦', 'available ₦', 'actor', 'rev', 'position', 'chain', 'hash']);
+    expect(header.split(/ {2,}/)).toEqual([
+      'occurred at',
+      'type',
+      'reference',
+      'scope',
+      'amount ₦',
+      'balance ₦',
+      'reserved ₦',
+      'available ₦',
+      'actor',
+      'rev',
+      'position',
+      'chain',
+      'hash',
+    ]);
     expect(row).toMatch(/ funding +INV-0001 +10\.00 +10\.00 +0\.00 +10\.00 +operator:admin +0 +\d+ +hashed +[0-9a-f]{12}…$/);
     expect(asOf.stdout).toContain('hash chain: verified, 1 hashed events');
 
@@ -213,12 +239,18 @@ describe('audit:wallet', () => {
     const { organizationId } = await fundedWallet(PRICE_KOBO);
     // A reservation with no verification behind it: nothing will ever capture or release it.
     const ledger = app.app.get(WalletLedger);
-    await ledger.reserve({ organizationId, environment: 'test' }, { reference: 'vrf_orphan', amountKobo: 700, scope: 'nin' }, { correlationId: 'orphan', actor: { type: 'system', id: 'test' } });
+    await ledger.reserve(
+      { organizationId, environment: 'test' },
+      { reference: 'vrf_orphan', amountKobo: 700, scope: 'nin' },
+      { correlationId: 'orphan', actor: { type: 'system', id: 'test' } },
+    );
     await new Promise((resolveWait) => setTimeout(resolveWait, 1_100));
     const result = await auditWith({ RECOVERY_DEADLINE_MS: '1000', PROVIDER_TIMEOUT_MS: '300' }, '--org', organizationId, '--env', 'test', '--reconcile', '--format', 'json');
     expect(result.code).toBe(1);
     const { reconcile } = JSON.parse(result.stdout);
-    expect(reconcile.differences).toEqual([{ check: 'reservation_past_deadline', message: expect.stringMatching(/^vrf_orphan: 700 kobo reserved at .* is still open past the recovery deadline$/) }]);
+    expect(reconcile.differences).toEqual([
+      { check: 'reservation_past_deadline', message: expect.stringMatching(/^vrf_orphan: 700 kobo reserved at .* is still open past the recovery deadline$/) },
+    ]);
   });
 
   (testEventStoreKind() === 'postgres' ? it : it.skip)(
@@ -248,8 +280,14 @@ describe('audit:wallet', () => {
       expect(result.stderr).toContain(`error: audit: hash chain broken at revision 1 (position ${reserved.position}, event ${reserved.id}): its content does not match its hash`);
       // The changed amount no longer matches the debit that closes the reservation: the replay says so too.
       expect(result.stderr).toContain("error: audit: 1 event(s) break the ledger's rules");
-      expect((await app.admin('GET', history)).body.meta.chain).toMatchObject({ verified: false, breaks: 1, firstBreak: { revision: '1', eventId: reserved.id, kind: 'content_changed' } });
-      expect((await app.admin('GET', history)).body.meta.ledgerProblems).toEqual([expect.objectContaining({ revision: '2', kind: 'ledger_invalid', message: 'its debit is for another amount than the reservation' })]);
+      expect((await app.admin('GET', history)).body.meta.chain).toMatchObject({
+        verified: false,
+        breaks: 1,
+        firstBreak: { revision: '1', eventId: reserved.id, kind: 'content_changed' },
+      });
+      expect((await app.admin('GET', history)).body.meta.ledgerProblems).toEqual([
+        expect.objectContaining({ revision: '2', kind: 'ledger_invalid', message: 'its debit is for another amount than the reservation' }),
+      ]);
     },
   );
 

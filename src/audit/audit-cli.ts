@@ -10,9 +10,7 @@
 import { Command, CommanderError, InvalidArgumentError, Option } from 'commander';
 import { availableParallelism } from 'node:os';
 import type cliProgress from 'cli-progress';
-import type pg from 'pg';
 import type { Environment } from '../common/environment.js';
-import type { AppConfig } from '../config/config.js';
 import type { EventStore } from '../event-store/event-store.port.js';
 import { parseIsoInstant } from '../common/time.js';
 import { AUDIT_FORMATS, type AuditFormat, type AuditWriter, CsvWriter, ENTRY_NO_ROOM, JsonWriter, summaryText, TableWriter } from './audit-format.js';
@@ -26,29 +24,18 @@ import type { AuditEntry, ReplaySummary } from './wallet-replay.js';
  * start-up on a 2-core machine).
  */
 async function loadKit() {
-  const [pool, progress, streams, config, migrationStatus, database, pages, replay, chainHashes] = await Promise.all([
+  const [pool, progress, streams, config, migrationStatus, database, openStore, replay, chainHashes] = await Promise.all([
     import('../database/pool.js'),
     import('cli-progress'),
     import('../common/streams.js'),
     import('../config/config.js'),
     import('../database/migration-status.js'),
     import('../database/resolve-database.js'),
-    import('../event-store/postgres-stream-pages.js'),
+    import('../event-store/open-event-store.js'),
     import('./wallet-replay.js'),
     import('./chain-hashes.js'),
   ]);
-  return { ...pool, cliProgress: progress.default, ...streams, ...config, ...migrationStatus, ...database, ...pages, ...replay, ...chainHashes };
-}
-
-/** The configured store's adapter, loaded alone. */
-async function openEventStore(config: AppConfig, databaseUrl: string, pool: pg.Pool): Promise<EventStore> {
-  if (config.eventStore.kind === 'esdb') {
-    const { EsdbEventStore } = await import('../event-store/esdb-event-store.js');
-    // loadConfig guarantees the connection string when EVENT_STORE=esdb.
-    return new EsdbEventStore(config.eventStore.esdbConnectionString as string);
-  }
-  const { PostgresEventStore } = await import('../event-store/postgres-event-store.js');
-  return new PostgresEventStore({ pool, connectionString: databaseUrl });
+  return { ...pool, cliProgress: progress.default, ...streams, ...config, ...migrationStatus, ...database, ...openStore, ...replay, ...chainHashes };
 }
 
 const EXIT_OK = 0;
@@ -105,10 +92,11 @@ export function parseAuditArguments(argv: readonly string[]): AuditArguments {
     .exitOverride()
     .showHelpAfterError()
     .configureOutput({ writeOut: (text) => process.stdout.write(text), writeErr: (text) => process.stderr.write(text) });
-  program.parse(argv as string[], { from: 'node' });
+  program.parse(argv, { from: 'node' });
   const options = program.opts<{ org: string; env: Environment; from?: Date; to?: Date; format: AuditFormat; reconcile?: boolean; waitMs: number; progress: boolean }>();
   if (options.from !== undefined && options.to !== undefined && options.from > options.to) throw new UsageError('--from is after --to');
-  if (options.reconcile === true && options.to !== undefined) throw new UsageError('--reconcile compares the whole history with the read models as they are now: it cannot take --to');
+  if (options.reconcile === true && options.to !== undefined)
+    throw new UsageError('--reconcile compares the whole history with the read models as they are now: it cannot take --to');
   return { ...options, reconcile: options.reconcile === true };
 }
 
@@ -182,7 +170,8 @@ function failures(summary: ReplaySummary, reconciled: ReconcileResult | undefine
 }
 
 async function audit(args: AuditArguments): Promise<number> {
-  const { createPool, cliProgress, streams, loadConfig, ConfigError, resolveDatabase, migrationsApplied, postgresStreamCopyWith, lastRevisionOf, WalletReplay, ChainHashWorker } = await loadKit();
+  const { createPool, cliProgress, streams, loadConfig, ConfigError, resolveDatabase, migrationsApplied, openEventStoreAdapter, lastRevisionOf, WalletReplay, ChainHashWorker } =
+    await loadKit();
   let config;
   try {
     config = loadConfig();
@@ -199,7 +188,7 @@ async function audit(args: AuditArguments): Promise<number> {
   let bar: cliProgress.SingleBar | undefined;
   let hashWorker: InstanceType<typeof ChainHashWorker> | undefined;
   try {
-    store = await openEventStore(config, database.url, pool);
+    store = await openEventStoreAdapter(config.eventStore, pool, database.url);
     // The read models' tables, on a database the service has not started on yet.
     if (!(await migrationsApplied(pool))) await (await import('../database/data-source.js')).runMigrations(database.url);
     if ((await store.readStream(streams.organization(args.org), { maxCount: 1 })).length === 0) {
@@ -207,15 +196,19 @@ async function audit(args: AuditArguments): Promise<number> {
       return EXIT_CANNOT_RUN;
     }
     const wallet = { organizationId: args.org, environment: args.env };
-    // On the PostgreSQL store, the replay reads the events table in one COPY, the events' hashes
-    // computed on a worker thread meanwhile; on EventStoreDB, page by page through the client.
-    // On one core the worker would only add its own decoding to the same core's work.
-    if (config.eventStore.kind === 'postgres' && availableParallelism() > 1) hashWorker = new ChainHashWorker();
-    const readHashedPages = hashWorker === undefined ? undefined : postgresStreamCopyWith(pool, hashWorker);
+    // With the store's log reader (the PostgreSQL log), the replay reads the stream in one COPY, the
+    // events' hashes computed on a worker thread meanwhile; without one (EventStoreDB), page by page
+    // through the client. On one core the worker would only add its own decoding to the same core's work.
+    const log = store.logReader;
+    if (log !== undefined && availableParallelism() > 1) hashWorker = new ChainHashWorker();
+    const readHashedPages = log === undefined || hashWorker === undefined ? undefined : log.streamPagesWith(hashWorker);
     const total = Number(await lastRevisionOf(store, streams.wallet(args.org, args.env))) + 1;
     if (args.progress && total >= PROGRESS_THRESHOLD_EVENTS) {
       // cli-progress draws only on a terminal: stderr piped to a file stays clean.
-      bar = new cliProgress.SingleBar({ stream: process.stderr, format: 'replay [{bar}] {percentage}% | {value}/{total} events | ETA {eta_formatted}', fps: 5, hideCursor: true }, cliProgress.Presets.shades_classic);
+      bar = new cliProgress.SingleBar(
+        { stream: process.stderr, format: 'replay [{bar}] {percentage}% | {value}/{total} events | ETA {eta_formatted}', fps: 5, hideCursor: true },
+        cliProgress.Presets.shades_classic,
+      );
       bar.start(total, 0);
     }
     const onProgress = (read: number) => bar?.update(Math.min(read, total));
@@ -247,7 +240,14 @@ async function audit(args: AuditArguments): Promise<number> {
     if (args.format === 'json') {
       const end = writer.end(summary);
       // The reconcile result joins the summary object of the one JSON document.
-      await write(reconciled === undefined ? end : end.replace(/}\n$/, `,\n"reconcile":${JSON.stringify({ differenceCount: reconciled.differenceCount, differences: reconciled.differences, notes: reconciled.notes }, null, 2)}}\n`));
+      await write(
+        reconciled === undefined
+          ? end
+          : end.replace(
+              /}\n$/,
+              `,\n"reconcile":${JSON.stringify({ differenceCount: reconciled.differenceCount, differences: reconciled.differences, notes: reconciled.notes }, null, 2)}}\n`,
+            ),
+      );
     } else if (args.format === 'csv') {
       // The CSV stays one table a spreadsheet opens; the totals go beside it, on stderr.
       process.stderr.write(summaryText(summary));

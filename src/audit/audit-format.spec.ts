@@ -51,9 +51,28 @@ describe('audit output', () => {
   it('writes a table row with every column, amounts in naira with thousands separators', () => {
     const writer = new TableWriter();
     const [titles] = writer.begin().split('\n');
-    expect(titles.split(/ {2,}/)).toEqual(['occurred at', 'type', 'reference', 'scope', 'amount ₦', 'balance ₦', 'reserved ₦', 'available ₦', 'actor', 'rev', 'position', 'chain', 'hash']);
+    expect(titles.split(/ {2,}/)).toEqual([
+      'occurred at',
+      'type',
+      'reference',
+      'scope',
+      'amount ₦',
+      'balance ₦',
+      'reserved ₦',
+      'available ₦',
+      'actor',
+      'rev',
+      'position',
+      'chain',
+      'hash',
+    ]);
     const row = writer.entry({ ...entry, scope: 'nin', amountKobo: 123_456_789, balanceKobo: 200_000_000, reservedKobo: 1_500, availableKobo: 199_998_500 });
-    expect(row.trimEnd().split(/ {2,}/).map((cell) => cell.trim())).toEqual([
+    expect(
+      row
+        .trimEnd()
+        .split(/ {2,}/)
+        .map((cell) => cell.trim()),
+    ).toEqual([
       '2026-03-03T13:00:00.000+00:00',
       'funding',
       'INV,"2026"',
@@ -85,7 +104,9 @@ describe('audit output', () => {
     const header = writer.begin();
     const row = writer.entry(entry);
     expect(header.endsWith('\r\n')).toBe(true);
-    expect(row).toBe(`3,12000000001,${entry.eventId},2026-03-03T13:00:00.000+00:00,funding,"INV,""2026""",,123456,5,0,5,1234.56,0.05,0.00,0.05,operator:admin,hashed,${'a'.repeat(64)}\r\n`);
+    expect(row).toBe(
+      `3,12000000001,${entry.eventId},2026-03-03T13:00:00.000+00:00,funding,"INV,""2026""",,123456,5,0,5,1234.56,0.05,0.00,0.05,operator:admin,hashed,${'a'.repeat(64)}\r\n`,
+    );
     expect(header).toBe(
       'revision,position,event_id,occurred_at,entry_type,reference,scope,amount_kobo,balance_kobo,reserved_kobo,available_kobo,amount_naira,balance_naira,reserved_naira,available_naira,actor,chain,hash\r\n',
     );
@@ -101,7 +122,14 @@ describe('audit output', () => {
     );
     const amount = fc.oneof(
       { arbitrary: fc.integer({ min: -1_000_000_000, max: 1_000_000_000 }), weight: 10 },
-      { arbitrary: fc.oneof(fc.constantFrom(0, -0, 5, 99, 100, -1, -99, -100, 9_007_199_254_740_991, -9_007_199_254_740_991), fc.maxSafeInteger(), fc.maxSafeInteger().map((value) => -value)), weight: 4 },
+      {
+        arbitrary: fc.oneof(
+          fc.constantFrom(0, -0, 5, 99, 100, -1, -99, -100, 9_007_199_254_740_991, -9_007_199_254_740_991),
+          fc.maxSafeInteger(),
+          fc.maxSafeInteger().map((value) => -value),
+        ),
+        weight: 4,
+      },
       { arbitrary: fc.constantFrom(2 ** 53, 1e21, 0.5, Number.NaN), weight: 1 },
     );
     const sequence = fc.oneof(
@@ -174,6 +202,7 @@ describe('ISO 8601 instants with an offset', () => {
     expect(parseIsoInstant('2026-03-03T14:00:00+01:00')?.toISOString()).toBe('2026-03-03T13:00:00.000Z');
     expect(parseIsoInstant('2026-03-03T14:00Z')?.toISOString()).toBe('2026-03-03T14:00:00.000Z');
     expect(parseIsoInstant('2024-02-29T00:00:00.123456-05:30')?.toISOString()).toBe('2024-02-29T05:30:00.123Z');
-    for (const bad of ['2026-03-03T14:00:00', '2026-02-30T00:00:00Z', '2026-13-01T00:00:00Z', '2026-03-03 14:00:00Z', 'yesterday', '2026-03-03T24:00:00Z']) expect(parseIsoInstant(bad)).toBeUndefined();
+    for (const bad of ['2026-03-03T14:00:00', '2026-02-30T00:00:00Z', '2026-13-01T00:00:00Z', '2026-03-03 14:00:00Z', 'yesterday', '2026-03-03T24:00:00Z'])
+      expect(parseIsoInstant(bad)).toBeUndefined();
   });
 });

@@ -227,10 +227,15 @@ export class CsvWriter implements AuditWriter {
   entryInto(entry: AuditEntry, into: Buffer, at: number): number {
     const { revision, position, amountKobo, balanceKobo, reservedKobo, availableKobo } = entry;
     if (revision > MAX_SAFE_BIGINT || position > MAX_SAFE_BIGINT || revision < 0n || position < 0n) return ENTRY_AS_STRING;
-    if (!Number.isSafeInteger(amountKobo) || !Number.isSafeInteger(balanceKobo) || !Number.isSafeInteger(reservedKobo) || !Number.isSafeInteger(availableKobo)) return ENTRY_AS_STRING;
+    if (!Number.isSafeInteger(amountKobo) || !Number.isSafeInteger(balanceKobo) || !Number.isSafeInteger(reservedKobo) || !Number.isSafeInteger(availableKobo))
+      return ENTRY_AS_STRING;
     const { reference, scope, actor, hash } = entry;
     // Every field at most 3 bytes per UTF-16 unit, text fields doubled by quoting, numbers at most 21 characters each.
-    const bound = at + FIXED_ROW_BYTES + 6 * (reference.length + (scope?.length ?? 0) + actor.length) + 3 * (entry.eventId.length + entry.entryType.length + entry.chain.length + (hash?.length ?? 0));
+    const bound =
+      at +
+      FIXED_ROW_BYTES +
+      6 * (reference.length + (scope?.length ?? 0) + actor.length) +
+      3 * (entry.eventId.length + entry.entryType.length + entry.chain.length + (hash?.length ?? 0));
     if (bound > into.length) return ENTRY_NO_ROOM;
     let to = writeInteger(into, at, Number(revision));
     into[to++] = COMMA;
@@ -327,7 +332,10 @@ function cell(value: string, width: number, right = false): string {
 }
 
 function tableRow(values: readonly string[]): string {
-  return `${values.map((value, i) => cell(value, TABLE_COLUMNS[i].width, TABLE_COLUMNS[i].right)).join('  ').trimEnd()}\n`;
+  return `${values
+    .map((value, i) => cell(value, TABLE_COLUMNS[i].width, TABLE_COLUMNS[i].right))
+    .join('  ')
+    .trimEnd()}\n`;
 }
 
 const kobo = (value: number) => value.toLocaleString('en-US');
@@ -372,9 +380,12 @@ export class TableWriter implements AuditWriter {
 /** The totals and the as-of balance in words, for the table's end and for stderr beside CSV. */
 export function summaryText(summary: ReplaySummary): string {
   const lines: string[] = [];
-  lines.push(`wallet ${summary.streamId}: ${summary.eventsReplayed} events replayed${summary.lastRevision === null ? '' : ` (revisions 0 to ${summary.lastRevision})`}, ${summary.entriesShown} shown`);
+  lines.push(
+    `wallet ${summary.streamId}: ${summary.eventsReplayed} events replayed${summary.lastRevision === null ? '' : ` (revisions 0 to ${summary.lastRevision})`}, ${summary.entriesShown} shown`,
+  );
   if (summary.from !== undefined) lines.push(figuresLine(`opening at ${isoWithOffset(summary.from)}:`, summary.opening).trimEnd());
-  for (const [type, total] of Object.entries(summary.totals)) lines.push(`  ${type.padEnd(12)}${String(total.count).padStart(8)} entries  ${`₦${groupedNaira(total.amountKobo)}`.padStart(20)}  (${kobo(total.amountKobo)} kobo)`);
+  for (const [type, total] of Object.entries(summary.totals))
+    lines.push(`  ${type.padEnd(12)}${String(total.count).padStart(8)} entries  ${`₦${groupedNaira(total.amountKobo)}`.padStart(20)}  (${kobo(total.amountKobo)} kobo)`);
   lines.push(figuresLine(summary.to === undefined ? 'balance now:' : `balance as of ${isoWithOffset(summary.to)}:`, summary.closing).trimEnd());
   lines.push(`open reservations: ${summary.openReservations}`);
   const { chain } = summary;
@@ -384,7 +395,9 @@ export function summaryText(summary: ReplaySummary): string {
     );
   } else if (chain.firstBreak !== null) {
     const broken = chain.firstBreak;
-    lines.push(`hash chain: BROKEN at revision ${broken.revision} (position ${broken.position}, event ${broken.eventId}): ${broken.message}; ${chain.breaks} broken link(s) in all`);
+    lines.push(
+      `hash chain: BROKEN at revision ${broken.revision} (position ${broken.position}, event ${broken.eventId}): ${broken.message}; ${chain.breaks} broken link(s) in all`,
+    );
   }
   if (summary.ledgerProblemCount > 0) {
     lines.push(`ledger rules: ${summary.ledgerProblemCount} event(s) break them`);

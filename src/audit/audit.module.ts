@@ -1,12 +1,10 @@
 import { Module } from '@nestjs/common';
 import type pg from 'pg';
-import type { AppConfig } from '../config/config.js';
-import { CONFIG } from '../config/runtime.js';
-import { masterKey } from '../data-protection/master-key.js';
+import { KeyManagement } from '../data-protection/key-management.port.js';
 import { PG_POOL } from '../database/pool.js';
 import { EVENT_STORE, type EventStore } from '../event-store/event-store.port.js';
 import { WalletHistoryController } from './auditor-wallet-history.controller.js';
-import { HistoryCheckpoints, historyCheckpointKey } from './history-checkpoints.js';
+import { HISTORY_CHECKPOINT_KEY_INFO, HistoryCheckpoints } from './history-checkpoints.js';
 import { WalletHistory } from './wallet-history.js';
 
 /** The auditors' HTTP side: wallet histories replayed from the event log (the CLI is `npm run audit:wallet`). */
@@ -15,8 +13,10 @@ import { WalletHistory } from './wallet-history.js';
   providers: [
     {
       provide: WalletHistory,
-      inject: [EVENT_STORE, PG_POOL, CONFIG],
-      useFactory: async (store: EventStore, pool: pg.Pool, config: AppConfig) => new WalletHistory(store, new HistoryCheckpoints(pool, historyCheckpointKey(await masterKey(config)))),
+      inject: [EVENT_STORE, PG_POOL, KeyManagement],
+      // HKDF of the master key (its adapter derives it: the PKCS#11 token's key never leaves it).
+      useFactory: async (store: EventStore, pool: pg.Pool, kms: KeyManagement) =>
+        new WalletHistory(store, new HistoryCheckpoints(pool, await kms.derive(HISTORY_CHECKPOINT_KEY_INFO))),
     },
   ],
 })

@@ -12,7 +12,6 @@ import { assertOrganizationExists } from '../wallets/organization-exists.js';
 import { entryJson } from './audit-format.js';
 import { WalletHistory } from './wallet-history.js';
 
-
 function asOfOf(value: unknown, errors: FieldError[]): Date | undefined {
   if (value === undefined || value === '') return undefined;
   const parsed = typeof value === 'string' ? parseIsoInstant(value) : undefined;
@@ -47,11 +46,20 @@ export class WalletHistoryController {
   )
   @ApiPathParam('id', ORGANIZATION_ID, 'the organization')
   @ApiPathParam('environment', ENVIRONMENT, 'the wallet')
-  @ApiQuery({ name: 'asOf', required: false, description: 'ISO 8601 with an offset: the replay ends before the first event that occurred after it', schema: { type: 'string', format: 'date-time' } })
+  @ApiQuery({
+    name: 'asOf',
+    required: false,
+    description: 'ISO 8601 with an offset: the replay ends before the first event that occurred after it',
+    schema: { type: 'string', format: 'date-time' },
+  })
   @ApiPaging()
   @ApiSuccess(200, 'A page of entries, oldest first', { type: 'array', items: ref('HistoryEntry') }, ref('HistoryMeta'))
   @ApiErrors(ANY_ROUTE_ERRORS, ADMIN_ERRORS)
-  async history(@Param('id') organizationId: string, @Param('environment') environment: string, @Query() query: Record<string, unknown>): Promise<SuccessEnvelope<Record<string, unknown>[]>> {
+  async history(
+    @Param('id') organizationId: string,
+    @Param('environment') environment: string,
+    @Query() query: Record<string, unknown>,
+  ): Promise<SuccessEnvelope<Record<string, unknown>[]>> {
     const errors: FieldError[] = [];
     if (!isEnvironment(environment)) errors.push({ field: 'environment', message: 'environment must be "test" or "live"' });
     const asOf = asOfOf(query?.asOf, errors);
@@ -81,5 +89,4 @@ export class WalletHistoryController {
       ledgerProblems: summary.ledgerProblems,
     });
   }
-
 }

@@ -51,9 +51,15 @@ describe('The chain hashes computed beside the COPY reader', () => {
     for (let revision = 0; revision < EVENTS; revision++) {
       const type = revision === 0 ? 'WalletFunded' : revision % 2 === 1 ? 'WalletFundsReserved' : 'WalletDebited';
       const data =
-        revision === 0 ? { ...base, fundingReference: 'fund-1', amountKobo: EVENTS * PRICE_KOBO } : { ...base, reference: `vrf_${Math.ceil(revision / 2)}`, amountKobo: PRICE_KOBO, ...(type === 'WalletFundsReserved' ? { scope: 'nin' } : {}) };
+        revision === 0
+          ? { ...base, fundingReference: 'fund-1', amountKobo: EVENTS * PRICE_KOBO }
+          : { ...base, reference: `vrf_${Math.ceil(revision / 2)}`, amountKobo: PRICE_KOBO, ...(type === 'WalletFundsReserved' ? { scope: 'nin' } : {}) };
       // Text COPY escapes, and characters beyond ASCII, in some events.
-      const metadata: JsonObject = { correlationId: revision % 97 === 0 ? `tab\there\nline \\ é 😀 ${revision}` : `c-${revision}`, actor: { type: 'system', id: 'test' }, occurredAt: new Date(Date.UTC(2026, 2, 3, 13, 0, 0, revision)).toISOString() };
+      const metadata: JsonObject = {
+        correlationId: revision % 97 === 0 ? `tab\there\nline \\ é 😀 ${revision}` : `c-${revision}`,
+        actor: { type: 'system', id: 'test' },
+        occurredAt: new Date(Date.UTC(2026, 2, 3, 13, 0, 0, revision)).toISOString(),
+      };
       const id = randomUUID();
       if (revision < unhashed) {
         link = linkFor(link, { streamId, revision: BigInt(revision), id, type, data, metadata }).hash;
@@ -113,7 +119,10 @@ describe('The chain hashes computed beside the COPY reader', () => {
     expect(hashed.map((page) => page.events)).toEqual(plain);
     expect(hashed.map((page) => page.events.length)).toEqual([...Array<number>(5).fill(400), 345]);
     const claimed = hashed.map((page) => page.side).join('');
-    const stored = plain.flat().map((event) => (event.metadata.chain as { hash: string } | undefined)?.hash ?? NOT_COMPUTED).join('');
+    const stored = plain
+      .flat()
+      .map((event) => (event.metadata.chain as { hash: string } | undefined)?.hash ?? NOT_COMPUTED)
+      .join('');
     expect(claimed).toBe(stored);
 
     // Broken off after the first page: the session is closed and the pool goes on.

@@ -55,7 +55,14 @@ function claimedHash(streamId: string, fields: readonly string[]): string {
     const metadata = JSON.parse(copyText(fields[5])) as JsonObject;
     const chain = metadata.chain;
     if (typeof chain !== 'object' || chain === null || Array.isArray(chain) || typeof chain.previous !== 'string') return NOT_COMPUTED;
-    return chainHash(chain.previous, { streamId, revision: BigInt(fields[1]), id: fields[2], type: copyText(fields[3]), data: JSON.parse(copyText(fields[4])) as JsonObject, metadata });
+    return chainHash(chain.previous, {
+      streamId,
+      revision: BigInt(fields[1]),
+      id: fields[2],
+      type: copyText(fields[3]),
+      data: JSON.parse(copyText(fields[4])) as JsonObject,
+      metadata,
+    });
   } catch {
     // The replay hashes this event itself, and meets the same failure there.
     return NOT_COMPUTED;

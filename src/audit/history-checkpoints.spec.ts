@@ -19,7 +19,12 @@ const state: ReplayState = {
   debitedKobo: 1_000_000,
   reservedKobo: -2_000,
   open: [{ reference: 'vrf_1', amountKobo: 1_000, scope: 'nin', reservedAt: new Date('2026-03-03T13:00:00.123Z'), revision: 998n }],
-  totals: { funding: { count: 2, amountKobo: 5_000_000 }, reservation: { count: 500, amountKobo: 500_000 }, debit: { count: 400, amountKobo: 1_000_000 }, release: { count: 97, amountKobo: 97_000 } },
+  totals: {
+    funding: { count: 2, amountKobo: 5_000_000 },
+    reservation: { count: 500, amountKobo: 500_000 },
+    debit: { count: 400, amountKobo: 1_000_000 },
+    release: { count: 97, amountKobo: 97_000 },
+  },
   entries: 999,
   ledgerProblems: [{ revision: '600', position: '88', eventId: 'f', kind: 'ledger_invalid', message: 'the available balance or the reserved amount went negative' }],
   ledgerProblemCount: 1,
@@ -48,7 +53,7 @@ describe('History checkpoints', () => {
     const stored = stateToJson(state);
 
     it('does not depend on the order of the stored keys (jsonb reorders them)', () => {
-      const reordered = Object.fromEntries(Object.entries(stored).reverse()) as JsonObject;
+      const reordered: JsonObject = Object.fromEntries(Object.entries(stored).reverse());
       expect(checkpointMac(key, 'wallet-org_1.live', reordered)).toBe(checkpointMac(key, 'wallet-org_1.live', stored));
     });
 

@@ -103,7 +103,13 @@ function dateOf(value: JsonValue | undefined): Date {
 }
 function problemOf(value: JsonValue | undefined): LogProblem {
   const json = object(value);
-  return { revision: string(json.revision), position: string(json.position), eventId: string(json.eventId), kind: string(json.kind) as LogProblem['kind'], message: string(json.message) };
+  return {
+    revision: string(json.revision),
+    position: string(json.position),
+    eventId: string(json.eventId),
+    kind: string(json.kind) as LogProblem['kind'],
+    message: string(json.message),
+  };
 }
 function list(value: JsonValue | undefined): JsonValue[] {
   if (!Array.isArray(value)) throw new Unreadable();
@@ -181,7 +187,9 @@ export async function matchLog(store: EventStore, streamId: string, state: Repla
   // A hashed event: its previous link and its content check out, and its hash is the checkpoint's link.
   // An event written before the chain (none hashed before it): its computed hash is the checkpoint's link.
   const holds =
-    check.status === 'hashed' ? typeof stored === 'object' && stored.hash === state.link : check.status === 'unhashed' && !state.chainStarted && linkAfter(state.linkBefore, event) === state.link;
+    check.status === 'hashed'
+      ? typeof stored === 'object' && stored.hash === state.link
+      : check.status === 'unhashed' && !state.chainStarted && linkAfter(state.linkBefore, event) === state.link;
   return holds ? { ...state, position: event.position } : undefined;
 }
 
@@ -278,7 +286,9 @@ export class HistoryCheckpoints {
    * the earlier such rows of the stream: one tail checkpoint per stream, the newest.
    */
   async saveTail(streamId: string, state: ReplayState, every: number): Promise<number> {
-    await this.pool.query(prepared('delete from wallet_history_checkpoints where stream_id = $1 and revision < $2 and (revision + 1) % $3 <> 0', [streamId, state.revision.toString(), every]));
+    await this.pool.query(
+      prepared('delete from wallet_history_checkpoints where stream_id = $1 and revision < $2 and (revision + 1) % $3 <> 0', [streamId, state.revision.toString(), every]),
+    );
     return this.insert(streamId, [state], OVERWRITE);
   }
 
@@ -287,7 +297,13 @@ export class HistoryCheckpoints {
     for (let start = 0; start < states.length; start += SAVE_BATCH) {
       const batch = states.slice(start, start + SAVE_BATCH).map((state) => {
         const json = stateToJson(state);
-        return { revision: state.revision.toString(), entries: state.entries, latestOccurredAt: state.latestOccurredAt.toISOString(), state: json, mac: checkpointMac(this.key, streamId, json) };
+        return {
+          revision: state.revision.toString(),
+          entries: state.entries,
+          latestOccurredAt: state.latestOccurredAt.toISOString(),
+          state: json,
+          mac: checkpointMac(this.key, streamId, json),
+        };
       });
       const result = await this.pool.query(
         prepared(
@@ -295,7 +311,10 @@ export class HistoryCheckpoints {
            select $1, b.revision, b.entries, b.latest_occurred_at, b.state, b.mac
            from jsonb_to_recordset($2::jsonb) as b(revision bigint, entries bigint, latest_occurred_at timestamptz, state jsonb, mac text)
            on conflict (stream_id, revision) ${conflict}`,
-          [streamId, JSON.stringify(batch.map((row) => ({ revision: row.revision, entries: row.entries, latest_occurred_at: row.latestOccurredAt, state: row.state, mac: row.mac })))],
+          [
+            streamId,
+            JSON.stringify(batch.map((row) => ({ revision: row.revision, entries: row.entries, latest_occurred_at: row.latestOccurredAt, state: row.state, mac: row.mac }))),
+          ],
         ),
       );
       written += result.rowCount ?? 0;

@@ -54,14 +54,23 @@ describe('The canonical form written from the bytes of a COPY row (jsonb-canonic
       await client.query(
         `insert into copy_rows (position, revision, event_id, type, data, metadata)
          select * from unnest($1::bigint[], $2::bigint[], $3::uuid[], $4::text[], $5::text[]::jsonb[], $6::text[]::jsonb[])`,
-        [rows.map((_, index) => index + 1), rows.map((row) => row.revision), rows.map((row) => row.id ?? randomUUID()), rows.map((row) => row.type), rows.map((row) => row.data), rows.map((row) => row.metadata)],
+        [
+          rows.map((_, index) => index + 1),
+          rows.map((row) => row.revision),
+          rows.map((row) => row.id ?? randomUUID()),
+          rows.map((row) => row.type),
+          rows.map((row) => row.data),
+          rows.map((row) => row.metadata),
+        ],
       );
-      const copy = client.query(copyTo('copy (select position, revision, event_id, type, data, metadata, floor(extract(epoch from created_at) * 1000) from copy_rows order by position) to stdout'));
+      const copy = client.query(
+        copyTo('copy (select position, revision, event_id, type, data, metadata, floor(extract(epoch from created_at) * 1000) from copy_rows order by position) to stdout'),
+      );
       const chunks: Buffer[] = [];
       for await (const chunk of copy as AsyncIterable<Buffer>) chunks.push(chunk);
       const bytes = Buffer.concat(chunks);
       const lines: Buffer[] = [];
-      for (let start = 0; start < bytes.length; ) {
+      for (let start = 0; start < bytes.length;) {
         const end = bytes.indexOf(0x0a, start);
         lines.push(bytes.subarray(start, end + 1));
         start = end + 1;
@@ -79,7 +88,14 @@ describe('The canonical form written from the bytes of a COPY row (jsonb-canonic
     const parsedMetadata = JSON.parse(copyText(fields[5])) as JsonObject;
     const chain = parsedMetadata.chain as { previous?: unknown } | undefined;
     if (typeof chain !== 'object' || chain === null || Array.isArray(chain) || typeof chain.previous !== 'string') return NOT_COMPUTED;
-    return chainHash(chain.previous, { streamId: STREAM_ID, revision: BigInt(fields[1]), id: fields[2], type: copyText(fields[3]), data: JSON.parse(copyText(fields[4])) as JsonObject, metadata: parsedMetadata });
+    return chainHash(chain.previous, {
+      streamId: STREAM_ID,
+      revision: BigInt(fields[1]),
+      id: fields[2],
+      type: copyText(fields[3]),
+      data: JSON.parse(copyText(fields[4])) as JsonObject,
+      metadata: parsedMetadata,
+    });
   }
 
   const fast = (line: Buffer) => claimedHashOfCopyRow(line, 0, line.length - 1, Buffer.from(JSON.stringify(STREAM_ID)));
@@ -89,14 +105,21 @@ describe('The canonical form written from the bytes of a COPY row (jsonb-canonic
     const link = linkFor(GENESIS_LINK, content);
     const [line, other] = await copyRows([
       { revision: 7, id: content.id, type: 'WalletFundsReserved', data: JSON.stringify(DATA), metadata: metadata({}, { ...link, previous: GENESIS_LINK }) },
-      { revision: 123_456_789, type: 'WalletFunded', data: JSON.stringify({ ...DATA, fundingReference: 'f-1', nested: { b: { d: 1, c: [] as never }, a: true } }), metadata: metadata({ empty: {} }) },
+      {
+        revision: 123_456_789,
+        type: 'WalletFunded',
+        data: JSON.stringify({ ...DATA, fundingReference: 'f-1', nested: { b: { d: 1, c: [] as never }, a: true } }),
+        metadata: metadata({ empty: {} }),
+      },
     ]);
     expect(fast(line)).toBe(link.hash);
     expect(parsedHash(line)).toBe(link.hash);
     expect(fast(other)).toBeUndefined();
     expect(copyRowChainHashes(STREAM_ID, Buffer.concat([line, other]))).toBe(parsedHash(line) + parsedHash(other));
     // A link with a longer key than previous: jsonb prints previous before it, where it is searched for.
-    const [annotated] = await copyRows([{ revision: 8, type: 'WalletFunded', data: JSON.stringify(DATA), metadata: metadata({}, { ...link, previous: PREVIOUS, annotation: 'x' }) }]);
+    const [annotated] = await copyRows([
+      { revision: 8, type: 'WalletFunded', data: JSON.stringify(DATA), metadata: metadata({}, { ...link, previous: PREVIOUS, annotation: 'x' }) },
+    ]);
     expect(annotated.toString('utf8')).toMatch(/"previous": "[0-9a-f]{64}", "annotation": "x"\}/);
     expect(fast(annotated)).toBeDefined();
     expect(fast(annotated)).toBe(parsedHash(annotated));
@@ -105,14 +128,19 @@ describe('The canonical form written from the bytes of a COPY row (jsonb-canonic
   it('takes the exact path for whatever it does not handle, and the answers stay those of the parsed event', async () => {
     const cases: Row[] = [
       // Handled: nested objects, empty objects, literals, negative integers, keys that sort differently in jsonb and JCS.
-      { revision: 0, type: 'WalletFunded', data: JSON.stringify({ ...DATA, zz: { b: 1, a: { d: null, c: false } }, e: {}, n: -12, aa: true }), metadata: metadata({ long_key_first: 1, k: 'v' }) },
+      {
+        revision: 0,
+        type: 'WalletFunded',
+        data: JSON.stringify({ ...DATA, zz: { b: 1, a: { d: null, c: false } }, e: {}, n: -12, aa: true }),
+        metadata: metadata({ long_key_first: 1, k: 'v' }),
+      },
       // Not handled: escapes, text beyond ASCII, numbers that are not small integers, arrays, too deep, odd links.
       { revision: 1, type: 'WalletFunded', data: JSON.stringify({ ...DATA, note: 'quote " and backslash \\' }), metadata: metadata() },
       { revision: 2, type: 'WalletFunded', data: JSON.stringify({ ...DATA, note: 'tab\tnewline\n' }), metadata: metadata() },
       { revision: 3, type: 'WalletFunded', data: JSON.stringify({ ...DATA, note: 'naïve 😀' }), metadata: metadata() },
       { revision: 4, type: 'WalletFunded', data: JSON.stringify({ ...DATA, amountKobo: 1.5 }), metadata: metadata() },
       { revision: 5, type: 'WalletFunded', data: '{"amountKobo": 1e3, "negativeZero": -0, "big": 12345678901234567890}', metadata: metadata() },
-      { revision: 6, type: 'WalletFunded', data: JSON.stringify({ ...DATA, amountKobo: 9_007_199_254_740_993 }), metadata: metadata() },
+      { revision: 6, type: 'WalletFunded', data: JSON.stringify(DATA).replace(/"amountKobo":\d+/, '"amountKobo":9007199254740993'), metadata: metadata() },
       { revision: 7, type: 'WalletFunded', data: JSON.stringify({ ...DATA, list: [1, 2] }), metadata: metadata() },
       { revision: 8, type: 'WalletFunded', data: JSON.stringify({ a: { b: { c: { d: { e: { f: 1 } } } } } }), metadata: metadata() },
       { revision: 9, type: 'WalletFunded', data: '[1]', metadata: metadata() },
@@ -137,28 +165,48 @@ describe('The canonical form written from the bytes of a COPY row (jsonb-canonic
 
   it('gives the parsed event hash for any JSON PostgreSQL prints', async () => {
     const text = fc.oneof(fc.string(), fc.string({ unit: 'grapheme' }));
-    const member = fc.oneof(text, fc.integer({ min: -1e15 + 1, max: 1e15 - 1 }), fc.boolean(), fc.constant(null), fc.double({ noNaN: true, noDefaultInfinity: true }), fc.jsonValue({ maxDepth: 2 }));
+    const member = fc.oneof(
+      text,
+      fc.integer({ min: -1e15 + 1, max: 1e15 - 1 }),
+      fc.boolean(),
+      fc.constant(null),
+      fc.double({ noNaN: true, noDefaultInfinity: true }),
+      fc.jsonValue({ maxDepth: 2 }),
+    );
     // Mostly what the transcoder handles (ASCII text, small integers, literals, nested objects), and any JSON besides.
     // ASCII without a quote or backslash, with the characters of jsonb's layout (`, `, `: `, braces) inside strings.
     const handledText = (maxLength: number) => fc.string({ unit: fc.constantFrom(...' !#$%&()*+,-./09:;<=>?@AZaz[]^_`{|}~'), maxLength });
     const handledMember = fc.oneof(handledText(12), fc.integer({ min: -1e15 + 1, max: 1e15 - 1 }), fc.boolean(), fc.constant(null));
     const handledObject = fc.dictionary(handledText(12), fc.oneof(handledMember, fc.dictionary(handledText(6), handledMember, { maxKeys: 4 })), { maxKeys: 8 });
     // jsonb stores no NUL character.
-    const anyObject = fc.dictionary(fc.oneof(fc.string({ maxLength: 12 }), fc.string({ unit: 'grapheme', maxLength: 4 })), member, { maxKeys: 8 }).filter((value) => !JSON.stringify(value).includes('\\u0000'));
+    const anyObject = fc
+      .dictionary(fc.oneof(fc.string({ maxLength: 12 }), fc.string({ unit: 'grapheme', maxLength: 4 })), member, { maxKeys: 8 })
+      .filter((value) => !JSON.stringify(value).includes('\\u0000'));
     let transcodedRows = 0;
     await fc.assert(
-      fc.asyncProperty(fc.array(fc.tuple(fc.oneof({ arbitrary: handledObject, weight: 3 }, { arbitrary: anyObject, weight: 1 }), fc.oneof({ arbitrary: handledObject, weight: 3 }, { arbitrary: anyObject, weight: 1 })), { minLength: 1, maxLength: 20 }), async (pairs) => {
-        const lines = await copyRows(pairs.map(([data, extra], revision) => ({ revision, type: 'WalletFunded', data: JSON.stringify(data), metadata: metadata(extra as Record<string, JsonValue>) })));
-        for (const line of lines) {
-          const expected = parsedHash(line);
-          const transcoded = fast(line);
-          if (transcoded !== undefined) {
-            transcodedRows++;
-            expect(transcoded).toBe(expected);
+      fc.asyncProperty(
+        fc.array(
+          fc.tuple(
+            fc.oneof({ arbitrary: handledObject, weight: 3 }, { arbitrary: anyObject, weight: 1 }),
+            fc.oneof({ arbitrary: handledObject, weight: 3 }, { arbitrary: anyObject, weight: 1 }),
+          ),
+          { minLength: 1, maxLength: 20 },
+        ),
+        async (pairs) => {
+          const lines = await copyRows(
+            pairs.map(([data, extra], revision) => ({ revision, type: 'WalletFunded', data: JSON.stringify(data), metadata: metadata(extra as Record<string, JsonValue>) })),
+          );
+          for (const line of lines) {
+            const expected = parsedHash(line);
+            const transcoded = fast(line);
+            if (transcoded !== undefined) {
+              transcodedRows++;
+              expect(transcoded).toBe(expected);
+            }
+            expect(copyRowChainHashes(STREAM_ID, line)).toBe(expected);
           }
-          expect(copyRowChainHashes(STREAM_ID, line)).toBe(expected);
-        }
-      }),
+        },
+      ),
       { numRuns: 60 },
     );
     // The transcoder itself was exercised, not only the exact path it falls back to.

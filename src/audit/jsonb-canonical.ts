@@ -78,6 +78,10 @@ const orders = Array.from({ length: MAX_DEPTH + 1 }, () => new Int32Array(MAX_ME
 /** The span of the metadata's `chain` value, found while its members are read. */
 let chainStart = -1;
 let chainEnd = -1;
+/** Whether that value holds an object (counted as it is read, so that it is not scanned again). */
+let chainNested = false;
+/** Objects `skipObject` has read, the chain value's own included: a count that moved by more than one across a value held nested objects. */
+let nestedObjects = 0;
 
 /**
  * The claimed-link hash of the COPY row from `rowStart` to `rowEnd` (its newline) of `rows` (the
@@ -174,8 +178,7 @@ function copy(start: number, end: number): void {
  */
 function previousInChain(): boolean {
   const bytes = source;
-  if (chainStart < 0 || bytes[chainStart] !== OPEN_BRACE) return false;
-  for (let i = chainStart + 1; i < chainEnd; i++) if (bytes[i] === OPEN_BRACE) return false;
+  if (chainStart < 0 || bytes[chainStart] !== OPEN_BRACE || chainNested) return false;
   const lastMemberAt = chainEnd - 1 - (PREVIOUS_MEMBER.length + PREVIOUS_LENGTH + 1);
   if (lastMemberAt > chainStart && bytes[chainEnd - 2] === QUOTE && sameBytes(lastMemberAt, PREVIOUS_MEMBER)) return copyPrevious(lastMemberAt + PREVIOUS_MEMBER.length);
   // A string holding the member's text would need an escaped quote, and the row has no backslash.
@@ -234,10 +237,12 @@ function object(depth: number, isMetadata: boolean): boolean {
       if (source[at] !== COLON || source[at + 1] !== SPACE) return false;
       at += 2;
       const valueAt = at;
+      const nestedBefore = nestedObjects;
       if (!value(depth)) return false;
       if (isMetadata && end - start === CHAIN_KEY.length && sameBytes(start, CHAIN_KEY)) {
         chainStart = valueAt;
         chainEnd = at;
+        chainNested = nestedObjects - nestedBefore > 1;
       } else {
         keyStart[count] = start;
         keyEnd[count] = end;
@@ -314,6 +319,7 @@ function value(depth: number): boolean {
 /** Checks and skips a nested object: the same rules as `object`, nothing written. */
 function skipObject(depth: number): boolean {
   if (depth > MAX_DEPTH) return false;
+  nestedObjects++;
   at++;
   if (source[at] === CLOSE_BRACE) {
     at++;

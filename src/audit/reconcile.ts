@@ -77,7 +77,9 @@ async function listed(client: pg.PoolClient, sql: string, params: unknown[]): Pr
 }
 
 async function checkpoints(pool: pg.Pool): Promise<Map<string, bigint>> {
-  const { rows } = await pool.query<{ name: string; position: string }>('select name, position from projection_checkpoints where name = any($1::text[])', [[...RECONCILED_PROJECTIONS]]);
+  const { rows } = await pool.query<{ name: string; position: string }>('select name, position from projection_checkpoints where name = any($1::text[])', [
+    [...RECONCILED_PROJECTIONS],
+  ]);
   return new Map(rows.map((row) => [row.name, BigInt(row.position)]));
 }
 
@@ -108,10 +110,13 @@ class ChargeWriter {
     const rows = this.batch;
     this.batch = [];
     if (rows.length > 0) {
-      const insert = this.client.query(
-        'insert into audit_charges select * from unnest($1::text[], $2::text[], $3::bigint[], $4::bigint[], $5::timestamptz[])',
-        [rows.map((row) => row.entryType), rows.map((row) => row.reference), rows.map((row) => row.amountKobo), rows.map((row) => row.position.toString()), rows.map((row) => row.occurredAt.toISOString())],
-      );
+      const insert = this.client.query('insert into audit_charges select * from unnest($1::text[], $2::text[], $3::bigint[], $4::bigint[], $5::timestamptz[])', [
+        rows.map((row) => row.entryType),
+        rows.map((row) => row.reference),
+        rows.map((row) => row.amountKobo),
+        rows.map((row) => row.position.toString()),
+        rows.map((row) => row.occurredAt.toISOString()),
+      ]);
       // Observed at once, so that a failure is not unhandled while it waits its turn; rethrown below.
       insert.catch(() => undefined);
       this.inFlight.push(insert);
@@ -222,7 +227,9 @@ class LedgerMatch {
   }
 
   private notInLedger(entry: AuditEntry): void {
-    this.difference(`position ${entry.position} (revision ${entry.revision}): ${entry.entryType} ${entry.reference} of ${entry.amountKobo} kobo is in the log, not in wallet_ledger`);
+    this.difference(
+      `position ${entry.position} (revision ${entry.revision}): ${entry.entryType} ${entry.reference} of ${entry.amountKobo} kobo is in the log, not in wallet_ledger`,
+    );
   }
 
   private notInLog(row: LedgerRow): void {
@@ -288,7 +295,10 @@ export async function reconcileWallet(store: EventStore, pool: pg.Pool, wallet: 
       const positions = await checkpoints(pool);
       const behind = WALLET_PROJECTIONS.filter((name) => (positions.get(name) ?? -1n) < newest.position);
       differ('projection_behind', {
-        rows: behind.map((name) => `projection ${name} is at position ${positions.get(name) ?? 'none'}, short of this wallet's newest event at ${newest.position} after ${options.waitMs} ms (stopped, or no projection worker running)`),
+        rows: behind.map(
+          (name) =>
+            `projection ${name} is at position ${positions.get(name) ?? 'none'}, short of this wallet's newest event at ${newest.position} after ${options.waitMs} ms (stopped, or no projection worker running)`,
+        ),
         total: behind.length,
       });
     }
@@ -300,13 +310,17 @@ export async function reconcileWallet(store: EventStore, pool: pg.Pool, wallet: 
   let snapshotReservations: Array<{ reference: string; amount_kobo: string }>;
   try {
     await snapshot.query('begin isolation level repeatable read read only');
-    walletRow = (await snapshot.query('select revision, funded_kobo, debited_kobo, balance_kobo, reserved_kobo from wallets where organization_id = $1 and environment = $2', [organizationId, environment])).rows[0];
+    walletRow = (
+      await snapshot.query<NonNullable<typeof walletRow>>(
+        'select revision, funded_kobo, debited_kobo, balance_kobo, reserved_kobo from wallets where organization_id = $1 and environment = $2',
+        [organizationId, environment],
+      )
+    ).rows[0];
     snapshotReservations = (
-      await snapshot.query('select reference, amount_kobo from wallet_reservations where organization_id = $1 and environment = $2 order by reference limit $3', [
-        organizationId,
-        environment,
-        MAX_SNAPSHOT_RESERVATIONS + 1,
-      ])
+      await snapshot.query<{ reference: string; amount_kobo: string }>(
+        'select reference, amount_kobo from wallet_reservations where organization_id = $1 and environment = $2 order by reference limit $3',
+        [organizationId, environment, MAX_SNAPSHOT_RESERVATIONS + 1],
+      )
     ).rows;
     await snapshot.query('commit');
   } finally {
@@ -373,7 +387,12 @@ export async function reconcileWallet(store: EventStore, pool: pg.Pool, wallet: 
         differ('wallet_totals', { rows: [`the wallets read model has applied revision ${revision}, beyond the log's last revision ${lastRevision}`], total: 1 });
       } else {
         const replayed = { funded: atRow.fundedKobo, debited: atRow.debitedKobo, reserved: atRow.reservedKobo };
-        const model = { funded: Number(walletRow.funded_kobo), debited: Number(walletRow.debited_kobo), balance: Number(walletRow.balance_kobo), reserved: Number(walletRow.reserved_kobo) };
+        const model = {
+          funded: Number(walletRow.funded_kobo),
+          debited: Number(walletRow.debited_kobo),
+          balance: Number(walletRow.balance_kobo),
+          reserved: Number(walletRow.reserved_kobo),
+        };
         const mismatches: string[] = [];
         const compare = (what: string, log: number, readModel: number) => {
           if (log !== readModel) mismatches.push(`${what} at revision ${revision}: log ${log} kobo, wallets read model ${readModel} kobo`);
@@ -449,7 +468,12 @@ export async function reconcileWallet(store: EventStore, pool: pg.Pool, wallet: 
     // 7. No reservation open past the recovery deadline, and no funding reference credited twice.
     const stale = openAtEnd.filter((reservation) => reservation.reservedAt < deadline).sort((a, b) => (a.revision < b.revision ? -1 : 1));
     differ('reservation_past_deadline', {
-      rows: stale.slice(0, MAX_LISTED).map((reservation) => `${reservation.reference}: ${reservation.amountKobo} kobo reserved at ${reservation.reservedAt.toISOString()} (revision ${reservation.revision}) is still open past the recovery deadline`),
+      rows: stale
+        .slice(0, MAX_LISTED)
+        .map(
+          (reservation) =>
+            `${reservation.reference}: ${reservation.amountKobo} kobo reserved at ${reservation.reservedAt.toISOString()} (revision ${reservation.revision}) is still open past the recovery deadline`,
+        ),
       total: stale.length,
     });
     differ(

@@ -32,7 +32,9 @@ function eventAt(wallet: WalletId, revision: number): Event<string, JsonObject> 
   // Every third event closes the reservation two before it, if there is one: some reservations stay open.
   if (revision % 3 === 0 && isReservation(revision - 2)) {
     const reference = `vrf_${revision - 2}`;
-    return revision % 9 === 0 ? { type: 'WalletReservationReleased', data: { ...base, reference, amountKobo: 1_000, reason: 'provider_failed' } } : { type: 'WalletDebited', data: { ...base, reference, amountKobo: 1_000 } };
+    return revision % 9 === 0
+      ? { type: 'WalletReservationReleased', data: { ...base, reference, amountKobo: 1_000, reason: 'provider_failed' } }
+      : { type: 'WalletDebited', data: { ...base, reference, amountKobo: 1_000 } };
   }
   return { type: 'WalletFunded', data: { ...base, fundingReference: `f-${revision}`, amountKobo: revision === 0 ? 10_000_000 : 50_000 } };
 }
@@ -176,7 +178,10 @@ describe(`History pages from verified checkpoints on the ${testEventStoreKind()}
     const streamId = streamOf(wallet);
 
     // Figures changed in every row, the MAC left as it was.
-    await pool.query(`update wallet_history_checkpoints set state = jsonb_set(jsonb_set(state, '{fundedKobo}', to_jsonb((state->>'fundedKobo')::bigint + 1000000)), '{entries}', '0') where stream_id = $1`, [streamId]);
+    await pool.query(
+      `update wallet_history_checkpoints set state = jsonb_set(jsonb_set(state, '{fundedKobo}', to_jsonb((state->>'fundedKobo')::bigint + 1000000)), '{entries}', '0') where stream_id = $1`,
+      [streamId],
+    );
     await expectSameAnswers(wallet, SOME);
     // Rewritten by the replays that passed them: the rows hold the true figures again.
     expect(await rows(wallet)).toEqual(good);
@@ -192,8 +197,13 @@ describe(`History pages from verified checkpoints on the ${testEventStoreKind()}
 
     // A row with a valid MAC (what a log replaced under the same stream id would leave): its link is not the log's.
     const [newest] = (await pool.query<{ state: JsonObject }>('select state from wallet_history_checkpoints where stream_id = $1 order by revision desc limit 1', [streamId])).rows;
-    const forged: JsonObject = { ...(newest?.state as JsonObject), link: 'b'.repeat(64), fundedKobo: 1 };
-    await pool.query('update wallet_history_checkpoints set state = $3, mac = $4 where stream_id = $1 and revision = $2', [streamId, forged.revision, forged, checkpointMac(key, streamId, forged)]);
+    const forged: JsonObject = { ...newest?.state, link: 'b'.repeat(64), fundedKobo: 1 };
+    await pool.query('update wallet_history_checkpoints set state = $3, mac = $4 where stream_id = $1 and revision = $2', [
+      streamId,
+      forged.revision,
+      forged,
+      checkpointMac(key, streamId, forged),
+    ]);
     const seen = await history().page(wallet, { page: 1, pageSize: 20 });
     expect(seen.stats.checkpointsRejected).toBe(1);
     expect(seen.summary).toEqual((await fullReplay(wallet, { page: 1, pageSize: 20 })).summary);

@@ -4,7 +4,6 @@ import { WALLET_ENTRY_TYPES } from '../wallets/wallet.read-model.js';
 
 /** The OpenAPI schemas of the auditor's wallet history route. */
 
-
 const INTEGER_STRING: Schema = { type: 'string', pattern: '^\\d+$' };
 
 /** Figures as replayed: a log altered by hand can make any of them negative, and the replay shows it as it is. */
@@ -28,7 +27,22 @@ export function walletHistorySchemas(): Record<string, Schema> {
   return {
     HistoryEntry: {
       type: 'object',
-      required: ['revision', 'position', 'eventId', 'occurredAt', 'entryType', 'reference', 'scope', 'amountKobo', 'balanceKobo', 'reservedKobo', 'availableKobo', 'actor', 'chain', 'hash'],
+      required: [
+        'revision',
+        'position',
+        'eventId',
+        'occurredAt',
+        'entryType',
+        'reference',
+        'scope',
+        'amountKobo',
+        'balanceKobo',
+        'reservedKobo',
+        'availableKobo',
+        'actor',
+        'chain',
+        'hash',
+      ],
       properties: {
         revision: { ...INTEGER_STRING, description: 'revision in the wallet stream, from 0', example: '7' },
         position: { ...INTEGER_STRING, description: 'global position in the event log (a string: it may exceed 2^53)', example: '1234000001' },

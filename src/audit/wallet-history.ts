@@ -60,10 +60,14 @@ export class WalletHistory {
     const end = first + request.pageSize;
 
     // Both looked up at once (two round trips saved); the one for the page is not needed when the newest lies before the page.
-    const [atEnd, beforePage] = await Promise.all([this.checkpoints.newest(this.store, streamId, { asOf }), this.checkpoints.newest(this.store, streamId, { asOf, maxEntries: first })]);
+    const [atEnd, beforePage] = await Promise.all([
+      this.checkpoints.newest(this.store, streamId, { asOf }),
+      this.checkpoints.newest(this.store, streamId, { asOf, maxEntries: first }),
+    ]);
     const atPage = atEnd.state !== undefined && atEnd.state.entries <= first ? atEnd : beforePage;
     const rejected = [...new Set([...atEnd.rejected, ...beforePage.rejected])];
-    if (rejected.length > 0) this.logger.warn(`${rejected.length} history checkpoint(s) of ${streamId} did not match their MAC or the log's hash chain: replayed from an earlier one and written afresh`);
+    if (rejected.length > 0)
+      this.logger.warn(`${rejected.length} history checkpoint(s) of ${streamId} did not match their MAC or the log's hash chain: replayed from an earlier one and written afresh`);
 
     const taken = new Map<bigint, ReplayState>();
     const onState = (state: ReplayState) => void taken.set(state.revision, state);
@@ -104,7 +108,11 @@ export class WalletHistory {
     }
     const states = [...taken.values()];
     const isTail = (state: ReplayState) => (state.revision + 1n) % BigInt(this.every) !== 0n;
-    let written = await this.checkpoints.save(streamId, states.filter((state) => !isTail(state)), rejected);
+    let written = await this.checkpoints.save(
+      streamId,
+      states.filter((state) => !isTail(state)),
+      rejected,
+    );
     // A new end only: one at or before the checkpoint the figures started from is no news.
     for (const state of states.filter(isTail)) if (state.revision > (atEnd.state?.revision ?? -1n)) written += await this.checkpoints.saveTail(streamId, state, this.every);
     return { entries, summary, stats: { eventsReplayed, pageFrom: atPage.state?.revision, summaryFrom, checkpointsRejected: rejected.length, checkpointsWritten: written } };

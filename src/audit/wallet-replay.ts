@@ -1,12 +1,14 @@
 import type { Environment } from '../common/environment.js';
 import { streams } from '../common/streams.js';
 import type { EventStore, JsonObject, RecordedEvent } from '../event-store/event-store.port.js';
-import type { SidecarPagesReader, StreamPageReader, StreamPagesReader } from '../event-store/postgres-stream-pages.js';
+import type { SidecarPagesReader, StreamPageReader, StreamPagesReader } from '../event-store/event-store.port.js';
 import { occurredAt } from '../common/event.js';
 import { checkLink, GENESIS_LINK, linkAfter, storedLink, type ChainBreak } from '../wallets/wallet-chain.js';
 import { CHAIN_HASH_WIDTH } from './chain-hashes.js';
 import type { WalletId } from '../wallets/wallet-ledger.port.js';
 import type { WalletEntryType } from '../wallets/wallet.read-model.js';
+import { availableOf, balanceOf, moveMoney, NO_MONEY, type WalletFigures } from '../wallets/money.rule.js';
+import type { WalletEvent } from '../wallets/wallet.events.js';
 
 /**
  * The auditor's replay of one wallet stream, straight from the event log: every entry with the
@@ -164,14 +166,14 @@ export interface ReplayOptions {
   /** Events per read. */
   readonly pageSize?: number;
   /**
-   * How a page of the stream is read: the store's `readStream` by default; the CLI passes the
-   * PostgreSQL store's leaner page reader (postgres-stream-pages.ts) when the log is there.
+   * How a page of the stream is read: the store's `readStream` by default, or the log reader's
+   * leaner page reader (LogReader.streamPage) where the store has one.
    */
   readonly readPage?: StreamPageReader;
-  /** Reads the stream from a revision to its end in one go (the PostgreSQL store's COPY reader); takes precedence over `readPage`. */
+  /** Reads the stream from a revision to its end in one go (LogReader.streamPages, a COPY); takes precedence over `readPage`. */
   readonly readPages?: StreamPagesReader;
   /**
-   * The COPY reader with the chain hash worker as its sidecar (`postgresStreamCopyWith(pool, new
+   * The COPY reader with the chain hash worker as its sidecar (`logReader.streamPagesWith(new
    * ChainHashWorker())`, chain-hashes.ts): each page comes with the hash each event's stored link
    * claims, computed on the worker thread; takes precedence over `readPages` and `readPage`.
    */
@@ -194,9 +196,8 @@ export interface ReplayOptions {
 const DEFAULT_PAGE_SIZE = 1_000;
 const MAX_LISTED_PROBLEMS = 100;
 
-function figures(fundedKobo: number, debitedKobo: number, reservedKobo: number): Figures {
-  const balanceKobo = fundedKobo - debitedKobo;
-  return { fundedKobo, debitedKobo, balanceKobo, reservedKobo, availableKobo: balanceKobo - reservedKobo };
+function figures(money: WalletFigures): Figures {
+  return { fundedKobo: money.fundedKobo, debitedKobo: money.debitedKobo, balanceKobo: balanceOf(money), reservedKobo: money.reservedKobo, availableKobo: availableOf(money) };
 }
 
 function actorOf(metadata: JsonObject): string {
@@ -241,7 +242,9 @@ export class WalletReplay {
   private async *pagesRead(fromRevision: bigint): AsyncGenerator<RecordedEvent[]> {
     const readPage = this.options.readPage;
     const read = (revision: bigint) =>
-      readPage !== undefined ? readPage(this.streamId, revision, this.pageSize) : this.store.readStream(this.streamId, { direction: 'forwards', fromRevision: revision, maxCount: this.pageSize });
+      readPage !== undefined
+        ? readPage(this.streamId, revision, this.pageSize)
+        : this.store.readStream(this.streamId, { direction: 'forwards', fromRevision: revision, maxCount: this.pageSize });
     let nextPage: Promise<RecordedEvent[]> | undefined = read(fromRevision);
     while (nextPage !== undefined) {
       const page: RecordedEvent[] = await nextPage;
@@ -282,9 +285,7 @@ export class WalletReplay {
     const { from, to, resume } = this.options;
     const { organizationId, environment } = this.wallet;
     const observe = this.options.observe;
-    let fundedKobo = resume?.fundedKobo ?? 0;
-    let debitedKobo = resume?.debitedKobo ?? 0;
-    let reservedKobo = resume?.reservedKobo ?? 0;
+    let money: WalletFigures = resume === undefined ? NO_MONEY : { fundedKobo: resume.fundedKobo, debitedKobo: resume.debitedKobo, reservedKobo: resume.reservedKobo };
     const open = new Map<string, OpenReservation>(resume?.open.map((reservation) => [reservation.reference, reservation]));
     let opening: Figures | undefined;
     const totals: Record<EntryType, { count: number; amountKobo: number }> = {
@@ -323,9 +324,9 @@ export class WalletReplay {
         hashedFromRevision,
         firstBreak,
         breaks,
-        fundedKobo,
-        debitedKobo,
-        reservedKobo,
+        fundedKobo: money.fundedKobo,
+        debitedKobo: money.debitedKobo,
+        reservedKobo: money.reservedKobo,
         open: [...open.values()],
         totals: structuredClone(totals),
         entries: entriesShown,
@@ -395,46 +396,39 @@ export class WalletReplay {
 
         const entryType = entryTypeOf(recorded.type);
         const data = recorded.data;
-        const amountKobo = data.amountKobo;
-        if (entryType === undefined || typeof amountKobo !== 'number' || !Number.isSafeInteger(amountKobo) || amountKobo < 0) {
-          ledgerProblem(recorded, entryType === undefined ? `${recorded.type} is not a wallet event` : 'its amount is not a non-negative whole number of kobo');
+        if (entryType === undefined) {
+          ledgerProblem(recorded, `${recorded.type} is not a wallet event`);
           last = recorded;
           if (stateDue(recorded.revision)) await onState?.(state());
           continue;
         }
-        if (data.organizationId !== organizationId || data.environment !== environment) ledgerProblem(recorded, 'it names another wallet than its stream');
-        if (from !== undefined && opening === undefined && at >= from) opening = figures(fundedKobo, debitedKobo, reservedKobo);
-
         const reference = (entryType === 'funding' ? text(data.fundingReference) : text(data.reference)) ?? '';
-        let scope = entryType === 'reservation' ? text(data.scope) : null;
-        switch (entryType) {
-          case 'funding':
-            fundedKobo += amountKobo;
-            break;
-          case 'reservation':
-            if (open.has(reference)) ledgerProblem(recorded, 'it reserves a reference that is already open');
-            else open.set(reference, { reference, amountKobo, scope, reservedAt: at, revision: recorded.revision });
-            reservedKobo += amountKobo;
-            break;
-          case 'debit':
-          case 'release': {
-            const held = open.get(reference);
-            if (held === undefined) ledgerProblem(recorded, `its ${entryType} closes a reservation that is not open`);
-            else if (held.amountKobo !== amountKobo) ledgerProblem(recorded, `its ${entryType} is for another amount than the reservation`);
-            scope = held?.scope ?? null;
-            open.delete(reference);
-            reservedKobo -= amountKobo;
-            if (entryType === 'debit') debitedKobo += amountKobo;
-            break;
-          }
-          default: {
-            const _exhaustive: never = entryType;
-            throw new Error(`invariant: unknown entry type ${String(_exhaustive)}`);
-          }
+        const held = entryType === 'debit' || entryType === 'release' ? open.get(reference) : undefined;
+        const moved = moveMoney(money, { type: recorded.type as WalletEvent['type'], amountKobo: data.amountKobo, heldKobo: held?.amountKobo ?? null });
+        if (moved.refused === 'not_an_amount') {
+          ledgerProblem(recorded, moved.message);
+          last = recorded;
+          if (stateDue(recorded.revision)) await onState?.(state());
+          continue;
         }
-        const balanceKobo = fundedKobo - debitedKobo;
-        const availableKobo = balanceKobo - reservedKobo;
-        if (availableKobo < 0 || reservedKobo < 0) ledgerProblem(recorded, 'the available balance or the reserved amount went negative');
+        const amountKobo = data.amountKobo as number;
+        if (data.organizationId !== organizationId || data.environment !== environment) ledgerProblem(recorded, 'it names another wallet than its stream');
+        if (from !== undefined && opening === undefined && at >= from) opening = figures(money);
+
+        let scope = entryType === 'reservation' ? text(data.scope) : null;
+        if (entryType === 'reservation') {
+          if (open.has(reference)) ledgerProblem(recorded, 'it reserves a reference that is already open');
+          else open.set(reference, { reference, amountKobo, scope, reservedAt: at, revision: recorded.revision });
+        } else if (entryType === 'debit' || entryType === 'release') {
+          scope = held?.scope ?? null;
+          open.delete(reference);
+        }
+        // The money rule's refusal after the reservation's own: one problem per event, the first found.
+        if (moved.refused !== undefined) ledgerProblem(recorded, moved.message);
+        money = moved.figures;
+        const balanceKobo = balanceOf(money);
+        const reservedKobo = money.reservedKobo;
+        const availableKobo = availableOf(money);
         last = recorded;
 
         const entry: AuditEntry = {
@@ -475,7 +469,7 @@ export class WalletReplay {
 
     if (this.options.stateAtEnd === true && last !== undefined && last !== resume) await onState?.(state());
     for (const reservation of open.values()) this.options.onOpenReservation?.(reservation);
-    const closing = figures(fundedKobo, debitedKobo, reservedKobo);
+    const closing = figures(money);
     this.summaryValue = {
       organizationId: this.wallet.organizationId,
       environment: this.wallet.environment,
@@ -485,7 +479,7 @@ export class WalletReplay {
       eventsReplayed: last === undefined ? 0 : Number(last.revision) + 1,
       lastRevision: last?.revision.toString() ?? null,
       lastPosition: last?.position.toString() ?? null,
-      opening: opening ?? (from === undefined ? figures(0, 0, 0) : closing),
+      opening: opening ?? (from === undefined ? figures(NO_MONEY) : closing),
       closing,
       totals,
       entriesShown,

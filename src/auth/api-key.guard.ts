@@ -162,7 +162,10 @@ export class ApiKeyGuard implements CanActivate {
     const limit = await this.limiter.consume(key.keyId, key.organization.rateLimitPerMinute ?? this.config.rateLimits.perMinute);
     if (!limit.allowed) {
       void reply.header('retry-after', limit.resetSeconds);
-      throw new RateLimited(`Too many requests for this API key; at most ${limit.limit} a minute. Try again in ${limit.resetSeconds} s`, { limitPerMinute: limit.limit, retryAfterSeconds: limit.resetSeconds });
+      throw new RateLimited(`Too many requests for this API key; at most ${limit.limit} a minute. Try again in ${limit.resetSeconds} s`, {
+        limitPerMinute: limit.limit,
+        retryAfterSeconds: limit.resetSeconds,
+      });
     }
     this.recordUsage(key.keyId);
     return key;

@@ -32,7 +32,7 @@ export function sendError(reply: FastifyReply, exception: unknown): FastifyReply
   const [status, body] = toEnvelope(exception, reply.request);
   if (status === 405) void reply.header('allow', (methodsAllowed(reply.request) ?? []).join(', '));
   if (status >= 500 && status !== 502 && status !== 503) {
-    logger.error(exception instanceof Error ? exception.stack ?? exception.message : 'non-error thrown');
+    logger.error(exception instanceof Error ? (exception.stack ?? exception.message) : 'non-error thrown');
   }
   // A 429 says when to come back, whoever refused it (the key guard sets it already; the console's sign-in throttle does not).
   const retryAfter = body.error.details.retryAfterSeconds;
@@ -80,7 +80,8 @@ function toEnvelope(exception: unknown, request: FastifyRequest | undefined): [n
     const status = exception.getStatus();
     const code = HTTP_CODES[status] ?? (status >= 500 ? 'internal_error' : 'bad_request');
     const response = exception.getResponse();
-    const message = typeof response === 'string' ? response : String((response as { message?: unknown }).message ?? exception.message);
+    const given = typeof response === 'string' ? response : (response as { message?: unknown }).message;
+    const message = typeof given === 'string' ? given : Array.isArray(given) ? given.join(',') : exception.message;
     return [status, { status: false, error: { code, message, details: {} } }];
   }
   // Fastify's own errors (malformed JSON, body too large, bad content type) carry a statusCode.

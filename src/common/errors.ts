@@ -7,7 +7,10 @@ export type ErrorDetails = Record<string, unknown>;
 export abstract class AppError extends Error {
   abstract readonly code: string;
   abstract readonly httpStatus: number;
-  constructor(message: string, readonly details: ErrorDetails = {}) {
+  constructor(
+    message: string,
+    readonly details: ErrorDetails = {},
+  ) {
     super(message);
     this.name = new.target.name;
   }
@@ -21,7 +24,10 @@ export interface FieldError {
 export class ValidationFailed extends AppError {
   readonly code = 'validation_failed';
   readonly httpStatus = 422;
-  constructor(readonly fields: readonly FieldError[], message = 'The request is invalid') {
+  constructor(
+    readonly fields: readonly FieldError[],
+    message = 'The request is invalid',
+  ) {
     super(message, { fields });
   }
 }
@@ -33,7 +39,11 @@ export class Unauthenticated extends AppError {
 
 export class Forbidden extends AppError {
   readonly httpStatus = 403;
-  constructor(readonly code: string, message: string, details?: ErrorDetails) {
+  constructor(
+    readonly code: string,
+    message: string,
+    details?: ErrorDetails,
+  ) {
     super(message, details);
   }
 }
@@ -56,6 +66,12 @@ export class ProviderFailed extends AppError {
 export class RateLimited extends AppError {
   readonly code = 'rate_limited';
   readonly httpStatus = 429;
+}
+
+/** A payment webhook whose signature is not its rail's signature of its raw body: nothing of it is read. */
+export class InvalidSignature extends AppError {
+  readonly code = 'invalid_signature';
+  readonly httpStatus = 401;
 }
 
 export class ServiceUnavailable extends AppError {
@@ -99,6 +115,11 @@ export class VerificationPending extends Conflict {
   override readonly code = 'verification_pending';
 }
 
+/** A hold stops the erasure (by key, by subject or by retention) of personal data until lifted: `details` names it and its reason code. */
+export class HoldInForce extends Conflict {
+  override readonly code = 'legal_hold';
+}
+
 /** A funding reference already credited the wallet with another amount: `details` holds both amounts. */
 export class FundingReferenceConflict extends Conflict {
   override readonly code = 'funding_reference_conflict';
@@ -113,4 +134,9 @@ export class FundingReferenceConflict extends Conflict {
 export class InvariantViolated extends AppError {
   readonly code = 'invariant_violated';
   readonly httpStatus = 500;
+}
+
+/** What was thrown, as an Error: itself when it is one, else an Error that names its type (never its value, which may be personal data). */
+export function asError(thrown: unknown): Error {
+  return thrown instanceof Error ? thrown : new Error(`a non-Error was thrown (${thrown === null ? 'null' : typeof thrown})`, { cause: thrown });
 }

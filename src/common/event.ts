@@ -75,3 +75,10 @@ export function occurredAtText(event: Pick<RecordedEvent, 'metadata' | 'createdA
 }
 
 export const SYSTEM_ACTOR: Actor = { type: 'system', id: 'ledger' };
+
+/** A text field of a stored event's data; anything else there breaks an invariant of the event's schema. */
+export function textField(data: JsonObject, field: string): string {
+  const value = data[field];
+  if (typeof value !== 'string') throw new Error(`invariant: an event's ${field} is text, not ${value === null ? 'null' : typeof value}`);
+  return value;
+}

@@ -27,11 +27,11 @@ const MAX_FIELD_PATH = 100;
  * not part of a pair (JSON.stringify writes them as `\ud800` escapes, which `jsonb` refuses).
  * Without the `u` flag the pattern sees code units, so a well-formed pair matches neither branch.
  */
-const UNSTORABLE_TEXT = /\u0000|[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
+const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
 const UNSTORABLE_MESSAGE = 'must not contain NUL characters or unpaired UTF-16 surrogates';
 
 export function isStorableText(text: string): boolean {
-  return !UNSTORABLE_TEXT.test(text);
+  return !text.includes('\u0000') && !LONE_SURROGATE.test(text);
 }
 
 function fieldPath(parent: string, key: string | number): string {
@@ -127,6 +127,15 @@ function unstorableParameter(request: FastifyRequest): FieldError | undefined {
   return undefined;
 }
 
+/** Routes whose handlers get the body's exact text as `rawBody` beside the parsed body. */
+const RAW_BODY_PREFIX = '/payments/';
+/** The sandbox checkout page's buttons are plain HTML forms (their bodies carry nothing and are ignored). */
+const FORM_PREFIX = '/payments/sandbox/checkout/';
+
+export interface RawBodyRequest extends FastifyRequest {
+  rawBody?: string;
+}
+
 /**
  * Fastify's own JSON parser (its prototype-poisoning checks, its 400 for malformed or empty JSON),
  * followed by jsonBodyProblem: one guard for every route's body, before any validator runs.
@@ -135,7 +144,9 @@ function registerJsonBodyGuard(fastify: FastifyInstance): void {
   const parseJson = fastify.getDefaultJsonParser('error', 'error');
   fastify.removeContentTypeParser('application/json');
   fastify.addContentTypeParser('application/json', { parseAs: 'string' }, (request, body, done) => {
-    parseJson(request, body as string, (error, value) => {
+    // A payment webhook's signature is over its exact bytes: those routes keep them.
+    if (request.url.startsWith(RAW_BODY_PREFIX)) (request as RawBodyRequest).rawBody = body as string;
+    void parseJson(request, body as string, (error, value) => {
       if (error !== null && error !== undefined) {
         done(error, undefined);
         return;
@@ -153,7 +164,11 @@ export function registerInputLimits(fastify: FastifyInstance): void {
   // The API takes JSON only. Fastify would hand a text/plain body to the handlers as a string, and a
   // form body would parse into the same object as its JSON: both answer 415 instead.
   fastify.removeContentTypeParser('text/plain');
-  fastify.addContentTypeParser('application/x-www-form-urlencoded', (_request, _payload, done) => {
+  fastify.addContentTypeParser('application/x-www-form-urlencoded', { parseAs: 'string' }, (request, _body, done) => {
+    if (request.url.startsWith(FORM_PREFIX) && request.method === 'POST') {
+      done(null, {});
+      return;
+    }
     done(Object.assign(new Error('Unsupported Media Type: send the body as application/json'), { statusCode: 415 }), undefined);
   });
   // Callback style, not async: an async hook costs every request a promise and a turn of the microtask queue.
@@ -170,14 +185,20 @@ function inputLimitRefusal(request: FastifyRequest): { status: number; body: Err
   const query = (request.query ?? {}) as Record<string, unknown>;
   const names = Object.keys(query);
   if (names.length > MAX_QUERY_PARAMETERS) {
-    return { status: 422, body: envelope('validation_failed', 'The request is invalid', { fields: [{ field: 'query', message: `at most ${MAX_QUERY_PARAMETERS} query parameters` }] }) };
+    return {
+      status: 422,
+      body: envelope('validation_failed', 'The request is invalid', { fields: [{ field: 'query', message: `at most ${MAX_QUERY_PARAMETERS} query parameters` }] }),
+    };
   }
   for (const name of names) {
     const values = ([] as unknown[]).concat(query[name]);
     if (values.length > MAX_QUERY_PARAMETERS || values.some((value) => typeof value === 'string' && value.length > MAX_QUERY_VALUE_LENGTH)) {
       // The parameter's name is the caller's text: bounded, and never its value.
       const field = name.slice(0, 50);
-      return { status: 422, body: envelope('validation_failed', 'The request is invalid', { fields: [{ field, message: `must be at most ${MAX_QUERY_VALUE_LENGTH} characters` }] }) };
+      return {
+        status: 422,
+        body: envelope('validation_failed', 'The request is invalid', { fields: [{ field, message: `must be at most ${MAX_QUERY_VALUE_LENGTH} characters` }] }),
+      };
     }
   }
   const unstorable = unstorableParameter(request);

@@ -1,5 +1,5 @@
 import { applyDecorators } from '@nestjs/common';
-import { ApiBody, ApiOperation, ApiParam, ApiQuery, ApiResponse, type ApiResponseOptions } from '@nestjs/swagger';
+import { ApiBody, ApiOperation, ApiParam, ApiQuery, ApiResponse } from '@nestjs/swagger';
 
 /**
  * What the OpenAPI document says of every route: the error envelope and the code catalogue, the
@@ -83,6 +83,17 @@ export const ERROR_CODES = {
   request_timeout: { status: 408, when: 'the request was not received in time' },
   conflict: { status: 409, when: 'the organization changed concurrently too many times in a row, or its key limit (200) is reached' },
   verification_pending: { status: 409, when: 'the check is still running: erase it once it has finished' },
+  session_closed: { status: 409, when: 'the verification session is submitted, decided, expired or cancelled: nothing more is accepted on it' },
+  session_not_in_review: { status: 409, when: 'only a verification session in review (needs_review) can be approved or declined by a person' },
+  legal_hold: {
+    status: 409,
+    when: 'a hold on the check or its data subject stops the erasure until lifted; nothing is erased',
+    details: {
+      type: 'object',
+      required: ['holdId', 'reason', 'until'],
+      properties: { holdId: { type: 'string' }, reason: { type: 'string', description: "the hold's reason code" }, until: NULLABLE_TIMESTAMP },
+    },
+  },
   funding_reference_conflict: {
     status: 409,
     when: 'the funding reference already credited the wallet with another amount; nothing is credited',
@@ -118,7 +129,8 @@ export const ERROR_CODES = {
         failureReason: {
           type: 'string',
           enum: ['provider_error', 'provider_timeout', 'provider_unavailable', 'internal_error'],
-          description: 'provider_error: the provider answered with an error; provider_timeout: it did not answer in time; provider_unavailable: it could not be reached, or its circuit breaker is open; internal_error: the service could not finish the check',
+          description:
+            'provider_error: the provider answered with an error; provider_timeout: it did not answer in time; provider_unavailable: it could not be reached, or its circuit breaker is open; internal_error: the service could not finish the check',
         },
       },
     },
@@ -147,7 +159,12 @@ export function errorSchemaName(code: ErrorCode): string {
 /** The components every route refers to: one error envelope per code, the field error, paging meta and the reference. */
 export function sharedSchemas(): Record<string, Schema> {
   const schemas: Record<string, Schema> = {
-    Reference: { type: 'string', pattern: '^vrf_[0-9A-HJKMNP-TV-Z]{26}$', description: '`vrf_` + a 26-character ULID (sortable by creation time)', example: 'vrf_01JD3Q9ZK8W6V2C4X7N5B0M1TR' },
+    Reference: {
+      type: 'string',
+      pattern: '^vrf_[0-9A-HJKMNP-TV-Z]{26}$',
+      description: '`vrf_` + a 26-character ULID (sortable by creation time)',
+      example: 'vrf_01JD3Q9ZK8W6V2C4X7N5B0M1TR',
+    },
     FieldError: {
       type: 'object',
       required: ['field', 'message'],
@@ -212,7 +229,7 @@ export interface ResponseObject {
  */
 export function errorResponses(...groups: readonly (ErrorCode | readonly ErrorCode[])[]): Record<string, ResponseObject> {
   const byStatus = new Map<number, ErrorCode[]>();
-  for (const code of new Set(groups.flat() as ErrorCode[])) {
+  for (const code of new Set<ErrorCode>(groups.flat())) {
     const status = ERROR_CODES[code].status;
     byStatus.set(status, [...(byStatus.get(status) ?? []), code]);
   }
@@ -227,17 +244,19 @@ export function errorResponses(...groups: readonly (ErrorCode | readonly ErrorCo
 
 /** `components.responses`: the response of each code alone, which operations refer to rather than repeat. */
 export function sharedResponses(): Record<string, ResponseObject> {
-  return Object.fromEntries((Object.keys(ERROR_CODES) as ErrorCode[]).map((code) => [errorSchemaName(code).replace(/Error$/, ''), errorResponses(code)[String(ERROR_CODES[code].status)]]));
+  return Object.fromEntries(
+    (Object.keys(ERROR_CODES) as ErrorCode[]).map((code) => [errorSchemaName(code).replace(/Error$/, ''), errorResponses(code)[String(ERROR_CODES[code].status)]]),
+  );
 }
 
 /** The error responses of a route (see errorResponses). */
 export function ApiErrors(...groups: readonly (ErrorCode | readonly ErrorCode[])[]): MethodDecorator {
-  return applyDecorators(...Object.entries(errorResponses(...groups)).map(([status, response]) => ApiResponse({ status: Number(status), ...response } as ApiResponseOptions)));
+  return applyDecorators(...Object.entries(errorResponses(...groups)).map(([status, response]) => ApiResponse({ status: Number(status), ...response })));
 }
 
 /** A JSON success response in the envelope. */
 export function ApiSuccess(status: number, description: string, data: Schema, meta?: Schema): MethodDecorator {
-  return ApiResponse({ status, description, content: { 'application/json': { schema: okEnvelope(data, meta) as never } } });
+  return ApiResponse({ status, description, content: { 'application/json': { schema: okEnvelope(data, meta) } } });
 }
 
 /** The route's summary, operation id (the method name of generated clients) and tag. */
@@ -252,14 +271,24 @@ export function ApiJsonBody(schema: Schema, examples: Record<string, { summary: 
 
 /** A path parameter. */
 export function ApiPathParam(name: string, schema: Schema, description: string): MethodDecorator {
-  return ApiParam({ name, required: true, description, schema: schema as never });
+  return ApiParam({ name, required: true, description, schema: schema });
 }
 
 /** `page` and `pageSize` of a list: the admin lists' bounds (src/common/paging.ts) unless given. */
 export function ApiPaging(maxPage = 1_000_000, maxPageSize = 1_000_000): MethodDecorator {
   return applyDecorators(
-    ApiQuery({ name: 'page', required: false, description: `from 1 (at most ${maxPage.toLocaleString('en')}); default 1`, schema: { type: 'integer', minimum: 1, maximum: maxPage, default: 1 } }),
-    ApiQuery({ name: 'pageSize', required: false, description: 'default 20; larger values than 100 are capped at 100', schema: { type: 'integer', minimum: 1, maximum: maxPageSize, default: 20 } }),
+    ApiQuery({
+      name: 'page',
+      required: false,
+      description: `from 1 (at most ${maxPage.toLocaleString('en')}); default 1`,
+      schema: { type: 'integer', minimum: 1, maximum: maxPage, default: 1 },
+    }),
+    ApiQuery({
+      name: 'pageSize',
+      required: false,
+      description: 'default 20; larger values than 100 are capped at 100',
+      schema: { type: 'integer', minimum: 1, maximum: maxPageSize, default: 20 },
+    }),
   );
 }
 
@@ -269,12 +298,26 @@ export const TAGS = [
   { name: 'Wallet', audience: 'integrator', description: "The key's wallet: its balance and its ledger (X-Service-Key)." },
   { name: 'Data protection', audience: 'integrator', description: 'Erase the personal data of a verification or of a data subject (X-Service-Key).' },
   { name: 'Portraits', audience: 'integrator', description: 'Portrait images behind the signed links in verification results: the link is the credential.' },
-  { name: 'Webhooks', audience: 'integrator', description: "The key's environment's webhook endpoints, their signing secrets, deliveries and attempts, and the wallet's low-balance alert (X-Service-Key)." },
+  {
+    name: 'Webhooks',
+    audience: 'integrator',
+    description: "The key's environment's webhook endpoints, their signing secrets, deliveries and attempts, and the wallet's low-balance alert (X-Service-Key).",
+  },
+  {
+    name: 'Verification flows',
+    audience: 'integrator',
+    description: 'Flows (steps, decision rule, branding) and the sessions that take one person through a flow on the hosted page (X-Service-Key).',
+  },
   { name: 'Health', audience: 'integrator', description: 'Reachability, without a key.' },
   { name: 'Admin: organizations', audience: 'operator', description: 'Register, approve, suspend and configure organizations (admin token; the auditor token reads).' },
   { name: 'Admin: API keys', audience: 'operator', description: "Issue, list and revoke an organization's keys (admin token; the auditor token reads)." },
   { name: 'Admin: wallets', audience: 'operator', description: 'Fund wallets and read their balances (admin token; the auditor token reads).' },
   { name: 'Admin: webhooks', audience: 'operator', description: "An organization's webhook endpoints, deliveries and low-balance alerts (admin token; the auditor token reads)." },
+  {
+    name: 'Admin: verification sessions',
+    audience: 'operator',
+    description: "Sessions in review: their evidence, and a person's decision (admin token; the auditor token reads).",
+  },
   { name: 'Admin: audit', audience: 'operator', description: 'The finance audit: wallet histories replayed from the event log (admin or auditor token).' },
   { name: 'Operations', audience: 'operator', description: 'Readiness, metrics and projection status, for operators and their tooling.' },
 ] as const;

@@ -28,6 +28,11 @@ export function hashCallerRequestId(request: FastifyRequest, key: Buffer): void 
   if (given !== undefined) callerHashes.set(request, callerRequestIdHash(key, given));
 }
 
+/** The keyed hash of the request's caller X-Request-Id (with REQUEST_ID_HASH_KEY), for its log line. */
+export function callerRequestIdHashOf(request: object): string | undefined {
+  return callerHashes.get(request);
+}
+
 /** HMAC-SHA-256 of a caller's request id, base64url: what events keep as `callerRequestIdHash`. */
 export function callerRequestIdHash(key: Buffer, requestId: string): string {
   return createHmac('sha256', key).update(requestId, 'utf8').digest('base64url');

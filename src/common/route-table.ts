@@ -65,7 +65,9 @@ export class RouteTable {
       for (const [method, operation] of Object.entries(item as Record<string, { parameters?: { in?: string; name?: string }[] }>)) {
         if (typeof operation !== 'object' || operation === null || !('responses' in operation)) continue;
         methods.push(method.toUpperCase());
-        const names = (operation.parameters ?? []).filter((parameter) => parameter.in === 'query' && typeof parameter.name === 'string').map((parameter) => parameter.name as string);
+        const names = (operation.parameters ?? [])
+          .filter((parameter) => parameter.in === 'query' && typeof parameter.name === 'string')
+          .map((parameter) => parameter.name as string);
         this.queryNames.set(`${method.toUpperCase()} ${template}`, names);
       }
     }
@@ -108,7 +110,7 @@ export function registerRouteTable(fastify: FastifyInstance): RouteTable {
 }
 
 function unknownQueryRefusal(table: RouteTable, request: FastifyRequest): ErrorEnvelope | undefined {
-  const names = Object.keys((request.query ?? {}) as Record<string, unknown>);
+  const names = Object.keys(request.query ?? {});
   if (names.length === 0) return undefined;
   const found = table.unknownQueryNames(request.method, pathOf(request.url), names);
   if (found === undefined || found.unknown.length === 0) return undefined;

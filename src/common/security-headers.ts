@@ -1,5 +1,6 @@
 import type { FastifyInstance } from 'fastify';
 import helmet, { type HelmetOptions } from 'helmet';
+import { asError } from './errors.js';
 
 declare module 'fastify' {
   interface FastifyContextConfig {
@@ -41,7 +42,7 @@ export function helmetHeaders(options: HelmetOptions): SecurityHeaders {
   };
   let finished = false;
   helmet(options)({} as never, response as never, (error?: unknown) => {
-    if (error !== undefined) throw error;
+    if (error !== undefined) throw asError(error);
     finished = true;
   });
   if (!finished) throw new Error('invariant: helmet did not set its headers synchronously');

@@ -35,12 +35,16 @@ describe('isoWithOffset', () => {
 describe('parseInstantText', () => {
   it('is Date.parse for canonical texts one after another, on the same day or not', () => {
     fc.assert(
-      fc.property(fc.array(fc.date({ noInvalidDate: true, min: new Date(Date.UTC(0, 0, 1)), max: new Date(Date.UTC(9999, 11, 31)) }), { minLength: 1, maxLength: 20 }), fc.integer({ min: 0, max: 86_400_000 }), (dates, step) => {
-        for (const date of dates.flatMap((date) => [date, new Date(date.getTime() + step)])) {
-          const text = date.toISOString();
-          expect(parseInstantText(text)).toBe(Date.parse(text));
-        }
-      }),
+      fc.property(
+        fc.array(fc.date({ noInvalidDate: true, min: new Date(Date.UTC(0, 0, 1)), max: new Date(Date.UTC(9999, 11, 31)) }), { minLength: 1, maxLength: 20 }),
+        fc.integer({ min: 0, max: 86_400_000 }),
+        (dates, step) => {
+          for (const date of dates.flatMap((date) => [date, new Date(date.getTime() + step)])) {
+            const text = date.toISOString();
+            expect(parseInstantText(text)).toBe(Date.parse(text));
+          }
+        },
+      ),
       { numRuns: 2_000 },
     );
   });

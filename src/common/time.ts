@@ -56,7 +56,15 @@ function twoDigits(text: string, at: number): number {
  * Date.parse itself, so a day Date rolls over (30 February) rolls over here alike.
  */
 export function parseInstantText(text: string): number {
-  if (text.length === 24 && parsedDayPrefix.length === 11 && text.startsWith(parsedDayPrefix) && text.charCodeAt(13) === COLON && text.charCodeAt(16) === COLON && text.charCodeAt(19) === DOT && text.charCodeAt(23) === LETTER_Z) {
+  if (
+    text.length === 24 &&
+    parsedDayPrefix.length === 11 &&
+    text.startsWith(parsedDayPrefix) &&
+    text.charCodeAt(13) === COLON &&
+    text.charCodeAt(16) === COLON &&
+    text.charCodeAt(19) === DOT &&
+    text.charCodeAt(23) === LETTER_Z
+  ) {
     const hours = twoDigits(text, 11);
     const minutes = twoDigits(text, 14);
     const seconds = twoDigits(text, 17);

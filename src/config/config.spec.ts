@@ -84,8 +84,21 @@ describe('loadConfig: upstream providers', () => {
   });
 
   it('reads base URLs, timeouts and the breaker settings', () => {
-    const config = loadConfig({ DOJAH_BASE_URL: 'http://127.0.0.1:9999', DOJAH_TIMEOUT_MS: '700', PREMBLY_TIMEOUT_MS: '900', PROVIDER_BREAKER_FAILURES: '3', PROVIDER_BREAKER_HALF_OPEN_MS: '250', PROVIDER_RETRY_ATTEMPTS: '0' });
-    expect(config.providers).toMatchObject({ dojahBaseUrl: 'http://127.0.0.1:9999', timeoutMs: { dojah: 700, prembly: 900 }, breakerFailures: 3, breakerHalfOpenMs: 250, retryAttempts: 0 });
+    const config = loadConfig({
+      DOJAH_BASE_URL: 'http://127.0.0.1:9999',
+      DOJAH_TIMEOUT_MS: '700',
+      PREMBLY_TIMEOUT_MS: '900',
+      PROVIDER_BREAKER_FAILURES: '3',
+      PROVIDER_BREAKER_HALF_OPEN_MS: '250',
+      PROVIDER_RETRY_ATTEMPTS: '0',
+    });
+    expect(config.providers).toMatchObject({
+      dojahBaseUrl: 'http://127.0.0.1:9999',
+      timeoutMs: { dojah: 700, prembly: 900 },
+      breakerFailures: 3,
+      breakerHalfOpenMs: 250,
+      retryAttempts: 0,
+    });
   });
 
   it.each([
@@ -144,7 +157,10 @@ describe('loadConfig: operations', () => {
   });
 
   it('reads extra redact paths and refuses malformed ones', () => {
-    expect(loadConfig({ LOG_REDACT_PATHS: 'req.headers["x-partner-token"], user.*.secret' }).operations.logRedactPaths).toEqual(['req.headers["x-partner-token"]', 'user.*.secret']);
+    expect(loadConfig({ LOG_REDACT_PATHS: 'req.headers["x-partner-token"], user.*.secret' }).operations.logRedactPaths).toEqual([
+      'req.headers["x-partner-token"]',
+      'user.*.secret',
+    ]);
     for (const bad of ['a..b', 'req.headers[x]', 'a b', '.a']) expect(() => loadConfig({ LOG_REDACT_PATHS: bad })).toThrow('LOG_REDACT_PATHS');
   });
 

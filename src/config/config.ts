@@ -1,20 +1,12 @@
+import { readFileSync } from 'node:fs';
 import { isIP } from 'node:net';
 import { resolve } from 'node:path';
-import { isScope, MAX_PRICE_KOBO, SCOPES, type Scope } from '../scopes/scopes.js';
+import { isScope, MAX_PRICE_KOBO, scopeDefinition, SCOPES, type Scope } from '../scopes/scopes.js';
 
-/** Default price per check in kobo (₦1 = 100 kobo), overridable by SCOPE_PRICES and per organization. */
-export const DEFAULT_SCOPE_PRICES_KOBO: Readonly<Record<Scope, number>> = {
-  nin: 10_000,
-  pnv: 10_000,
-  vnin: 10_000,
-  bvn: 10_000,
-  pvc: 10_000,
-  passport: 15_000,
-  bank_account: 5_000,
-  premium_bank_account: 7_500,
-  phone: 7_500,
-  face_match: 20_000,
-};
+/** Default price per check in kobo (₦1 = 100 kobo), from each scope's definition; overridable by SCOPE_PRICES and per organization. */
+export function defaultScopePricesKobo(): Record<Scope, number> {
+  return Object.fromEntries(SCOPES.map((scope) => [scope, scopeDefinition(scope).defaultPriceKobo])) as Record<Scope, number>;
+}
 
 export type EventStoreKind = 'postgres' | 'esdb';
 /** Where the per-key request counters live: one process, or shared by every instance. */
@@ -92,6 +84,10 @@ export interface AppConfig {
      * caller's id; never the id itself. Unset, nothing of the caller's id is kept.
      */
     readonly requestIdHashKey: string | undefined;
+    /** KEY_MANAGEMENT=pkcs11: the master key in a PKCS#11 token (KMS_PKCS11_*), not DATA_ENCRYPTION_KEY. */
+    readonly pkcs11: Pkcs11Config | undefined;
+    /** ORGANIZATION_KEY_MAX_WRAPS: keys wrapped under one version of an organization's key before a new version (default 2^32 - 2^26). */
+    readonly organizationKeyMaxWraps: number;
   };
   /** Run the projection workers inside the API process: `auto` does so on the embedded default only. */
   readonly runProjections: 'auto' | 'true' | 'false';
@@ -158,6 +154,8 @@ export interface AppConfig {
     readonly mailRequestsPerHour: number;
     /** Mails one recipient, and one account, may be sent per hour (CONSOLE_MAILS_PER_RECIPIENT_PER_HOUR). */
     readonly mailsPerRecipientPerHour: number;
+    /** Passkeys' relying party: the origin of PUBLIC_BASE_URL and its host name, else http://localhost:PORT and localhost. */
+    readonly webauthn: { readonly origin: string; readonly rpId: string };
   };
   /** Webhook deliveries to integrators' endpoints. */
   readonly webhooks: {
@@ -169,10 +167,27 @@ export interface AppConfig {
     readonly allowPrivateTargets: boolean;
     /** WEBHOOK_TIMEOUT_MS: one attempt's limit, connection to last byte. */
     readonly timeoutMs: number;
-    /** WEBHOOK_CONCURRENCY_PER_ENDPOINT: attempts in flight at once to one endpoint, per instance. */
+    /** WEBHOOK_CONCURRENCY_PER_ENDPOINT: attempts in flight at once to one endpoint, all instances together. */
     readonly concurrencyPerEndpoint: number;
     /** WEBHOOK_SEND: this instance sends due deliveries (row locks let every instance do so side by side). */
     readonly send: boolean;
+  };
+  /** Wallet top-ups paid from outside: Paystack on live wallets, the sandbox rail on test wallets (and live ones on the embedded default). */
+  readonly payments: {
+    /** PAYSTACK_SECRET_KEY: the service's own Paystack secret key (API calls and the webhook signature). Absent: live top-ups are off, except on the embedded default (sandbox rail). */
+    readonly paystackSecretKey: string | undefined;
+    readonly paystackBaseUrl: string;
+    /** Per attempt (PAYSTACK_TIMEOUT_MS). */
+    readonly paystackTimeoutMs: number;
+    /** PAYSTACK_PREFERRED_BANK: the bank slug asked for dedicated virtual accounts. */
+    readonly paystackPreferredBank: string;
+    /** Bounds of one top-up (TOPUP_MIN_KOBO, TOPUP_MAX_KOBO). */
+    readonly minTopUpKobo: number;
+    readonly maxTopUpKobo: number;
+    /** TOPUP_DAILY_LIMIT_KOBO: top-ups one organization may start per environment and Lagos day. */
+    readonly dailyLimitKobo: number;
+    /** How often unfinished top-ups are verified again (TOPUP_RECOVERY_INTERVAL_MS). */
+    readonly recoveryIntervalMs: number;
   };
   readonly rateLimits: {
     readonly store: RateLimitStore;
@@ -184,12 +199,51 @@ export interface AppConfig {
 }
 
 export class ConfigError extends Error {
-  constructor(readonly variable: string, problem: string) {
+  constructor(
+    readonly variable: string,
+    problem: string,
+  ) {
     super(`Invalid configuration: ${variable} ${problem}`);
   }
 }
 
 type Env = Record<string, string | undefined>;
+
+/** Where the master key lives in a PKCS#11 token (KEY_MANAGEMENT=pkcs11; src/config/config.ts). */
+export interface Pkcs11Config {
+  /** KMS_PKCS11_MODULE: the token's PKCS#11 library (SoftHSM2: /usr/lib/softhsm/libsofthsm2.so). */
+  readonly module: string;
+  /** KMS_PKCS11_TOKEN_LABEL: the token, by its label. */
+  readonly tokenLabel: string;
+  /** KMS_PKCS11_PIN or the file KMS_PKCS11_PIN_FILE names: the user PIN. Never logged. */
+  readonly pin: string;
+  /** KMS_PKCS11_KEY_LABEL: the master key's versions are the token's AES keys labelled `<label>.<n>`. */
+  readonly keyLabel: string;
+  /** KMS_PKCS11_REFRESH_MS: how often the token is searched for a newer version before a wrap. */
+  readonly refreshMs: number;
+}
+
+/** KEY_MANAGEMENT=pkcs11 and its KMS_PKCS11_* variables (the PIN from KMS_PKCS11_PIN or the file KMS_PKCS11_PIN_FILE names; never echoed). */
+function pkcs11Config(env: Env): Pkcs11Config | undefined {
+  if (oneOf(env, 'KEY_MANAGEMENT', ['local', 'pkcs11'] as const, 'local') === 'local') return undefined;
+  const module = text(env, 'KMS_PKCS11_MODULE');
+  if (module === undefined) throw new ConfigError('KMS_PKCS11_MODULE', "is required when KEY_MANAGEMENT=pkcs11: the path of the token's PKCS#11 library");
+  const tokenLabel = text(env, 'KMS_PKCS11_TOKEN_LABEL');
+  if (tokenLabel === undefined) throw new ConfigError('KMS_PKCS11_TOKEN_LABEL', 'is required when KEY_MANAGEMENT=pkcs11');
+  const pinFile = text(env, 'KMS_PKCS11_PIN_FILE');
+  let pin = text(env, 'KMS_PKCS11_PIN');
+  if (pinFile !== undefined) {
+    try {
+      pin = readFileSync(pinFile, 'utf8').trim();
+    } catch {
+      throw new ConfigError('KMS_PKCS11_PIN_FILE', 'cannot be read');
+    }
+  }
+  if (pin === undefined || pin === '') throw new ConfigError('KMS_PKCS11_PIN', 'or KMS_PKCS11_PIN_FILE is required when KEY_MANAGEMENT=pkcs11');
+  const keyLabel = text(env, 'KMS_PKCS11_KEY_LABEL') ?? 'ivl-master';
+  if (!/^[A-Za-z0-9_-]{1,40}$/.test(keyLabel)) throw new ConfigError('KMS_PKCS11_KEY_LABEL', 'must be 1 to 40 letters, digits, _ or -');
+  return { module, tokenLabel, pin, keyLabel, refreshMs: integer(env, 'KMS_PKCS11_REFRESH_MS', 30_000, 100, 3_600_000) };
+}
 
 function text(env: Env, name: string): string | undefined {
   const value = env[name];
@@ -245,7 +299,10 @@ function secret(env: Env, name: string, minLength: number): string | undefined {
 function scopeList(env: Env, name: string): readonly Scope[] {
   const raw = text(env, name);
   if (raw === undefined) return SCOPES;
-  const scopes = raw.split(',').map((part) => part.trim()).filter((part) => part !== '');
+  const scopes = raw
+    .split(',')
+    .map((part) => part.trim())
+    .filter((part) => part !== '');
   const unknown = scopes.filter((scope) => !isScope(scope));
   if (unknown.length > 0) throw new ConfigError(name, `has unknown scopes: ${unknown.join(', ')} (known: ${SCOPES.join(', ')})`);
   return [...new Set(scopes)] as Scope[];
@@ -253,7 +310,7 @@ function scopeList(env: Env, name: string): readonly Scope[] {
 
 /** `SCOPE_PRICES=nin=5000,bvn=7500`: overrides of the default price per scope, in kobo. */
 function scopePrices(env: Env, name: string): Readonly<Record<Scope, number>> {
-  const prices: Record<Scope, number> = { ...DEFAULT_SCOPE_PRICES_KOBO };
+  const prices = defaultScopePricesKobo();
   const raw = text(env, name);
   if (raw === undefined) return prices;
   for (const pair of raw.split(',')) {
@@ -301,7 +358,10 @@ const REDACT_PATH = /^(?:[A-Za-z_$*][\w$*-]*|\[(?:"[^"\]]+"|'[^'\]]+'|\*)\])(?:\
 function redactPaths(env: Env, name: string): readonly string[] {
   const raw = text(env, name);
   if (raw === undefined) return [];
-  const paths = raw.split(',').map((part) => part.trim()).filter((part) => part !== '');
+  const paths = raw
+    .split(',')
+    .map((part) => part.trim())
+    .filter((part) => part !== '');
   const invalid = paths.find((path) => !REDACT_PATH.test(path));
   if (invalid !== undefined) throw new ConfigError(name, `has an invalid path "${invalid}" (use req.headers["x-custom"], a.b.c or a.*.c)`);
   return paths;
@@ -333,9 +393,13 @@ function trustProxy(env: Env, name: string): false | number | readonly string[] 
   const raw = text(env, name);
   if (raw === undefined || /^(false|0|off|no)$/i.test(raw)) return false;
   // Trusting every hop would let any client write its own address and scheme.
-  if (/^(true|on|yes)$/i.test(raw)) throw new ConfigError(name, 'must be a hop count or the proxies\' addresses and CIDR ranges, not true (any client could then choose its own address)');
+  if (/^(true|on|yes)$/i.test(raw))
+    throw new ConfigError(name, "must be a hop count or the proxies' addresses and CIDR ranges, not true (any client could then choose its own address)");
   if (/^\d+$/.test(raw)) return integer(env, name, 0, 1, 10);
-  const entries = raw.split(',').map((part) => part.trim()).filter((part) => part !== '');
+  const entries = raw
+    .split(',')
+    .map((part) => part.trim())
+    .filter((part) => part !== '');
   for (const entry of entries) {
     const [address, bits, extra] = entry.split('/');
     const family = isIP(address ?? '');
@@ -351,15 +415,20 @@ function trustProxy(env: Env, name: string): false | number | readonly string[] 
  * DATA_ENCRYPTION_KEY: required beside DATABASE_URL, where a key generated on one machine's disk
  * would be lost with it (and every verification's personal data with the key).
  */
-function dataEncryptionKey(env: Env): string | undefined {
+function dataEncryptionKey(env: Env, pkcs11: boolean): string | undefined {
   const value = key32(env, 'DATA_ENCRYPTION_KEY');
-  if (value === undefined && text(env, 'DATABASE_URL') !== undefined) {
+  if (value === undefined && !pkcs11 && text(env, 'DATABASE_URL') !== undefined) {
     throw new ConfigError('DATA_ENCRYPTION_KEY', 'is required when DATABASE_URL is set: the master key of the personal data (32 bytes, base64; see docs/data-protection.md)');
   }
   return value;
 }
 
 /** Reads and validates the environment once. Throws a ConfigError naming the first bad variable. */
+function relyingParty(publicBaseUrl: string | undefined, port: number): { origin: string; rpId: string } {
+  const origin = new URL(publicBaseUrl ?? `http://localhost:${port}`);
+  return { origin: origin.origin, rpId: origin.hostname };
+}
+
 export function loadConfig(env: Env = process.env): AppConfig {
   const kind = oneOf(env, 'EVENT_STORE', ['postgres', 'esdb'] as const, 'postgres');
   const esdbConnectionString = url(env, 'EVENTSTORE_CONNECTION_STRING', ['esdb:', 'esdb+discover:', 'kurrentdb:', 'kurrentdb+discover:']);
@@ -367,6 +436,7 @@ export function loadConfig(env: Env = process.env): AppConfig {
     throw new ConfigError('EVENTSTORE_CONNECTION_STRING', 'is required when EVENT_STORE=esdb');
   }
   const dataDir = resolve(text(env, 'DATA_DIR') ?? '.data');
+  const pkcs11 = pkcs11Config(env);
   const providerTimeoutMs = integer(env, 'PROVIDER_TIMEOUT_MS', 10_000, 50, 120_000);
   const upstreamTimeoutMs = (name: string) => integer(env, name, Math.max(25, Math.floor(providerTimeoutMs / 2)), 25, providerTimeoutMs);
   const recoveryDeadlineMs = integer(env, 'RECOVERY_DEADLINE_MS', 120_000, 1_000, 86_400_000);
@@ -380,7 +450,8 @@ export function loadConfig(env: Env = process.env): AppConfig {
   const headersTimeoutMs = integer(env, 'HTTP_HEADERS_TIMEOUT_MS', 10_000, 500, 120_000);
   const requestTimeoutMs = integer(env, 'HTTP_REQUEST_TIMEOUT_MS', 60_000, 1_000, 600_000);
   // Node refuses a headers limit above the whole request's, which includes the headers.
-  if (requestTimeoutMs < headersTimeoutMs) throw new ConfigError('HTTP_REQUEST_TIMEOUT_MS', `must be at least HTTP_HEADERS_TIMEOUT_MS (${headersTimeoutMs}), got ${requestTimeoutMs}`);
+  if (requestTimeoutMs < headersTimeoutMs)
+    throw new ConfigError('HTTP_REQUEST_TIMEOUT_MS', `must be at least HTTP_HEADERS_TIMEOUT_MS (${headersTimeoutMs}), got ${requestTimeoutMs}`);
   const redisUrl = url(env, 'REDIS_URL', ['redis:', 'rediss:']);
   const rateLimitStore = oneOf(env, 'RATE_LIMIT_STORE', RATE_LIMIT_STORES, redisUrl === undefined ? 'memory' : 'redis');
   if (rateLimitStore === 'redis' && redisUrl === undefined) throw new ConfigError('REDIS_URL', 'is required when RATE_LIMIT_STORE=redis');
@@ -418,7 +489,12 @@ export function loadConfig(env: Env = process.env): AppConfig {
       urlTtlSeconds: integer(env, 'PORTRAIT_URL_TTL_SECONDS', 900, 10, 86_400),
       publicBaseUrl: url(env, 'PUBLIC_BASE_URL', ['http:', 'https:']),
     },
-    dataProtection: { masterKey: dataEncryptionKey(env), requestIdHashKey: key32(env, 'REQUEST_ID_HASH_KEY') },
+    dataProtection: {
+      masterKey: dataEncryptionKey(env, pkcs11 !== undefined),
+      requestIdHashKey: key32(env, 'REQUEST_ID_HASH_KEY'),
+      pkcs11,
+      organizationKeyMaxWraps: integer(env, 'ORGANIZATION_KEY_MAX_WRAPS', 2 ** 32 - 2 ** 26, 1, 2 ** 32),
+    },
     runProjections: oneOf(env, 'RUN_PROJECTIONS', ['auto', 'true', 'false'] as const, 'auto'),
     providers: {
       credentialsKey: key32(env, 'PROVIDER_CREDENTIALS_KEY'),
@@ -450,12 +526,23 @@ export function loadConfig(env: Env = process.env): AppConfig {
       mailFrom: text(env, 'MAIL_FROM') ?? 'Identity verification console <no-reply@localhost>',
       mailRequestsPerHour: integer(env, 'CONSOLE_MAIL_REQUESTS_PER_HOUR', 30, 1, 1_000_000),
       mailsPerRecipientPerHour: integer(env, 'CONSOLE_MAILS_PER_RECIPIENT_PER_HOUR', 5, 1, 1_000),
+      webauthn: relyingParty(url(env, 'PUBLIC_BASE_URL', ['http:', 'https:']), integer(env, 'PORT', 3000, 0, 65_535)),
     },
     webhooks: {
       allowPrivateTargets: flag(env, 'WEBHOOK_ALLOW_PRIVATE_TARGETS', false),
       timeoutMs: integer(env, 'WEBHOOK_TIMEOUT_MS', 10_000, 100, 30_000),
       concurrencyPerEndpoint: integer(env, 'WEBHOOK_CONCURRENCY_PER_ENDPOINT', 4, 1, 64),
       send: flag(env, 'WEBHOOK_SEND', true),
+    },
+    payments: {
+      paystackSecretKey: secret(env, 'PAYSTACK_SECRET_KEY', 16),
+      paystackBaseUrl: url(env, 'PAYSTACK_BASE_URL', ['http:', 'https:']) ?? 'https://api.paystack.co',
+      paystackTimeoutMs: integer(env, 'PAYSTACK_TIMEOUT_MS', 10_000, 50, 60_000),
+      paystackPreferredBank: text(env, 'PAYSTACK_PREFERRED_BANK') ?? 'wema-bank',
+      minTopUpKobo: integer(env, 'TOPUP_MIN_KOBO', 10_000, 100, MAX_FUNDING_KOBO),
+      maxTopUpKobo: integer(env, 'TOPUP_MAX_KOBO', 500_000_000, 100, MAX_FUNDING_KOBO),
+      dailyLimitKobo: integer(env, 'TOPUP_DAILY_LIMIT_KOBO', 1_000_000_000, 100, Number.MAX_SAFE_INTEGER),
+      recoveryIntervalMs: integer(env, 'TOPUP_RECOVERY_INTERVAL_MS', 30_000, 100, 3_600_000),
     },
     rateLimits: {
       store: rateLimitStore,

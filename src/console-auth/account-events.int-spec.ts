@@ -2,6 +2,10 @@ import { describe, expect, it } from '@jest/globals';
 import { SystemClock } from '../common/clock.js';
 import { RandomIdGenerator } from '../common/ids.js';
 import { streamEvents, useTestEventStore } from '../../test/support/event-store.js';
+import { TEST_DATA_ENCRYPTION_KEY } from '../../test/support/data-protection.js';
+import { ContactData } from '../data-protection/contact-data.js';
+import { DataKeys } from '../data-protection/data-keys.js';
+import { LocalKeyManagement } from '../data-protection/key-management.port.js';
 import { AccountEvents, type ConsoleAccountEvent } from './account-events.js';
 import { AccountStore, EmailTaken } from './accounts.js';
 import { consoleId } from './tokens.js';
@@ -11,7 +15,10 @@ const CONTEXT = { correlationId: 'req-account-events', actor: { type: 'operator'
 /** The row and its event kept together, on the real PostgreSQL and this project's event store. */
 describe('AccountEvents.record', () => {
   const test = useTestEventStore({ poolSize: 4 });
-  const parts = () => ({ events: new AccountEvents(test.pool, test.store, new RandomIdGenerator(), new SystemClock()), accounts: new AccountStore(test.pool) });
+  const parts = () => ({
+    events: new AccountEvents(test.pool, test.store, new RandomIdGenerator(), new SystemClock()),
+    accounts: new AccountStore(test.pool, new ContactData(new DataKeys(test.pool, new LocalKeyManagement(Buffer.from(TEST_DATA_ENCRYPTION_KEY, 'base64'))), test.pool)),
+  });
   const created = (userId: string): ConsoleAccountEvent => ({ type: 'ConsoleOperatorCreated', data: { schemaVersion: 1, userId, role: 'auditor', via: 'cli' } });
   const insert = (accounts: AccountStore, userId: string, email: string, db: Parameters<AccountStore['insert']>[1]) =>
     accounts.insert({ id: userId, kind: 'operator', organizationId: null, email, role: 'auditor', passwordHash: null, emailVerifiedAt: null, createdAt: new Date() }, db);

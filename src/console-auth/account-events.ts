@@ -26,9 +26,17 @@ export type ConsoleAccountEvent =
   | Event<'ConsoleInvitationAccepted', { schemaVersion: 1; userId: string; invitationId: string; kind: UserKind; organizationId: string | null; role: ConsoleRole }>
   | Event<'ConsoleMemberRoleChanged', { schemaVersion: 1; userId: string; organizationId: string; role: ConsoleRole; previousRole: ConsoleRole }>
   | Event<'ConsoleMemberRemoved', { schemaVersion: 1; userId: string; organizationId: string; role: ConsoleRole }>
+  /** The user deleted its own account: its row gone, its own key (and so its sealed email) destroyed. */
+  | Event<'ConsoleAccountDeleted', { schemaVersion: 1; userId: string; organizationId: string | null; role: ConsoleRole }>
   | Event<'ConsoleSessionRevoked', { schemaVersion: 1; userId: string; sessionId: string; reason: 'signed_out' | 'revoked' }>
   | Event<'ConsoleOperatorCreated', { schemaVersion: 1; userId: string; role: ConsoleRole; via: 'admin_token' | 'cli' }>
-  | Event<'ConsoleTotpEnrolled', { schemaVersion: 1; userId: string }>;
+  | Event<'ConsoleTotpEnrolled', { schemaVersion: 1; userId: string }>
+  | Event<'ConsoleTotpDisabled', { schemaVersion: 1; userId: string }>
+  | Event<'ConsoleBackupCodesIssued', { schemaVersion: 1; userId: string; count: number }>
+  | Event<'ConsoleBackupCodeUsed', { schemaVersion: 1; userId: string; sessionId: string }>
+  | Event<'ConsolePasskeyRegistered', { schemaVersion: 1; userId: string; passkeyId: string }>
+  | Event<'ConsolePasskeyRemoved', { schemaVersion: 1; userId: string; passkeyId: string }>
+  | Event<'ConsoleSecondFactorRequirementChanged', { schemaVersion: 1; userId: string; organizationId: string; required: boolean }>;
 
 export const CONSOLE_ACCOUNT_EVENT_TYPES: readonly ConsoleAccountEvent['type'][] = [
   'ConsoleUserSignedUp',
@@ -41,9 +49,16 @@ export const CONSOLE_ACCOUNT_EVENT_TYPES: readonly ConsoleAccountEvent['type'][]
   'ConsoleInvitationAccepted',
   'ConsoleMemberRoleChanged',
   'ConsoleMemberRemoved',
+  'ConsoleAccountDeleted',
   'ConsoleSessionRevoked',
   'ConsoleOperatorCreated',
   'ConsoleTotpEnrolled',
+  'ConsoleTotpDisabled',
+  'ConsoleBackupCodesIssued',
+  'ConsoleBackupCodeUsed',
+  'ConsolePasskeyRegistered',
+  'ConsolePasskeyRemoved',
+  'ConsoleSecondFactorRequirementChanged',
 ];
 
 /** The answer of a change and the facts it made (none when it changed nothing, e.g. an already revoked session). */

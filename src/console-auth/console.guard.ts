@@ -4,7 +4,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import { Clock } from '../common/clock.js';
 import { Forbidden, InvariantViolated, Unauthenticated } from '../common/errors.js';
 import type { Actor } from '../common/event.js';
-import { AccountStore, type ConsoleUser, type IntegratorRole } from './accounts.js';
+import { AccountStore, hasSecondFactor, type ConsoleUser, type IntegratorRole } from './accounts.js';
 import { CSRF_COOKIE, requestCookies, SESSION_COOKIE, Sessions, type SessionRecord } from './sessions.js';
 import { sameToken } from './tokens.js';
 
@@ -14,7 +14,10 @@ export const CSRF_HEADER = 'x-csrf-token';
 export type ConsoleAccessRule =
   | { readonly who: 'anyone' }
   | { readonly who: 'signed_in' }
-  | { readonly who: 'integrator'; readonly roles: readonly IntegratorRole[] }
+  /** An integrator whose session waits for its second factor (after the password): the second factor's step. */
+  | { readonly who: 'second_factor_step' }
+  /** `beforeSecondFactor`: open while the organization requires a second factor the user has not set up (its enrolment). */
+  | { readonly who: 'integrator'; readonly roles: readonly IntegratorRole[]; readonly beforeSecondFactor?: boolean }
   /** `write`: auditors are refused (403 read_only). `beforeTotp`: open to an operator who has not enrolled TOTP yet. */
   | { readonly who: 'operator'; readonly write?: boolean; readonly beforeTotp?: boolean };
 
@@ -67,8 +70,14 @@ export class ConsoleGuard implements CanActivate {
       case 'signed_in':
         this.signedIn(identity);
         return true;
+      case 'second_factor_step': {
+        if (identity === undefined) throw new Unauthenticated('Sign in to the console (the session is missing, has expired or was revoked)');
+        if (identity.user.kind !== 'integrator') throw new Forbidden('wrong_console', "This is the integrators' console; operators use /console/operator");
+        if (!identity.session.secondFactorPending) throw new Forbidden('second_factor_not_pending', 'This session is not waiting for a second factor');
+        return true;
+      }
       case 'integrator': {
-        const { user } = this.signedIn(identity);
+        const { user } = this.signedIn(identity, rule.beforeSecondFactor === true);
         if (user.kind !== 'integrator') throw new Forbidden('wrong_console', "This is the integrators' console; operators use /console/operator");
         if (!(rule.roles as readonly string[]).includes(user.role)) {
           throw new Forbidden('forbidden_role', `The ${user.role} role may not do this`, { requiredRoles: [...rule.roles] });
@@ -97,8 +106,18 @@ export class ConsoleGuard implements CanActivate {
     return user === undefined ? undefined : { session, user };
   }
 
-  private signedIn(identity: ConsoleIdentity | undefined): ConsoleIdentity {
+  /**
+   * A session past its second factor. An integrator whose organization requires one and who has
+   * none reaches only the routes that set one up (`beforeSecondFactor`).
+   */
+  private signedIn(identity: ConsoleIdentity | undefined, beforeSecondFactor = false): ConsoleIdentity {
     if (identity === undefined) throw new Unauthenticated('Sign in to the console (the session is missing, has expired or was revoked)');
+    if (identity.session.secondFactorPending)
+      throw new Forbidden('second_factor_required', 'Give your second factor (an authenticator code, a backup code or a passkey) to finish signing in');
+    const { user } = identity;
+    if (!beforeSecondFactor && user.kind === 'integrator' && user.organizationRequiresSecondFactor && !hasSecondFactor(user)) {
+      throw new Forbidden('second_factor_enrollment_required', 'Your organization requires a second factor: set up an authenticator app or a passkey first');
+    }
     return identity;
   }
 

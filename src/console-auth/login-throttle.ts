@@ -5,7 +5,7 @@ import { RateLimited } from '../common/errors.js';
 import { PG_POOL } from '../database/pool.js';
 import type { AppConfig } from '../config/config.js';
 import { CONFIG } from '../config/runtime.js';
-import { emailKey } from './tokens.js';
+import { ContactData } from '../data-protection/contact-data.js';
 
 const WINDOW_SECONDS = 15 * 60;
 /** Failed sign-ins of one account in the window before it is refused. */
@@ -16,13 +16,21 @@ export const ADDRESS_FAILURES = 20;
 function limiter(pool: pg.Pool, keyPrefix: string, points: number, duration: number): RateLimiterAbstract {
   const options = { points, duration, keyPrefix };
   // The request rate limits' table (migration 1732250000005), shared by every instance.
-  return new RateLimiterPostgres({ ...options, storeClient: pool, storeType: 'pool', tableName: 'rate_limits', tableCreated: true, insuranceLimiter: new RateLimiterMemory(options) });
+  return new RateLimiterPostgres({
+    ...options,
+    storeClient: pool,
+    storeType: 'pool',
+    tableName: 'rate_limits',
+    tableCreated: true,
+    insuranceLimiter: new RateLimiterMemory(options),
+  });
 }
 
 /**
  * Sign-in throttling with rate-limiter-flexible, per account and per address, counting failures
  * only: a refused attempt answers 429 with Retry-After before the password is even checked, and a
  * success clears the account's count. Mails that anyone may trigger are counted per address.
+ * Counted by the keyed hashes of the email and the client address (ContactData), never by either.
  */
 @Injectable()
 export class LoginThrottle {
@@ -32,7 +40,11 @@ export class LoginThrottle {
   private readonly recipients: RateLimiterAbstract;
   private readonly accountMails: RateLimiterAbstract;
 
-  constructor(@Inject(PG_POOL) pool: pg.Pool, @Inject(CONFIG) config: AppConfig) {
+  constructor(
+    @Inject(PG_POOL) pool: pg.Pool,
+    @Inject(CONFIG) config: AppConfig,
+    @Inject(ContactData) private readonly contacts: ContactData,
+  ) {
     this.accounts = limiter(pool, 'console_login_account', ACCOUNT_FAILURES, WINDOW_SECONDS);
     this.addresses = limiter(pool, 'console_login_address', ADDRESS_FAILURES, WINDOW_SECONDS);
     this.mails = limiter(pool, 'console_mail_address', config.console.mailRequestsPerHour, 3_600);
@@ -42,7 +54,8 @@ export class LoginThrottle {
 
   /** 429 when the account or the address has used up its failures. */
   async assertMayTry(email: string, address: string): Promise<void> {
-    const [account, from] = await Promise.all([this.accounts.get(emailKey(email)), this.addresses.get(address)]);
+    const [emailKey, addressKey] = await this.keysOf(email, address);
+    const [account, from] = await Promise.all([this.accounts.get(emailKey), this.addresses.get(addressKey)]);
     const blocked = [
       account !== null && account.consumedPoints >= ACCOUNT_FAILURES ? account.msBeforeNext : 0,
       from !== null && from.consumedPoints >= ADDRESS_FAILURES ? from.msBeforeNext : 0,
@@ -52,11 +65,16 @@ export class LoginThrottle {
   }
 
   async failed(email: string, address: string): Promise<void> {
-    await Promise.all([this.accounts.penalty(emailKey(email), 1), this.addresses.penalty(address, 1)]);
+    const [emailKey, addressKey] = await this.keysOf(email, address);
+    await Promise.all([this.accounts.penalty(emailKey, 1), this.addresses.penalty(addressKey, 1)]);
   }
 
   async succeeded(email: string): Promise<void> {
-    await this.accounts.delete(emailKey(email));
+    await this.accounts.delete(await this.contacts.lookupKey('email', email));
+  }
+
+  private keysOf(email: string, address: string): Promise<[string, string]> {
+    return Promise.all([this.contacts.lookupKey('email', email), this.contacts.lookupKey('address', address)]);
   }
 
   /**
@@ -65,8 +83,8 @@ export class LoginThrottle {
    * it has an account or not, so the bound tells nothing about who has one.
    */
   async mailRequest(address: string, to: { recipient?: string; accountId?: string } = {}): Promise<void> {
-    const counted: [RateLimiterAbstract, string][] = [[this.mails, address]];
-    if (to.recipient !== undefined) counted.push([this.recipients, emailKey(to.recipient)]);
+    const counted: [RateLimiterAbstract, string][] = [[this.mails, await this.contacts.lookupKey('address', address)]];
+    if (to.recipient !== undefined) counted.push([this.recipients, await this.contacts.lookupKey('email', to.recipient)]);
     if (to.accountId !== undefined) counted.push([this.accountMails, to.accountId]);
     let waitMs = 0;
     for (const [bound, key] of counted) {

@@ -6,7 +6,7 @@ import { totpContext } from '../data-protection/master-key-uses.js';
 const ISSUER = 'Identity verification ledger';
 
 /**
- * Operators' second factor: TOTP (RFC 6238, 30 s steps, 6 digits) with otplib. The secret is
+ * Console users' second factor (operators', and integrators' beside passkeys): TOTP (RFC 6238, 30 s steps, 6 digits) with otplib. The secret is
  * wrapped under the master key, bound to the user, and never shown again once enrolled.
  */
 @Injectable()

@@ -1,5 +1,4 @@
 import { Body, Controller, Delete, Get, HttpCode, Inject, Param, Post, Query, Req, Res, UseGuards } from '@nestjs/common';
-import { ApiExcludeController } from '@nestjs/swagger';
 import type { FastifyReply } from 'fastify';
 import { Clock } from '../common/clock.js';
 import { NotFound } from '../common/errors.js';
@@ -8,14 +7,15 @@ import { validateBody } from '../common/validation.js';
 import { ConsoleAccess, consoleIdentity, ConsoleGuard, type ConsoleRequest } from '../console-auth/console.guard.js';
 import { Outbox, type MailboxEntry } from '../console-auth/outbox.js';
 import { Sessions } from '../console-auth/sessions.js';
-import { ConsoleSessions, type SessionView } from './console-session.service.js';
-import { BootstrapOperatorDto, ChangePasswordDto, EmailDto, LoginDto, ResetPasswordDto, SignUpDto, TokenDto, TotpCodeDto } from './console.dto.js';
+import { ConsoleSessions, needsSecondFactorStep, type SessionView } from './console-session.service.js';
+import { BootstrapOperatorDto, ChangePasswordDto, DeleteAccountDto, EmailDto, LoginDto, ResetPasswordDto, SignUpDto, TokenDto, TotpCodeDto } from './console.dto.js';
+import { ConsoleRoute, flag, jsonBody, list } from '../common/console-route.js';
+import { ref } from '../common/openapi.js';
 
 /** 127.0.0.0/8 and ::1, also as IPv4-mapped IPv6. */
 const LOOPBACK = /^(?:127\.\d{1,3}\.\d{1,3}\.\d{1,3}|::1|::ffff:127\.\d{1,3}\.\d{1,3}\.\d{1,3})$/;
 
 /** The console's accounts: sign-up, sign-in, sessions, email verification, passwords, invitations, operators' second factor. */
-@ApiExcludeController()
 @Controller('console/api')
 @UseGuards(ConsoleGuard)
 export class ConsoleAccountsController {
@@ -28,30 +28,37 @@ export class ConsoleAccountsController {
 
   @Get('session')
   @ConsoleAccess({ who: 'anyone' })
+  @ConsoleRoute('getSession', 'Session', 'The session: the user, the organization and the CSRF token (signed in or not)', { status: 200, data: ref('Session') })
   async session(@Req() request: ConsoleRequest, @Res({ passthrough: true }) reply: FastifyReply): Promise<SuccessEnvelope<SessionView>> {
     return ok(await this.console.view(request, reply, request.console));
   }
 
+  /**
+   * The same answer whether the address was new or had an account (which is mailed instead), and
+   * no session: the new account signs in like any other, so no header tells the two apart.
+   */
   @Post('signup')
-  @HttpCode(201)
+  @HttpCode(202)
   @ConsoleAccess({ who: 'anyone' })
-  async signUp(@Req() request: ConsoleRequest, @Res({ passthrough: true }) reply: FastifyReply, @Body() body: unknown): Promise<SuccessEnvelope<SessionView>> {
-    const input = validateBody(SignUpDto, body);
-    const user = await this.console.signUp(input, request);
-    return ok(await this.console.view(request, reply, await this.console.signIn(user, request, reply)));
+  @ConsoleRoute('signUp', 'Session', 'Sign up an organization and its owner (the address is mailed either way)', { status: 202, data: flag('sent') }, jsonBody(ref('SignUpInput')))
+  async signUp(@Req() request: ConsoleRequest, @Body() body: unknown): Promise<SuccessEnvelope<{ sent: true }>> {
+    await this.console.signUp(validateBody(SignUpDto, body), request);
+    return ok({ sent: true });
   }
 
   @Post('login')
   @HttpCode(200)
   @ConsoleAccess({ who: 'anyone' })
+  @ConsoleRoute('signIn', 'Session', 'Sign in with email and password', { status: 200, data: ref('Session') }, jsonBody(ref('SignInInput')))
   async login(@Req() request: ConsoleRequest, @Res({ passthrough: true }) reply: FastifyReply, @Body() body: unknown): Promise<SuccessEnvelope<SessionView>> {
     const user = await this.console.login(validateBody(LoginDto, body), request);
-    return ok(await this.console.view(request, reply, await this.console.signIn(user, request, reply)));
+    return ok(await this.console.view(request, reply, await this.console.signIn(user, request, reply, needsSecondFactorStep(user))));
   }
 
   @Post('operator/login')
   @HttpCode(200)
   @ConsoleAccess({ who: 'anyone' })
+  @ConsoleRoute('signInOperator', 'Session', 'Sign in as an operator (password and TOTP)', { status: 200, data: ref('Session') }, jsonBody(ref('SignInInput')))
   async operatorLogin(@Req() request: ConsoleRequest, @Res({ passthrough: true }) reply: FastifyReply, @Body() body: unknown): Promise<SuccessEnvelope<SessionView>> {
     return this.login(request, reply, body);
   }
@@ -59,6 +66,7 @@ export class ConsoleAccountsController {
   @Post('logout')
   @HttpCode(204)
   @ConsoleAccess({ who: 'anyone' })
+  @ConsoleRoute('signOut', 'Session', 'Sign out', { status: 204 })
   async logout(@Req() request: ConsoleRequest, @Res({ passthrough: true }) reply: FastifyReply): Promise<void> {
     if (request.console !== undefined) await this.console.revokeSession(request.console, request.console.session.id, 'signed_out', request);
     this.sessions.clearSessionCookie(request, reply);
@@ -67,6 +75,7 @@ export class ConsoleAccountsController {
   @Post('email/verify')
   @HttpCode(200)
   @ConsoleAccess({ who: 'anyone' })
+  @ConsoleRoute('verifyEmail', 'Session', 'Verify the email address with the mailed token', { status: 200, data: ref('Session') }, jsonBody(ref('TokenInput')))
   async verifyEmail(@Req() request: ConsoleRequest, @Res({ passthrough: true }) reply: FastifyReply, @Body() body: unknown): Promise<SuccessEnvelope<SessionView>> {
     const user = await this.console.verifyEmail(validateBody(TokenDto, body).token, request);
     const identity = request.console?.user.id === user.id ? { ...request.console, user } : request.console;
@@ -76,6 +85,7 @@ export class ConsoleAccountsController {
   @Post('email/resend')
   @HttpCode(202)
   @ConsoleAccess({ who: 'signed_in' })
+  @ConsoleRoute('resendVerification', 'Session', 'Mail the verification link again', { status: 202, data: flag('sent', { type: 'boolean' }) })
   async resend(@Req() request: ConsoleRequest): Promise<SuccessEnvelope<{ sent: boolean }>> {
     const { user } = consoleIdentity(request);
     if (user.emailVerifiedAt !== null) return ok({ sent: false });
@@ -86,6 +96,7 @@ export class ConsoleAccountsController {
   @Post('password/forgot')
   @HttpCode(202)
   @ConsoleAccess({ who: 'anyone' })
+  @ConsoleRoute('forgotPassword', 'Session', 'Mail a password-reset link', { status: 202, data: flag('sent') }, jsonBody(ref('EmailInput')))
   async forgot(@Req() request: ConsoleRequest, @Body() body: unknown): Promise<SuccessEnvelope<{ sent: true }>> {
     await this.console.forgotPassword(validateBody(EmailDto, body).email, request);
     return ok({ sent: true });
@@ -94,6 +105,7 @@ export class ConsoleAccountsController {
   @Post('password/reset')
   @HttpCode(200)
   @ConsoleAccess({ who: 'anyone' })
+  @ConsoleRoute('resetPassword', 'Session', 'Set a new password with the mailed token', { status: 200, data: flag('reset') }, jsonBody(ref('TokenPasswordInput')))
   async reset(@Req() request: ConsoleRequest, @Res({ passthrough: true }) reply: FastifyReply, @Body() body: unknown): Promise<SuccessEnvelope<{ reset: true }>> {
     const input = validateBody(ResetPasswordDto, body);
     await this.console.resetPassword(input.token, input.password, request);
@@ -104,14 +116,32 @@ export class ConsoleAccountsController {
   @Post('password/change')
   @HttpCode(200)
   @ConsoleAccess({ who: 'signed_in' })
+  @ConsoleRoute('changePassword', 'Session', 'Change the password', { status: 200, data: flag('changed') }, jsonBody(ref('PasswordChangeInput')))
   async change(@Req() request: ConsoleRequest, @Body() body: unknown): Promise<SuccessEnvelope<{ changed: true }>> {
     const input = validateBody(ChangePasswordDto, body);
     await this.console.changePassword(consoleIdentity(request), input.currentPassword, input.newPassword, request);
     return ok({ changed: true });
   }
 
+  /** Deletes the signed-in user's own account (re-authenticated by `password` or `code`); the session cookie goes with it. */
+  @Post('account/delete')
+  @HttpCode(204)
+  @ConsoleAccess({ who: 'signed_in' })
+  @ConsoleRoute(
+    'deleteAccount',
+    'Session',
+    "Delete the signed-in user's own account, re-authenticated by password or authenticator code",
+    { status: 204 },
+    jsonBody(ref('DeleteAccountInput')),
+  )
+  async deleteAccount(@Req() request: ConsoleRequest, @Res({ passthrough: true }) reply: FastifyReply, @Body() body: unknown): Promise<void> {
+    await this.console.deleteAccount(consoleIdentity(request), validateBody(DeleteAccountDto, body), request);
+    this.sessions.clearSessionCookie(request, reply);
+  }
+
   @Get('sessions')
   @ConsoleAccess({ who: 'signed_in' })
+  @ConsoleRoute('listSessions', 'Session', "The user's open sessions", { status: 200, data: list(ref('SignInSession')) })
   async list(@Req() request: ConsoleRequest): Promise<SuccessEnvelope<unknown[]>> {
     const { user, session: current } = consoleIdentity(request);
     const sessions = await this.sessions.list(user.id, this.clock.now());
@@ -131,6 +161,7 @@ export class ConsoleAccountsController {
   @Delete('sessions/:id')
   @HttpCode(204)
   @ConsoleAccess({ who: 'signed_in' })
+  @ConsoleRoute('revokeSession', 'Session', 'End one of the sessions', { status: 204 })
   async revoke(@Req() request: ConsoleRequest, @Res({ passthrough: true }) reply: FastifyReply, @Param('id') id: string): Promise<void> {
     const identity = consoleIdentity(request);
     if (!(await this.console.revokeSession(identity, id, 'revoked', request))) throw new NotFound('No such session of yours');
@@ -140,6 +171,7 @@ export class ConsoleAccountsController {
   /** The token in the query string, which request logs leave out (a path would be logged, and an open invitation is a credential). */
   @Get('invitation')
   @ConsoleAccess({ who: 'anyone' })
+  @ConsoleRoute('getInvitation', 'Session', 'An open invitation, by its token', { status: 200, data: ref('Invitation') })
   async invitation(@Query('token') token: unknown): Promise<SuccessEnvelope<{ email: string; role: string; kind: string; organizationName: string | null }>> {
     if (typeof token !== 'string' || token.length > 100) throw new NotFound('No open invitation for this link');
     const { invitation, organizationName } = await this.console.invitation(token);
@@ -149,6 +181,7 @@ export class ConsoleAccountsController {
   @Post('invitations/accept')
   @HttpCode(201)
   @ConsoleAccess({ who: 'anyone' })
+  @ConsoleRoute('acceptInvitation', 'Session', 'Accept an invitation and sign in', { status: 201, data: ref('Session') }, jsonBody(ref('TokenPasswordInput')))
   async accept(@Req() request: ConsoleRequest, @Res({ passthrough: true }) reply: FastifyReply, @Body() body: unknown): Promise<SuccessEnvelope<SessionView>> {
     const input = validateBody(ResetPasswordDto, body);
     const user = await this.console.acceptInvitation(input.token, input.password, request);
@@ -162,6 +195,7 @@ export class ConsoleAccountsController {
    */
   @Get('dev/mailbox')
   @ConsoleAccess({ who: 'anyone' })
+  @ConsoleRoute('getDevMailbox', 'Session', 'The development mailbox (embedded default, this machine only)', { status: 200, data: list(ref('MailboxEntry')) })
   async mailbox(@Req() request: ConsoleRequest): Promise<SuccessEnvelope<MailboxEntry[]>> {
     if (!this.outbox.devMailbox || !LOOPBACK.test(request.ip)) throw new NotFound('Not found');
     return ok(await this.outbox.mailbox());
@@ -170,6 +204,7 @@ export class ConsoleAccountsController {
   @Post('operator/bootstrap')
   @HttpCode(201)
   @ConsoleAccess({ who: 'anyone' })
+  @ConsoleRoute('bootstrapOperator', 'Session', 'Create the first operator with the admin token', { status: 201, data: ref('Session') }, jsonBody(ref('BootstrapInput')))
   async bootstrap(@Req() request: ConsoleRequest, @Res({ passthrough: true }) reply: FastifyReply, @Body() body: unknown): Promise<SuccessEnvelope<SessionView>> {
     const user = await this.console.bootstrapOperator(validateBody(BootstrapOperatorDto, body), request);
     return ok(await this.console.view(request, reply, await this.console.signIn(user, request, reply)));
@@ -178,6 +213,7 @@ export class ConsoleAccountsController {
   @Post('operator/totp/setup')
   @HttpCode(200)
   @ConsoleAccess({ who: 'operator', beforeTotp: true })
+  @ConsoleRoute('setUpOperatorTotp', 'Session', "Start an operator's TOTP set-up", { status: 200, data: ref('TotpSetup') })
   async totpSetup(@Req() request: ConsoleRequest): Promise<SuccessEnvelope<{ secret: string; otpauthUrl: string }>> {
     return ok(await this.console.startTotp(consoleIdentity(request).user));
   }
@@ -185,6 +221,7 @@ export class ConsoleAccountsController {
   @Post('operator/totp/confirm')
   @HttpCode(200)
   @ConsoleAccess({ who: 'operator', beforeTotp: true })
+  @ConsoleRoute('confirmOperatorTotp', 'Session', "Confirm an operator's TOTP set-up", { status: 200, data: ref('Session') }, jsonBody(ref('TotpCodeInput')))
   async totpConfirm(@Req() request: ConsoleRequest, @Res({ passthrough: true }) reply: FastifyReply, @Body() body: unknown): Promise<SuccessEnvelope<SessionView>> {
     const identity = consoleIdentity(request);
     const user = await this.console.confirmTotp(identity.user, validateBody(TotpCodeDto, body).code, request);

@@ -1,6 +1,5 @@
 import { Body, Controller, Delete, Get, HttpCode, Inject, Param, Post, Put, Query, Req, Res, UseGuards } from '@nestjs/common';
 import { CommandBus, QueryBus } from '@nestjs/cqrs';
-import { ApiExcludeController } from '@nestjs/swagger';
 import type { FastifyReply } from 'fastify';
 import type pg from 'pg';
 import { ApiKeyGuard } from '../auth/api-key.guard.js';
@@ -8,7 +7,8 @@ import { csvField } from '../audit/audit-format.js';
 import { Clock } from '../common/clock.js';
 import { ok, type SuccessEnvelope } from '../common/envelope.js';
 import { isEnvironment, type Environment } from '../common/environment.js';
-import { Conflict, NotFound, ValidationFailed } from '../common/errors.js';
+import { NotFound, ValidationFailed } from '../common/errors.js';
+import { LastOwner } from './console.errors.js';
 import { paging } from '../common/paging.js';
 import { commandContext } from '../common/request-context.js';
 import { isPlainObject, validateBody } from '../common/validation.js';
@@ -16,22 +16,24 @@ import type { AppConfig } from '../config/config.js';
 import { CONFIG } from '../config/runtime.js';
 import { PG_POOL } from '../database/pool.js';
 import { AccountEvents } from '../console-auth/account-events.js';
-import { AccountStore } from '../console-auth/accounts.js';
+import { AccountStore, hasSecondFactor } from '../console-auth/accounts.js';
 import { ALL_INTEGRATOR_ROLES, ConsoleAccess, consoleIdentity, ConsoleGuard, organizationOf, userActor, type ConsoleRequest } from '../console-auth/console.guard.js';
 import { Outbox } from '../console-auth/outbox.js';
 import { Sessions } from '../console-auth/sessions.js';
 import { GetConsoleOrganization } from '../organizations/organization.queries.js';
 import { ReadYourWrites } from '../read-models/read-your-writes.js';
-import { SCOPES } from '../scopes/scopes.js';
-import { PersonalDataErasure } from '../verifications/erasure.js';
+import { scopeDefinition, SCOPES } from '../scopes/scopes.js';
+import { DataSubjectRights } from '../verifications/data-subject-rights.js';
 import { GetVerification, ListVerifications, RunVerification } from '../verifications/verification.commands.js';
-import { SCOPE_INPUTS, scopeExample } from '../verifications/verification-inputs.js';
+import { scopeExample } from '../verifications/verification-inputs.js';
 import { REFERENCE_PATTERN } from '../verifications/verification.queries.js';
 import type { VerificationSummary, VerificationView } from '../verifications/verification.views.js';
 import { readWalletBalance, readWalletTransactions, WALLET_LEDGER_PROJECTION, WALLETS_PROJECTION, type TransactionView } from '../wallets/wallet.read-model.js';
 import { ConsoleLinks } from './console-links.js';
 import { INVITATION_TTL_MS } from './console-session.service.js';
 import { InviteMemberDto, SetRoleDto } from './console.dto.js';
+import { ConsoleRoute, jsonBody, list } from '../common/console-route.js';
+import { ref } from '../common/openapi.js';
 
 const OVERVIEW_DAYS = 30;
 const RECENT_CHECKS = 10;
@@ -59,7 +61,6 @@ function environmentOf(query: Record<string, unknown> | undefined, field = 'envi
  * through the REST API's own query handlers and read models, the playground through the same
  * command handler as POST /v1/{scope}, on one of the organization's keys, with the user as actor.
  */
-@ApiExcludeController()
 @Controller('console/api')
 @UseGuards(ConsoleGuard)
 export class ConsoleIntegratorController {
@@ -69,7 +70,7 @@ export class ConsoleIntegratorController {
     @Inject(PG_POOL) private readonly pool: pg.Pool,
     @Inject(ApiKeyGuard) private readonly keys: ApiKeyGuard,
     @Inject(ReadYourWrites) private readonly readYourWrites: ReadYourWrites,
-    @Inject(PersonalDataErasure) private readonly erasure: PersonalDataErasure,
+    @Inject(DataSubjectRights) private readonly erasure: DataSubjectRights,
     @Inject(AccountStore) private readonly accounts: AccountStore,
     @Inject(AccountEvents) private readonly events: AccountEvents,
     @Inject(Sessions) private readonly sessions: Sessions,
@@ -81,6 +82,7 @@ export class ConsoleIntegratorController {
 
   @Get('overview')
   @ConsoleAccess({ who: 'integrator', roles: ALL_INTEGRATOR_ROLES })
+  @ConsoleRoute('getOverview', 'Checks', 'The wallet, checks per day for 30 days and the latest checks', { status: 200, data: ref('Overview') })
   async overview(@Req() request: ConsoleRequest, @Res({ passthrough: true }) reply: FastifyReply, @Query() query: Record<string, unknown>) {
     const owner = this.owner(request, query);
     await this.readYourWrites.beforeRead(request, reply, owner, 'wallet', [WALLETS_PROJECTION]);
@@ -98,12 +100,19 @@ export class ConsoleIntegratorController {
       this.queries.execute(new ListVerifications(owner, { pageSize: String(RECENT_CHECKS) })),
     ]);
     const counts: DayCount[] = days.rows.map((row) => ({ date: row.date, scope: row.scope, status: row.status, count: Number(row.count) }));
-    return ok({ environment: owner.environment, since: since.toISOString().slice(0, 10), wallet: { environment: owner.environment, ...wallet }, days: counts, recent: recent.data });
+    return ok({
+      environment: owner.environment,
+      since: since.toISOString().slice(0, 10),
+      wallet: { environment: owner.environment, ...wallet },
+      days: counts,
+      recent: recent.data,
+    });
   }
 
   /** The scopes, their inputs (each with a valid value, and the media types of those that are a file), a request the sandbox answers `found`, whether active, and the organization's price. */
   @Get('scopes')
   @ConsoleAccess({ who: 'integrator', roles: ALL_INTEGRATOR_ROLES })
+  @ConsoleRoute('listScopes', 'Checks', 'The scopes: inputs, example, whether active and the price', { status: 200, data: list(ref('ScopeInfo')) })
   async scopes(@Req() request: ConsoleRequest) {
     const organization = await this.queries.execute(new GetConsoleOrganization(organizationOf(consoleIdentity(request).user)));
     return ok(
@@ -112,7 +121,7 @@ export class ConsoleIntegratorController {
         active: organization.activeScopes.includes(scope),
         priceKobo: organization.prices[scope] ?? this.config.verifications.pricesKobo[scope],
         example: scopeExample(scope),
-        fields: Object.entries(SCOPE_INPUTS[scope]).map(([name, rule]) => ({
+        fields: Object.entries(scopeDefinition(scope).inputs).map(([name, rule]) => ({
           name,
           required: rule.required,
           description: rule.format.description,
@@ -125,7 +134,12 @@ export class ConsoleIntegratorController {
 
   @Get('verifications')
   @ConsoleAccess({ who: 'integrator', roles: DEVELOPERS })
-  async verifications(@Req() request: ConsoleRequest, @Res({ passthrough: true }) reply: FastifyReply, @Query() query: Record<string, unknown>): Promise<SuccessEnvelope<VerificationSummary[]>> {
+  @ConsoleRoute('listVerifications', 'Checks', 'The checks run', { status: 200, data: list(ref('VerificationSummary')), meta: ref('PagingMeta') })
+  async verifications(
+    @Req() request: ConsoleRequest,
+    @Res({ passthrough: true }) reply: FastifyReply,
+    @Query() query: Record<string, unknown>,
+  ): Promise<SuccessEnvelope<VerificationSummary[]>> {
     const owner = this.owner(request, query);
     const { environment: _environment, ...filters } = query ?? {};
     await this.readYourWrites.beforeRead(request, reply, owner, 'verification', ['verifications']);
@@ -135,6 +149,7 @@ export class ConsoleIntegratorController {
 
   @Get('verifications/:reference')
   @ConsoleAccess({ who: 'integrator', roles: DEVELOPERS })
+  @ConsoleRoute('getVerification', 'Checks', 'One check', { status: 200, data: ref('Verification') })
   async verification(@Req() request: ConsoleRequest, @Param('reference') reference: string, @Query() query: Record<string, unknown>): Promise<SuccessEnvelope<VerificationView>> {
     return ok(await this.queries.execute(new GetVerification(this.owner(request, query), reference)));
   }
@@ -142,6 +157,7 @@ export class ConsoleIntegratorController {
   @Post('verifications/:reference/erasure')
   @HttpCode(200)
   @ConsoleAccess({ who: 'integrator', roles: DEVELOPERS })
+  @ConsoleRoute('eraseVerification', 'Checks', "Erase a check's personal data", { status: 200, data: ref('Verification') })
   async erase(@Req() request: ConsoleRequest, @Param('reference') reference: string, @Query() query: Record<string, unknown>): Promise<SuccessEnvelope<VerificationView>> {
     const owner = this.owner(request, query);
     if (!REFERENCE_PATTERN.test(reference)) throw new NotFound('No verification with this reference');
@@ -150,6 +166,7 @@ export class ConsoleIntegratorController {
 
   @Get('wallet')
   @ConsoleAccess({ who: 'integrator', roles: FINANCE })
+  @ConsoleRoute('getWallet', 'Wallet', 'The balance', { status: 200, data: ref('Wallet') })
   async wallet(@Req() request: ConsoleRequest, @Res({ passthrough: true }) reply: FastifyReply, @Query() query: Record<string, unknown>) {
     const owner = this.owner(request, query);
     await this.readYourWrites.beforeRead(request, reply, owner, 'wallet', [WALLETS_PROJECTION]);
@@ -158,7 +175,12 @@ export class ConsoleIntegratorController {
 
   @Get('wallet/transactions')
   @ConsoleAccess({ who: 'integrator', roles: FINANCE })
-  async transactions(@Req() request: ConsoleRequest, @Res({ passthrough: true }) reply: FastifyReply, @Query() query: Record<string, unknown>): Promise<SuccessEnvelope<TransactionView[]>> {
+  @ConsoleRoute('listTransactions', 'Wallet', "The wallet's transactions", { status: 200, data: list(ref('WalletTransaction')), meta: ref('PagingMeta') })
+  async transactions(
+    @Req() request: ConsoleRequest,
+    @Res({ passthrough: true }) reply: FastifyReply,
+    @Query() query: Record<string, unknown>,
+  ): Promise<SuccessEnvelope<TransactionView[]>> {
     const owner = this.owner(request, query);
     const { environment: _environment, ...rest } = query ?? {};
     const { page, pageSize } = paging(rest);
@@ -169,6 +191,7 @@ export class ConsoleIntegratorController {
 
   @Get('wallet/transactions.csv')
   @ConsoleAccess({ who: 'integrator', roles: FINANCE })
+  @ConsoleRoute('exportTransactions', 'Wallet', "The wallet's transactions as CSV", { status: 200, file: 'text/csv' })
   async transactionsCsv(@Req() request: ConsoleRequest, @Res({ passthrough: true }) reply: FastifyReply, @Query() query: Record<string, unknown>): Promise<string> {
     const owner = this.owner(request, query);
     await this.readYourWrites.beforeRead(request, reply, owner, 'wallet', [WALLET_LEDGER_PROJECTION]);
@@ -176,7 +199,11 @@ export class ConsoleIntegratorController {
     for (let page = 1; (page - 1) * CSV_PAGE < MAX_CSV_ROWS; page++) {
       const { transactions } = await readWalletTransactions(this.pool, owner.organizationId, owner.environment, page, CSV_PAGE);
       for (const t of transactions) {
-        lines.push([csvField(t.createdAt), csvField(t.type), csvField(t.reference, { text: true }), csvField(t.scope), t.amountKobo, t.balanceKobo, t.reservedKobo, t.availableKobo].join(','));
+        lines.push(
+          [csvField(t.createdAt), csvField(t.type), csvField(t.reference, { text: true }), csvField(t.scope), t.amountKobo, t.balanceKobo, t.reservedKobo, t.availableKobo].join(
+            ',',
+          ),
+        );
       }
       if (transactions.length < CSV_PAGE) break;
     }
@@ -194,13 +221,20 @@ export class ConsoleIntegratorController {
   @Post('playground/:scope')
   @HttpCode(201)
   @ConsoleAccess({ who: 'integrator', roles: DEVELOPERS })
-  async playground(@Req() request: ConsoleRequest, @Res({ passthrough: true }) reply: FastifyReply, @Param('scope') scope: string, @Body() body: unknown): Promise<SuccessEnvelope<VerificationView>> {
+  @ConsoleRoute('runPlaygroundCheck', 'Checks', "Run a check on one of the organization's keys", { status: 201, data: ref('Verification') }, jsonBody(ref('PlaygroundInput')))
+  async playground(
+    @Req() request: ConsoleRequest,
+    @Res({ passthrough: true }) reply: FastifyReply,
+    @Param('scope') scope: string,
+    @Body() body: unknown,
+  ): Promise<SuccessEnvelope<VerificationView>> {
     const { user } = consoleIdentity(request);
     if (!isPlainObject(body)) throw new ValidationFailed([{ field: 'body', message: 'the body must be a JSON object' }]);
     const environment = environmentOf(body);
     const keyId = body.keyId;
-    if (keyId !== undefined && (typeof keyId !== 'string' || keyId.length > 40)) throw new ValidationFailed([{ field: 'keyId', message: 'keyId must be the id of one of your keys' }]);
-    const key = await this.keys.admitOwnKey(organizationOf(user), environment, (keyId as string | undefined) ?? null, reply);
+    if (keyId !== undefined && (typeof keyId !== 'string' || keyId.length > 40))
+      throw new ValidationFailed([{ field: 'keyId', message: 'keyId must be the id of one of your keys' }]);
+    const key = await this.keys.admitOwnKey(organizationOf(user), environment, keyId ?? null, reply);
     if (key === undefined) throw new NoActiveKey(`No active ${environment} key${keyId === undefined ? '' : ' with that id'}: create one on the API keys page first`);
     try {
       return ok(await this.commands.execute(new RunVerification(key, scope, body.input ?? {}, commandContext(request, userActor(user)))));
@@ -211,29 +245,59 @@ export class ConsoleIntegratorController {
 
   @Get('team')
   @ConsoleAccess({ who: 'integrator', roles: ALL_INTEGRATOR_ROLES })
+  @ConsoleRoute('getTeam', 'Organization', 'Members and open invitations', { status: 200, data: ref('Team') })
   async team(@Req() request: ConsoleRequest) {
     const { user } = consoleIdentity(request);
     const organizationId = organizationOf(user);
     const [members, invitations] = await Promise.all([this.accounts.members(organizationId), this.accounts.invitations(organizationId, this.clock.now())]);
     return ok({
-      members: members.map((member) => ({ id: member.id, email: member.email, role: member.role, emailVerified: member.emailVerifiedAt !== null, createdAt: member.createdAt.toISOString(), you: member.id === user.id })),
-      invitations: invitations.map((invitation) => ({ id: invitation.id, email: invitation.email, role: invitation.role, createdAt: invitation.createdAt.toISOString(), expiresAt: invitation.expiresAt.toISOString() })),
+      members: members.map((member) => ({
+        id: member.id,
+        email: member.email,
+        role: member.role,
+        emailVerified: member.emailVerifiedAt !== null,
+        secondFactor: hasSecondFactor(member),
+        createdAt: member.createdAt.toISOString(),
+        you: member.id === user.id,
+      })),
+      invitations: invitations.map((invitation) => ({
+        id: invitation.id,
+        email: invitation.email,
+        role: invitation.role,
+        createdAt: invitation.createdAt.toISOString(),
+        expiresAt: invitation.expiresAt.toISOString(),
+      })),
     });
   }
 
   @Post('team/invitations')
   @HttpCode(201)
   @ConsoleAccess({ who: 'integrator', roles: ['owner'] })
+  @ConsoleRoute('inviteMember', 'Organization', 'Invite a member', { status: 201, data: ref('InvitationSent') }, jsonBody(ref('MemberInvitationInput')))
   async invite(@Req() request: ConsoleRequest, @Body() body: unknown) {
     const { user } = consoleIdentity(request);
     const input = validateBody(InviteMemberDto, body);
     const organizationId = organizationOf(user);
     const organization = await this.queries.execute(new GetConsoleOrganization(organizationId));
     const id = await this.events.record(commandContext(request, userActor(user)), async (db) => {
-      const { token, id } = await this.accounts.createToken({ purpose: 'invitation', userId: null, kind: 'integrator', organizationId, email: input.email, role: input.role, now: this.clock.now(), ttlMs: INVITATION_TTL_MS }, db);
+      const { token, id } = await this.accounts.createToken(
+        { purpose: 'invitation', userId: null, kind: 'integrator', organizationId, email: input.email, role: input.role, now: this.clock.now(), ttlMs: INVITATION_TTL_MS },
+        db,
+      );
       const link = this.links.page('accept-invitation', token);
-      await this.outbox.enqueue({ to: input.email, subject: `You are invited to ${organization.name}'s console`, text: `${user.email} invites you to the console of ${organization.name} as ${input.role}:\n\n${link}\n\nThe link works once, for 7 days.`, link }, db);
-      return { value: id, events: [{ type: 'ConsoleInvitationSent', data: { schemaVersion: 1, userId: user.id, invitationId: id, kind: 'integrator', organizationId, role: input.role } }] };
+      await this.outbox.enqueue(
+        {
+          to: input.email,
+          subject: `You are invited to ${organization.name}'s console`,
+          text: `${user.email} invites you to the console of ${organization.name} as ${input.role}:\n\n${link}\n\nThe link works once, for 7 days.`,
+          link,
+        },
+        db,
+      );
+      return {
+        value: id,
+        events: [{ type: 'ConsoleInvitationSent', data: { schemaVersion: 1, userId: user.id, invitationId: id, kind: 'integrator', organizationId, role: input.role } }],
+      };
     });
     return ok({ id, email: input.email, role: input.role });
   }
@@ -241,6 +305,7 @@ export class ConsoleIntegratorController {
   @Delete('team/invitations/:id')
   @HttpCode(204)
   @ConsoleAccess({ who: 'integrator', roles: ['owner'] })
+  @ConsoleRoute('withdrawInvitation', 'Organization', 'Withdraw an invitation', { status: 204 })
   async withdraw(@Req() request: ConsoleRequest, @Param('id') id: string): Promise<void> {
     const { user } = consoleIdentity(request);
     const organizationId = organizationOf(user);
@@ -253,6 +318,7 @@ export class ConsoleIntegratorController {
 
   @Put('team/members/:id')
   @ConsoleAccess({ who: 'integrator', roles: ['owner'] })
+  @ConsoleRoute('setMemberRole', 'Organization', "Change a member's role", { status: 200, data: ref('MemberRole') }, jsonBody(ref('RoleInput')))
   async setRole(@Req() request: ConsoleRequest, @Param('id') id: string, @Body() body: unknown) {
     const { role } = validateBody(SetRoleDto, body);
     const member = await this.member(request, id);
@@ -260,7 +326,10 @@ export class ConsoleIntegratorController {
     const organizationId = member.organizationId as string;
     await this.events.record(commandContext(request, userActor(consoleIdentity(request).user)), async (db) => {
       await this.accounts.setRole(member.id, role, db);
-      return { value: undefined, events: member.role === role ? [] : [{ type: 'ConsoleMemberRoleChanged', data: { schemaVersion: 1, userId: member.id, organizationId, role, previousRole: member.role } }] };
+      return {
+        value: undefined,
+        events: member.role === role ? [] : [{ type: 'ConsoleMemberRoleChanged', data: { schemaVersion: 1, userId: member.id, organizationId, role, previousRole: member.role } }],
+      };
     });
     return ok({ id: member.id, email: member.email, role });
   }
@@ -268,6 +337,7 @@ export class ConsoleIntegratorController {
   @Delete('team/members/:id')
   @HttpCode(204)
   @ConsoleAccess({ who: 'integrator', roles: ['owner'] })
+  @ConsoleRoute('removeMember', 'Organization', 'Remove a member', { status: 204 })
   async removeMember(@Req() request: ConsoleRequest, @Param('id') id: string): Promise<void> {
     const member = await this.member(request, id);
     if (member.role === 'owner') await this.assertAnotherOwner(member.organizationId as string, member.id);
@@ -301,8 +371,3 @@ class NoActiveKey extends ValidationFailed {
     super([{ field: 'keyId', message }], message);
   }
 }
-
-class LastOwner extends Conflict {
-  override readonly code = 'last_owner';
-}
-

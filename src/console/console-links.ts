@@ -1,27 +1,18 @@
 import { Inject, Injectable } from '@nestjs/common';
-import { HttpAdapterHost } from '@nestjs/core';
-import type { AddressInfo } from 'node:net';
-import type { AppConfig } from '../config/config.js';
-import { CONFIG } from '../config/runtime.js';
-import { listeningOrigin } from '../portraits/portraits.service.js';
+import { PublicOrigin } from '../common/public-origin.js';
 
-/**
- * The console's address in mails: PUBLIC_BASE_URL, else the address this process listens on.
- * Never the request's Host header, which a caller could set to any host to have links sent there.
- */
+/** The console's pages as mails link to them, on the service's public origin. */
 @Injectable()
 export class ConsoleLinks {
-  constructor(
-    @Inject(CONFIG) private readonly config: AppConfig,
-    @Inject(HttpAdapterHost) private readonly http: HttpAdapterHost,
-  ) {}
+  constructor(@Inject(PublicOrigin) private readonly publicOrigin: PublicOrigin) {}
 
   origin(): string {
-    const configured = this.config.portraits.publicBaseUrl;
-    if (configured !== undefined) return configured.replace(/\/+$/, '');
-    const address = this.http.httpAdapter?.getHttpServer()?.address() as AddressInfo | string | null | undefined;
-    if (typeof address !== 'object' || address === null) return `http://localhost:${this.config.port}`;
-    return listeningOrigin(address);
+    return this.publicOrigin.origin();
+  }
+
+  /** A page that needs no token: where a mail sends its reader to sign in or ask for a reset. */
+  plainPage(path: 'login' | 'operator/login' | 'forgot-password'): string {
+    return `${this.origin()}/console/${path}`;
   }
 
   page(path: 'verify-email' | 'reset-password' | 'accept-invitation', token: string): string {

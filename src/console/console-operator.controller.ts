@@ -1,5 +1,4 @@
 import { Body, Controller, Get, HttpCode, Inject, Param, Post, Query, Req, Res, UseGuards, type OnModuleDestroy, type OnModuleInit } from '@nestjs/common';
-import { ApiExcludeController } from '@nestjs/swagger';
 import type { FastifyReply } from 'fastify';
 import type pg from 'pg';
 import { CsvWriter, entryJson, summaryJson } from '../audit/audit-format.js';
@@ -30,6 +29,8 @@ import { WALLET_PROJECTIONS } from '../wallets/wallet.read-model.js';
 import { ConsoleLinks } from './console-links.js';
 import { INVITATION_TTL_MS } from './console-session.service.js';
 import { InviteOperatorDto } from './console.dto.js';
+import { ConsoleRoute, jsonBody, list } from '../common/console-route.js';
+import { ref } from '../common/openapi.js';
 
 /** Lag samples kept per process: one every 10 s for an hour. */
 const LAG_SAMPLE_INTERVAL_MS = 10_000;
@@ -59,7 +60,6 @@ function walletOf(organizationId: string, environment: string, asOf: unknown): {
  * admin API funds), the projections and their lag over time, a wallet's audit (the finance audit's
  * replay and reconciliation, read from the event log), and the operators' own accounts.
  */
-@ApiExcludeController()
 @Controller('console/api/operator')
 @UseGuards(ConsoleGuard)
 export class ConsoleOperatorController implements OnModuleInit, OnModuleDestroy {
@@ -92,11 +92,28 @@ export class ConsoleOperatorController implements OnModuleInit, OnModuleDestroy 
   /** 201 when the reference credits the wallet, 200 when it already credited this amount, 409 when it credited another. */
   @Post('organizations/:id/wallets/:environment/fundings')
   @ConsoleAccess({ who: 'operator', write: true })
-  async fund(@Req() request: ConsoleRequest, @Res({ passthrough: true }) reply: FastifyReply, @Param('id') organizationId: string, @Param('environment') environment: string, @Body() body: unknown) {
+  @ConsoleRoute(
+    'fundWallet',
+    'Operator',
+    'Fund a wallet (201 credited, 200 already credited with this reference)',
+    { status: [200, 201], data: ref('OrganizationWallet') },
+    jsonBody(ref('Funding')),
+  )
+  async fund(
+    @Req() request: ConsoleRequest,
+    @Res({ passthrough: true }) reply: FastifyReply,
+    @Param('id') organizationId: string,
+    @Param('environment') environment: string,
+    @Body() body: unknown,
+  ) {
     const { wallet } = walletOf(organizationId, environment, undefined);
     const input = validateBody(FundWalletDto, body);
     await assertOrganizationExists(this.store, organizationId);
-    const result = await this.ledger.fund(wallet, { fundingReference: input.reference, amountKobo: input.amountKobo }, commandContext(request, userActor(consoleIdentity(request).user)));
+    const result = await this.ledger.fund(
+      wallet,
+      { fundingReference: input.reference, amountKobo: input.amountKobo },
+      commandContext(request, userActor(consoleIdentity(request).user)),
+    );
     if (result.position !== undefined && result.position > 0n) await this.waiter.waitFor(WALLET_PROJECTIONS, result.position, PROJECTION_WAIT_MS);
     void reply.status(result.funded ? 201 : 200);
     return ok({ ...wallet, ...result.balance });
@@ -104,6 +121,7 @@ export class ConsoleOperatorController implements OnModuleInit, OnModuleDestroy 
 
   @Get('projections')
   @ConsoleAccess({ who: 'operator' })
+  @ConsoleRoute('getProjections', 'Operator', 'The projections and their lag over the last hour', { status: 200, data: ref('Projections') })
   async projections(): Promise<SuccessEnvelope<{ projections: readonly ProjectionLagSnapshot[]; history: readonly LagSample[] }>> {
     const projections = await this.sample();
     return ok({ projections, history: this.lag });
@@ -112,6 +130,11 @@ export class ConsoleOperatorController implements OnModuleInit, OnModuleDestroy 
   /** The finance audit's replay from the event log, as of `asOf`: a page of entries, the summary in meta. */
   @Get('organizations/:id/wallets/:environment/audit')
   @ConsoleAccess({ who: 'operator' })
+  @ConsoleRoute('getWalletAudit', 'Operator', "A wallet's audit: the replay's entries, its summary in meta", {
+    status: 200,
+    data: list(ref('HistoryEntry')),
+    meta: ref('AuditMeta'),
+  })
   async audit(@Param('id') organizationId: string, @Param('environment') environment: string, @Query() query: Record<string, unknown>) {
     const { asOf: _asOf, ...rest } = query ?? {};
     const { wallet, asOf } = walletOf(organizationId, environment, query?.asOf);
@@ -130,7 +153,13 @@ export class ConsoleOperatorController implements OnModuleInit, OnModuleDestroy 
 
   @Get('organizations/:id/wallets/:environment/audit.csv')
   @ConsoleAccess({ who: 'operator' })
-  async auditCsv(@Res({ passthrough: true }) reply: FastifyReply, @Param('id') organizationId: string, @Param('environment') environment: string, @Query() query: Record<string, unknown>): Promise<string> {
+  @ConsoleRoute('exportWalletAudit', 'Operator', "A wallet's audit as CSV", { status: 200, file: 'text/csv' })
+  async auditCsv(
+    @Res({ passthrough: true }) reply: FastifyReply,
+    @Param('id') organizationId: string,
+    @Param('environment') environment: string,
+    @Query() query: Record<string, unknown>,
+  ): Promise<string> {
     const { wallet, asOf } = walletOf(organizationId, environment, query?.asOf);
     await assertOrganizationExists(this.store, organizationId);
     const writer = new CsvWriter();
@@ -150,34 +179,61 @@ export class ConsoleOperatorController implements OnModuleInit, OnModuleDestroy 
   /** The audit's reconciliation of the replay against the read models the API answers from. */
   @Get('organizations/:id/wallets/:environment/reconcile')
   @ConsoleAccess({ who: 'operator' })
+  @ConsoleRoute('reconcileWallet', 'Operator', "A wallet's replay against the read models", { status: 200, data: ref('Reconciliation') })
   async reconcile(@Param('id') organizationId: string, @Param('environment') environment: string) {
     const { wallet } = walletOf(organizationId, environment, undefined);
     await assertOrganizationExists(this.store, organizationId);
-    const result = await reconcileWallet(this.store, this.pool, wallet, { recoveryDeadlineMs: this.config.verifications.recoveryDeadlineMs, waitMs: PROJECTION_WAIT_MS, now: () => this.clock.now() });
+    const result = await reconcileWallet(this.store, this.pool, wallet, {
+      recoveryDeadlineMs: this.config.verifications.recoveryDeadlineMs,
+      waitMs: PROJECTION_WAIT_MS,
+      now: () => this.clock.now(),
+    });
     return ok({ summary: summaryJson(result.summary), differences: result.differences, differenceCount: result.differenceCount, notes: result.notes });
   }
 
   @Get('operators')
   @ConsoleAccess({ who: 'operator' })
+  @ConsoleRoute('getOperators', 'Operator', 'The operators and open invitations', { status: 200, data: ref('Operators') })
   async operators() {
     const [operators, invitations] = await Promise.all([this.accounts.operators(), this.accounts.invitations(null, this.clock.now())]);
     return ok({
       operators: operators.map((user) => ({ id: user.id, email: user.email, role: user.role, totpEnabled: user.totpEnabledAt !== null, createdAt: user.createdAt.toISOString() })),
-      invitations: invitations.map((invitation) => ({ id: invitation.id, email: invitation.email, role: invitation.role, createdAt: invitation.createdAt.toISOString(), expiresAt: invitation.expiresAt.toISOString() })),
+      invitations: invitations.map((invitation) => ({
+        id: invitation.id,
+        email: invitation.email,
+        role: invitation.role,
+        createdAt: invitation.createdAt.toISOString(),
+        expiresAt: invitation.expiresAt.toISOString(),
+      })),
     });
   }
 
   @Post('operators/invitations')
   @HttpCode(201)
   @ConsoleAccess({ who: 'operator', write: true })
+  @ConsoleRoute('inviteOperator', 'Operator', 'Invite an operator', { status: 201, data: ref('InvitationSent') }, jsonBody(ref('OperatorInvitationInput')))
   async invite(@Req() request: ConsoleRequest, @Body() body: unknown) {
     const input = validateBody(InviteOperatorDto, body);
     const { user } = consoleIdentity(request);
     const id = await this.events.record(commandContext(request, userActor(user)), async (db) => {
-      const { token, id } = await this.accounts.createToken({ purpose: 'invitation', userId: null, kind: 'operator', organizationId: null, email: input.email, role: input.role, now: this.clock.now(), ttlMs: INVITATION_TTL_MS }, db);
+      const { token, id } = await this.accounts.createToken(
+        { purpose: 'invitation', userId: null, kind: 'operator', organizationId: null, email: input.email, role: input.role, now: this.clock.now(), ttlMs: INVITATION_TTL_MS },
+        db,
+      );
       const link = this.links.page('accept-invitation', token);
-      await this.outbox.enqueue({ to: input.email, subject: "You are invited to the operators' console", text: `${user.email} invites you to the operators' console as ${input.role}:\n\n${link}\n\nThe link works once, for 7 days. You will set up a second factor (TOTP) on first sign-in.`, link }, db);
-      return { value: id, events: [{ type: 'ConsoleInvitationSent', data: { schemaVersion: 1, userId: user.id, invitationId: id, kind: 'operator', organizationId: null, role: input.role } }] };
+      await this.outbox.enqueue(
+        {
+          to: input.email,
+          subject: "You are invited to the operators' console",
+          text: `${user.email} invites you to the operators' console as ${input.role}:\n\n${link}\n\nThe link works once, for 7 days. You will set up a second factor (TOTP) on first sign-in.`,
+          link,
+        },
+        db,
+      );
+      return {
+        value: id,
+        events: [{ type: 'ConsoleInvitationSent', data: { schemaVersion: 1, userId: user.id, invitationId: id, kind: 'operator', organizationId: null, role: input.role } }],
+      };
     });
     return ok({ id, email: input.email, role: input.role });
   }
@@ -194,4 +250,3 @@ export class ConsoleOperatorController implements OnModuleInit, OnModuleDestroy 
     return projections;
   }
 }
-

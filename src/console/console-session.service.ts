@@ -8,7 +8,7 @@ import { commandContext } from '../common/request-context.js';
 import { RUNTIME, type Runtime } from '../config/runtime.js';
 import { PG_POOL } from '../database/pool.js';
 import { accountActor, AccountEvents } from '../console-auth/account-events.js';
-import { AccountStore, EmailTaken, type ConsoleUser, type OneTimeToken } from '../console-auth/accounts.js';
+import { AccountStore, hasSecondFactor, type ConsoleUser, type OneTimeToken } from '../console-auth/accounts.js';
 import { userActor, type ConsoleIdentity } from '../console-auth/console.guard.js';
 import { LoginThrottle } from '../console-auth/login-throttle.js';
 import { Outbox } from '../console-auth/outbox.js';
@@ -18,9 +18,11 @@ import { CSRF_COOKIE, requestCookies, Sessions } from '../console-auth/sessions.
 import { consoleId, emailKey, sameToken, secretToken } from '../console-auth/tokens.js';
 import { Totp } from '../console-auth/totp.js';
 import { IssueApiKey, RegisterOrganization } from '../organizations/organization.commands.js';
+import { validRegistration } from '../organizations/registration.js';
 import { GetConsoleOrganization, GetOrganization, type ConsoleOrganizationView } from '../organizations/organization.queries.js';
 import { ConsoleLinks } from './console-links.js';
-import { InvalidCredentials, InvalidToken, TotpRefused } from './console.errors.js';
+import { InvalidCredentials, InvalidToken, LastOwner, TotpRefused } from './console.errors.js';
+import { ContactData } from '../data-protection/contact-data.js';
 
 const DAY_MS = 86_400_000;
 const VERIFY_EMAIL_TTL_MS = 3 * DAY_MS;
@@ -38,10 +40,38 @@ export interface SessionView {
     readonly role: ConsoleUser['role'];
     readonly emailVerified: boolean;
     readonly totpEnabled: boolean;
+    /** Has a second factor (TOTP or a passkey). */
+    readonly secondFactor: boolean;
+    readonly hasPasskey: boolean;
+    /** This session waits for the second factor: nothing else is open. */
+    readonly secondFactorPending: boolean;
+    /** The organization requires a second factor and the user has none: only its set-up is open. */
+    readonly secondFactorEnrollmentRequired: boolean;
   };
   readonly organization: ConsoleOrganizationView | null;
   readonly expiresAt: string | null;
   readonly devMailbox: boolean;
+}
+
+/** The registration command names the fields as the admin API does; the sign-up form calls the name organizationName. */
+function renamedFields(error: unknown): unknown {
+  if (!(error instanceof ValidationFailed)) return error;
+  return new ValidationFailed(
+    error.fields.map((field) => (field.field === 'name' ? { field: 'organizationName', message: field.message.replace(/^name\b/, 'organizationName') } : field)),
+  );
+}
+
+function signUpFields(check: () => { name: string; email: string }): { name: string; email: string } {
+  try {
+    return check();
+  } catch (error) {
+    throw renamedFields(error);
+  }
+}
+
+/** An integrator with a second factor signs in in two steps: the password, then the second factor. */
+export function needsSecondFactorStep(user: ConsoleUser): boolean {
+  return user.kind === 'integrator' && hasSecondFactor(user);
 }
 
 /** Reset mails being prepared after their answer; more are refused work for the request itself. */
@@ -66,7 +96,55 @@ export class ConsoleSessions implements BeforeApplicationShutdown {
     @Inject(PG_POOL) private readonly pool: pg.Pool,
     @Inject(Clock) private readonly clock: Clock,
     @Inject(RUNTIME) private readonly runtime: Runtime,
+    @Inject(ContactData) private readonly contacts: ContactData,
   ) {}
+
+  /**
+   * Deletes the signed-in user's own account once it re-authenticates (its password, or a current
+   * code of its authenticator app; throttled as sign-in is). Refused to an organization's last
+   * owner (and to the operators' last admin). Every session ends, the row goes with its links,
+   * passkeys and backup codes, and the user's own key is destroyed, so its email sealed under it
+   * opens nowhere any more (backups of the row included). Recorded as ConsoleAccountDeleted.
+   */
+  async deleteAccount(identity: ConsoleIdentity, input: { password?: string; code?: string }, request: FastifyRequest): Promise<void> {
+    const { user } = identity;
+    await this.throttle.assertMayTry(user.email, request.ip);
+    if (!(await this.reauthenticated(user, input))) {
+      await this.throttle.failed(user.email, request.ip);
+      throw new InvalidCredentials('The password or authenticator code is wrong');
+    }
+    const now = this.clock.now();
+    await this.events.record(commandContext(request, accountActor(user.kind, user.id)), async (db) => {
+      // The team's rows locked: two owners deleting themselves at once cannot both pass.
+      const { rows } = await db.query<{ id: string; role: string }>(
+        user.kind === 'integrator'
+          ? 'select id, role from console_users where organization_id = $1 order by id for update'
+          : "select id, role from console_users where kind = 'operator' order by id for update",
+        user.kind === 'integrator' ? [user.organizationId] : [],
+      );
+      const keeper = user.kind === 'integrator' ? 'owner' : 'admin';
+      if (user.role === keeper && !rows.some((row) => row.role === keeper && row.id !== user.id)) {
+        throw new LastOwner(
+          user.kind === 'integrator'
+            ? 'The last owner cannot delete the account: make another member owner first'
+            : 'The last admin cannot delete the account: make another operator admin first',
+        );
+      }
+      await this.sessions.revokeAll(user.id, now, null, db);
+      await this.accounts.remove(user.id, db);
+      await this.contacts.destroyUserKey(user.organizationId, user.id, now, db);
+      return { value: undefined, events: [{ type: 'ConsoleAccountDeleted', data: { schemaVersion: 1, userId: user.id, organizationId: user.organizationId, role: user.role } }] };
+    });
+    await this.throttle.succeeded(user.email);
+  }
+
+  /** The password is the user's, or the code is a current one of its authenticator app (used up). */
+  private async reauthenticated(user: ConsoleUser, input: { password?: string; code?: string }): Promise<boolean> {
+    if (input.password !== undefined && input.password !== '') return user.passwordHash !== null && verifyPassword(user.passwordHash, input.password);
+    if (input.code === undefined || input.code === '' || user.totpEnabledAt === null || user.totpSecret === null) return false;
+    const step = await this.totp.check(user.id, user.totpSecret, input.code);
+    return step !== null && (await this.accounts.acceptTotpStep(user.id, step));
+  }
 
   /** The answer of GET /session and of every sign-in; anonymous callers get the double-submit cookie. */
   async view(request: FastifyRequest, reply: FastifyReply, identity: ConsoleIdentity | undefined): Promise<SessionView> {
@@ -82,8 +160,20 @@ export class ConsoleSessions implements BeforeApplicationShutdown {
     const { user, session } = identity;
     return {
       csrfToken: session.csrfToken,
-      user: { id: user.id, email: user.email, kind: user.kind, role: user.role, emailVerified: user.emailVerifiedAt !== null, totpEnabled: user.totpEnabledAt !== null },
-      organization: user.organizationId === null ? null : await this.organization(user.organizationId),
+      user: {
+        id: user.id,
+        email: user.email,
+        kind: user.kind,
+        role: user.role,
+        emailVerified: user.emailVerifiedAt !== null,
+        totpEnabled: user.totpEnabledAt !== null,
+        secondFactor: hasSecondFactor(user),
+        hasPasskey: user.hasPasskey,
+        secondFactorPending: session.secondFactorPending,
+        secondFactorEnrollmentRequired: user.kind === 'integrator' && user.organizationRequiresSecondFactor && !hasSecondFactor(user),
+      },
+      // Nothing of the organization before the second factor.
+      organization: user.organizationId === null || session.secondFactorPending ? null : await this.organization(user.organizationId),
       expiresAt: this.sessions.endsAt(session).toISOString(),
       devMailbox,
     };
@@ -102,9 +192,9 @@ export class ConsoleSessions implements BeforeApplicationShutdown {
     });
   }
 
-  /** A new session for `user`, its cookie set: the caller answers `view` of it. */
-  async signIn(user: ConsoleUser, request: FastifyRequest, reply: FastifyReply): Promise<ConsoleIdentity> {
-    const { token, session } = await this.sessions.create(user, request, this.clock.now());
+  /** A new session for `user`, its cookie set: the caller answers `view` of it. `secondFactorPending`: it waits for the second factor. */
+  async signIn(user: ConsoleUser, request: FastifyRequest, reply: FastifyReply, secondFactorPending = false): Promise<ConsoleIdentity> {
+    const { token, session } = await this.sessions.create(user, request, this.clock.now(), secondFactorPending);
     this.sessions.setSessionCookie(request, reply, token);
     return { user, session };
   }
@@ -113,36 +203,54 @@ export class ConsoleSessions implements BeforeApplicationShutdown {
    * A new organization through the admin API's own command (pending, default scopes, sandbox
    * credit), its owner, and a test key for the playground, all with the new user as the actor.
    * Sign-ups of one address are serialised by an advisory lock, so two cannot both register an
-   * organization for it.
+   * organization for it. An address that has an account already gets the same answer (the caller
+   * answers alike whatever this returns) and a mail saying so instead of a confirmation, so the
+   * sign-up form does not tell who has an account.
    */
-  async signUp(input: { organizationName: string; email: string; password: string }, request: FastifyRequest): Promise<ConsoleUser> {
+  async signUp(input: { organizationName: string; email: string; password: string }, request: FastifyRequest): Promise<void> {
     assertStrongPassword('password', input.password, [input.email, input.organizationName]);
+    // Every field refusal before the address is looked up, so that it does not depend on it.
+    const fields = signUpFields(() => validRegistration({ name: input.organizationName.trim(), email: input.email.trim() }));
     await this.throttle.mailRequest(request.ip, { recipient: input.email });
     const passwordHash = await hashPassword(input.password);
     const lock = await this.pool.connect();
     try {
       await lock.query('select pg_advisory_lock(hashtextextended($1, 7))', [`console-email:${emailKey(input.email)}`]);
-      if ((await this.accounts.byEmail(input.email)) !== undefined) throw new EmailTaken('An account with this email exists already');
+      const existing = await this.accounts.byEmail(input.email);
+      if (existing !== undefined) {
+        await this.mailAccountExists(existing);
+        return;
+      }
       const userId = consoleId('usr');
       const context = commandContext(request, { type: 'user', id: userId });
-      const organization = await this.commands
-        .execute(new RegisterOrganization({ name: input.organizationName.trim(), email: input.email.trim() }, context))
-        .catch((error: unknown) => {
-          // The command names the fields as the admin API does; the sign-up form calls the name organizationName.
-          if (error instanceof ValidationFailed) throw new ValidationFailed(error.fields.map((field) => (field.field === 'name' ? { field: 'organizationName', message: field.message.replace(/^name\b/, 'organizationName') } : field)));
-          throw error;
-        });
+      const organization = await this.commands.execute(new RegisterOrganization(fields, context)).catch((error: unknown) => {
+        throw renamedFields(error);
+      });
       const user = await this.events.record(context, async (db) => ({
-        value: await this.accounts.insert({ id: userId, kind: 'integrator', organizationId: organization.id, email: input.email, role: 'owner', passwordHash, emailVerifiedAt: null, createdAt: this.clock.now() }, db),
+        value: await this.accounts.insert(
+          { id: userId, kind: 'integrator', organizationId: organization.id, email: input.email, role: 'owner', passwordHash, emailVerifiedAt: null, createdAt: this.clock.now() },
+          db,
+        ),
         events: [{ type: 'ConsoleUserSignedUp', data: { schemaVersion: 1, userId, organizationId: organization.id, role: 'owner' } }],
       }));
       await this.commands.execute(new IssueApiKey(organization.id, { environment: 'test', name: PLAYGROUND_KEY_NAME, scopes: null }, context));
       await this.sendVerification(user);
-      return user;
     } finally {
       await lock.query('select pg_advisory_unlock(hashtextextended($1, 7))', [`console-email:${emailKey(input.email)}`]).catch(() => undefined);
       lock.release();
     }
+  }
+
+  /** To the holder of an account whose address someone signed up with: where to sign in or reset the password. */
+  private async mailAccountExists(user: ConsoleUser): Promise<void> {
+    const signIn = this.links.plainPage(user.kind === 'operator' ? 'operator/login' : 'login');
+    const reset = this.links.plainPage('forgot-password');
+    await this.outbox.enqueue({
+      to: user.email,
+      subject: 'You already have an account',
+      text: `Someone tried to sign up for the console with this email address, which has an account already. If it was you, sign in:\n\n${signIn}\n\nForgot your password? Ask for a reset link:\n\n${reset}\n\nIf it was not you, ignore this mail: nothing was changed.`,
+      link: signIn,
+    });
   }
 
   /** Another confirmation mail, counted per account, recipient and address. */
@@ -152,9 +260,23 @@ export class ConsoleSessions implements BeforeApplicationShutdown {
   }
 
   async sendVerification(user: ConsoleUser): Promise<void> {
-    const { token } = await this.accounts.createToken({ purpose: 'verify_email', userId: user.id, kind: user.kind, organizationId: user.organizationId, email: user.email, role: user.role, now: this.clock.now(), ttlMs: VERIFY_EMAIL_TTL_MS });
+    const { token } = await this.accounts.createToken({
+      purpose: 'verify_email',
+      userId: user.id,
+      kind: user.kind,
+      organizationId: user.organizationId,
+      email: user.email,
+      role: user.role,
+      now: this.clock.now(),
+      ttlMs: VERIFY_EMAIL_TTL_MS,
+    });
     const link = this.links.page('verify-email', token);
-    await this.outbox.enqueue({ to: user.email, subject: 'Confirm your email address', text: `Confirm the email address of your console account:\n\n${link}\n\nThe link works once, for 3 days.`, link });
+    await this.outbox.enqueue({
+      to: user.email,
+      subject: 'Confirm your email address',
+      text: `Confirm the email address of your console account:\n\n${link}\n\nThe link works once, for 3 days.`,
+      link,
+    });
   }
 
   /** Throttled per account and address; operators with a second factor also send its code. */
@@ -174,7 +296,8 @@ export class ConsoleSessions implements BeforeApplicationShutdown {
         throw new TotpRefused('totp_invalid', 'The authenticator code is wrong or was used already: wait for the next one');
       }
     }
-    await this.throttle.succeeded(input.email);
+    // An integrator's failures count on until the second factor is given too.
+    if (!needsSecondFactorStep(user)) await this.throttle.succeeded(input.email);
     return user;
   }
 
@@ -213,11 +336,25 @@ export class ConsoleSessions implements BeforeApplicationShutdown {
   private async mailResetLink(email: string): Promise<void> {
     const user = await this.accounts.byEmail(email);
     if (user === undefined) return;
-    const { token, id } = await this.accounts.createToken({ purpose: 'reset_password', userId: user.id, kind: user.kind, organizationId: user.organizationId, email: user.email, role: user.role, now: this.clock.now(), ttlMs: RESET_PASSWORD_TTL_MS });
+    const { token, id } = await this.accounts.createToken({
+      purpose: 'reset_password',
+      userId: user.id,
+      kind: user.kind,
+      organizationId: user.organizationId,
+      email: user.email,
+      role: user.role,
+      now: this.clock.now(),
+      ttlMs: RESET_PASSWORD_TTL_MS,
+    });
     // Only the newest link works: an older mail may sit in a mailbox someone else can read.
     await this.accounts.endTokens(user.id, 'reset_password', this.clock.now(), undefined, id);
     const link = this.links.page('reset-password', token);
-    await this.outbox.enqueue({ to: user.email, subject: 'Reset your password', text: `Someone asked to reset the password of your console account. If it was you:\n\n${link}\n\nThe link works once, for an hour. If it was not you, ignore this mail.`, link });
+    await this.outbox.enqueue({
+      to: user.email,
+      subject: 'Reset your password',
+      text: `Someone asked to reset the password of your console account. If it was you:\n\n${link}\n\nThe link works once, for an hour. If it was not you, ignore this mail.`,
+      link,
+    });
   }
 
   /** The reset mails answered already are finished before the pool closes. */
@@ -281,8 +418,28 @@ export class ConsoleSessions implements BeforeApplicationShutdown {
     return this.events.record(commandContext(request, accountActor(peeked.kind, userId)), async (db) => {
       const invitation = await this.accounts.consumeToken(token, 'invitation', this.clock.now(), db);
       if (invitation === undefined) throw new InvalidToken('The invitation is unknown, used or expired');
-      const user = await this.accounts.insert({ id: userId, kind: invitation.kind, organizationId: invitation.organizationId, email: invitation.email, role: invitation.role, passwordHash, emailVerifiedAt: this.clock.now(), createdAt: this.clock.now() }, db);
-      return { value: user, events: [{ type: 'ConsoleInvitationAccepted', data: { schemaVersion: 1, userId, invitationId: invitation.id, kind: invitation.kind, organizationId: invitation.organizationId, role: invitation.role } }] };
+      const user = await this.accounts.insert(
+        {
+          id: userId,
+          kind: invitation.kind,
+          organizationId: invitation.organizationId,
+          email: invitation.email,
+          role: invitation.role,
+          passwordHash,
+          emailVerifiedAt: this.clock.now(),
+          createdAt: this.clock.now(),
+        },
+        db,
+      );
+      return {
+        value: user,
+        events: [
+          {
+            type: 'ConsoleInvitationAccepted',
+            data: { schemaVersion: 1, userId, invitationId: invitation.id, kind: invitation.kind, organizationId: invitation.organizationId, role: invitation.role },
+          },
+        ],
+      };
     });
   }
 
@@ -303,7 +460,10 @@ export class ConsoleSessions implements BeforeApplicationShutdown {
       const userId = consoleId('usr');
       // The admin token's holder, as on the admin API.
       return await this.events.record(commandContext(request, { type: 'operator', id: 'admin' }), async (db) => ({
-        value: await this.accounts.insert({ id: userId, kind: 'operator', organizationId: null, email: input.email, role: 'admin', passwordHash, emailVerifiedAt: this.clock.now(), createdAt: this.clock.now() }, db),
+        value: await this.accounts.insert(
+          { id: userId, kind: 'operator', organizationId: null, email: input.email, role: 'admin', passwordHash, emailVerifiedAt: this.clock.now(), createdAt: this.clock.now() },
+          db,
+        ),
         events: [{ type: 'ConsoleOperatorCreated', data: { schemaVersion: 1, userId, role: 'admin', via: 'admin_token' } }],
       }));
     } finally {
@@ -324,7 +484,8 @@ export class ConsoleSessions implements BeforeApplicationShutdown {
     if (current === undefined || current.totpSecret === null) throw new Forbidden('totp_not_started', 'Start the set-up first (POST /console/api/operator/totp/setup)');
     if (current.totpEnabledAt !== null) return current;
     const step = await this.totp.check(current.id, current.totpSecret, code);
-    if (step === null || !(await this.accounts.acceptTotpStep(current.id, step))) throw new TotpRefused('totp_invalid', 'The authenticator code is wrong or was used already: wait for the next one');
+    if (step === null || !(await this.accounts.acceptTotpStep(current.id, step)))
+      throw new TotpRefused('totp_invalid', 'The authenticator code is wrong or was used already: wait for the next one');
     await this.events.record(commandContext(request, userActor(current)), async (db) => {
       const enabled = await this.accounts.enableTotp(current.id, this.clock.now(), db);
       return { value: undefined, events: enabled ? [{ type: 'ConsoleTotpEnrolled', data: { schemaVersion: 1, userId: current.id } }] : [] };

@@ -107,10 +107,7 @@ export function registerConsoleStatic(fastify: FastifyInstance, options: Console
   const page = async (request: FastifyRequest, reply: FastifyReply) => {
     const index = await load(join(dir, 'index.html'));
     if (index === undefined) {
-      return reply
-        .code(503)
-        .header('content-type', 'text/plain; charset=utf-8')
-        .send('The console is not built: run `npm run build` (npm start and npm ci build it).\n');
+      return reply.code(503).header('content-type', 'text/plain; charset=utf-8').send('The console is not built: run `npm run build` (npm start and npm ci build it).\n');
     }
     return send(request, reply, index, CONTENT_TYPES['.html'], 'no-cache');
   };

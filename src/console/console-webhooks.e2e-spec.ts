@@ -18,16 +18,27 @@ describe('Console API: webhooks and the low-balance threshold', () => {
 
   async function signedUp(label: string): Promise<{ client: ConsoleClient; userId: string }> {
     const client = new ConsoleClient(app);
-    const response = await client.signUp({ organizationName: `Acme ${label}`, email: uniqueEmail(label), password: PASSWORD });
-    expect(response.status).toBe(201);
+    const response = await client.signUpAndSignIn({ organizationName: `Acme ${label}`, email: uniqueEmail(label), password: PASSWORD });
+    expect(response.status).toBe(200);
     return { client, userId: response.body.data.user.id };
   }
 
   it("manages the organization's endpoints of the chosen environment through the webhooks service, with the user as actor", async () => {
     const { client, userId } = await signedUp('hooks');
-    const created = await client.call('POST', '/console/api/webhooks/endpoints?environment=live', { url: RECEIVER, eventTypes: ['verification.completed'], description: 'receiver' });
+    const created = await client.call('POST', '/console/api/webhooks/endpoints?environment=live', {
+      url: RECEIVER,
+      eventTypes: ['verification.completed'],
+      description: 'receiver',
+    });
     expect(created.status).toBe(201);
-    expect(created.body.data).toMatchObject({ url: RECEIVER, eventTypes: ['verification.completed'], description: 'receiver', enabled: true, environment: 'live', secret: expect.stringMatching(/^whsec_/) });
+    expect(created.body.data).toMatchObject({
+      url: RECEIVER,
+      eventTypes: ['verification.completed'],
+      description: 'receiver',
+      enabled: true,
+      environment: 'live',
+      secret: expect.stringMatching(/^whsec_/),
+    });
     const { id, secret } = created.body.data as { id: string; secret: string };
     const events = await streamEvents(app.eventStore, `webhookEndpoint-${id}`);
     expect(events.map((event) => event.metadata.actor)).toEqual([{ type: 'user', id: userId }]);

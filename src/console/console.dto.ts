@@ -1,4 +1,4 @@
-import { IsEmail, IsIn, IsOptional, IsString, Length, Matches, MaxLength } from 'class-validator';
+import { IsBoolean, IsEmail, IsIn, IsObject, IsOptional, IsString, Length, Matches, MaxLength } from 'class-validator';
 import { MAX_PASSWORD_LENGTH, MIN_PASSWORD_LENGTH } from '../console-auth/passwords.js';
 import { INTEGRATOR_ROLES, OPERATOR_ROLES } from '../console-auth/accounts.js';
 
@@ -67,6 +67,19 @@ export class ChangePasswordDto {
   newPassword!: string;
 }
 
+/** Deleting one's own account: the password, or a current code of the authenticator app. */
+export class DeleteAccountDto {
+  @IsOptional()
+  @IsString()
+  @MaxLength(MAX_PASSWORD_LENGTH)
+  password?: string;
+
+  @IsOptional()
+  @IsString()
+  @MaxLength(12)
+  code?: string;
+}
+
 export class BootstrapOperatorDto {
   @IsString()
   @MaxLength(500)
@@ -111,4 +124,40 @@ export class InviteOperatorDto {
 export class SetRoleDto {
   @IsIn(INTEGRATOR_ROLES, { message: `role must be one of ${INTEGRATOR_ROLES.join(', ')}` })
   role!: (typeof INTEGRATOR_ROLES)[number];
+}
+
+/** The second factor's sign-in step: the app's code, or one of the backup codes. */
+export class SecondFactorCodeDto {
+  @IsOptional()
+  @IsString()
+  @Matches(/^\d{6}$/, { message: 'code must be the 6 digits the authenticator shows' })
+  code?: string;
+
+  @IsOptional()
+  @IsString()
+  @MaxLength(40)
+  backupCode?: string;
+}
+
+/** The browser's answer to a WebAuthn request (@simplewebauthn/browser's JSON), checked by @simplewebauthn/server. */
+export class PasskeyResponseDto {
+  @IsObject()
+  response!: Record<string, unknown>;
+}
+
+export class PasskeyRegistrationDto extends PasskeyResponseDto {
+  @IsString()
+  @Length(1, 60, { message: 'name must be 1 to 60 characters' })
+  name!: string;
+}
+
+export class PasskeyNameDto {
+  @IsString()
+  @Length(1, 60, { message: 'name must be 1 to 60 characters' })
+  name!: string;
+}
+
+export class SecondFactorRequirementDto {
+  @IsBoolean()
+  required!: boolean;
 }

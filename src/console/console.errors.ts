@@ -1,4 +1,4 @@
-import { AppError } from '../common/errors.js';
+import { AppError, Conflict } from '../common/errors.js';
 
 /** A wrong email or password, told apart from neither (no account enumeration). */
 export class InvalidCredentials extends AppError {
@@ -9,9 +9,17 @@ export class InvalidCredentials extends AppError {
 /** The operator has a second factor and sent no code, or a wrong one. */
 export class TotpRefused extends AppError {
   readonly httpStatus = 401;
-  constructor(readonly code: 'totp_required' | 'totp_invalid', message: string) {
+  constructor(
+    readonly code: 'totp_required' | 'totp_invalid',
+    message: string,
+  ) {
     super(message);
   }
+}
+
+/** The change would leave an organization without an owner (or the operators without an admin). */
+export class LastOwner extends Conflict {
+  override readonly code = 'last_owner';
 }
 
 /** A one-time token unknown, used or expired. */

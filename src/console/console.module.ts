@@ -9,13 +9,27 @@ import { ConsoleOperatorController } from './console-operator.controller.js';
 import { WalletsModule } from '../wallets/wallets.module.js';
 import { WebhooksModule } from '../webhooks/webhooks.module.js';
 import { ConsoleWebhooksController } from './console-webhooks.controller.js';
+import { ConsoleDataSubjectsController } from './console-data-subjects.controller.js';
+import { ConsoleStatementsController, ConsoleTopUpsController } from './console-topups.controller.js';
+import { PaymentsModule } from '../payments/payments.module.js';
 import { ConsoleLinks } from './console-links.js';
 import { ConsoleSessions } from './console-session.service.js';
+import { ConsoleSecondFactorController } from './console-second-factor.controller.js';
+import { ConsoleSecondFactors } from './console-second-factor.service.js';
 
 /** The console's server side under /console/api (the pages themselves are static files served apart). */
 @Module({
-  imports: [CqrsModule, ConsoleAuthModule, VerificationsModule, WalletsModule, WebhooksModule],
-  controllers: [ConsoleAccountsController, ConsoleIntegratorController, ConsoleOperatorController, ConsoleWebhooksController],
-  providers: [ConsoleLinks, ConsoleSessions, ApiKeyGuard],
+  imports: [CqrsModule, ConsoleAuthModule, VerificationsModule, WalletsModule, WebhooksModule, PaymentsModule],
+  controllers: [
+    ConsoleAccountsController,
+    ConsoleIntegratorController,
+    ConsoleOperatorController,
+    ConsoleWebhooksController,
+    ConsoleSecondFactorController,
+    ConsoleDataSubjectsController,
+    ConsoleTopUpsController,
+    ConsoleStatementsController,
+  ],
+  providers: [ConsoleLinks, ConsoleSessions, ConsoleSecondFactors, ApiKeyGuard],
 })
 export class ConsoleModule {}

@@ -44,8 +44,11 @@ export function blindToken(indexKey: Buffer, kind: SubjectKind, value: string, b
   return tokenOf(indexKey, normalisedOf(kind, value, bank));
 }
 
+/** What blindToken computes its token from (kept sealed for a subject's holds and requests: subject-identifiers.ts). */
+export const normalisedSubject = (kind: SubjectKind, value: string, bank?: string): string => normalisedOf(kind, value, bank);
+
 /** The token of an identifier in its normalised form (`kind` newline value). */
-const tokenOf = (indexKey: Buffer, normalised: string): string => createHmac('sha256', indexKey).update(normalised, 'utf8').digest('base64url');
+export const tokenOf = (indexKey: Buffer, normalised: string): string => createHmac('sha256', indexKey).update(normalised, 'utf8').digest('base64url');
 
 /** The fields that hold an identifier, by name (a Map: a field named like an Object method is no identifier). */
 const FIELD_KINDS: ReadonlyMap<string, SubjectKind> = new Map([

@@ -41,12 +41,20 @@ describe('The key hierarchy in PostgreSQL', () => {
     });
     const grouped = new DataKeys(counting, master);
     await grouped.indexKey('org_group');
-    const created = await Promise.all(Array.from({ length: 40 }, (_, n) => grouped.create('org_group', 'test', reference(500 + n), (indexKey) => [blindToken(indexKey, 'nin', `2144041${String(n).padStart(4, '0')}`)])));
+    const created = await Promise.all(
+      Array.from({ length: 40 }, (_, n) =>
+        grouped.create('org_group', 'test', reference(500 + n), (indexKey) => [blindToken(indexKey, 'nin', `2144041${String(n).padStart(4, '0')}`)]),
+      ),
+    );
     expect(statements.length).toBeLessThan(10);
     for (let n = 0; n < 40; n += 1) expect(await keys.get(reference(500 + n))).toEqual({ status: 'open', key: created[n] });
     const indexKey = await keys.indexKey('org_group');
     expect(await keys.referencesOf('org_group', 'test', [blindToken(indexKey, 'nin', '21440410007')], 10)).toEqual([reference(507)]);
-    const twice = await Promise.all([grouped.create('org_group', 'test', reference(600)), grouped.create('org_group', 'test', reference(601)), grouped.create('org_group', 'test', reference(601))]);
+    const twice = await Promise.all([
+      grouped.create('org_group', 'test', reference(600)),
+      grouped.create('org_group', 'test', reference(601)),
+      grouped.create('org_group', 'test', reference(601)),
+    ]);
     expect(twice[1].equals(twice[2])).toBe(true);
     expect(await keys.get(reference(601))).toEqual({ status: 'open', key: twice[1] });
   });
@@ -65,7 +73,9 @@ describe('The key hierarchy in PostgreSQL', () => {
     expect(key).toHaveLength(32);
     const { rows } = await pool.query<{ wrapped_key: string }>('select wrapped_key from verification_keys where reference = $1', [reference(1)]);
     expect(Buffer.from(rows[0].wrapped_key, 'base64').includes(key)).toBe(false);
-    const organization = await pool.query<{ wrapped_kek: string; master_key_id: string }>("select wrapped_kek, master_key_id from organization_keys where organization_id = 'org_a'");
+    const organization = await pool.query<{ wrapped_kek: string; master_key_id: string }>(
+      "select wrapped_kek, master_key_id from organization_keys where organization_id = 'org_a'",
+    );
     expect(organization.rows[0].master_key_id).toBe(master.masterKeyId);
     const fresh = new DataKeys(pool, master);
     expect(await fresh.get(reference(1))).toEqual({ status: 'open', key });
@@ -129,7 +139,12 @@ describe('The key hierarchy in PostgreSQL', () => {
     const made = await making;
     expect(indexKey.equals(Buffer.alloc(32))).toBe(false);
     expect(made.rows.tokens).toEqual([blindToken(indexKey, 'nin', '21440419000')]);
-    await pool.query('insert into verification_keys (reference, organization_id, environment, wrapped_key) values ($1, $2, $3, $4)', [reference(900), 'org_expiry', 'test', made.rows.wrappedKey]);
+    await pool.query('insert into verification_keys (reference, organization_id, environment, wrapped_key) values ($1, $2, $3, $4)', [
+      reference(900),
+      'org_expiry',
+      'test',
+      made.rows.wrappedKey,
+    ]);
     expect(await new DataKeys(pool, master).get(reference(900))).toEqual({ status: 'open', key: made.key });
   });
 
@@ -141,7 +156,10 @@ describe('The key hierarchy in PostgreSQL', () => {
     expect(await new DataKeys(pool, master).stateOf(reference(950), { ...stored, environment: 'test' })).toEqual({ status: 'open', key });
     expect(await new DataKeys(pool, master).get(reference(950))).toEqual({ status: 'open', key });
     await new DataKeys(pool, master).indexKey('org_env_other');
-    for (const moved of [{ ...stored, environment: 'live' }, { ...stored, organization_id: 'org_env_other', environment: 'test' }]) {
+    for (const moved of [
+      { ...stored, environment: 'live' },
+      { ...stored, organization_id: 'org_env_other', environment: 'test' },
+    ]) {
       expect(await new DataKeys(pool, master).stateOf(reference(950), moved)).toEqual({ status: 'unopenable' });
     }
   });
@@ -153,13 +171,26 @@ describe('The key hierarchy in PostgreSQL', () => {
     const before = await pool.query<{ organization_id: string; wrapped_kek: string | null }>('select organization_id, wrapped_kek from organization_keys order by 1');
     const next = new LocalKeyManagement(randomBytes(32));
     // A wallet-history checkpoint, MACed under a key derived from the old master key: dropped, to be rebuilt.
-    await pool.query(`insert into wallet_history_checkpoints (stream_id, revision, entries, latest_occurred_at, state, mac) values ('wallet-org_e.test', 99, 100, now(), '{}', repeat('0', 64))`);
+    await pool.query(
+      `insert into wallet_history_checkpoints (stream_id, revision, entries, latest_occurred_at, state, mac) values ('wallet-org_e.test', 99, 100, now(), '{}', repeat('0', 64))`,
+    );
 
     const report = await rotateMaster(pool, master, next);
-    expect(report).toEqual({ rewrapped: before.rows.filter((row) => row.wrapped_kek !== null).length, alreadyRotated: 0, destroyed: 1, totpSecrets: { rewrapped: 0, alreadyRotated: 0 }, historyCheckpointsDropped: 1 });
-    const after = await pool.query<{ organization_id: string; wrapped_kek: string | null; master_key_id: string }>('select organization_id, wrapped_kek, master_key_id from organization_keys order by 1');
+    expect(report).toEqual({
+      rewrapped: before.rows.filter((row) => row.wrapped_kek !== null).length,
+      alreadyRotated: 0,
+      destroyed: 1,
+      retiredOrganizationKeys: { rewrapped: 0, alreadyRotated: 0 },
+      totpSecrets: { rewrapped: 0, alreadyRotated: 0 },
+      historyCheckpointsDropped: 1,
+    });
+    const after = await pool.query<{ organization_id: string; wrapped_kek: string | null; master_key_id: string }>(
+      'select organization_id, wrapped_kek, master_key_id from organization_keys order by 1',
+    );
     expect(after.rows.every((row) => row.master_key_id === next.masterKeyId)).toBe(true);
-    expect(after.rows.filter((row) => row.wrapped_kek !== null).every((row, index) => row.wrapped_kek !== before.rows.filter((b) => b.wrapped_kek !== null)[index].wrapped_kek)).toBe(true);
+    expect(
+      after.rows.filter((row) => row.wrapped_kek !== null).every((row, index) => row.wrapped_kek !== before.rows.filter((b) => b.wrapped_kek !== null)[index].wrapped_kek),
+    ).toBe(true);
 
     const reopened = await new DataKeys(pool, next).get(reference(6));
     expect(reopened.status).toBe('open');

@@ -1,9 +1,10 @@
 import type pg from 'pg';
-import { Forbidden, InvariantViolated } from '../common/errors.js';
+import { Forbidden, InvariantViolated, NotFound } from '../common/errors.js';
 import { pooledRandomBytes } from '../common/random.js';
 import { isConnectionError } from '../database/connection-errors.js';
 import { GroupCommit } from '../database/group-commit.js';
 import { prepared } from '../database/prepared.js';
+import { inTransaction } from '../database/transaction.js';
 import type { KeyRows } from '../event-store/event-store.port.js';
 import type { KeyManagement } from './key-management.port.js';
 import { KeyCache } from './lru.js';
@@ -28,9 +29,33 @@ export interface DataKeyCacheLimits {
 
 export const DEFAULT_CACHE_LIMITS: DataKeyCacheLimits = { maxEntries: 10_000, ttlMs: 60_000 };
 
+/**
+ * How many keys an organization's key-encryption key wraps before a new version replaces it:
+ * AES-GCM with random 96-bit nonces allows 2^32 encryptions under one key (NIST SP 800-38D); the
+ * margin covers wraps counted in a process that stopped before it recorded them.
+ */
+export const DEFAULT_MAX_WRAPS_PER_KEK = 2 ** 32 - 2 ** 26;
+
+export interface DataKeyOptions {
+  /** ORGANIZATION_KEY_MAX_WRAPS: wraps under one version of an organization's KEK before a new version. */
+  readonly maxWrapsPerKek?: number;
+}
+
 interface OrganizationKeys {
   readonly kek: Buffer;
   readonly indexKey: Buffer;
+  /** The KEK's version (1 for keys made before versions). */
+  readonly version: number;
+  /** The index key's version (1 for keys made before versions). */
+  readonly indexVersion: number;
+  /** The index key a rotation is retiring, while its pass re-tokenises: lookups try it too. */
+  readonly retiringIndex?: { readonly key: Buffer; readonly version: number };
+}
+
+/** A version of an organization's blind-index key (a copy, the caller's to wipe). */
+export interface IndexKeyVersion {
+  readonly version: number;
+  readonly key: Buffer;
 }
 
 /** A verification's row of `verification_keys`, as stored. */
@@ -53,16 +78,60 @@ interface OrganizationKeyRow {
   wrapped_kek: string | null;
   wrapped_index_key: string | null;
   destroyed_at: Date | null;
+  kek_version: number;
+  index_version: number;
+  retiring_index_key: string | null;
+  retiring_index_version: number | null;
+  index_rotated_at: Date | null;
+  retokenised_through: string | null;
 }
+
+const ORGANIZATION_KEY_COLUMNS =
+  'organization_id, master_key_id, wrapped_kek, wrapped_index_key, destroyed_at, kek_version, index_version, retiring_index_key, retiring_index_version, index_rotated_at, retokenised_through';
 
 /** Wipes an organization's keys a caller holds (its copy; the cache keeps its own). */
 const wipe = (keys: OrganizationKeys): void => {
   keys.kek.fill(0);
   keys.indexKey.fill(0);
+  keys.retiringIndex?.key.fill(0);
 };
 
-const kekContext = (organizationId: string) => `kek\n${organizationId}`;
-const indexContext = (organizationId: string) => `index\n${organizationId}`;
+/** An organization's keys in one buffer (one cache lookup for all): KEK, index key, KEK version, index version, retiring index version (0: none), retiring index key. */
+function toCacheEntry(keys: OrganizationKeys): Buffer {
+  const versions = Buffer.alloc(12);
+  versions.writeUInt32BE(keys.version, 0);
+  versions.writeUInt32BE(keys.indexVersion, 4);
+  versions.writeUInt32BE(keys.retiringIndex?.version ?? 0, 8);
+  return Buffer.concat([keys.kek, keys.indexKey, versions, ...(keys.retiringIndex === undefined ? [] : [keys.retiringIndex.key])]);
+}
+
+/** The keys of a cache entry (a copy, the caller's: views of it). */
+function fromCacheEntry(entry: Buffer): OrganizationKeys {
+  const at = 2 * KEY_BYTES;
+  const retiringVersion = entry.readUInt32BE(at + 8);
+  return {
+    kek: entry.subarray(0, KEY_BYTES),
+    indexKey: entry.subarray(KEY_BYTES, at),
+    version: entry.readUInt32BE(at),
+    indexVersion: entry.readUInt32BE(at + 4),
+    ...(retiringVersion === 0 ? {} : { retiringIndex: { key: entry.subarray(at + 12, at + 12 + KEY_BYTES), version: retiringVersion } }),
+  };
+}
+
+/** A blind-index token under version n > 1 of an organization's index key is `v<n>:<token>`; a plain token is version 1. */
+export const versionedToken = (version: number, token: string): string => (version === 1 ? token : `v${version}:${token}`);
+
+/** What an organization's KEK is wrapped under the master key with: its organization, and its version from 2 on. */
+const kekContext = (organizationId: string, version = 1) => (version === 1 ? `kek\n${organizationId}` : `kek\n${organizationId}\nv${version}`);
+
+/** A value wrapped or sealed under version n > 1 of an organization's KEK is `v<n>:<base64>`; plain base64 is version 1. */
+const versioned = (version: number, base64: string): string => (version === 1 ? base64 : `v${version}:${base64}`);
+function kekVersionOf(value: string): { readonly version: number; readonly bytes: Buffer } {
+  const match = /^v(\d{1,9}):/.exec(value);
+  return match === null ? { version: 1, bytes: Buffer.from(value, 'base64') } : { version: Number(match[1]), bytes: Buffer.from(value.slice(match[0].length), 'base64') };
+}
+/** What an organization's blind-index key is wrapped under the master key with: its organization, and its version from 2 on. */
+const indexContext = (organizationId: string, version = 1) => (version === 1 ? `index\n${organizationId}` : `index\n${organizationId}\nv${version}`);
 /**
  * What a data key's wrapping is bound to: its organization, its environment and its reference (a
  * key wrapped before environments were bound, with no environment in its row, to the other two).
@@ -97,6 +166,13 @@ export class DataKeys {
   /** An organization's two keys in one buffer: the KEK, then the index key (one lookup for both). */
   private readonly organizations: KeyCache<string, Buffer>;
   private readonly dataKeys: KeyCache<string, Buffer>;
+  /** Older versions of organizations' KEKs, by `<organization>\n<version>`, to unwrap what they wrapped. */
+  private readonly retiredKeks: KeyCache<string, Buffer>;
+  private readonly maxWrapsPerKek: number;
+  /** Wraps recorded in `organization_keys.kek_wraps` in batches of this many (one statement per batch). */
+  private readonly wrapBatch: number;
+  /** Wraps under each organization's current KEK version not yet recorded. */
+  private readonly unrecordedWraps = new Map<string, { version: number; count: number }>();
 
   /**
    * Keys and tokens written on their own (create, index: on EventStoreDB, whose appends cannot carry
@@ -122,9 +198,13 @@ export class DataKeys {
     private readonly pool: pg.Pool,
     private readonly kms: KeyManagement,
     limits: DataKeyCacheLimits = DEFAULT_CACHE_LIMITS,
+    options: DataKeyOptions = {},
   ) {
     this.organizations = new KeyCache(limits.maxEntries, limits.ttlMs, limits.now);
     this.dataKeys = new KeyCache(limits.maxEntries, limits.ttlMs, limits.now);
+    this.retiredKeks = new KeyCache(limits.maxEntries, limits.ttlMs, limits.now);
+    this.maxWrapsPerKek = options.maxWrapsPerKek ?? DEFAULT_MAX_WRAPS_PER_KEK;
+    this.wrapBatch = Math.max(1, Math.min(1_000, Math.floor(this.maxWrapsPerKek / 1_000_000)));
   }
 
   /**
@@ -154,7 +234,12 @@ export class DataKeys {
    * `forget(reference)` when the append was not confirmed written, so that a key never stored is
    * never used to read.
    */
-  async make(organizationId: string, environment: string, reference: string, tokensOf: (indexKey: Buffer) => readonly string[] = () => []): Promise<{ readonly key: Buffer; readonly rows: KeyRows }> {
+  async make(
+    organizationId: string,
+    environment: string,
+    reference: string,
+    tokensOf: (indexKey: Buffer) => readonly string[] = () => [],
+  ): Promise<{ readonly key: Buffer; readonly rows: KeyRows }> {
     const made = await this.newKey(organizationId, environment, reference, tokensOf);
     this.dataKeys.set(reference, Buffer.from(made.key));
     return made;
@@ -162,7 +247,7 @@ export class DataKeys {
 
   /** Rows adding blind-index tokens to a verification (no key), for the transaction of an append (see make); undefined when there are none. */
   async tokenRows(organizationId: string, environment: string, reference: string, tokensOf: (indexKey: Buffer) => readonly string[]): Promise<KeyRows | undefined> {
-    const tokens = await this.withIndexKey(organizationId, tokensOf);
+    const tokens = await this.tokensUnder(organizationId, tokensOf);
     return tokens.length === 0 ? undefined : { reference, organizationId, environment, wrappedKey: null, tokens };
   }
 
@@ -171,16 +256,135 @@ export class DataKeys {
     try {
       organization = await this.organizationKeys(organizationId);
     } catch (error) {
-      if (error instanceof OrganizationKeysDestroyed) throw new Forbidden('personal_data_destroyed', "This organization's personal data was destroyed (offboarded): it can run no more checks");
+      if (error instanceof OrganizationKeysDestroyed)
+        throw new Forbidden('personal_data_destroyed', "This organization's personal data was destroyed (offboarded): it can run no more checks");
       throw error;
     }
+    let made: { key: Buffer; rows: KeyRows };
     try {
       const key = pooledRandomBytes(KEY_BYTES);
-      const wrappedKey = sealBytes(organization.kek, key, dataKeyAad(organizationId, environment, reference)).toString('base64');
-      return { key, rows: { reference, organizationId, environment, wrappedKey, tokens: tokensOf(organization.indexKey) } };
+      const wrappedKey = versioned(organization.version, sealBytes(organization.kek, key, dataKeyAad(organizationId, environment, reference)).toString('base64'));
+      made = {
+        key,
+        rows: { reference, organizationId, environment, wrappedKey, tokens: tokensOf(organization.indexKey).map((token) => versionedToken(organization.indexVersion, token)) },
+      };
     } finally {
       wipe(organization);
     }
+    await this.countWraps(organizationId, organization.version, 1);
+    return made;
+  }
+
+  /**
+   * Counts wraps under an organization's current KEK, recorded in batches (`wrapBatch`); once the
+   * recorded count reaches `maxWrapsPerKek`, a new version replaces the key. Never fails the
+   * caller: a count or rotation that fails is tried again with the next batch.
+   */
+  private async countWraps(organizationId: string, version: number, wraps: number): Promise<void> {
+    const pending = this.unrecordedWraps.get(organizationId);
+    const count = wraps + (pending?.version === version ? pending.count : 0);
+    if (count < this.wrapBatch) {
+      this.unrecordedWraps.set(organizationId, { version, count });
+      return;
+    }
+    this.unrecordedWraps.delete(organizationId);
+    try {
+      const { rows } = await this.pool.query<{ kek_wraps: string }>(
+        'update organization_keys set kek_wraps = kek_wraps + $3 where organization_id = $1 and kek_version = $2 returning kek_wraps',
+        [organizationId, version, count],
+      );
+      if (rows[0] === undefined) {
+        // A version already retired (another process rotated): its count is kept with it.
+        await this.pool.query('update organization_kek_versions set wraps = wraps + $3 where organization_id = $1 and version = $2', [organizationId, version, count]);
+      } else if (Number(rows[0].kek_wraps) >= this.maxWrapsPerKek) {
+        await this.rotateOrganizationKey(organizationId, version);
+      }
+    } catch {
+      const again = this.unrecordedWraps.get(organizationId);
+      this.unrecordedWraps.set(organizationId, { version, count: count + (again?.version === version ? again.count : 0) });
+    }
+  }
+
+  /**
+   * A new version of the organization's key-encryption key: new data keys (and sealed values) are
+   * wrapped under it, and the old version is kept (`organization_kek_versions`, wrapped under the
+   * master key) to unwrap what it wrapped. `ifVersion`: only when that is still the current
+   * version (two processes reaching the limit at once make one new version). The index key is
+   * re-wrapped beside it, so the row stays under one master key. Answers the current version.
+   */
+  async rotateOrganizationKey(organizationId: string, ifVersion?: number): Promise<{ readonly version: number; readonly rotated: boolean }> {
+    const result = await inTransaction(this.pool, async (client) => {
+      const { rows } = await client.query<OrganizationKeyRow & { kek_wraps: string }>(
+        `select ${ORGANIZATION_KEY_COLUMNS}, kek_wraps from organization_keys where organization_id = $1 for update`,
+        [organizationId],
+      );
+      const row = rows[0];
+      if (row === undefined) throw new NotFound(`${organizationId} has no keys yet (they are made at its first check)`);
+      if (row.wrapped_kek === null || row.wrapped_index_key === null) throw new OrganizationKeysDestroyed(row.destroyed_at ?? new Date(0));
+      if (ifVersion !== undefined && row.kek_version !== ifVersion) return { version: row.kek_version, rotated: false };
+      if (!this.kms.canUnwrap(row.master_key_id))
+        throw new InvariantViolated(`the keys of ${organizationId} are wrapped under master key ${row.master_key_id}, which this process cannot unwrap`);
+      const version = row.kek_version + 1;
+      const kek = pooledRandomBytes(KEY_BYTES);
+      const index = await this.kms.unwrap(row.wrapped_index_key, indexContext(organizationId, row.index_version));
+      const retiring = row.retiring_index_key === null ? null : await this.kms.unwrap(row.retiring_index_key, indexContext(organizationId, row.retiring_index_version ?? 1));
+      try {
+        await client.query('insert into organization_kek_versions (organization_id, version, master_key_id, wrapped_kek, wraps) values ($1, $2, $3, $4, $5)', [
+          organizationId,
+          row.kek_version,
+          row.master_key_id,
+          row.wrapped_kek,
+          row.kek_wraps,
+        ]);
+        await client.query(
+          'update organization_keys set kek_version = $2, kek_wraps = 0, wrapped_kek = $3, wrapped_index_key = $4, master_key_id = $5, retiring_index_key = $6, rewrapped_at = now() where organization_id = $1',
+          [
+            organizationId,
+            version,
+            await this.kms.wrap(kek, kekContext(organizationId, version)),
+            await this.kms.wrap(index, indexContext(organizationId, row.index_version)),
+            this.kms.masterKeyId,
+            retiring === null ? null : await this.kms.wrap(retiring, indexContext(organizationId, row.retiring_index_version ?? 1)),
+          ],
+        );
+      } finally {
+        kek.fill(0);
+        index.fill(0);
+        retiring?.fill(0);
+      }
+      return { version, rotated: true };
+    });
+    // This process wraps under the new version from now on; others when their cached pair expires.
+    this.organizations.delete(organizationId);
+    this.unrecordedWraps.delete(organizationId);
+    return result;
+  }
+
+  /** An older version of an organization's KEK (a copy, the caller's), or undefined when it is not kept. */
+  private async retiredKek(organizationId: string, version: number): Promise<Buffer | undefined> {
+    const cacheKey = `${organizationId}\n${version}`;
+    const cached = this.retiredKeks.get(cacheKey);
+    if (cached !== undefined) return Buffer.from(cached);
+    const { rows } = await this.pool.query<{ master_key_id: string; wrapped_kek: string }>(
+      'select master_key_id, wrapped_kek from organization_kek_versions where organization_id = $1 and version = $2',
+      [organizationId, version],
+    );
+    const row = rows[0];
+    if (row === undefined) return undefined;
+    if (!this.kms.canUnwrap(row.master_key_id)) {
+      throw new InvariantViolated(
+        `version ${version} of the key of ${organizationId} is wrapped under master key ${row.master_key_id}, not the configured ${this.kms.masterKeyId} (finish \`npm run admin -- keys rotate-master\`)`,
+      );
+    }
+    const kek = await this.kms.unwrap(row.wrapped_kek, kekContext(organizationId, version));
+    this.retiredKeks.set(cacheKey, Buffer.from(kek));
+    return kek;
+  }
+
+  /** The KEK of `version` for unwrapping: the current one's copy (the caller's) when it is current, else the retired one. */
+  private async kekOfVersion(organizationId: string, organization: OrganizationKeys, version: number): Promise<Buffer | undefined> {
+    if (version === organization.version) return Buffer.from(organization.kek);
+    return this.retiredKek(organizationId, version);
   }
 
   /**
@@ -238,13 +442,21 @@ export class DataKeys {
       throw error;
     }
     let key: Buffer;
+    const wrapped = kekVersionOf(row.wrapped_key);
+    let kek: Buffer | undefined;
     try {
-      key = openBytes(organization.kek, Buffer.from(row.wrapped_key, 'base64'), dataKeyAad(row.organization_id, row.environment ?? null, reference));
+      kek = await this.kekOfVersion(row.organization_id, organization, wrapped.version);
+    } finally {
+      wipe(organization);
+    }
+    if (kek === undefined) return { status: 'unopenable' };
+    try {
+      key = openBytes(kek, wrapped.bytes, dataKeyAad(row.organization_id, row.environment ?? null, reference));
     } catch (error) {
       if (error instanceof SealOpenFailed) return { status: 'unopenable' };
       throw error;
     } finally {
-      wipe(organization);
+      kek.fill(0);
     }
     this.dataKeys.set(reference, Buffer.from(key));
     return { status: 'open', key };
@@ -264,11 +476,16 @@ export class DataKeys {
       if (error instanceof OrganizationKeysDestroyed) throw new Forbidden('personal_data_destroyed', "This organization's personal data was destroyed (offboarded)");
       throw error;
     }
+    let sealed: string[];
     try {
-      return values.map(({ plain, context }) => sealBytes(organization.kek, plain, organizationSealAad(organizationId, context)).toString('base64'));
+      sealed = values.map(({ plain, context }) =>
+        versioned(organization.version, sealBytes(organization.kek, plain, organizationSealAad(organizationId, context)).toString('base64')),
+      );
     } finally {
       wipe(organization);
     }
+    await this.countWraps(organizationId, organization.version, values.length);
+    return sealed;
   }
 
   /**
@@ -283,16 +500,29 @@ export class DataKeys {
       throw new OrganizationKeysDestroyed(row.destroyed_at ?? new Date(0));
     }
     const organization = await this.organizationKeys(organizationId, { create: false });
+    const keks = new Map<number, Buffer>();
     try {
-      return values.map(({ sealed, context }) => openBytes(organization.kek, Buffer.from(sealed, 'base64'), organizationSealAad(organizationId, context)));
+      const opened: Buffer[] = [];
+      for (const { sealed, context } of values) {
+        const { version, bytes } = kekVersionOf(sealed);
+        let kek = keks.get(version);
+        if (kek === undefined) {
+          kek = await this.kekOfVersion(organizationId, organization, version);
+          if (kek === undefined) throw new SealOpenFailed();
+          keks.set(version, kek);
+        }
+        opened.push(openBytes(kek, bytes, organizationSealAad(organizationId, context)));
+      }
+      return opened;
     } finally {
       wipe(organization);
+      for (const kek of keks.values()) kek.fill(0);
     }
   }
 
   /** Adds blind-index tokens for a verification (e.g. the identifiers its result revealed). */
   async index(organizationId: string, environment: string, reference: string, tokensOf: (indexKey: Buffer) => readonly string[]): Promise<void> {
-    const tokens = await this.withIndexKey(organizationId, tokensOf);
+    const tokens = await this.tokensUnder(organizationId, tokensOf);
     if (tokens.length === 0) return;
     await this.writes.write({ reference, organizationId, environment, wrappedKey: null, tokens });
   }
@@ -304,33 +534,159 @@ export class DataKeys {
     return keys.indexKey;
   }
 
-  /** `use` run on the organization's index key, which is wiped after. */
-  private async withIndexKey<T>(organizationId: string, use: (indexKey: Buffer) => T): Promise<T> {
+  /** The tokens `tokensOf` computes under the organization's current index key, tagged with its version (the key is wiped after). */
+  private async tokensUnder(organizationId: string, tokensOf: (indexKey: Buffer) => readonly string[]): Promise<string[]> {
     const keys = await this.organizationKeys(organizationId);
     try {
-      return use(keys.indexKey);
+      return tokensOf(keys.indexKey).map((token) => versionedToken(keys.indexVersion, token));
     } finally {
       wipe(keys);
     }
   }
 
   /**
+   * The tokens a lookup of one identifier tries (`tokenOf` computes it under a key): under the
+   * current index key, and under the one a rotation is retiring while its pass runs, each tagged
+   * with its version. The versions are read from the row now, so a rotation made by another
+   * process is seen at once whatever this process's cache holds.
+   */
+  async subjectTokens(organizationId: string, tokenOf: (indexKey: Buffer) => string): Promise<string[]> {
+    const row = await this.organizationRow(organizationId);
+    if (row !== undefined && (row.wrapped_index_key === null || row.destroyed_at !== null)) {
+      this.organizations.delete(organizationId);
+      throw new OrganizationKeysDestroyed(row.destroyed_at ?? new Date(0));
+    }
+    let keys = await this.organizationKeys(organizationId);
+    if (row !== undefined && (keys.indexVersion !== row.index_version || (keys.retiringIndex?.version ?? null) !== row.retiring_index_version)) {
+      wipe(keys);
+      this.organizations.delete(organizationId);
+      keys = await this.organizationKeys(organizationId);
+    }
+    try {
+      const versions = [{ version: keys.indexVersion, key: keys.indexKey }, ...(keys.retiringIndex === undefined ? [] : [keys.retiringIndex])];
+      return versions.map(({ version, key }) => versionedToken(version, tokenOf(key)));
+    } finally {
+      wipe(keys);
+    }
+  }
+
+  /**
+   * Starts a rotation of the organization's blind-index key: a new version for every token written
+   * from now on, the current one kept as retiring (lookups try both) until IndexKeyRotation has
+   * re-tokenised the organization's index and retires it. A rotation already under way is left
+   * as it is (`started` false): run its pass to finish it.
+   */
+  async rotateIndexKey(organizationId: string, at: Date): Promise<{ readonly version: number; readonly started: boolean }> {
+    // `console:contacts`'s index key is the console's contact lookup key (contact-data.ts); its pass is console-auth/contact-key-rotation.ts.
+    if (!organizationId.startsWith('org_') && organizationId !== 'console:contacts')
+      throw new NotFound(`${organizationId} is no organization: only an organization's index key, or console:contacts's, is rotated`);
+    const result = await inTransaction(this.pool, async (client) => {
+      const row = await this.organizationRow(organizationId, client, 'for update');
+      if (row === undefined) throw new NotFound(`${organizationId} has no keys yet (they are made at its first check)`);
+      if (row.wrapped_kek === null || row.wrapped_index_key === null) throw new OrganizationKeysDestroyed(row.destroyed_at ?? new Date(0));
+      if (row.retiring_index_key !== null) return { version: row.index_version, started: false };
+      if (!this.kms.canUnwrap(row.master_key_id))
+        throw new InvariantViolated(`the keys of ${organizationId} are wrapped under master key ${row.master_key_id}, which this process cannot unwrap`);
+      const version = row.index_version + 1;
+      // The row stays under one master key: all three keys are wrapped again under the current one.
+      const kek = await this.kms.unwrap(row.wrapped_kek, kekContext(organizationId, row.kek_version));
+      const retiring = await this.kms.unwrap(row.wrapped_index_key, indexContext(organizationId, row.index_version));
+      const index = pooledRandomBytes(KEY_BYTES);
+      try {
+        await client.query(
+          `update organization_keys set master_key_id = $2, wrapped_kek = $3, wrapped_index_key = $4, index_version = $5, retiring_index_key = $6, retiring_index_version = $7,
+             index_rotated_at = $8, retokenised_through = null, rewrapped_at = now() where organization_id = $1`,
+          [
+            organizationId,
+            this.kms.masterKeyId,
+            await this.kms.wrap(kek, kekContext(organizationId, row.kek_version)),
+            await this.kms.wrap(index, indexContext(organizationId, version)),
+            version,
+            await this.kms.wrap(retiring, indexContext(organizationId, row.index_version)),
+            row.index_version,
+            at,
+          ],
+        );
+      } finally {
+        kek.fill(0);
+        retiring.fill(0);
+        index.fill(0);
+      }
+      return { version, started: true };
+    });
+    this.organizations.delete(organizationId);
+    return result;
+  }
+
+  /** The index-key rotation under way in an organization (read now, keys unwrapped afresh: copies, the caller's), or undefined when none is. */
+  async indexRotation(organizationId: string): Promise<{ current: IndexKeyVersion; retiring: IndexKeyVersion; rotatedAt: Date; cursor: string | null } | undefined> {
+    const row = await this.organizationRow(organizationId);
+    if (row === undefined || row.retiring_index_key === null || row.wrapped_index_key === null || row.retiring_index_version === null) return undefined;
+    if (!this.kms.canUnwrap(row.master_key_id))
+      throw new InvariantViolated(`the keys of ${organizationId} are wrapped under master key ${row.master_key_id}, not the configured ${this.kms.masterKeyId}`);
+    return {
+      current: { version: row.index_version, key: await this.kms.unwrap(row.wrapped_index_key, indexContext(organizationId, row.index_version)) },
+      retiring: { version: row.retiring_index_version, key: await this.kms.unwrap(row.retiring_index_key, indexContext(organizationId, row.retiring_index_version)) },
+      rotatedAt: row.index_rotated_at ?? new Date(0),
+      cursor: row.retokenised_through,
+    };
+  }
+
+  /**
+   * Ends a rotation: the retiring index key destroyed, once no token under any other version than
+   * `version` is left in the organization's index (answers false, retiring nothing, otherwise).
+   * `leftOver` answers, within the transaction, whether such a token is left elsewhere (the console's contact lookups).
+   */
+  async retireIndexKey(organizationId: string, version: number, leftOver?: (client: pg.PoolClient) => Promise<boolean>): Promise<boolean> {
+    const retired = await inTransaction(this.pool, async (client) => {
+      const row = await this.organizationRow(organizationId, client, 'for update');
+      if (row === undefined || row.retiring_index_key === null) return true;
+      if (row.index_version !== version) return false;
+      const { rows } = await client.query('select 1 from verification_subjects where organization_id = $1 and left(token, $3) <> $2 limit 1', [
+        organizationId,
+        `v${version}:`,
+        `v${version}:`.length,
+      ]);
+      if (rows.length > 0 || (leftOver !== undefined && (await leftOver(client)))) return false;
+      await client.query('update organization_keys set retiring_index_key = null, retiring_index_version = null, retokenised_through = null where organization_id = $1', [
+        organizationId,
+      ]);
+      return true;
+    });
+    this.organizations.delete(organizationId);
+    return retired;
+  }
+
+  /**
    * Erases one verification: its data key destroyed (`at` becomes its erasure time; a key already
    * destroyed keeps its time; a verification with no key, from before sealing, gets a destroyed row)
-   * and its blind-index tokens removed, in one statement. Answers when the key was destroyed.
+   * and its blind-index tokens removed, in one transaction. Answers when the key was destroyed.
+   * Two statements: the tokens are removed under a snapshot taken once the key's row is ours, so
+   * tokens a re-tokenising pass (index-key-rotation.ts) wrote while it held the row go too.
    */
   async destroy(organizationId: string, reference: string, at: Date): Promise<Date> {
-    const { rows } = await this.pool.query<{ destroyed_at: Date }>(
-      `with destroyed as (
-         insert into verification_keys (reference, organization_id, wrapped_key, destroyed_at) values ($1, $2, null, $3)
+    const [destroyedAt] = await this.destroyMany([{ organizationId, reference, at }]);
+    return destroyedAt;
+  }
+
+  /** destroy for many verifications in one transaction (the retention sweep's batch: one commit); answers each one's erasure time, in order. */
+  async destroyMany(erasures: readonly { readonly organizationId: string; readonly reference: string; readonly at: Date }[]): Promise<Date[]> {
+    if (erasures.length === 0) return [];
+    const references = erasures.map((erasure) => erasure.reference);
+    const rows = await inTransaction(this.pool, async (client) => {
+      const destroyed = await client.query<{ reference: string; destroyed_at: Date }>(
+        `insert into verification_keys (reference, organization_id, wrapped_key, destroyed_at)
+         select u.reference, u.organization_id, null, u.at from unnest($1::text[], $2::text[], $3::timestamptz[]) as u(reference, organization_id, at)
          on conflict (reference) do update set wrapped_key = null, destroyed_at = coalesce(verification_keys.destroyed_at, excluded.destroyed_at)
-         returning destroyed_at),
-       unindexed as (delete from verification_subjects where reference = $1)
-       select destroyed_at from destroyed`,
-      [reference, organizationId, at],
-    );
-    this.dataKeys.delete(reference);
-    return rows[0]?.destroyed_at ?? at;
+         returning reference, destroyed_at`,
+        [references, erasures.map((erasure) => erasure.organizationId), erasures.map((erasure) => erasure.at)],
+      );
+      await client.query('delete from verification_subjects where reference = any($1::text[])', [references]);
+      return destroyed.rows;
+    });
+    for (const reference of references) this.dataKeys.delete(reference);
+    const destroyedAt = new Map(rows.map((row) => [row.reference, row.destroyed_at]));
+    return erasures.map((erasure) => destroyedAt.get(erasure.reference) ?? erasure.at);
   }
 
   /**
@@ -341,9 +697,13 @@ export class DataKeys {
     const { rows } = await this.pool.query<{ destroyed_at: Date }>(
       `with destroyed as (
          insert into organization_keys (organization_id, master_key_id, wrapped_kek, wrapped_index_key, destroyed_at) values ($1, $2, null, null, $3)
-         on conflict (organization_id) do update set wrapped_kek = null, wrapped_index_key = null, destroyed_at = coalesce(organization_keys.destroyed_at, excluded.destroyed_at)
+         on conflict (organization_id) do update set wrapped_kek = null, wrapped_index_key = null, retiring_index_key = null, retiring_index_version = null,
+           destroyed_at = coalesce(organization_keys.destroyed_at, excluded.destroyed_at)
          returning destroyed_at),
-       unindexed as (delete from verification_subjects where organization_id = $1)
+       unindexed as (delete from verification_subjects where organization_id = $1),
+       unlinked as (delete from subject_token_successors where organization_id = $1),
+       forgotten as (delete from subject_identifiers where organization_id = $1),
+       retired as (delete from organization_kek_versions where organization_id = $1)
        select destroyed_at from destroyed`,
       [organizationId, this.kms.masterKeyId, at],
     );
@@ -369,6 +729,7 @@ export class DataKeys {
     }
     this.dataKeys.clear();
     this.organizations.clear();
+    this.retiredKeks.clear();
   }
 
   /**
@@ -405,9 +766,9 @@ export class DataKeys {
   }
 
   private async organizationKeys(organizationId: string, { create = true } = {}): Promise<OrganizationKeys> {
-    // A copy of the cached pair, the caller's: the cache wipes its own when the entry goes.
+    // A copy of the cached keys, the caller's: the cache wipes its own when the entry goes.
     const cached = this.organizations.get(organizationId);
-    if (cached !== undefined) return { kek: cached.subarray(0, KEY_BYTES), indexKey: cached.subarray(KEY_BYTES) };
+    if (cached !== undefined) return fromCacheEntry(cached);
     let row = await this.organizationRow(organizationId);
     if (row === undefined) {
       if (!create) throw new InvariantViolated(`a data key of ${organizationId} exists without its organization key`);
@@ -431,22 +792,31 @@ export class DataKeys {
       if (row === undefined) throw new InvariantViolated(`the keys of ${organizationId} were not stored`);
     }
     if (row.wrapped_kek === null || row.wrapped_index_key === null) throw new OrganizationKeysDestroyed(row.destroyed_at ?? new Date(0));
-    if (row.master_key_id !== this.kms.masterKeyId) {
-      throw new InvariantViolated(`the keys of ${organizationId} are wrapped under master key ${row.master_key_id}, not the configured ${this.kms.masterKeyId} (finish \`npm run admin -- keys rotate-master\`)`);
+    if (!this.kms.canUnwrap(row.master_key_id)) {
+      throw new InvariantViolated(
+        `the keys of ${organizationId} are wrapped under master key ${row.master_key_id}, not the configured ${this.kms.masterKeyId} (finish \`npm run admin -- keys rotate-master\`)`,
+      );
     }
-    const keys = {
-      kek: await this.kms.unwrap(row.wrapped_kek, kekContext(organizationId)),
-      indexKey: await this.kms.unwrap(row.wrapped_index_key, indexContext(organizationId)),
+    const keys: OrganizationKeys = {
+      kek: await this.kms.unwrap(row.wrapped_kek, kekContext(organizationId, row.kek_version)),
+      indexKey: await this.kms.unwrap(row.wrapped_index_key, indexContext(organizationId, row.index_version)),
+      version: row.kek_version,
+      indexVersion: row.index_version,
+      ...(row.retiring_index_key === null
+        ? {}
+        : {
+            retiringIndex: {
+              key: await this.kms.unwrap(row.retiring_index_key, indexContext(organizationId, row.retiring_index_version ?? 1)),
+              version: row.retiring_index_version ?? 1,
+            },
+          }),
     };
-    this.organizations.set(organizationId, Buffer.concat([keys.kek, keys.indexKey]));
+    this.organizations.set(organizationId, toCacheEntry(keys));
     return keys;
   }
 
-  private async organizationRow(organizationId: string): Promise<OrganizationKeyRow | undefined> {
-    const { rows } = await this.pool.query<OrganizationKeyRow>(
-      'select organization_id, master_key_id, wrapped_kek, wrapped_index_key, destroyed_at from organization_keys where organization_id = $1',
-      [organizationId],
-    );
+  private async organizationRow(organizationId: string, db: pg.Pool | pg.PoolClient = this.pool, lock = ''): Promise<OrganizationKeyRow | undefined> {
+    const { rows } = await db.query<OrganizationKeyRow>(`select ${ORGANIZATION_KEY_COLUMNS} from organization_keys where organization_id = $1 ${lock}`, [organizationId]);
     return rows[0];
   }
 }

@@ -1,4 +1,4 @@
-import { createHmac } from 'node:crypto';
+import { createHmac, hkdfSync } from 'node:crypto';
 import { openBytes, sealBytes } from './sealing.js';
 
 /**
@@ -12,6 +12,19 @@ export abstract class KeyManagement {
   abstract readonly masterKeyId: string;
   abstract wrap(plain: Buffer, context: string): Promise<string>;
   abstract unwrap(wrapped: string, context: string): Promise<Buffer>;
+  /**
+   * 32 bytes for a use of the service's own (`info` names it: the wallet-history checkpoints' MAC),
+   * the same on every instance while the master key stays: it changes with a rotation.
+   */
+  abstract derive(info: string): Promise<Buffer>;
+
+  /**
+   * Whether a key recorded as wrapped under `masterKeyId` unwraps here: the current master key, or
+   * (an adapter with versions, such as the PKCS#11 one) an older version kept to unwrap.
+   */
+  canUnwrap(masterKeyId: string): boolean {
+    return masterKeyId === this.masterKeyId;
+  }
 }
 
 /** The master key in this process's memory (DATA_ENCRYPTION_KEY, or the one generated under DATA_DIR). */
@@ -30,5 +43,10 @@ export class LocalKeyManagement extends KeyManagement {
 
   async unwrap(wrapped: string, context: string): Promise<Buffer> {
     return openBytes(this.masterKey, Buffer.from(wrapped, 'base64'), Buffer.from(`ivl-kek/1\n${context}`, 'utf8'));
+  }
+
+  /** HKDF-SHA-256 of the master key. */
+  async derive(info: string): Promise<Buffer> {
+    return Buffer.from(hkdfSync('sha256', this.masterKey, Buffer.alloc(0), info, 32));
   }
 }

@@ -2,6 +2,7 @@ import { describe, expect, it } from '@jest/globals';
 import { randomBytes } from 'node:crypto';
 import { LocalKeyManagement } from './key-management.port.js';
 import { parseMasterKey } from './master-key.js';
+import { HISTORY_CHECKPOINT_KEY_INFO, historyCheckpointKey } from '../audit/history-checkpoints.js';
 
 describe('The local key management (master key in memory)', () => {
   it('wraps and unwraps a key, bound to its context, and names the master key without revealing it', async () => {
@@ -22,5 +23,12 @@ describe('The local key management (master key in memory)', () => {
     expect(parseMasterKey(key.toString('base64'))).toEqual(key);
     expect(parseMasterKey(key.toString('hex'))).toEqual(key);
     expect(() => parseMasterKey(randomBytes(16).toString('base64'))).toThrow('DATA_ENCRYPTION_KEY');
+  });
+
+  it('derives the wallet-history checkpoint key it always did (checkpoints written before the port derived it still verify), and another key per purpose', async () => {
+    const master = randomBytes(32);
+    const kms = new LocalKeyManagement(master);
+    expect(await kms.derive(HISTORY_CHECKPOINT_KEY_INFO)).toEqual(historyCheckpointKey(master));
+    expect(await kms.derive('another purpose')).not.toEqual(historyCheckpointKey(master));
   });
 });

@@ -29,7 +29,7 @@ describe('The cache of unwrapped keys', () => {
     expect(cache.size).toBe(0);
   });
 
-  it('answers keys its caller owns: expiry wipes the cache\'s own bytes, never a key handed out before', () => {
+  it("answers keys its caller owns: expiry wipes the cache's own bytes, never a key handed out before", () => {
     let now = 1_000;
     const cache = new KeyCache<string, Buffer>(10, 500, () => now);
     const given = buffer(7);

@@ -4,10 +4,15 @@
  * belongs here and in the rotation, with a test that opens it after a rotation and a restart
  * (src/admin/rotate-master-restart.e2e-spec.ts).
  *
- * - Organizations' key-encryption and blind-index keys: wrapped (KeyManagement), in
- *   `organization_keys`, with `master_key_id`. Re-wrapped.
- * - Console operators' TOTP secrets: wrapped (KeyManagement), in `console_users.totp_secret`, with
- *   `totp_master_key_id` (null: wrapped before the column, under the key in force). Re-wrapped.
+ * - Organizations' key-encryption and blind-index keys (and the index key a rotation is retiring):
+ *   wrapped (KeyManagement), in `organization_keys`, with `master_key_id`. Re-wrapped. Its `console:contacts` row holds the
+ *   keys of contact data no organization owns and of the email lookup hash (contact-data.ts).
+ * - Older versions of organizations' key-encryption keys (kept to unwrap): wrapped (KeyManagement), in
+ *   `organization_kek_versions`, with `master_key_id`. Re-wrapped.
+ * - Console users' TOTP secrets, operators' and integrators' alike: wrapped (KeyManagement), in
+ *   `console_users.totp_secret`, with `totp_master_key_id` (null: wrapped before the column, under
+ *   the key in force). Re-wrapped. Integrators' backup codes (SHA-256 hashes) and passkeys (public
+ *   keys) hold nothing under the master key.
  * - Wallet-history checkpoints: MACs under a key derived from the master key (src/audit), in
  *   `wallet_history_checkpoints`. A cache: emptied by the rotation, rebuilt by the next reads.
  *
@@ -19,7 +24,7 @@
  * holds them is never rewritten. Endpoint values without that prefix were sealed under the master
  * key directly: they are not rotated, and open only while that master key is configured.
  */
-export const MASTER_KEY_USES = ['organization_keys', 'console_users.totp_secret', 'wallet_history_checkpoints'] as const;
+export const MASTER_KEY_USES = ['organization_keys', 'organization_kek_versions', 'console_users.totp_secret', 'wallet_history_checkpoints'] as const;
 
-/** What an operator's wrapped TOTP secret is bound to: its user. */
+/** What a console user's wrapped TOTP secret is bound to: its user. */
 export const totpContext = (userId: string): string => `console-totp:${userId}`;

@@ -13,6 +13,8 @@ export interface RotationReport {
   readonly destroyed: number;
   /** Operators' TOTP secrets re-wrapped, and those already under the new key. */
   readonly totpSecrets: { readonly rewrapped: number; readonly alreadyRotated: number };
+  /** Older versions of organizations' key-encryption keys (organization_kek_versions) re-wrapped, and those already under the new key. */
+  readonly retiredOrganizationKeys: { readonly rewrapped: number; readonly alreadyRotated: number };
   /** Wallet-history checkpoints dropped (their MACs are under the old key; the next reads rebuild them). */
   readonly historyCheckpointsDropped: number;
 }
@@ -20,7 +22,10 @@ export interface RotationReport {
 /** A row is wrapped under neither the current nor the new master key: rotating would lose it. */
 export class UnknownMasterKey extends Error {
   /** `owner`: whose secret (an organization's id, or `console user <id>`). */
-  constructor(readonly owner: string, readonly masterKeyId: string) {
+  constructor(
+    readonly owner: string,
+    readonly masterKeyId: string,
+  ) {
     super(`the secrets of ${owner} are wrapped under ${masterKeyId}, neither the current nor the new master key`);
     this.name = 'UnknownMasterKey';
   }
@@ -35,8 +40,17 @@ export class UnknownMasterKey extends Error {
  */
 export async function rotateMaster(pool: pg.Pool, from: KeyManagement, to: KeyManagement): Promise<RotationReport> {
   return inTransaction(pool, async (client) => {
-    const { rows } = await client.query<{ organization_id: string; master_key_id: string; wrapped_kek: string | null; wrapped_index_key: string | null }>(
-      'select organization_id, master_key_id, wrapped_kek, wrapped_index_key from organization_keys order by organization_id for update',
+    const { rows } = await client.query<{
+      organization_id: string;
+      master_key_id: string;
+      wrapped_kek: string | null;
+      wrapped_index_key: string | null;
+      kek_version: number;
+      index_version: number;
+      retiring_index_key: string | null;
+      retiring_index_version: number | null;
+    }>(
+      'select organization_id, master_key_id, wrapped_kek, wrapped_index_key, kek_version, index_version, retiring_index_key, retiring_index_version from organization_keys order by organization_id for update',
     );
     let rewrapped = 0;
     let alreadyRotated = 0;
@@ -46,32 +60,70 @@ export async function rotateMaster(pool: pg.Pool, from: KeyManagement, to: KeyMa
         alreadyRotated++;
         continue;
       }
-      if (row.master_key_id !== from.masterKeyId) throw new UnknownMasterKey(row.organization_id, row.master_key_id);
+      if (!from.canUnwrap(row.master_key_id)) throw new UnknownMasterKey(row.organization_id, row.master_key_id);
       if (row.wrapped_kek === null || row.wrapped_index_key === null) {
         await client.query('update organization_keys set master_key_id = $2, rewrapped_at = now() where organization_id = $1', [row.organization_id, to.masterKeyId]);
         destroyed++;
         continue;
       }
-      const kek = await from.unwrap(row.wrapped_kek, kekContext(row.organization_id));
-      const index = await from.unwrap(row.wrapped_index_key, indexContext(row.organization_id));
+      const kek = await from.unwrap(row.wrapped_kek, kekContext(row.organization_id, row.kek_version));
+      const index = await from.unwrap(row.wrapped_index_key, indexContext(row.organization_id, row.index_version));
+      // The index key a rotation is retiring (index-key-rotation.ts), while its pass runs.
+      const retiringVersion = row.retiring_index_version ?? 1;
+      const retiring = row.retiring_index_key === null ? null : await from.unwrap(row.retiring_index_key, indexContext(row.organization_id, retiringVersion));
       try {
-        await client.query('update organization_keys set master_key_id = $2, wrapped_kek = $3, wrapped_index_key = $4, rewrapped_at = now() where organization_id = $1', [
-          row.organization_id,
-          to.masterKeyId,
-          await to.wrap(kek, kekContext(row.organization_id)),
-          await to.wrap(index, indexContext(row.organization_id)),
-        ]);
+        await client.query(
+          'update organization_keys set master_key_id = $2, wrapped_kek = $3, wrapped_index_key = $4, retiring_index_key = $5, rewrapped_at = now() where organization_id = $1',
+          [
+            row.organization_id,
+            to.masterKeyId,
+            await to.wrap(kek, kekContext(row.organization_id, row.kek_version)),
+            await to.wrap(index, indexContext(row.organization_id, row.index_version)),
+            retiring === null ? null : await to.wrap(retiring, indexContext(row.organization_id, retiringVersion)),
+          ],
+        );
       } finally {
         kek.fill(0);
         index.fill(0);
+        retiring?.fill(0);
       }
       rewrapped++;
     }
+    const retiredOrganizationKeys = await rotateRetiredKeks(client, from, to);
     const totpSecrets = await rotateTotpSecrets(client, from, to);
     // A cache keyed by the master key: emptied, not re-keyed (the replay it saves is rebuilt on the next reads).
     const dropped = await client.query('delete from wallet_history_checkpoints');
-    return { rewrapped, alreadyRotated, destroyed, totpSecrets, historyCheckpointsDropped: dropped.rowCount ?? 0 };
+    return { rewrapped, alreadyRotated, destroyed, retiredOrganizationKeys, totpSecrets, historyCheckpointsDropped: dropped.rowCount ?? 0 };
   });
+}
+
+/** Older versions of organizations' KEKs, kept to unwrap what they wrapped: re-wrapped from `from` to `to`. */
+async function rotateRetiredKeks(client: pg.PoolClient, from: KeyManagement, to: KeyManagement): Promise<RotationReport['retiredOrganizationKeys']> {
+  const { rows } = await client.query<{ organization_id: string; version: number; master_key_id: string; wrapped_kek: string }>(
+    'select organization_id, version, master_key_id, wrapped_kek from organization_kek_versions order by organization_id, version for update',
+  );
+  let rewrapped = 0;
+  let alreadyRotated = 0;
+  for (const row of rows) {
+    if (row.master_key_id === to.masterKeyId) {
+      alreadyRotated++;
+      continue;
+    }
+    if (!from.canUnwrap(row.master_key_id)) throw new UnknownMasterKey(`${row.organization_id} (key version ${row.version})`, row.master_key_id);
+    const kek = await from.unwrap(row.wrapped_kek, kekContext(row.organization_id, row.version));
+    try {
+      await client.query('update organization_kek_versions set master_key_id = $3, wrapped_kek = $4 where organization_id = $1 and version = $2', [
+        row.organization_id,
+        row.version,
+        to.masterKeyId,
+        await to.wrap(kek, kekContext(row.organization_id, row.version)),
+      ]);
+    } finally {
+      kek.fill(0);
+    }
+    rewrapped++;
+  }
+  return { rewrapped, alreadyRotated };
 }
 
 /** Operators' TOTP secrets, re-wrapped from `from` to `to` (a secret with no master key id is under the key in force: `from`). */
@@ -86,7 +138,7 @@ async function rotateTotpSecrets(client: pg.PoolClient, from: KeyManagement, to:
       alreadyRotated++;
       continue;
     }
-    if (row.totp_master_key_id !== null && row.totp_master_key_id !== from.masterKeyId) throw new UnknownMasterKey(`console user ${row.id}`, row.totp_master_key_id);
+    if (row.totp_master_key_id !== null && !from.canUnwrap(row.totp_master_key_id)) throw new UnknownMasterKey(`console user ${row.id}`, row.totp_master_key_id);
     const secret = await from.unwrap(row.totp_secret, totpContext(row.id));
     try {
       await client.query('update console_users set totp_secret = $2, totp_master_key_id = $3 where id = $1', [row.id, await to.wrap(secret, totpContext(row.id)), to.masterKeyId]);

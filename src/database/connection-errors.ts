@@ -1,9 +1,22 @@
 const CONNECTION_ERROR_CODES = new Set([
   // Node's socket errors, a route to the server's host or network gone (a failover, a VPN dropped)
   // and a connection the local stack aborted included: each passes, so the caller may try again.
-  'ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'ENOTFOUND', 'EHOSTUNREACH', 'ENETUNREACH', 'ECONNABORTED',
+  'ECONNREFUSED',
+  'ECONNRESET',
+  'ETIMEDOUT',
+  'EPIPE',
+  'ENOTFOUND',
+  'EHOSTUNREACH',
+  'ENETUNREACH',
+  'ECONNABORTED',
   // PostgreSQL: admin / crash / cannot-connect-now shutdowns, and the connection exception class.
-  '57P01', '57P02', '57P03', '08000', '08001', '08003', '08006',
+  '57P01',
+  '57P02',
+  '57P03',
+  '08000',
+  '08001',
+  '08003',
+  '08006',
 ]);
 
 /**

@@ -4,7 +4,7 @@ import { MIGRATIONS } from './migrations/index.js';
 import { ensurePositionEpoch } from './position-epoch.js';
 
 /** Entities of the read models, registered by the features that own them. */
-export const ENTITIES: Function[] = [];
+export const ENTITIES: (new (...args: never[]) => object)[] = [];
 
 export function createDataSource(url: string, poolSize: number): DataSource {
   return new DataSource({
@@ -38,7 +38,9 @@ export async function runMigrations(url: string, options: { log?: (message: stri
     const applied = await dataSource.runMigrations({ transaction: 'each' });
     const epoch = await ensurePositionEpoch(lock);
     if (epoch.raised) {
-      options.log?.(`The event log's positions were behind its newest event ${epoch.newestPosition} (the database came from another cluster): position epoch raised to ${epoch.epoch}`);
+      options.log?.(
+        `The event log's positions were behind its newest event ${epoch.newestPosition} (the database came from another cluster): position epoch raised to ${epoch.epoch}`,
+      );
     }
     return applied.map((migration) => migration.name);
   } finally {

@@ -114,9 +114,7 @@ async function otherClients(url: string): Promise<number> {
   try {
     const deadline = Date.now() + CLIENTS_SETTLE_MS;
     for (;;) {
-      const { rows } = await client.query<{ n: number }>(
-        `select count(*)::int as n from pg_stat_activity where backend_type = 'client backend' and pid <> pg_backend_pid()`,
-      );
+      const { rows } = await client.query<{ n: number }>(`select count(*)::int as n from pg_stat_activity where backend_type = 'client backend' and pid <> pg_backend_pid()`);
       if (rows[0].n === 0 || Date.now() > deadline) return rows[0].n;
       await sleep(POLL_MS);
     }
@@ -182,7 +180,7 @@ export async function openEmbeddedCluster(options: EmbeddedClusterOptions): Prom
   const log = options.log ?? (() => undefined);
   const settleDeadline = Date.now() + SETTLE_TIMEOUT_MS;
   let lastStartError: unknown;
-  for (let attempt = 0; attempt < START_ATTEMPTS; ) {
+  for (let attempt = 0; attempt < START_ATTEMPTS;) {
     const running = await readRunningCluster(clusterDir);
     if (running !== undefined) {
       if ((running.status === 'ready' || running.status === 'standby') && running.port !== undefined) {
@@ -241,10 +239,7 @@ export async function openEmbeddedCluster(options: EmbeddedClusterOptions): Prom
     }
   }
   const cause = lastStartError instanceof Error ? lastStartError.message : String(lastStartError);
-  throw new EmbeddedClusterError(
-    `the embedded PostgreSQL under ${options.dataDir} could not start: ${cause}. ` +
-      `Fix that cause, or set DATABASE_URL to another server`,
-  );
+  throw new EmbeddedClusterError(`the embedded PostgreSQL under ${options.dataDir} could not start: ${cause}. ` + `Fix that cause, or set DATABASE_URL to another server`);
 }
 
 async function choosePort(options: EmbeddedClusterOptions, clusterDir: string, log: (line: string) => void): Promise<number> {

@@ -146,7 +146,7 @@ export async function startEmbeddedPostgres(options: EmbeddedPostgresOptions): P
     // It would also wait at exit for that process to end again.
     (postgres as unknown as { process?: ChildProcess }).process = undefined;
     const cause = error instanceof Error ? error.message : recent.join('\n').trim() || 'it exited without a message';
-    throw new Error(`PostgreSQL did not start on ${clusterDir} (port ${options.port}): ${cause}`);
+    throw new Error(`PostgreSQL did not start on ${clusterDir} (port ${options.port}): ${cause}`, { cause: error });
   }
   const child = (postgres as unknown as { process?: ChildProcess }).process;
   const pid = child?.pid ?? 0;

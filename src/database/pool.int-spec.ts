@@ -24,10 +24,9 @@ describeOnPostgresProjectOnly('the service pool', 'the pool is the same on both 
           const { rows } = await client.query<{ g: number }>({ ...statement, values: [20, call * 20] });
           expect(rows[0]?.g).toBe(1000 - call * 20);
         }
-        const { rows } = await client.query<{ generic_plans: string; custom_plans: string }>(
-          'select generic_plans, custom_plans from pg_prepared_statements where name = $1',
-          [statement.name],
-        );
+        const { rows } = await client.query<{ generic_plans: string; custom_plans: string }>('select generic_plans, custom_plans from pg_prepared_statements where name = $1', [
+          statement.name,
+        ]);
         // Under plan_cache_mode=auto this statement is planned afresh on every call (custom_plans 8).
         expect({ generic: Number(rows[0]?.generic_plans), custom: Number(rows[0]?.custom_plans) }).toEqual({ generic: 8, custom: 0 });
       } finally {
@@ -62,7 +61,11 @@ describeOnPostgresProjectOnly('the service pool', 'the pool is the same on both 
       const timeout = await pool.query<{ statement_timeout: string }>('show statement_timeout');
       const mode = await pool.query<{ plan_cache_mode: string }>('show plan_cache_mode');
       const idle = await pool.query<{ idle_in_transaction_session_timeout: string }>('show idle_in_transaction_session_timeout');
-      expect([timeout.rows[0]?.statement_timeout, mode.rows[0]?.plan_cache_mode, idle.rows[0]?.idle_in_transaction_session_timeout]).toEqual(['4321ms', 'force_generic_plan', '1min']);
+      expect([timeout.rows[0]?.statement_timeout, mode.rows[0]?.plan_cache_mode, idle.rows[0]?.idle_in_transaction_session_timeout]).toEqual([
+        '4321ms',
+        'force_generic_plan',
+        '1min',
+      ]);
     } finally {
       await pool.end();
     }

@@ -22,10 +22,9 @@ export class PositionEpochError extends Error {
  * which no append may write. Every process runs it at start, after the migrations.
  */
 export async function raisePositionEpoch(client: Queryable, lockTimeoutMs = 5_000): Promise<EpochCheck> {
-  const { rows } = await client.query<{ raised: boolean; epoch: string; newest_position: string | null }>(
-    'select raised, epoch, newest_position from raise_event_log_epoch($1)',
-    [lockTimeoutMs],
-  );
+  const { rows } = await client.query<{ raised: boolean; epoch: string; newest_position: string | null }>('select raised, epoch, newest_position from raise_event_log_epoch($1)', [
+    lockTimeoutMs,
+  ]);
   const row = rows[0];
   return { raised: row.raised, epoch: BigInt(row.epoch), newestPosition: row.newest_position === null ? null : BigInt(row.newest_position) };
 }
@@ -38,7 +37,7 @@ export async function ensurePositionEpoch(client: Queryable): Promise<EpochCheck
     const pgError = error as { code?: string; message?: string };
     const why =
       pgError.code === 'ES504'
-        ? 'the log\'s newest position leaves no room for new positions'
+        ? "the log's newest position leaves no room for new positions"
         : pgError.code === '55P03'
           ? 'the event log could not be locked within 5 s (a long transaction, such as a pg_dump, holds it): try again once it has ended'
           : (pgError.message ?? String(error));

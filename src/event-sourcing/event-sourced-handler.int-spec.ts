@@ -198,7 +198,7 @@ describe(`The event-sourcing kernel on the ${testEventStoreKind()} event store`,
       expect(again).toMatchObject({ status: 'appended', folded: { state: { total: 8, revisions: [0n, 1n, 2n] }, revision: 2n } });
     });
 
-    it('is folded afresh, with the caller\'s reload, when confirmed against the stream before an append (where a short stream lost events)', async () => {
+    it("is folded afresh, with the caller's reload, when confirmed against the stream before an append (where a short stream lost events)", async () => {
       const stream = newStream();
       await handlerOn().handle(stream, add(1, 2), context);
       const handler = handlerOn({ confirmHeldStarts: true });
@@ -259,7 +259,7 @@ describe(`The event-sourcing kernel on the ${testEventStoreKind()} event store`,
       expect({ reads: counted.reads, conflicts: handler.counters.conflicts }).toEqual({ reads: fixture.store.expectedEventIds === 'checked' ? 0 : 1, conflicts: 0 });
     });
 
-    it('is folded afresh, with the caller\'s reload, when the stream holds another event at its revision, and nothing is written from it', async () => {
+    it("is folded afresh, with the caller's reload, when the stream holds another event at its revision, and nothing is written from it", async () => {
       const stream = newStream();
       await handlerOn<string>({ hook: idLink }).handle(stream, add(1, 2), context);
       // A fold of a history the log no longer has: the stream was brought back to the same revision by other events.
@@ -329,7 +329,7 @@ describe(`The event-sourcing kernel on the ${testEventStoreKind()} event store`,
         return { ...plain, data: { sealed: Buffer.from(JSON.stringify(event.data)).toString('base64') } } satisfies EventToAppend;
       },
       async decode(recorded) {
-        const data = JSON.parse(Buffer.from(String(recorded.data.sealed), 'base64').toString('utf8')) as JsonObject;
+        const data = JSON.parse(Buffer.from(recorded.data.sealed as string, 'base64').toString('utf8')) as JsonObject;
         return { type: recorded.type, data } as TallyEvent;
       },
     };

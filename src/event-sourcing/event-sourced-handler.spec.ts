@@ -18,7 +18,11 @@ const decider: Decider<Tally, number, Added> = {
   evolve: (state, event, meta) => ({ total: state.total + event.data.amount, seen: [...state.seen, { revision: meta.revision, occurredAt: meta.occurredAt.toISOString() }] }),
 };
 const stream: Stream<Tally, number, Added> = { id: 'tally-1', decider };
-const counting: AppendHook<number> = { initial: 0, afterRecorded: (count) => count + 1, beforeAppend: (count, events) => ({ events: events.map(({ event }) => event), link: count + events.length }) };
+const counting: AppendHook<number> = {
+  initial: 0,
+  afterRecorded: (count) => count + 1,
+  beforeAppend: (count, events) => ({ events: events.map(({ event }) => event), link: count + events.length }),
+};
 const start: Folded<Tally, number> = { state: decider.initialState, revision: NO_STREAM, position: null, link: 0 };
 
 function recorded(revision: bigint, amount: number, streamId = stream.id): RecordedEvent {

@@ -197,7 +197,7 @@ function expectedRevision(folded: Folded<unknown, unknown>): ExpectedRevision {
 
 /** What a read of a held fold's stream found at the fold's revision, when not the fold's last event. */
 const SHORT = Symbol('the stream does not reach the fold');
-const DIFFERENT = Symbol('the stream holds another event at the fold\'s revision');
+const DIFFERENT = Symbol("the stream holds another event at the fold's revision");
 
 const sleep = (ms: number) => (ms > 0 ? new Promise<void>((resolveSleep) => setTimeout(resolveSleep, ms)) : Promise.resolve());
 
@@ -367,7 +367,7 @@ export class EventSourcedHandler<State, Command, E extends DomainEvent, Link = u
     let folded = options.from?.folded ?? (await this.read(stream));
     let current = options.from?.current ?? true;
     // Bounded: `refusals` by the retry policy, the confirmation of a stale start to once.
-    for (let refusals = 0; ; ) {
+    for (let refusals = 0; ;) {
       if (!current && this.options.confirmHeldStarts && !this.appendConfirms(folded)) {
         folded = await this.read(stream, folded, reload);
         current = true;
@@ -451,7 +451,8 @@ export class EventSourcedHandler<State, Command, E extends DomainEvent, Link = u
    */
   private async appendAlongside(stream: Stream<State, Command, E>, own: StreamAppend | undefined, others: readonly StreamAppend[]): Promise<AppendResult[]> {
     if (others.length === 0) return [];
-    if (this.store.multiStreamAppends !== 'atomic') throw new InvariantViolated(`appends alongside ${stream.id} need atomic multi-stream appends; this store writes them ${this.store.multiStreamAppends}`);
+    if (this.store.multiStreamAppends !== 'atomic')
+      throw new InvariantViolated(`appends alongside ${stream.id} need atomic multi-stream appends; this store writes them ${this.store.multiStreamAppends}`);
     if (others.some((other) => other.streamId === stream.id)) throw new InvariantViolated(`an append alongside ${stream.id} names the stream itself`);
     try {
       return await this.store.appendMany(own === undefined ? others : [...others, own]);
@@ -466,7 +467,12 @@ export class EventSourcedHandler<State, Command, E extends DomainEvent, Link = u
    * them: for a caller that has them appended alongside another stream's (Decision.alongside).
    * Decider errors are thrown as they are.
    */
-  async prepare(stream: Stream<State, Command, E>, folded: Folded<State, Link>, commands: readonly Command[], context: CommandContext): Promise<{ readonly append: StreamAppend; readonly state: State }> {
+  async prepare(
+    stream: Stream<State, Command, E>,
+    folded: Folded<State, Link>,
+    commands: readonly Command[],
+    context: CommandContext,
+  ): Promise<{ readonly append: StreamAppend; readonly state: State }> {
     const { decider } = stream;
     const now = this.options.clock.now();
     let state = folded.state;
@@ -494,7 +500,7 @@ export class EventSourcedHandler<State, Command, E extends DomainEvent, Link = u
       this.codec.encode(event, { id: this.options.ids.eventId(), streamId: stream.id, revision: revisionOf(index), context, occurredAt: now }),
     );
     // A batch of a synchronous codec's events is not sent through a promise each.
-    const encoded = encoding.some(isPromise) ? await Promise.all(encoding) : (encoding as EventToAppend[]);
+    const encoded = encoding.some(isPromise) ? await Promise.all(encoding.map(async (item) => item)) : (encoding as EventToAppend[]);
     const hooked = this.hook.beforeAppend(
       folded.link,
       encoded.map((event, index) => ({ streamId: stream.id, revision: revisionOf(index), event })),

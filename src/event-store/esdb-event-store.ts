@@ -83,6 +83,11 @@ const RESUBSCRIBE_BACKOFF_MAX_MS = 5_000;
 /** Positions travel as unsigned 64-bit integers; the server reports "no position" as 2^64 - 1. */
 const MAX_POSITION = (1n << 63n) - 1n;
 /** gRPC status codes (the client exposes errors with their raw code, not the enum). */
+/** What the client threw, as an Error (the port sits below src/common, so it keeps its own). */
+function asError(thrown: unknown): Error {
+  return thrown instanceof Error ? thrown : new Error(`a non-Error was thrown (${thrown === null ? 'null' : typeof thrown})`, { cause: thrown });
+}
+
 const GRPC_RESOURCE_EXHAUSTED = 8;
 const GRPC_INTERNAL = 13;
 
@@ -210,7 +215,7 @@ export function isUnavailable(thrown: unknown): boolean {
   if (error instanceof UnknownError) {
     // A reset HTTP/2 stream arrives as INTERNAL; a node that is starting or overloaded answers a
     // batch append with a status the client does not recognise ("Server Is Not Ready" / "Busy").
-    return error.code === GRPC_INTERNAL || error.code === GRPC_RESOURCE_EXHAUSTED || /Server Is (Not Ready|Busy)/i.test(error.message);
+    return Number(error.code) === GRPC_INTERNAL || Number(error.code) === GRPC_RESOURCE_EXHAUSTED || /Server Is (Not Ready|Busy)/i.test(error.message);
   }
   // Cluster discovery gives up with a plain Error.
   return error instanceof Error && /^Failed to discover after/.test(error.message);
@@ -230,7 +235,7 @@ function withTimeout<T>(promise: Promise<T>, timeoutMs: number, what: string): P
       },
       (error: unknown) => {
         clearTimeout(timer);
-        rejectPromise(error);
+        rejectPromise(asError(error));
       },
     );
   });
@@ -259,7 +264,7 @@ function drain<T>(read: StreamingRead<T>, take: (item: T) => boolean, timeoutMs:
       read.on('data', ignore);
       void read.cancel().catch(ignore);
       if (error === undefined) resolveRead();
-      else rejectRead(error);
+      else rejectRead(asError(error));
     };
     const onData = (item: T): void => {
       let more: boolean;
@@ -318,7 +323,7 @@ export class EsdbEventStore implements EventStore {
     // written (a funding, a reservation).
     const preference = /[?&]nodePreference=([^&]*)/i.exec(connectionString)?.[1];
     if (preference !== undefined && preference.toLowerCase() !== 'leader') {
-      throw new Error('the EventStoreDB connection string\'s nodePreference must be leader (or unset): this service decides its writes on its reads');
+      throw new Error("the EventStoreDB connection string's nodePreference must be leader (or unset): this service decides its writes on its reads");
     }
     try {
       this.client = EventStoreDBClient.connectionString(connectionString);
@@ -348,11 +353,7 @@ export class EsdbEventStore implements EventStore {
     const data = events.map((event) => jsonEvent({ id: event.id, type: event.type, data: event.data, metadata: event.metadata ?? {} }));
     let result: EsdbAppendResult;
     try {
-      result = await withTimeout(
-        this.client.appendToStream(streamId, data, { expectedRevision: expected, deadline: APPEND_DEADLINE_MS }),
-        APPEND_TIMEOUT_MS,
-        'append',
-      );
+      result = await withTimeout(this.client.appendToStream(streamId, data, { expectedRevision: expected, deadline: APPEND_DEADLINE_MS }), APPEND_TIMEOUT_MS, 'append');
     } catch (error) {
       if (error instanceof WrongExpectedVersionError) throw toWrongExpectedRevision(streamId, expected, error.actualVersion);
       // A tombstoned stream refuses every append; a soft-deleted one refuses `stream_exists`.
@@ -366,9 +367,7 @@ export class EsdbEventStore implements EventStore {
     }
     // An idempotent retry of an append can come back without a position: look the last event up.
     const position =
-      result.position !== undefined && result.position.commit <= MAX_POSITION
-        ? result.position.commit
-        : await this.positionOfRevision(streamId, result.nextExpectedRevision);
+      result.position !== undefined && result.position.commit <= MAX_POSITION ? result.position.commit : await this.positionOfRevision(streamId, result.nextExpectedRevision);
     if (position > this.knownHead) this.knownHead = position;
     return { nextExpectedRevision: result.nextExpectedRevision, position };
   }
@@ -499,6 +498,7 @@ export class EsdbEventStore implements EventStore {
 
   subscribeToAll(options: SubscribeOptions = {}): Subscription {
     if (options.fromPosition !== undefined && options.fromPosition < 0n) throw new RangeError(`invalid position ${options.fromPosition}`);
+    // eslint-disable-next-line @typescript-eslint/no-this-alias -- the subscription's generator below is a function of its own
     const store = this;
     const filter = options.filter;
     const serverFilter = serverSideFilter(filter);
@@ -536,7 +536,7 @@ export class EsdbEventStore implements EventStore {
             backoffMs = RESUBSCRIBE_BACKOFF_MIN_MS;
           });
           current = subscription;
-          let failure: unknown;
+          let failure: Error | undefined;
           try {
             for await (const resolved of subscription as AsyncIterable<AllStreamResolvedEvent>) {
               const event = resolved.event;
@@ -554,7 +554,7 @@ export class EsdbEventStore implements EventStore {
               if (closed) return;
             }
           } catch (error) {
-            failure = error;
+            failure = asError(error);
           } finally {
             current = undefined;
             subscription.destroy();

@@ -6,6 +6,8 @@
  * increasing in delivery order, but not dense: callers must never compute counts from them.
  */
 
+import type { LogHoldback } from './postgres-log-holdback.js';
+
 export type JsonValue = string | number | boolean | null | JsonValue[] | { [key: string]: JsonValue };
 export type JsonObject = { [key: string]: JsonValue };
 
@@ -148,6 +150,8 @@ export interface EventStore {
   readonly multiStreamAppends: MultiStreamAppends;
   readonly expectedEventIds: ExpectedEventIds;
   readonly shortStreams: ShortStreams;
+  /** Reads and folds of the log in SQL, where the log is a table of the read models' database (PostgreSQL); absent otherwise. */
+  readonly logReader?: LogReader;
   append(streamId: string, events: readonly EventToAppend[], options: AppendOptions): Promise<AppendResult>;
   /**
    * Appends to several distinct streams, each with its own expected revision, as
@@ -167,6 +171,153 @@ export interface EventStore {
 }
 
 export const EVENT_STORE = Symbol('EventStore');
+
+// ---- The log reader: a capability of the PostgreSQL adapter ----
+
+/**
+ * What a store whose log is a table of the read models' own database can do besides the port:
+ * read and fold the log with SQL in that database. The PostgreSQL adapter offers it as
+ * `EventStore.logReader`; EventStoreDB does not. Callers ask for it (`store.logReader?.…`), never for
+ * the store's kind, and fall back to the port's reads without it. Every SQL statement naming the
+ * `events` table lives under src/event-store/ (test/architecture/store-port.spec.ts checks it).
+ */
+export interface LogReader {
+  /** One page of a stream, forwards, decoded with less work than `readStream` (postgres-stream-pages.ts). */
+  readonly streamPage: StreamPageReader;
+  /** A stream from a revision to its end in one COPY (postgres-stream-pages.ts). */
+  readonly streamPages: StreamPagesReader;
+  /** The COPY reader with a sidecar working on each chunk's rows (the audit's chain hash worker). */
+  streamPagesWith(sidecar: CopyRowsSidecar): SidecarPagesReader;
+  /** Pages of the given categories after a position, below the visible bound, with only what projections read (postgres-log-pages.ts). */
+  categoryPages(categories: readonly string[], chunkEvents?: number): CategoryPageReader;
+  /** The planner's estimate of the categories' events after `from` (a progress bar's total); null when it has none. */
+  estimateEventsAfter(categories: readonly string[], from: bigint): Promise<number | null>;
+  /** The categories' visible events after `from`; null when there are `limit` or more. */
+  countVisibleEventsAfter(categories: readonly string[], from: bigint, limit: number): Promise<number | null>;
+  /** The categories' events after `from` up to `newest`, visible or not, at most `limit` (a projection's lag). */
+  pendingEvents(categories: readonly string[], window: PendingWindow): Promise<PendingEvents>;
+  /** The log's visible bound and what holds it back (postgres-log-holdback.ts). */
+  holdback(): Promise<LogHoldback>;
+  /** The projections' folds of the log inside the database (postgres-log-folds.ts). */
+  readonly folds: LogFolds;
+  /** The verification events still holding a personal field in plain text (postgres-legacy-events.ts). */
+  readonly legacyEvents: LegacyEventLog;
+}
+
+/** Runs one statement where the caller says (a session, a transaction): its rows. */
+export type SqlRunner = <T = Record<string, unknown>>(sql: string, params?: readonly unknown[]) => Promise<T[]>;
+
+/**
+ * One page of a stream, forwards: the same events as the adapter's `readStream(streamId, {
+ * fromRevision, maxCount })`.
+ */
+export type StreamPageReader = (streamId: string, fromRevision: bigint, maxCount: number) => Promise<RecordedEvent[]>;
+
+/**
+ * A stream from a revision to its end, as pages of at most `pageSize` events, oldest first.
+ * Breaking off the iteration ends the read.
+ */
+export type StreamPagesReader = (streamId: string, fromRevision: bigint, pageSize: number) => AsyncIterable<RecordedEvent[]>;
+
+/**
+ * Work done on each COPY chunk's whole rows beside the reader, for instance on a worker thread:
+ * `submit` receives the rows' bytes (COPY text format, each row ending in a newline) as soon as
+ * they arrive and answers, in a string, `width` characters per row, in row order.
+ */
+export interface CopyRowsSidecar {
+  readonly width: number;
+  /** `rows` is the reader's buffer, reused once this returns: what the sidecar works on later, it copies first. */
+  submit(streamId: string, rows: Uint8Array): Promise<string>;
+}
+
+/** A page of events with the sidecar's characters for them (`width` per event, in the same order). */
+export interface SidecarPage {
+  readonly events: RecordedEvent[];
+  readonly side: string;
+}
+
+export type SidecarPagesReader = (streamId: string, fromRevision: bigint, pageSize: number) => AsyncIterable<SidecarPage>;
+
+/** Reads one page of a projection's events after a position: at most `maxCount`, in position order. */
+export type CategoryPageReader = (from: bigint, maxCount: number) => Promise<RecordedEvent[]>;
+
+export interface PendingWindow {
+  /** Exclusive. */
+  readonly from: bigint;
+  /** Inclusive: the newest event written. */
+  readonly newest: bigint;
+  /** The visible head: events at or below it are counted apart as `settled`. */
+  readonly head: bigint;
+  readonly limit: number;
+}
+
+export interface PendingEvents {
+  readonly count: number;
+  readonly oldest: Date | null;
+  /** Of those, at or below the visible head. */
+  readonly settled: number;
+  readonly settledOldest: Date | null;
+}
+
+/**
+ * The counts a fold's check answers: `events`, the events it folds, and per case it would not write
+ * as the projection's `handle` does, that case's count (the key names the case, no value of the log).
+ */
+export type OddEventCounts = Readonly<Record<string, string>>;
+
+/**
+ * The projections' folds of the log up to a position inside the database, each run by the caller
+ * on its own session and in its own transaction (projections/rebuild/database-fold.ts), into the
+ * tables the caller names. `part` of `parts`: the keys folded (a wallet, a reference), split by hash.
+ */
+export interface LogFolds {
+  walletLedgerOddEvents(run: SqlRunner, categories: readonly string[], upToPosition: bigint): Promise<OddEventCounts>;
+  /** The ledger's lines; answers how many would show a negative figure, and how many lie beyond a JavaScript number's exact integers. */
+  walletLedgerLines(
+    run: SqlRunner,
+    ledgerTable: string,
+    categories: readonly string[],
+    upToPosition: bigint,
+    part: number,
+    parts: number,
+  ): Promise<{ readonly negative: number; readonly inexact: number }>;
+  verificationsOddEvents(run: SqlRunner, categories: readonly string[], upToPosition: bigint): Promise<OddEventCounts>;
+  verificationRows(run: SqlRunner, table: string, categories: readonly string[], upToPosition: bigint, part: number, parts: number): Promise<void>;
+}
+
+/** A verification event whose personal field is plain. */
+export interface UnsealedEvent {
+  readonly position: string;
+  readonly streamId: string;
+  readonly type: 'VerificationRequested' | 'VerificationCompleted';
+  readonly data: JsonObject;
+}
+
+/** A personal field's sealed value, to be written into the event at `position`. */
+export interface SealedField {
+  readonly position: string;
+  readonly field: string;
+  readonly sealed: JsonObject;
+}
+
+/** The legacy events' side of `npm run maintenance -- encrypt-legacy-events` (src/maintenance/legacy-events.ts). */
+export interface LegacyEventLog {
+  /** An index probe: true while one is left. */
+  hasUnsealed(): Promise<boolean>;
+  countUnsealed(): Promise<number>;
+  /** In position order. */
+  unsealedAfter(position: string, limit: number): Promise<UnsealedEvent[]>;
+  /** The data of the stream's VerificationRequested at revision 0. */
+  requestOf(streamId: string): Promise<JsonObject | undefined>;
+  /** Per stream, the field of its first event of `type` when that field is sealed. */
+  sealedFieldsOf(streamIds: readonly string[], type: UnsealedEvent['type'], field: string): Promise<Map<string, JsonObject>>;
+  /** Writes the sealed fields in place, in the caller's transaction; a field sealed already is left. */
+  sealInPlace(run: SqlRunner, sealed: readonly SealedField[]): Promise<void>;
+  /** OrganizationRegistered events whose email is not sealed yet: it does not start with `sealedPrefix` (the database filters them). */
+  clearOrganizationEmails(sealedPrefix: string): Promise<{ position: string; organizationId: string; email: string }[]>;
+  /** Replaces an OrganizationRegistered event's email by its sealed form (the append-only trigger allows that one change). */
+  sealOrganizationEmail(position: string, sealed: string): Promise<void>;
+}
 
 /** Limits on every read and append, so that no caller can ask the store for an unbounded page. */
 export const MAX_READ_COUNT = 10_000;

@@ -7,6 +7,7 @@ import {
   type AppendResult,
   type EventStore,
   type ExpectedEventIds,
+  type LogReader,
   type ShortStreams,
   type EventToAppend,
   type MultiStreamAppends,
@@ -54,6 +55,10 @@ export class InstrumentedEventStore implements EventStore {
 
   get shortStreams(): ShortStreams {
     return this.inner.shortStreams;
+  }
+
+  get logReader(): LogReader | undefined {
+    return this.inner.logReader;
   }
 
   async appendMany(appends: readonly StreamAppend[]): Promise<AppendResult[]> {

@@ -18,6 +18,7 @@ import {
   type ExpectedRevision,
   type JsonObject,
   type KeyRows,
+  type LogReader,
   type ReadAllOptions,
   type ReadStreamOptions,
   type RecordedEvent,
@@ -26,6 +27,7 @@ import {
   type Subscription,
   WrongExpectedRevisionError,
 } from './event-store.port.js';
+import { postgresLogReader } from './postgres-log-reader.js';
 
 const NOTIFY_CHANNEL = 'ledger_events';
 /** Rows a subscription scans per query at the live edge. */
@@ -106,7 +108,7 @@ const TABLE_COLUMNS = 'position, stream_id, revision, event_id, type, data, meta
  * driver parses with a regular expression (a visible share of the client's CPU while catching up).
  * A Date holds whole milliseconds either way (both truncate).
  */
-const COLUMNS = "position, stream_id, revision, event_id, type, data, metadata, (extract(epoch from created_at) * 1000)::float8 as created_ms";
+const COLUMNS = 'position, stream_id, revision, event_id, type, data, metadata, (extract(epoch from created_at) * 1000)::float8 as created_ms';
 
 interface EventRow {
   position: string;
@@ -218,6 +220,8 @@ export interface PostgresEventStoreOptions {
 
 export class PostgresEventStore implements EventStore {
   readonly kind = 'postgres' as const;
+  /** The log is a table of this pool's database: it is read and folded there in SQL. */
+  readonly logReader: LogReader;
   private readonly pool: pg.Pool;
   private readonly connectionString: string;
   private listener: pg.Client | undefined;
@@ -250,6 +254,7 @@ export class PostgresEventStore implements EventStore {
   constructor(options: PostgresEventStoreOptions) {
     this.pool = options.pool;
     this.connectionString = options.connectionString;
+    this.logReader = postgresLogReader(options.pool);
     this.writeSessions = new KeptSessions(this.pool, MAX_BATCHES_IN_FLIGHT);
   }
 
@@ -462,10 +467,7 @@ export class PostgresEventStore implements EventStore {
       params.push(options.fromRevision.toString());
       bound = backwards ? ' and revision <= $3' : ' and revision >= $3';
     }
-    const rows = await this.query<EventRow>(
-      `select ${COLUMNS} from events where stream_id = $1${bound} order by revision ${backwards ? 'desc' : 'asc'} limit $2`,
-      params,
-    );
+    const rows = await this.query<EventRow>(`select ${COLUMNS} from events where stream_id = $1${bound} order by revision ${backwards ? 'desc' : 'asc'} limit $2`, params);
     return rows.map(toRecorded);
   }
 
@@ -587,6 +589,7 @@ export class PostgresEventStore implements EventStore {
     let cursor = options.fromPosition ?? 0n;
     let closed = false;
     let wake: (() => void) | undefined;
+    // eslint-disable-next-line @typescript-eslint/no-this-alias -- the subscription's generator below is a function of its own
     const store = this;
 
     const waitForEvents = (ms: number) =>
@@ -623,7 +626,10 @@ export class PostgresEventStore implements EventStore {
           await store.ensureListener();
           const ahead = readAhead;
           readAhead = undefined;
-          window = ahead !== undefined && ahead.from === cursor ? await ahead.window : await store.readWindow(cursor, live ? SUBSCRIPTION_SCAN_ROWS : CATCH_UP_SCAN_ROWS, options.filter, live);
+          window =
+            ahead !== undefined && ahead.from === cursor
+              ? await ahead.window
+              : await store.readWindow(cursor, live ? SUBSCRIPTION_SCAN_ROWS : CATCH_UP_SCAN_ROWS, options.filter, live);
           backoffMs = 50;
         } catch (error) {
           if (closed || store.closed) return;

@@ -116,8 +116,7 @@ export async function readLogHoldback(pool: Pick<pg.Pool, 'query'>): Promise<Log
 
 /** One sentence for logs, health and status: how long, how many events, and who holds the log. */
 export function describeHoldback(holdback: LogHoldback): string {
-  const who =
-    holder(holdback.holder) ?? 'a transaction that has just ended';
+  const who = holder(holdback.holder) ?? 'a transaction that has just ended';
   return `the PostgreSQL event log has been held back for ${holdback.heldBackSeconds.toFixed(1)} s (${holdback.heldBackEvents}${
     holdback.heldBackEvents >= MAX_COUNTED_HELD_BACK_EVENTS ? '+' : ''
   } committed events not yet visible) by ${who}`;

@@ -6,6 +6,9 @@ import type { EventToAppend, JsonObject } from './event-store.port.js';
 import { PostgresEventStore } from './postgres-event-store.js';
 import { postgresStreamCopy, postgresStreamPages } from './postgres-stream-pages.js';
 
+/** An event with empty metadata, beside the others' full metadata. */
+const NO_METADATA: JsonObject = {};
+
 // Reads the PostgreSQL event table whichever store the run is configured for: it is that table's reader.
 describe('The PostgreSQL readers of one stream', () => {
   let database: TestDatabase;
@@ -30,7 +33,7 @@ describe('The PostgreSQL readers of one stream', () => {
       id: randomUUID(),
       type: i % 2 === 0 ? 'WalletFundsReserved' : 'WalletDebited',
       data: { reference: `vrf_${i}`, amountKobo: 10 ** i, nested: { list: [1, 'é', null, true, 1.5e-7], '10': 'x', '9': 'y' }, text: 'quote " back\\slash \u0001 😀' },
-      metadata: i === 3 ? ({} as JsonObject) : { occurredAt: new Date(Date.UTC(2026, 2, 3, 13, 0, i)).toISOString(), actor: { type: 'system', id: 'test' } },
+      metadata: i === 3 ? NO_METADATA : { occurredAt: new Date(Date.UTC(2026, 2, 3, 13, 0, i)).toISOString(), actor: { type: 'system', id: 'test' } },
     }));
     await store.append(streamId, events, { expectedRevision: 'no_stream' });
     await store.append(`other-${randomUUID()}`, [{ id: randomUUID(), type: 'Other', data: {} }], { expectedRevision: 'no_stream' });
@@ -54,7 +57,7 @@ describe('The PostgreSQL readers of one stream', () => {
       id: randomUUID(),
       type: i === 1_234 ? `Odd\ttype\\${i}` : 'WalletFundsReserved',
       data: { reference: `vrf_${i}`, amountKobo: i, text: i % 100 === 0 ? awkward : 'plain', nested: { list: [1, 'é', null, true, 1.5e-7] } },
-      metadata: i === 3 ? ({} as JsonObject) : { occurredAt: new Date(Date.UTC(2026, 2, 3, 13, 0, i % 60)).toISOString(), actor: { type: 'system', id: 'test' } },
+      metadata: i === 3 ? NO_METADATA : { occurredAt: new Date(Date.UTC(2026, 2, 3, 13, 0, i % 60)).toISOString(), actor: { type: 'system', id: 'test' } },
     }));
     for (let i = 0; i < events.length; i += 1_000) {
       await store.append(streamId, events.slice(i, i + 1_000), { expectedRevision: i === 0 ? 'no_stream' : BigInt(i - 1) });

@@ -2,7 +2,19 @@ import type pg from 'pg';
 import { to as copyTo } from 'pg-copy-streams';
 import { isConnectionError } from '../database/connection-errors.js';
 import { prepared } from '../database/prepared.js';
-import { assertReadCount, EventStoreUnavailableError, type JsonObject, type RecordedEvent } from './event-store.port.js';
+import {
+  assertReadCount,
+  EventStoreUnavailableError,
+  type CopyRowsSidecar,
+  type JsonObject,
+  type RecordedEvent,
+  type SidecarPage,
+  type SidecarPagesReader,
+  type StreamPageReader,
+  type StreamPagesReader,
+} from './event-store.port.js';
+
+export type { CopyRowsSidecar, SidecarPage, SidecarPagesReader, StreamPageReader, StreamPagesReader };
 
 /**
  * One page of a stream, forwards, from the PostgreSQL event table: the same events as the
@@ -16,7 +28,6 @@ import { assertReadCount, EventStoreUnavailableError, type JsonObject, type Reco
  * stream id is the one asked for, not read back. This costs the client markedly less CPU per event
  * than `readStream` (bench:audit compares the readers: docs/benchmarks.md).
  */
-export type StreamPageReader = (streamId: string, fromRevision: bigint, maxCount: number) => Promise<RecordedEvent[]>;
 
 const PAGE_SQL = `select position, revision, event_id, type, data, metadata, floor(extract(epoch from created_at) * 1000)
   from events where stream_id = $1 and revision >= $2 order by revision limit $3`;
@@ -55,14 +66,8 @@ export function postgresStreamPages(pool: pg.Pool): StreamPageReader {
   };
 }
 
-/**
- * A stream from a revision to its end, as pages of at most `pageSize` events, oldest first.
- * Breaking off the iteration ends the read.
- */
-export type StreamPagesReader = (streamId: string, fromRevision: bigint, pageSize: number) => AsyncIterable<RecordedEvent[]>;
-
 /** Bytes PostgreSQL may send ahead of the reader, on top of the socket's own buffers: about 1,600 wallet events. */
-const COPY_READ_AHEAD_BYTES = 1 << 20;
+export const COPY_READ_AHEAD_BYTES = 1 << 20;
 /**
  * Bytes of COPY data gathered before they are cut into rows and handed to the sidecar: about 200
  * wallet events. The stream hands out whatever arrived since the last read, often a single 8 KiB
@@ -99,25 +104,6 @@ const COPY_ESCAPES: Readonly<Record<string, string>> = { b: '\b', f: '\f', n: '\
 export function copyText(field: string): string {
   return field.includes('\\') ? field.replace(/\\(.)/g, (_, escaped: string) => COPY_ESCAPES[escaped] ?? escaped) : field;
 }
-
-/**
- * Work done on each COPY chunk's whole rows beside the reader, for instance on a worker thread:
- * `submit` receives the rows' bytes (COPY text format, each row ending in a newline) as soon as
- * they arrive and answers, in a string, `width` characters per row, in row order.
- */
-export interface CopyRowsSidecar {
-  readonly width: number;
-  /** `rows` is the reader's buffer, reused once this returns: what the sidecar works on later, it copies first. */
-  submit(streamId: string, rows: Uint8Array): Promise<string>;
-}
-
-/** A page of events with the sidecar's characters for them (`width` per event, in the same order). */
-export interface SidecarPage {
-  readonly events: RecordedEvent[];
-  readonly side: string;
-}
-
-export type SidecarPagesReader = (streamId: string, fromRevision: bigint, pageSize: number) => AsyncIterable<SidecarPage>;
 
 /**
  * The same events as `postgresStreamPages`, read by one `COPY (select …) TO STDOUT` instead of a
@@ -192,6 +178,15 @@ async function* wholeRowRuns(chunks: AsyncIterable<Buffer>, minBytes: number): A
   if (filled > 0) yield buffer.subarray(0, filled);
 }
 
+/** The COPY statement of the readers above (bench:audit's replay floor runs the same one). */
+export function streamCopySql(client: Pick<pg.ClientBase, 'escapeLiteral'>, streamId: string, fromRevision: bigint): string {
+  // COPY takes no parameters: the stream id goes in as a quoted literal, the revision as a bigint's digits.
+  return (
+    `copy (select position, revision, event_id, type, data, metadata, floor(extract(epoch from created_at) * 1000) from events ` +
+    `where stream_id = ${client.escapeLiteral(streamId)} and revision >= ${fromRevision.toString()} order by revision) to stdout`
+  );
+}
+
 async function* copyPages(pool: pg.Pool, streamId: string, fromRevision: bigint, pageSize: number, sidecar: CopyRowsSidecar | undefined): AsyncGenerator<SidecarPage> {
   assertReadCount(pageSize);
   if (fromRevision < 0n) throw new RangeError(`invalid revision ${fromRevision}`);
@@ -202,11 +197,7 @@ async function* copyPages(pool: pg.Pool, streamId: string, fromRevision: bigint,
     if (isConnectionError(error)) throw new EventStoreUnavailableError('PostgreSQL event store unreachable', { cause: error });
     throw error;
   }
-  // COPY takes no parameters: the stream id goes in as a quoted literal, the revision as a bigint's digits.
-  const sql =
-    `copy (select position, revision, event_id, type, data, metadata, floor(extract(epoch from created_at) * 1000) from events ` +
-    `where stream_id = ${client.escapeLiteral(streamId)} and revision >= ${fromRevision.toString()} order by revision) to stdout`;
-  const copy = client.query(copyTo(sql, { highWaterMark: COPY_READ_AHEAD_BYTES }));
+  const copy = client.query(copyTo(streamCopySql(client, streamId, fromRevision), { highWaterMark: COPY_READ_AHEAD_BYTES }));
   const width = sidecar?.width ?? 0;
   // Full pages not yet handed out (with a sidecar: held until the next page is submitted).
   const ready: PendingPage[] = [];

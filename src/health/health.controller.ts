@@ -13,7 +13,6 @@ import { HELD_BACK_DEGRADED_SECONDS, LogHoldbackMonitor } from './log-holdback.m
 
 const READY_CHECK_TIMEOUT_MS = 2_000;
 
-
 const CHECKS: Schema = {
   type: 'object',
   required: ['postgres', 'eventStore', 'eventStoreKind'],
@@ -34,7 +33,8 @@ const CHECKS: Schema = {
     },
     recovery: {
       type: 'object',
-      description: 'Checks the recovery process cannot settle (a damaged stream, an event it cannot fold): `unsettled` while there is one or more; GET /admin/v1/recovery/unsettled lists them',
+      description:
+        'Checks the recovery process cannot settle (a damaged stream, an event it cannot fold): `unsettled` while there is one or more; GET /admin/v1/recovery/unsettled lists them',
       required: ['status', 'unsettledChecks'],
       properties: {
         status: { type: 'string', enum: ['ok', 'unsettled'] },
@@ -71,8 +71,12 @@ export class HealthController {
   /** The spec's health check: reachability only, no key, no provider call. */
   @Get('v1/health')
   @HttpCode(200)
-  @ApiRoute('getHealth', 'Health', 'Check that the API is reachable', 'No key. It runs no check and calls no provider, so it does not prove that a scope\'s provider is available.')
-  @ApiSuccess(200, 'Reachable', { type: 'object', required: ['service', 'status'], properties: { service: { type: 'string', example: 'identity-verification-service' }, status: { const: 'ok' } } })
+  @ApiRoute('getHealth', 'Health', 'Check that the API is reachable', "No key. It runs no check and calls no provider, so it does not prove that a scope's provider is available.")
+  @ApiSuccess(200, 'Reachable', {
+    type: 'object',
+    required: ['service', 'status'],
+    properties: { service: { type: 'string', example: 'identity-verification-service' }, status: { const: 'ok' } },
+  })
   @ApiErrors(ANY_ROUTE_ERRORS)
   health() {
     return ok({ service: this.config.serviceName, status: 'ok' });
@@ -85,7 +89,12 @@ export class HealthController {
    * subscriptions, read-your-writes) waits for the transaction that holds it.
    */
   @Get('health/ready')
-  @ApiRoute('getReadiness', 'Operations', 'Check readiness', 'For load balancers: 200 when PostgreSQL and the event store both answer (within 2 s each), `degraded` while the PostgreSQL log is held back or recovery has checks it cannot settle, else 503. No key.')
+  @ApiRoute(
+    'getReadiness',
+    'Operations',
+    'Check readiness',
+    'For load balancers: 200 when PostgreSQL and the event store both answer (within 2 s each), `degraded` while the PostgreSQL log is held back or recovery has checks it cannot settle, else 503. No key.',
+  )
   @ApiSuccess(200, 'Ready, or degraded (the PostgreSQL log held back, or checks recovery cannot settle: `reasons` says what)', {
     type: 'object',
     required: ['status', 'checks'],
@@ -97,18 +106,25 @@ export class HealthController {
     content: {
       'application/json': {
         schema: {
-          anyOf: [{ $ref: '#/components/schemas/ServiceUnavailableError' }, {
-          type: 'object',
-          required: ['status', 'error'],
-          properties: {
-            status: { const: false },
-            error: {
+          anyOf: [
+            { $ref: '#/components/schemas/ServiceUnavailableError' },
+            {
               type: 'object',
-              required: ['code', 'message', 'details'],
-              properties: { code: { const: 'service_unavailable' }, message: { type: 'string' }, details: { type: 'object', required: ['checks'], properties: { checks: CHECKS } } },
+              required: ['status', 'error'],
+              properties: {
+                status: { const: false },
+                error: {
+                  type: 'object',
+                  required: ['code', 'message', 'details'],
+                  properties: {
+                    code: { const: 'service_unavailable' },
+                    message: { type: 'string' },
+                    details: { type: 'object', required: ['checks'], properties: { checks: CHECKS } },
+                  },
+                },
+              },
             },
-          },
-        }],
+          ],
         } as never,
       },
     },
@@ -125,12 +141,20 @@ export class HealthController {
     ]);
     const log = holdbackCheck(holdback);
     const recovery = unsettled === undefined ? undefined : { status: unsettled > 0 ? 'unsettled' : 'ok', unsettledChecks: unsettled };
-    const checks = { postgres, eventStore: eventStore, eventStoreKind: this.eventStore.kind, ...(log === undefined ? {} : { eventLog: log.check }), ...(recovery === undefined ? {} : { recovery }) };
+    const checks = {
+      postgres,
+      eventStore: eventStore,
+      eventStoreKind: this.eventStore.kind,
+      ...(log === undefined ? {} : { eventLog: log.check }),
+      ...(recovery === undefined ? {} : { recovery }),
+    };
     if (postgres === 'ok' && eventStore === 'ok') {
       // Both degrade readiness without failing it: this instance still serves.
       const reasons = [
         ...(log?.reason === undefined ? [] : [log.reason]),
-        ...(unsettled !== undefined && unsettled > 0 ? [`${unsettled} checks cannot be settled by recovery (their money stays held); GET /admin/v1/recovery/unsettled lists them`] : []),
+        ...(unsettled !== undefined && unsettled > 0
+          ? [`${unsettled} checks cannot be settled by recovery (their money stays held); GET /admin/v1/recovery/unsettled lists them`]
+          : []),
       ];
       await reply.status(200).send(ok({ status: reasons.length > 0 ? 'degraded' : 'ready', checks, ...(reasons.length > 0 ? { reasons } : {}) }));
       return;

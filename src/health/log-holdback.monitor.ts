@@ -1,9 +1,7 @@
 import { Inject, Injectable, type OnApplicationShutdown, type OnModuleInit } from '@nestjs/common';
-import type pg from 'pg';
 import client from 'prom-client';
-import { PG_POOL } from '../database/pool.js';
 import { EVENT_STORE, type EventStore } from '../event-store/event-store.port.js';
-import { type LogHoldback, readLogHoldback } from '../event-store/postgres-log-holdback.js';
+import type { LogHoldback } from '../event-store/postgres-log-holdback.js';
 
 /** Held back at least this long, the log makes /health/ready answer `degraded` (a normal append holds it for milliseconds). */
 export const HELD_BACK_DEGRADED_SECONDS = 5;
@@ -11,23 +9,22 @@ export const HELD_BACK_DEGRADED_SECONDS = 5;
 const READ_REUSE_MS = 1_000;
 
 /**
- * Watches the PostgreSQL log's visible bound (postgres-log-holdback.ts) for /health/ready and the
- * metrics. On EventStoreDB there is no such bound: it answers null.
+ * Watches the PostgreSQL log's visible bound (postgres-log-holdback.ts, through the store's log
+ * reader) for /health/ready and the metrics. A store without a log reader (EventStoreDB) has no
+ * such bound: it answers null.
  */
 @Injectable()
 export class LogHoldbackMonitor implements OnModuleInit, OnApplicationShutdown {
   private last: { atMs: number; read: Promise<LogHoldback | null> } | undefined;
 
-  constructor(
-    @Inject(PG_POOL) private readonly pool: pg.Pool,
-    @Inject(EVENT_STORE) private readonly store: EventStore,
-  ) {}
+  constructor(@Inject(EVENT_STORE) private readonly store: EventStore) {}
 
   read(): Promise<LogHoldback | null> {
-    if (this.store.kind !== 'postgres') return Promise.resolve(null);
+    const log = this.store.logReader;
+    if (log === undefined) return Promise.resolve(null);
     const nowMs = Date.now();
     if (this.last === undefined || nowMs - this.last.atMs > READ_REUSE_MS) {
-      const read = readLogHoldback(this.pool);
+      const read = log.holdback();
       this.last = { atMs: nowMs, read };
       read.catch(() => {
         if (this.last?.read === read) this.last = undefined;
@@ -66,7 +63,7 @@ async function current(): Promise<LogHoldback | null> {
 
 new client.Gauge({
   name: 'ivl_event_log_held_back_seconds',
-  help: 'How long committed events have waited behind the PostgreSQL log\'s visible bound (0: not held back; absent on EventStoreDB)',
+  help: "How long committed events have waited behind the PostgreSQL log's visible bound (0: not held back; absent on EventStoreDB)",
   async collect() {
     this.reset();
     const holdback = await current();
@@ -76,7 +73,7 @@ new client.Gauge({
 
 new client.Gauge({
   name: 'ivl_event_log_held_back_events',
-  help: 'Committed events not yet visible behind the PostgreSQL log\'s visible bound (counted up to 10,000)',
+  help: "Committed events not yet visible behind the PostgreSQL log's visible bound (counted up to 10,000)",
   async collect() {
     this.reset();
     const holdback = await current();

@@ -1,6 +1,5 @@
 import type { NestFastifyApplication } from '@nestjs/platform-fastify';
 import type { FastifyInstance } from 'fastify';
-import type { Server } from 'node:http';
 import type { Logger } from 'pino';
 import { flushLogger } from '../logging/logger.js';
 
@@ -33,7 +32,7 @@ export function refuseWhileDraining(fastify: FastifyInstance): void {
 
 /** From now on this app refuses requests (503) and closes each connection after its response. */
 export function startDraining(app: NestFastifyApplication): void {
-  draining.add(app.getHttpAdapter().getInstance() as FastifyInstance);
+  draining.add(app.getHttpAdapter().getInstance());
 }
 
 export interface GracefulShutdownOptions {
@@ -60,7 +59,7 @@ export function installGracefulShutdown(options: GracefulShutdownOptions): void 
     if (stopping) return;
     stopping = true;
     const startedMs = Date.now();
-    const server = app.getHttpServer() as Server;
+    const server = app.getHttpServer();
     const deadline = setTimeout(() => {
       logger.error({ signal, timeoutMs: options.timeoutMs }, 'shutdown timed out: cutting the remaining connections');
       server.closeAllConnections();

@@ -1,6 +1,8 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { isIPv4, isIPv6 } from 'node:net';
 import type { Logger } from 'pino';
+import { callerRequestIdHashOf } from '../common/request-context.js';
 
 /** What every log line written while a request is handled carries, beside its own fields. */
 export interface RequestLogFields {
@@ -23,9 +25,12 @@ const MAX_LOGGED_PATH = 256;
 /**
  * The request headers a line shows: what helps to trace a request, and nothing that carries a
  * credential. Every other header (the key, tokens, cookies, a partner's custom secret header) is
- * left out, named or not, so a header nobody thought of is never logged.
+ * left out, named or not, so a header nobody thought of is never logged. Nor are the browser
+ * (user-agent), the client's addresses (x-forwarded-for) or the caller's X-Request-Id, which may
+ * carry anything, a customer's NIN included: a line names the caller's id by its keyed hash only
+ * (`callerRequestIdHash`, with REQUEST_ID_HASH_KEY), and the peer address with its host part zeroed.
  */
-export const LOGGED_REQUEST_HEADERS: readonly string[] = ['accept', 'accept-encoding', 'content-length', 'content-type', 'host', 'origin', 'user-agent', 'x-forwarded-for', 'x-request-id'];
+export const LOGGED_REQUEST_HEADERS: readonly string[] = ['accept', 'accept-encoding', 'content-length', 'content-type', 'host', 'origin'];
 /** Longest header value a line quotes. */
 const MAX_LOGGED_HEADER = 256;
 
@@ -66,6 +71,19 @@ function pathOf(url: string): string {
   return (query === -1 ? url : url.slice(0, query)).slice(0, MAX_LOGGED_PATH);
 }
 
+/** The network of an address, not the host: IPv4 to its /24, IPv6 to its /48 (an IPv4-mapped IPv6 as IPv4). */
+export function anonymisedAddress(address: string | undefined): string | undefined {
+  if (address === undefined) return undefined;
+  const v4 = address.startsWith('::ffff:') && isIPv4(address.slice(7)) ? address.slice(7) : address;
+  if (isIPv4(v4)) return `${v4.split('.').slice(0, 3).join('.')}.0`;
+  if (!isIPv6(address)) return undefined;
+  const [left, right] = address.split('::');
+  const head = left === '' ? [] : left.split(':');
+  const tail = right === undefined || right === '' ? [] : right.split(':');
+  const groups = right === undefined ? head : [...head, ...Array<string>(8 - head.length - tail.length).fill('0'), ...tail];
+  return `${groups.slice(0, 3).join(':')}::`;
+}
+
 /** 5xx are errors, except 502 and 503, which say an upstream or a store failed, not this code. */
 function levelOf(statusCode: number): 'info' | 'warn' | 'error' {
   if (statusCode < 500) return 'info';
@@ -79,11 +97,13 @@ function logCompletion(logger: Logger, request: FastifyRequest, reply: FastifyRe
   if (QUIET_PATHS.has(path)) return;
   // Written with the request's fields explicitly: onResponse runs outside the handler's context.
   // The request as the line shows it: the method, the path, the headers of LOGGED_REQUEST_HEADERS
-  // and the peer address; never the query string, never the body, never another header.
+  // and the peer's network; never the query string, never the body, never another header.
+  const callerRequestIdHash = callerRequestIdHashOf(request);
   logger[level](
     {
       ...fieldsOf(request),
-      req: { method: request.method, url: path, headers: loggedHeaders(request), remoteAddress: request.ip },
+      ...(callerRequestIdHash === undefined ? {} : { callerRequestIdHash }),
+      req: { method: request.method, url: path, headers: loggedHeaders(request), remoteAddress: anonymisedAddress(request.ip) },
       res: { statusCode: reply.statusCode },
       durationMs: Math.round(reply.elapsedTime * 1000) / 1000,
     },

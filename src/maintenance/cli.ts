@@ -34,7 +34,7 @@ const err = (line: string) => process.stderr.write(`${line}\n`);
 
 /** Everything heavy (pg, the stores, TypeORM's migrations), loaded once the arguments parsed, so a usage error answers at once. */
 async function loadKit() {
-  const [progress, config, migrations, pool, database, keys, kms, master, portraits, legacy] = await Promise.all([
+  const [progress, config, migrations, pool, database, keys, kms, master, portraits, legacy, store] = await Promise.all([
     import('cli-progress'),
     import('../config/config.js'),
     import('../database/data-source.js'),
@@ -45,8 +45,9 @@ async function loadKit() {
     import('../data-protection/master-key.js'),
     import('../portraits/portrait.store.js'),
     import('./legacy-events.js'),
+    import('../event-store/open-event-store.js'),
   ]);
-  return { cliProgress: progress.default, ...config, ...migrations, ...pool, ...database, ...keys, ...kms, ...master, ...portraits, ...legacy };
+  return { cliProgress: progress.default, ...config, ...migrations, ...pool, ...database, ...keys, ...kms, ...master, ...portraits, ...legacy, ...store };
 }
 
 /** events done / total, events/s over the last seconds, time left; drawn on a terminal, a line every few seconds elsewhere. */
@@ -99,15 +100,21 @@ function summaryText(summary: SealingSummary): string {
 async function encryptLegacyEvents(options: EncryptOptions): Promise<number> {
   const kit = await loadKit();
   const config = kit.loadConfig();
-  if (config.eventStore.kind !== 'postgres') {
+  const database = await kit.resolveDatabase(config);
+  const pool = kit.createPool(database.url, 4);
+  const store = await kit.openEventStoreAdapter(config.eventStore, pool, database.url);
+  // Only a store whose log is a table of this database (its log reader) can have events rewritten in place.
+  const legacyEvents = store.logReader?.legacyEvents;
+  if (legacyEvents === undefined) {
     err(
       'error: encrypt-legacy-events rewrites events in place, which only the PostgreSQL event store allows. On EventStoreDB (EVENT_STORE=esdb), ' +
         'copy the verification streams into fresh streams with sealed events, then truncate and scavenge the old ones: docs/data-protection.md, "EventStoreDB: a copy into fresh streams".',
     );
+    await store.close().catch(() => undefined);
+    await pool.end().catch(() => undefined);
+    await database.handle?.stop().catch(() => undefined);
     return EXIT_FAILED;
   }
-  const database = await kit.resolveDatabase(config);
-  const pool = kit.createPool(database.url, 4);
   const portraits = await kit.FilePortraitStore.open(config);
   const stop = new AbortController();
   const onSignal = () => stop.abort();
@@ -116,8 +123,8 @@ async function encryptLegacyEvents(options: EncryptOptions): Promise<number> {
   const bar = options.progress ? progressBar(kit.cliProgress) : undefined;
   try {
     await kit.runMigrations(database.url);
-    const keys = new kit.DataKeys(pool, new kit.LocalKeyManagement(await kit.masterKey(config)));
-    const sealer = new kit.LegacyEventSealer(pool, keys, portraits);
+    const keys = new kit.DataKeys(pool, await kit.keyManagement(config));
+    const sealer = new kit.LegacyEventSealer(pool, legacyEvents, keys, portraits);
     const summary = await sealer.run({ batchSize: options.batchSize, pauseMs: options.pauseMs, signal: stop.signal, onProgress: (progress) => bar?.update(progress) });
     bar?.stop();
     process.stdout.write(`${summaryText(summary)}\n`);
@@ -132,6 +139,7 @@ async function encryptLegacyEvents(options: EncryptOptions): Promise<number> {
     process.off('SIGINT', onSignal);
     process.off('SIGTERM', onSignal);
     await portraits.close().catch(() => undefined);
+    await store.close().catch(() => undefined);
     await pool.end().catch(() => undefined);
     await database.handle?.stop().catch(() => undefined);
   }
@@ -142,7 +150,9 @@ async function main(argv: readonly string[]): Promise<number> {
   const program = new Command('maintenance').description('One-off maintenance of the stores.').exitOverride();
   program
     .command('encrypt-legacy-events')
-    .description('Seal, in place and in batches, the personal fields of verification events written in plain text before sealing (PostgreSQL event store). Resumable: run it again after a stop.')
+    .description(
+      'Seal, in place and in batches, the personal fields of verification events written in plain text before sealing (PostgreSQL event store). Resumable: run it again after a stop.',
+    )
     .option('--batch-size <n>', `events sealed per transaction (1 to ${MAX_BATCH_EVENTS})`, wholeNumber('--batch-size', 1, MAX_BATCH_EVENTS), DEFAULT_BATCH_EVENTS)
     .option('--pause-ms <ms>', 'pause after each batch, to leave room to the service', wholeNumber('--pause-ms', 0, MAX_PAUSE_MS), 0)
     .option('--no-progress', 'no progress bar')
@@ -150,7 +160,7 @@ async function main(argv: readonly string[]): Promise<number> {
       job = () => encryptLegacyEvents(options);
     });
   try {
-    program.parse(argv as string[], { from: 'node' });
+    program.parse(argv, { from: 'node' });
   } catch (error) {
     if (error instanceof CommanderError) return error.exitCode === 0 ? EXIT_OK : EXIT_USAGE;
     throw error;

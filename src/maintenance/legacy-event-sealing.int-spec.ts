@@ -1,15 +1,15 @@
-import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { afterAll, beforeAll, expect, it } from '@jest/globals';
 import { randomBytes, randomUUID } from 'node:crypto';
 import pg from 'pg';
 import { seal } from '../data-protection/sealing.js';
 import { PostgresEventStore } from '../event-store/postgres-event-store.js';
-import { UNSEALED_PERSONAL_FIELD } from './legacy-events.js';
+import { UNSEALED_PERSONAL_FIELD } from '../event-store/postgres-legacy-events.js';
 import { createTestDatabase, type TestDatabase } from '../../test/support/database.js';
 import { describeOnPostgresProjectOnly } from '../../test/support/store-independent.js';
 import { inTransaction } from '../database/transaction.js';
 
 /** The one update the PostgreSQL log allows (migration 1732250000012), and everything it still refuses. */
-describeOnPostgresProjectOnly('The event log under encrypt-legacy-events', 'the trigger is PostgreSQL\'s', () => {
+describeOnPostgresProjectOnly('The event log under encrypt-legacy-events', "the trigger is PostgreSQL's", () => {
   let database: TestDatabase;
   let pool: pg.Pool;
   let store: PostgresEventStore;
@@ -20,7 +20,11 @@ describeOnPostgresProjectOnly('The event log under encrypt-legacy-events', 'the 
     database = await createTestDatabase();
     pool = new pg.Pool({ connectionString: database.url, max: 2 });
     store = new PostgresEventStore({ pool, connectionString: database.url });
-    await store.append(`verification-${reference}`, [{ id: randomUUID(), type: 'VerificationRequested', data: { reference, request: { nin: '70931485599' }, scope: 'nin' }, metadata: { actor: 'x' } }], { expectedRevision: 'no_stream' });
+    await store.append(
+      `verification-${reference}`,
+      [{ id: randomUUID(), type: 'VerificationRequested', data: { reference, request: { nin: '70931485599' }, scope: 'nin' }, metadata: { actor: 'x' } }],
+      { expectedRevision: 'no_stream' },
+    );
     await store.append('wallet-org_x-test', [{ id: randomUUID(), type: 'WalletFunded', data: { amountKobo: 100 }, metadata: {} }], { expectedRevision: 'no_stream' });
   });
   afterAll(async () => {
@@ -36,7 +40,12 @@ describeOnPostgresProjectOnly('The event log under encrypt-legacy-events', 'the 
     });
   }
 
-  const plainExists = async () => (await pool.query<{ found: boolean }>(`select exists (select 1 from events where type = 'VerificationRequested' and (data -> 'request' ->> 'sealed') is distinct from 'aes-256-gcm') as found`)).rows[0].found;
+  const plainExists = async () =>
+    (
+      await pool.query<{ found: boolean }>(
+        `select exists (select 1 from events where type = 'VerificationRequested' and (data -> 'request' ->> 'sealed') is distinct from 'aes-256-gcm') as found`,
+      )
+    ).rows[0].found;
 
   it('refuses, even with the setting on, an update that changes anything but the plain personal field into a sealed one', async () => {
     const where = `where stream_id = 'verification-${reference}'`;

@@ -1,11 +1,12 @@
 import { randomBytes } from 'node:crypto';
 import type pg from 'pg';
 import { InvariantViolated } from '../common/errors.js';
+import { textField } from '../common/event.js';
 import { streams } from '../common/streams.js';
 import { tokensOf } from '../data-protection/blind-index.js';
 import { OrganizationKeysDestroyed, type DataKeys } from '../data-protection/data-keys.js';
 import { isSealed, KEY_BYTES, seal } from '../data-protection/sealing.js';
-import type { EventStore, JsonObject } from '../event-store/event-store.port.js';
+import type { EventStore, JsonObject, LegacyEventLog, SealedField, UnsealedEvent } from '../event-store/event-store.port.js';
 import type { PortraitStore } from '../portraits/portrait.store.js';
 import { PORTRAIT_ID_FIELD } from '../portraits/portraits.service.js';
 import { PERSONAL_FIELDS } from '../verifications/verification.codec.js';
@@ -13,13 +14,6 @@ import { inTransaction } from '../database/transaction.js';
 
 /** The command that seals them, as operators type it (the start-up warning names it). */
 export const ENCRYPT_LEGACY_EVENTS_COMMAND = 'npm run maintenance -- encrypt-legacy-events';
-
-/**
- * The verification events whose personal field is still plain: the predicate of the partial index
- * `events_unsealed_personal` (migration 1732250000012), written identically so the planner uses it.
- */
-export const UNSEALED_PERSONAL_FIELD = `((type = 'VerificationRequested' and (data -> 'request' ->> 'sealed') is distinct from 'aes-256-gcm')
-   or (type = 'VerificationCompleted' and (data -> 'result' ->> 'sealed') is distinct from 'aes-256-gcm'))`;
 
 /** Session-wide lock id, so that two runs never seal the same rows at once (hashtext('encrypt-legacy-events')). */
 const LOCK_SQL = "select pg_try_advisory_lock(hashtext('encrypt-legacy-events')) as locked";
@@ -29,19 +23,13 @@ export const DEFAULT_BATCH_EVENTS = 500;
 /** Read-model rows fixed per statement by the final sweep. */
 const SWEEP_ROWS = 500;
 
-/** True while an event of the PostgreSQL log still holds a personal field in plain text (an index probe). */
-export async function postgresHasPlainPersonalData(pool: pg.Pool): Promise<boolean> {
-  const { rows } = await pool.query<{ found: boolean }>(`select exists (select 1 from events where ${UNSEALED_PERSONAL_FIELD}) as found`);
-  return rows[0].found;
-}
-
 /**
- * EventStoreDB has no index to ask, so the check samples the oldest VerificationRequested of
- * `$all`: the code before sealing wrote plain requests, the code since seals every one, so the log
+ * A store without a log reader (EventStoreDB) has no index to ask, so the check samples the oldest
+ * VerificationRequested of `$all`: the code before sealing wrote plain requests, the code since seals every one, so the log
  * holds plain text exactly when its oldest request is plain (until the copy procedure of
  * docs/data-protection.md has run and the old streams are scavenged).
  */
-export async function esdbOldestRequestIsPlain(store: EventStore): Promise<boolean> {
+export async function oldestRequestIsPlain(store: EventStore): Promise<boolean> {
   const [oldest] = await store.readAll({ maxCount: 1, filter: { eventTypes: ['VerificationRequested'] } });
   return oldest !== undefined && !isSealed((oldest.data as { request?: unknown }).request);
 }
@@ -73,17 +61,10 @@ export interface SealingOptions {
   readonly signal?: AbortSignal;
 }
 
-interface EventRow {
-  position: string;
-  stream_id: string;
-  type: keyof typeof PERSONAL_FIELDS;
-  data: JsonObject;
-}
-
-interface Sealed {
-  readonly position: string;
-  readonly field: string;
-  readonly sealed: JsonObject;
+/** A sealed field, with what the read model's row needs. */
+interface Sealed extends SealedField {
+  readonly reference: string;
+  readonly type: UnsealedEvent['type'];
 }
 
 /** Where a verification's data key stands for this run: a usable key, or none left (its data is to be shredded). */
@@ -114,6 +95,8 @@ export class LegacyEventSealer {
 
   constructor(
     private readonly pool: pg.Pool,
+    /** The log's side (LogReader.legacyEvents): the PostgreSQL log, in the same database as `pool`'s read models. */
+    private readonly log: LegacyEventLog,
     private readonly keys: DataKeys,
     private readonly portraits: PortraitStore | undefined,
   ) {}
@@ -126,8 +109,7 @@ export class LegacyEventSealer {
     try {
       const { rows } = await lock.query<{ locked: boolean }>(LOCK_SQL);
       if (!rows[0].locked) throw new AnotherRunInProgress();
-      const { rows: counted } = await this.pool.query<{ total: string }>(`select count(*) as total from events where ${UNSEALED_PERSONAL_FIELD}`);
-      const total = Number(counted[0].total);
+      const total = await this.log.countUnsealed();
       let done = 0;
       let shredded = 0;
       let after = '-1';
@@ -139,10 +121,7 @@ export class LegacyEventSealer {
           interrupted = true;
           break;
         }
-        const { rows: batch } = await this.pool.query<EventRow>(
-          `select position::text as position, stream_id, type, data from events where ${UNSEALED_PERSONAL_FIELD} and position > $1::bigint order by position limit $2`,
-          [after, options.batchSize],
-        );
+        const batch = await this.log.unsealedAfter(after, options.batchSize);
         if (batch.length === 0) break;
         const sealed: Sealed[] = [];
         for (const row of batch) {
@@ -169,11 +148,11 @@ export class LegacyEventSealer {
     }
   }
 
-  private async sealRow(row: EventRow): Promise<{ sealed: Sealed; shredded: boolean }> {
+  private async sealRow(row: UnsealedEvent): Promise<{ sealed: Sealed; shredded: boolean }> {
     const field = PERSONAL_FIELDS[row.type];
     if (field === undefined) throw new InvariantViolated(`event at ${row.position} is not a verification event with a personal field`);
     const reference = row.data.reference;
-    if (typeof reference !== 'string' || row.stream_id !== streams.verification(reference)) {
+    if (typeof reference !== 'string' || row.streamId !== streams.verification(reference)) {
       throw new InvariantViolated(`event at ${row.position} names a reference that is not its stream's`);
     }
     let value = (row.data[field] ?? {}) as JsonObject;
@@ -187,11 +166,14 @@ export class LegacyEventSealer {
         await this.indexResult(row, reference, value);
       }
     }
-    return { sealed: { position: row.position, field, sealed: seal(key, value, { reference, eventType: row.type, field }) as unknown as JsonObject }, shredded: shred };
+    return {
+      sealed: { position: row.position, field, reference, type: row.type, sealed: seal(key, value, { reference, eventType: row.type, field }) as unknown as JsonObject },
+      shredded: shred,
+    };
   }
 
   /** The verification's data key; made when it has none (with the blind-index tokens of a plain request). */
-  private async keyFor(row: EventRow, reference: string): Promise<KeyFor> {
+  private async keyFor(row: UnsealedEvent, reference: string): Promise<KeyFor> {
     const known = this.keysFor.get(reference);
     if (known !== undefined) return known;
     const state = await this.keys.get(reference);
@@ -200,9 +182,9 @@ export class LegacyEventSealer {
     else if (state.status === 'destroyed') keyFor = { key: randomBytes(KEY_BYTES), shred: true };
     else if (state.status === 'unopenable') throw new InvariantViolated(`the data key of ${reference} does not unwrap (tampered with, or moved): nothing is sealed under it`);
     else {
-      const requested = row.type === 'VerificationRequested' ? row.data : await this.requestOf(row.stream_id);
-      const organizationId = String(requested.organizationId);
-      const environment = String(requested.environment);
+      const requested = row.type === 'VerificationRequested' ? row.data : await this.requestOf(row.streamId);
+      const organizationId = textField(requested, 'organizationId');
+      const environment = textField(requested, 'environment');
       const request = isSealed(requested.request) ? {} : ((requested.request ?? {}) as JsonObject);
       try {
         keyFor = { key: await this.keys.create(organizationId, environment, reference, (indexKey) => tokensOf(indexKey, request)), shred: false };
@@ -222,14 +204,14 @@ export class LegacyEventSealer {
   }
 
   private async requestOf(streamId: string): Promise<JsonObject> {
-    const { rows } = await this.pool.query<{ data: JsonObject }>("select data from events where stream_id = $1 and revision = 0 and type = 'VerificationRequested'", [streamId]);
-    if (rows[0] === undefined) throw new InvariantViolated(`${streamId} has a terminal event without its request`);
-    return rows[0].data;
+    const requested = await this.log.requestOf(streamId);
+    if (requested === undefined) throw new InvariantViolated(`${streamId} has a terminal event without its request`);
+    return requested;
   }
 
-  private async indexResult(row: EventRow, reference: string, result: JsonObject): Promise<void> {
-    const requested = await this.requestOf(row.stream_id);
-    await this.keys.index(String(requested.organizationId), String(requested.environment), reference, (indexKey) => tokensOf(indexKey, result));
+  private async indexResult(row: UnsealedEvent, reference: string, result: JsonObject): Promise<void> {
+    const requested = await this.requestOf(row.streamId);
+    await this.keys.index(textField(requested, 'organizationId'), textField(requested, 'environment'), reference, (indexKey) => tokensOf(indexKey, result));
   }
 
   /**
@@ -252,33 +234,30 @@ export class LegacyEventSealer {
   }
 
   /**
-   * One transaction: the batch's events, then the read-model rows of their verifications, copied
-   * from them. An erased row stays blank: its `{}` is the erasure, not a plain field to seal.
+   * One transaction: the batch's events (LegacyEventLog.sealInPlace), then the read-model rows of
+   * their verifications, given the same sealed fields. An erased row stays blank: its `{}` is the
+   * erasure, not a plain field to seal.
    */
   private async commit(sealed: readonly Sealed[]): Promise<number> {
     return inTransaction(this.pool, async (client) => {
-      await client.query("set local ledger.seal_legacy_events = 'on'");
-      const rows = JSON.stringify(sealed);
-      await client.query(
-        `update events e set data = jsonb_set(e.data, array[f.field], f.sealed)
-         from jsonb_to_recordset($1::jsonb) as f(position bigint, field text, sealed jsonb)
-         where e.position = f.position and (e.data -> f.field ->> 'sealed') is distinct from 'aes-256-gcm'`,
+      await this.log.sealInPlace(
+        async <T>(sql: string, params?: readonly unknown[]) => (await client.query(sql, params === undefined ? undefined : [...params])).rows as T[],
+        sealed,
+      );
+      const rows = JSON.stringify(sealed.map(({ reference, type, sealed: value }) => ({ reference, type, sealed: value })));
+      const requests = await client.query(
+        `update verifications v set request = f.sealed
+         from jsonb_to_recordset($1::jsonb) as f(reference text, type text, sealed jsonb)
+         where f.type = 'VerificationRequested' and v.reference = f.reference
+           and (v.request ->> 'sealed') is distinct from 'aes-256-gcm' and v.personal_data_erased_at is null`,
         [rows],
       );
-      const positions = sealed.map((entry) => entry.position);
-      const requests = await client.query(
-        `update verifications v set request = e.data -> 'request'
-         from events e
-         where e.position = any($1::bigint[]) and e.type = 'VerificationRequested' and v.reference = e.data ->> 'reference'
-           and (v.request ->> 'sealed') is distinct from 'aes-256-gcm' and v.personal_data_erased_at is null`,
-        [positions],
-      );
       const results = await client.query(
-        `update verifications v set result = e.data -> 'result'
-         from events e
-         where e.position = any($1::bigint[]) and e.type = 'VerificationCompleted' and v.reference = e.data ->> 'reference'
+        `update verifications v set result = f.sealed
+         from jsonb_to_recordset($1::jsonb) as f(reference text, type text, sealed jsonb)
+         where f.type = 'VerificationCompleted' and v.reference = f.reference
            and v.status in ('found', 'not_found') and (v.result ->> 'sealed') is distinct from 'aes-256-gcm' and v.personal_data_erased_at is null`,
-        [positions],
+        [rows],
       );
       return (requests.rowCount ?? 0) + (results.rowCount ?? 0);
     });
@@ -286,7 +265,8 @@ export class LegacyEventSealer {
 
   /**
    * Read-model rows still plain once every event is sealed (a projection that wrote a plain event it
-   * had read before its batch committed) take their events' sealed fields; a bounded statement at a time.
+   * had read before its batch committed) take their events' sealed fields; SWEEP_ROWS rows at a
+   * time, in reference order.
    */
   private async sweepReadModel(): Promise<number> {
     let fixed = 0;
@@ -294,18 +274,31 @@ export class LegacyEventSealer {
       ['request', 'VerificationRequested', ''],
       ['result', 'VerificationCompleted', "and v.status in ('found', 'not_found')"],
     ] as const) {
-      for (;;) {
-        const { rowCount } = await this.pool.query(
-          `with todo as (
-             select reference from verifications v where (v.${field} ->> 'sealed') is distinct from 'aes-256-gcm' and v.personal_data_erased_at is null ${extra}
-               and exists (select 1 from events e where e.stream_id = 'verification-' || v.reference and e.type = '${eventType}' and (e.data -> '${field}' ->> 'sealed') = 'aes-256-gcm')
-             limit ${SWEEP_ROWS})
-           update verifications v set ${field} = e.data -> '${field}'
-           from todo, events e
-           where v.reference = todo.reference and e.stream_id = 'verification-' || v.reference and e.type = '${eventType}'`,
+      for (let after = ''; ;) {
+        const { rows } = await this.pool.query<{ reference: string }>(
+          `select reference from verifications v where (v.${field} ->> 'sealed') is distinct from 'aes-256-gcm' and v.personal_data_erased_at is null ${extra}
+             and v.reference > $1 order by v.reference limit ${SWEEP_ROWS}`,
+          [after],
         );
-        fixed += rowCount ?? 0;
-        if ((rowCount ?? 0) < SWEEP_ROWS) break;
+        if (rows.length === 0) break;
+        after = rows[rows.length - 1].reference;
+        const sealed = await this.log.sealedFieldsOf(
+          rows.map((row) => streams.verification(row.reference)),
+          eventType,
+          field,
+        );
+        const found = rows.flatMap((row) => {
+          const value = sealed.get(streams.verification(row.reference));
+          return value === undefined ? [] : [{ reference: row.reference, sealed: value }];
+        });
+        if (found.length > 0) {
+          const { rowCount } = await this.pool.query(
+            `update verifications v set ${field} = f.sealed from jsonb_to_recordset($1::jsonb) as f(reference text, sealed jsonb) where v.reference = f.reference`,
+            [JSON.stringify(found)],
+          );
+          fixed += rowCount ?? 0;
+        }
+        if (rows.length < SWEEP_ROWS) break;
       }
     }
     return fixed;

@@ -46,7 +46,9 @@ describeOnProject('postgres', 'encrypt-legacy-events and a check erased before i
     const headers = { 'x-service-key': key };
     const today = await app.request('POST', '/v1/nin', { body: { nin: '21440414976' }, headers });
     expect(today.status).toBe(201);
-    const { rows: requested } = await pool.query<{ data: JsonObject }>("select data from events where type = 'VerificationRequested' and data ->> 'reference' = $1", [today.body.data.reference]);
+    const { rows: requested } = await pool.query<{ data: JsonObject }>("select data from events where type = 'VerificationRequested' and data ->> 'reference' = $1", [
+      today.body.data.reference,
+    ]);
 
     // A check as the code before sealing wrote it: plain fields, no data key.
     const ids = app.app.get(IdGenerator);
@@ -57,7 +59,11 @@ describeOnProject('postgres', 'encrypt-legacy-events and a check erased before i
       { type: 'VerificationRequested', data: { ...(requested[0].data as object), reference, request: { nin: PERSON.nin }, requestedAt: at } as never },
       { type: 'VerificationCompleted', data: { schemaVersion: 1, reference, outcome: 'found', result: PERSON, completedAt: at } },
     ];
-    await app.eventStore.append(streams.verification(reference), events.map((event) => toAppend(event, ids.eventId(), context, new Date(at))), { expectedRevision: 'no_stream' });
+    await app.eventStore.append(
+      streams.verification(reference),
+      events.map((event) => toAppend(event, ids.eventId(), context, new Date(at))),
+      { expectedRevision: 'no_stream' },
+    );
     await row(reference, (found) => found !== undefined && found.status === 'found');
 
     // Erased before the command runs: the read model's row blanked, the key destroyed.
@@ -66,7 +72,9 @@ describeOnProject('postgres', 'encrypt-legacy-events and a check erased before i
     const blank = await row(reference, (found) => found?.personal_data_erased_at != null);
     expect([blank.request, blank.result]).toEqual([{}, {}]);
 
-    const summary = await new LegacyEventSealer(pool, app.app.get(DataKeys), undefined).run({ batchSize: 10, pauseMs: 0 });
+    const legacyEvents = app.eventStore.logReader?.legacyEvents;
+    if (legacyEvents === undefined) throw new Error('the PostgreSQL store has a log reader');
+    const summary = await new LegacyEventSealer(pool, legacyEvents, app.app.get(DataKeys), undefined).run({ batchSize: 10, pauseMs: 0 });
     expect(summary).toMatchObject({ events: 2, shredded: 2, interrupted: false });
 
     const after = await row(reference, () => true);

@@ -21,5 +21,7 @@ export function parseMetrics(text: string): MetricSample[] {
 
 /** The sum of the samples named `name` whose labels include `labels` (0 when there is none). */
 export function sumOfSamples(samples: readonly MetricSample[], name: string, labels: Readonly<Record<string, string>> = {}): number {
-  return samples.filter((entry) => entry.name === name && Object.entries(labels).every(([label, value]) => entry.labels[label] === value)).reduce((sum, entry) => sum + entry.value, 0);
+  return samples
+    .filter((entry) => entry.name === name && Object.entries(labels).every(([label, value]) => entry.labels[label] === value))
+    .reduce((sum, entry) => sum + entry.value, 0);
 }

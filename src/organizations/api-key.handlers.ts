@@ -43,7 +43,16 @@ export class IssueApiKeyHandler implements ICommandHandler<IssueApiKey, IssuedAp
     const issued = state.keys.get(keyId);
     if (issued === undefined) throw new InvariantViolated('an issued key is missing from its organization');
     const view = apiKeyView(issued);
-    return { id: view.id, key: generated.key, name: view.name, prefix: view.prefix, last4: view.last4, environment: view.environment, scopes: view.scopes, createdAt: view.createdAt };
+    return {
+      id: view.id,
+      key: generated.key,
+      name: view.name,
+      prefix: view.prefix,
+      last4: view.last4,
+      environment: view.environment,
+      scopes: view.scopes,
+      createdAt: view.createdAt,
+    };
   }
 }
 

@@ -5,7 +5,8 @@ import { isProviderName } from '../providers/capabilities.js';
 import { CredentialsCipher, parseCredentials } from '../providers/credentials.js';
 import { ConfigureProvider } from './organization.commands.js';
 import { ORGANIZATION_ID, OrganizationStore } from './organization.store.js';
-import { organizationView, type OrganizationView } from './organization.views.js';
+import { ContactData } from '../data-protection/contact-data.js';
+import { organizationView, withOpenedEmail, type OrganizationView } from './organization.views.js';
 
 /**
  * `PUT /admin/v1/organizations/{id}/provider` and `admin provider set`: checks the credentials'
@@ -17,12 +18,16 @@ export class ConfigureProviderHandler implements ICommandHandler<ConfigureProvid
   constructor(
     @Inject(OrganizationStore) private readonly organizations: OrganizationStore,
     @Inject(CredentialsCipher) private readonly cipher: CredentialsCipher,
+    @Inject(ContactData) private readonly contacts: ContactData,
   ) {}
 
   async execute({ organizationId, input, context, options }: ConfigureProvider): Promise<OrganizationView> {
     if (!ORGANIZATION_ID.test(organizationId)) throw new NotFound('No organization with that id');
     const primary = isProviderName(input.provider) ? parseCredentials(input.provider, input.credentials, 'credentials') : { credentials: null, errors: [] };
-    const fallback = input.fallback !== null && isProviderName(input.fallback.provider) ? parseCredentials(input.fallback.provider, input.fallback.credentials, 'fallback.credentials') : { credentials: null, errors: [] };
+    const fallback =
+      input.fallback !== null && isProviderName(input.fallback.provider)
+        ? parseCredentials(input.fallback.provider, input.fallback.credentials, 'fallback.credentials')
+        : { credentials: null, errors: [] };
     const errors = [...primary.errors, ...fallback.errors];
     if (errors.length > 0) throw new ValidationFailed(errors);
     const seal = (credentials: Readonly<Record<string, string>> | null, role: 'primary' | 'fallback', provider: string) =>
@@ -39,6 +44,6 @@ export class ConfigureProviderHandler implements ICommandHandler<ConfigureProvid
       context,
       options,
     );
-    return organizationView(state);
+    return withOpenedEmail(this.contacts, organizationView(state));
   }
 }

@@ -1,7 +1,7 @@
 import { afterEach, beforeEach, describe, expect, it } from '@jest/globals';
 import pg from 'pg';
 import { hashApiKey } from '../auth/api-key.js';
-import { READY_MADE_PEOPLE, sandboxPerson } from '../providers/sandbox.world.js';
+import { READY_MADE_PEOPLE, sandboxPerson } from '../scopes/sandbox-world.js';
 import { startTestApp, type TestApp } from '../../test/support/app.js';
 import { streamEvents } from '../../test/support/event-store.js';
 
@@ -16,10 +16,10 @@ describe('first run', () => {
 
   beforeEach(() => {
     written = [];
-    process.stdout.write = ((chunk: unknown, ...rest: unknown[]) => {
+    process.stdout.write = (chunk: unknown, ...rest: unknown[]) => {
       written.push(String(chunk));
       return (originalWrite as (...args: unknown[]) => boolean)(chunk, ...rest);
-    }) as typeof process.stdout.write;
+    };
   });
   afterEach(async () => {
     process.stdout.write = originalWrite;
@@ -43,7 +43,9 @@ describe('first run', () => {
     expect(output.split(key as string)).toHaveLength(3); // the key line and the curl, nothing else
 
     const listed = await app.admin('GET', '/admin/v1/organizations');
-    expect(listed.body.data).toEqual([expect.objectContaining({ name: 'Demo organization', status: 'approved', activeScopes: expect.arrayContaining(['nin', 'bvn', 'face_match']) })]);
+    expect(listed.body.data).toEqual([
+      expect.objectContaining({ name: 'Demo organization', status: 'approved', activeScopes: expect.arrayContaining(['nin', 'bvn', 'face_match']) }),
+    ]);
     expect(listed.body.data[0].activeScopes).toHaveLength(10);
     const pool = new pg.Pool({ connectionString: app.database.url, max: 1 });
     try {
@@ -58,7 +60,12 @@ describe('first run', () => {
 
     const run = await app.request('POST', '/v1/nin', { headers: { 'x-service-key': key as string }, body: { nin: READY_MADE_NIN } });
     expect(run.status).toBe(201);
-    expect(run.body.data).toMatchObject({ scope: 'nin', status: 'found', charged: true, result: { nin: READY_MADE_NIN, firstName: sandboxPerson(READY_MADE_PEOPLE[0]).firstName } });
+    expect(run.body.data).toMatchObject({
+      scope: 'nin',
+      status: 'found',
+      charged: true,
+      result: { nin: READY_MADE_NIN, firstName: sandboxPerson(READY_MADE_PEOPLE[0]).firstName },
+    });
   });
 
   it('does nothing outside the embedded default, and nothing when the log is not empty', async () => {

@@ -4,7 +4,7 @@ import type { Server } from 'node:http';
 import { RUNTIME, type Runtime } from '../config/runtime.js';
 import type { CommandContext } from '../common/event.js';
 import { EVENT_STORE, type EventStore } from '../event-store/event-store.port.js';
-import { READY_MADE_PEOPLE, sandboxPerson } from '../providers/sandbox.world.js';
+import { READY_MADE_PEOPLE, sandboxPerson } from '../scopes/sandbox-world.js';
 import { SCOPES } from '../scopes/scopes.js';
 import { IssueApiKeyHandler } from './api-key.handlers.js';
 import { ApproveOrganization, IssueApiKey, RegisterOrganization, SetActiveScopes } from './organization.commands.js';

@@ -1,7 +1,10 @@
 import { Inject, type Type } from '@nestjs/common';
 import { CommandHandler, type ICommandHandler } from '@nestjs/cqrs';
+import type pg from 'pg';
 import { Clock } from '../common/clock.js';
+import { PG_POOL } from '../database/pool.js';
 import { InvariantViolated } from '../common/errors.js';
+import { ContactData } from '../data-protection/contact-data.js';
 import { DataKeys } from '../data-protection/data-keys.js';
 import {
   ApproveOrganization,
@@ -18,7 +21,7 @@ import {
 } from './organization.commands.js';
 import type { OrganizationCommand } from './organization.decider.js';
 import { OrganizationStore } from './organization.store.js';
-import { organizationView, type OrganizationView } from './organization.views.js';
+import { organizationView, withOpenedEmail, type OrganizationView } from './organization.views.js';
 
 export interface OrganizationHandler<C extends OrganizationChange> {
   execute(command: C): Promise<OrganizationView>;
@@ -32,11 +35,14 @@ export interface OrganizationHandler<C extends OrganizationChange> {
 function organizationHandler<C extends OrganizationChange>(command: Type<C>, decision: (given: C) => OrganizationCommand): Type<OrganizationHandler<C>> {
   @CommandHandler(command)
   class Handler implements OrganizationHandler<C> {
-    constructor(@Inject(OrganizationStore) private readonly organizations: OrganizationStore) {}
+    constructor(
+      @Inject(OrganizationStore) private readonly organizations: OrganizationStore,
+      @Inject(ContactData) private readonly contacts: ContactData,
+    ) {}
 
     async execute(given: C): Promise<OrganizationView> {
       const { state } = await this.organizations.execute(given.organizationId, decision(given), given.context, given.options);
-      return organizationView(state);
+      return withOpenedEmail(this.contacts, organizationView(state));
     }
   }
   Object.defineProperty(Handler, 'name', { value: `${command.name}Handler` });
@@ -64,12 +70,18 @@ export class DestroyPersonalDataHandler implements ICommandHandler<DestroyPerson
     @Inject(OrganizationStore) private readonly organizations: OrganizationStore,
     @Inject(DataKeys) private readonly keys: DataKeys,
     @Inject(Clock) private readonly clock: Clock,
+    @Inject(ContactData) private readonly contacts: ContactData,
+    @Inject(PG_POOL) private readonly pool: pg.Pool,
   ) {}
 
   async execute({ organizationId, context, options }: DestroyPersonalData): Promise<OrganizationView> {
     const { state } = await this.organizations.execute(organizationId, { type: 'DestroyPersonalData', at: this.clock.now() }, context, options, 'answer');
     if (state.personalDataDestroyedAt === null) throw new InvariantViolated(`the offboarding of ${organizationId} left its keys standing`);
     await this.keys.destroyOrganization(organizationId, state.personalDataDestroyedAt);
-    return organizationView(state);
+    // Its console accounts and open invitations go too (their sessions and links with them): their
+    // emails were sealed under the keys just destroyed, and nobody is left to sign in for it.
+    await this.pool.query('delete from console_tokens where organization_id = $1', [organizationId]);
+    await this.pool.query('delete from console_users where organization_id = $1', [organizationId]);
+    return withOpenedEmail(this.contacts, organizationView(state));
   }
 }

@@ -25,58 +25,99 @@ export interface OrganizationChange {
 }
 
 export class RegisterOrganization extends Command<OrganizationView> {
-  constructor(readonly input: { name: string; email: string }, readonly context: CommandContext, readonly options: Options = {}) {
+  constructor(
+    readonly input: { name: string; email: string },
+    readonly context: CommandContext,
+    readonly options: Options = {},
+  ) {
     super();
   }
 }
 
 export class ApproveOrganization extends Command<OrganizationView> {
-  constructor(readonly organizationId: string, readonly context: CommandContext, readonly options: Options = {}) {
+  constructor(
+    readonly organizationId: string,
+    readonly context: CommandContext,
+    readonly options: Options = {},
+  ) {
     super();
   }
 }
 
 /** From the console: the integrator asks for live access; the operators' approval queue lists it until approved. */
 export class RequestLiveAccess extends Command<OrganizationView> {
-  constructor(readonly organizationId: string, readonly context: CommandContext, readonly options: Options = {}) {
+  constructor(
+    readonly organizationId: string,
+    readonly context: CommandContext,
+    readonly options: Options = {},
+  ) {
     super();
   }
 }
 
 export class SuspendOrganization extends Command<OrganizationView> {
-  constructor(readonly organizationId: string, readonly reason: string, readonly context: CommandContext, readonly options: Options = {}) {
+  constructor(
+    readonly organizationId: string,
+    readonly reason: string,
+    readonly context: CommandContext,
+    readonly options: Options = {},
+  ) {
     super();
   }
 }
 
 export class ReinstateOrganization extends Command<OrganizationView> {
-  constructor(readonly organizationId: string, readonly context: CommandContext, readonly options: Options = {}) {
+  constructor(
+    readonly organizationId: string,
+    readonly context: CommandContext,
+    readonly options: Options = {},
+  ) {
     super();
   }
 }
 
 export class SetActiveScopes extends Command<OrganizationView> {
-  constructor(readonly organizationId: string, readonly scopes: readonly string[], readonly context: CommandContext, readonly options: Options = {}) {
+  constructor(
+    readonly organizationId: string,
+    readonly scopes: readonly string[],
+    readonly context: CommandContext,
+    readonly options: Options = {},
+  ) {
     super();
   }
 }
 
 export class SetScopePrices extends Command<OrganizationView> {
-  constructor(readonly organizationId: string, readonly pricesKobo: Readonly<Record<string, unknown>>, readonly context: CommandContext, readonly options: Options = {}) {
+  constructor(
+    readonly organizationId: string,
+    readonly pricesKobo: Readonly<Record<string, unknown>>,
+    readonly context: CommandContext,
+    readonly options: Options = {},
+  ) {
     super();
   }
 }
 
 /** The name as the DTO checked it; the decider trims it and writes nothing when it is unchanged. */
 export class RenameOrganization extends Command<OrganizationView> {
-  constructor(readonly organizationId: string, readonly name: string, readonly context: CommandContext, readonly options: Options = {}) {
+  constructor(
+    readonly organizationId: string,
+    readonly name: string,
+    readonly context: CommandContext,
+    readonly options: Options = {},
+  ) {
     super();
   }
 }
 
 /** `requestsPerMinute: null` returns the organization to RATE_LIMIT_PER_MINUTE. Validated by the decider. */
 export class SetRateLimit extends Command<OrganizationView> {
-  constructor(readonly organizationId: string, readonly requestsPerMinute: unknown, readonly context: CommandContext, readonly options: Options = {}) {
+  constructor(
+    readonly organizationId: string,
+    readonly requestsPerMinute: unknown,
+    readonly context: CommandContext,
+    readonly options: Options = {},
+  ) {
     super();
   }
 }
@@ -93,7 +134,11 @@ export class IssueApiKey extends Command<IssuedApiKeyView> {
 }
 
 export class RevokeApiKey extends Command<ApiKeyView> {
-  constructor(readonly keyId: string, readonly context: CommandContext, readonly options: Options = {}) {
+  constructor(
+    readonly keyId: string,
+    readonly context: CommandContext,
+    readonly options: Options = {},
+  ) {
     super();
   }
 }
@@ -107,21 +152,35 @@ export interface ProviderConfigurationInput {
 }
 
 export class ConfigureProvider extends Command<OrganizationView> {
-  constructor(readonly organizationId: string, readonly input: ProviderConfigurationInput, readonly context: CommandContext, readonly options: Options = {}) {
+  constructor(
+    readonly organizationId: string,
+    readonly input: ProviderConfigurationInput,
+    readonly context: CommandContext,
+    readonly options: Options = {},
+  ) {
     super();
   }
 }
 
 /** `retentionDays: null` returns the organization to PERSONAL_DATA_RETENTION_DAYS. Validated by the decider. */
 export class SetRetention extends Command<OrganizationView> {
-  constructor(readonly organizationId: string, readonly retentionDays: unknown, readonly context: CommandContext, readonly options: Options = {}) {
+  constructor(
+    readonly organizationId: string,
+    readonly retentionDays: unknown,
+    readonly context: CommandContext,
+    readonly options: Options = {},
+  ) {
     super();
   }
 }
 
 /** Offboarding: destroys the organization's keys; every verification of it then reads as erased. */
 export class DestroyPersonalData extends Command<OrganizationView> {
-  constructor(readonly organizationId: string, readonly context: CommandContext, readonly options: Options = {}) {
+  constructor(
+    readonly organizationId: string,
+    readonly context: CommandContext,
+    readonly options: Options = {},
+  ) {
     super();
   }
 }

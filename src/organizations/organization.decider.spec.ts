@@ -75,11 +75,9 @@ describe('organization decider', () => {
   });
 
   describe('suspending and reinstating', () => {
-    it('suspends with the reason', () =>
-      given([registered(), approved]).when({ type: 'SuspendOrganization', reason: 'fraud review' }).then([suspended]));
+    it('suspends with the reason', () => given([registered(), approved]).when({ type: 'SuspendOrganization', reason: 'fraud review' }).then([suspended]));
     it('writes nothing when already suspended', () => given([registered(), suspended]).when({ type: 'SuspendOrganization', reason: 'again' }).thenNothing());
-    it('writes nothing when reinstating an organization that is not suspended', () =>
-      given([registered(), approved]).when({ type: 'ReinstateOrganization' }).thenNothing());
+    it('writes nothing when reinstating an organization that is not suspended', () => given([registered(), approved]).when({ type: 'ReinstateOrganization' }).thenNothing());
     it('returns an approved organization to approved, a never-approved one to pending', () => {
       const reinstated: OrganizationEvent = { type: 'OrganizationReinstated', data: { schemaVersion: v, organizationId } };
       given([registered(), approved, suspended]).when({ type: 'ReinstateOrganization' }).then([reinstated]);
@@ -97,8 +95,14 @@ describe('organization decider', () => {
           { type: 'ScopeDeactivated', data: { schemaVersion: v, organizationId, scope: 'nin' } },
           { type: 'ScopeActivated', data: { schemaVersion: v, organizationId, scope: 'phone' } },
         ]));
-    it('writes nothing for the same set', () => given([registered(['nin', 'bvn'])]).when({ type: 'SetActiveScopes', scopes: ['bvn', 'nin', 'nin'] }).thenNothing());
-    it('lists every unknown scope', () => given([registered()]).when({ type: 'SetActiveScopes', scopes: ['nope', 'nin', 'zip'] }).thenFieldErrors(['scopes[0]', 'scopes[2]']));
+    it('writes nothing for the same set', () =>
+      given([registered(['nin', 'bvn'])])
+        .when({ type: 'SetActiveScopes', scopes: ['bvn', 'nin', 'nin'] })
+        .thenNothing());
+    it('lists every unknown scope', () =>
+      given([registered()])
+        .when({ type: 'SetActiveScopes', scopes: ['nope', 'nin', 'zip'] })
+        .thenFieldErrors(['scopes[0]', 'scopes[2]']));
   });
 
   describe('setting prices', () => {
@@ -110,7 +114,9 @@ describe('organization decider', () => {
           { type: 'ScopePriceSet', data: { schemaVersion: v, organizationId, scope: 'nin', priceKobo: null } },
           { type: 'ScopePriceSet', data: { schemaVersion: v, organizationId, scope: 'bvn', priceKobo: 0 } },
         ]);
-      given([registered(), ninPrice]).when({ type: 'SetScopePrices', pricesKobo: { nin: 5_000 } }).thenNothing();
+      given([registered(), ninPrice])
+        .when({ type: 'SetScopePrices', pricesKobo: { nin: 5_000 } })
+        .thenNothing();
     });
     it('refuses unknown scopes and prices that are not whole kobo in range, each listed', () =>
       given([registered()])
@@ -121,10 +127,15 @@ describe('organization decider', () => {
   describe('renaming', () => {
     const renamed = (name: string): OrganizationEvent => ({ type: 'OrganizationRenamed', data: { schemaVersion: v, organizationId, name } });
     it('records the new name without its surrounding spaces, and the state carries it', () => {
-      given([registered()]).when({ type: 'RenameOrganization', name: '  Acme Holdings ' }).then([renamed('Acme Holdings')]);
+      given([registered()])
+        .when({ type: 'RenameOrganization', name: '  Acme Holdings ' })
+        .then([renamed('Acme Holdings')]);
       expect(given([registered(), renamed('Acme Holdings')]).state.name).toBe('Acme Holdings');
     });
-    it('writes nothing when the name is already that', () => given([registered(), renamed('Acme Holdings')]).when({ type: 'RenameOrganization', name: 'Acme Holdings' }).thenNothing());
+    it('writes nothing when the name is already that', () =>
+      given([registered(), renamed('Acme Holdings')])
+        .when({ type: 'RenameOrganization', name: 'Acme Holdings' })
+        .thenNothing());
     it('refuses a blank name', () => given([registered()]).when({ type: 'RenameOrganization', name: ' \t ' }).thenFieldErrors(['name']));
     it('is not found for an organization that does not exist', () => given([]).when({ type: 'RenameOrganization', name: 'Acme' }).thenThrows(NotFound));
   });
@@ -132,30 +143,47 @@ describe('organization decider', () => {
   describe('setting the rate limit', () => {
     const rateLimitSet = (requestsPerMinute: number | null): OrganizationEvent => ({ type: 'RateLimitSet', data: { schemaVersion: v, organizationId, requestsPerMinute } });
     it('records an override, and the state carries it', () => {
-      given([registered()]).when({ type: 'SetRateLimit', requestsPerMinute: 120 }).then([rateLimitSet(120)]);
+      given([registered()])
+        .when({ type: 'SetRateLimit', requestsPerMinute: 120 })
+        .then([rateLimitSet(120)]);
       expect(given([registered(), rateLimitSet(120)]).state.rateLimitPerMinute).toBe(120);
     });
     it('returns to the default with null', () => {
-      given([registered(), rateLimitSet(120)]).when({ type: 'SetRateLimit', requestsPerMinute: null }).then([rateLimitSet(null)]);
+      given([registered(), rateLimitSet(120)])
+        .when({ type: 'SetRateLimit', requestsPerMinute: null })
+        .then([rateLimitSet(null)]);
       expect(given([registered(), rateLimitSet(120), rateLimitSet(null)]).state.rateLimitPerMinute).toBeNull();
     });
-    it('writes nothing when the limit is already that', () => given([registered(), rateLimitSet(120)]).when({ type: 'SetRateLimit', requestsPerMinute: 120 }).thenNothing());
+    it('writes nothing when the limit is already that', () =>
+      given([registered(), rateLimitSet(120)])
+        .when({ type: 'SetRateLimit', requestsPerMinute: 120 })
+        .thenNothing());
     it('writes nothing when clearing a limit that was never set', () => given([registered()]).when({ type: 'SetRateLimit', requestsPerMinute: null }).thenNothing());
     it.each([0, -1, 1.5, 1_000_001, '60', true])('refuses %p', (requestsPerMinute) =>
-      given([registered()]).when({ type: 'SetRateLimit', requestsPerMinute }).thenFieldErrors(['requestsPerMinute']));
+      given([registered()]).when({ type: 'SetRateLimit', requestsPerMinute }).thenFieldErrors(['requestsPerMinute']),
+    );
     it('is not found for an organization that does not exist', () => given([]).when({ type: 'SetRateLimit', requestsPerMinute: 60 }).thenThrows(NotFound));
   });
 
   describe('setting the retention period', () => {
     const retentionSet = (retentionDays: number | null): OrganizationEvent => ({ type: 'RetentionSet', data: { schemaVersion: v, organizationId, retentionDays } });
     it('records an override, and the state carries it; null returns to the default', () => {
-      given([registered()]).when({ type: 'SetRetention', retentionDays: 365 }).then([retentionSet(365)]);
+      given([registered()])
+        .when({ type: 'SetRetention', retentionDays: 365 })
+        .then([retentionSet(365)]);
       expect(given([registered(), retentionSet(365)]).state.retentionDays).toBe(365);
-      given([registered(), retentionSet(365)]).when({ type: 'SetRetention', retentionDays: null }).then([retentionSet(null)]);
+      given([registered(), retentionSet(365)])
+        .when({ type: 'SetRetention', retentionDays: null })
+        .then([retentionSet(null)]);
       expect(given([registered(), retentionSet(365), retentionSet(null)]).state.retentionDays).toBeNull();
     });
-    it('writes nothing when the period is already that', () => given([registered(), retentionSet(365)]).when({ type: 'SetRetention', retentionDays: 365 }).thenNothing());
-    it.each([0, -1, 1.5, 7301, '30', true])('refuses %p', (retentionDays) => given([registered()]).when({ type: 'SetRetention', retentionDays }).thenFieldErrors(['retentionDays']));
+    it('writes nothing when the period is already that', () =>
+      given([registered(), retentionSet(365)])
+        .when({ type: 'SetRetention', retentionDays: 365 })
+        .thenNothing());
+    it.each([0, -1, 1.5, 7301, '30', true])('refuses %p', (retentionDays) =>
+      given([registered()]).when({ type: 'SetRetention', retentionDays }).thenFieldErrors(['retentionDays']),
+    );
     it('is not found for an organization that does not exist', () => given([]).when({ type: 'SetRetention', retentionDays: 30 }).thenThrows(NotFound));
   });
 
@@ -164,7 +192,9 @@ describe('organization decider', () => {
     it('records the destruction once, with its time', () => {
       given([registered()]).when({ type: 'DestroyPersonalData', at }).then([destroyed]);
       expect(given([registered(), destroyed]).state.personalDataDestroyedAt).toEqual(at);
-      given([registered(), destroyed]).when({ type: 'DestroyPersonalData', at: new Date('2027-01-01T00:00:00Z') }).thenNothing();
+      given([registered(), destroyed])
+        .when({ type: 'DestroyPersonalData', at: new Date('2027-01-01T00:00:00Z') })
+        .thenNothing();
     });
     it('is not found for an organization that does not exist', () => given([]).when({ type: 'DestroyPersonalData', at }).thenThrows(NotFound));
   });
@@ -180,14 +210,23 @@ describe('organization decider', () => {
       prefix: 'service_test_abcd',
       last4: 'wxyz',
     });
-    it('issues a key by hash, never the key', () => given([registered()]).when(issue(null)).then([keyIssued('key_1')]));
+    it('issues a key by hash, never the key', () =>
+      given([registered()])
+        .when(issue(null))
+        .then([keyIssued('key_1')]));
     it('refuses unknown or empty key scopes', () => {
-      given([registered()]).when(issue(['nin', 'bogus'])).thenFieldErrors(['scopes[1]']);
+      given([registered()])
+        .when(issue(['nin', 'bogus']))
+        .thenFieldErrors(['scopes[1]']);
       given([registered()]).when(issue([])).thenFieldErrors(['scopes']);
     });
     it('revokes a key once; revoking again writes nothing', () => {
-      given([registered(), keyIssued('key_1')]).when({ type: 'RevokeApiKey', keyId: 'key_1' }).then([keyRevoked('key_1')]);
-      given([registered(), keyIssued('key_1'), keyRevoked('key_1')]).when({ type: 'RevokeApiKey', keyId: 'key_1' }).thenNothing();
+      given([registered(), keyIssued('key_1')])
+        .when({ type: 'RevokeApiKey', keyId: 'key_1' })
+        .then([keyRevoked('key_1')]);
+      given([registered(), keyIssued('key_1'), keyRevoked('key_1')])
+        .when({ type: 'RevokeApiKey', keyId: 'key_1' })
+        .thenNothing();
       expect(given([registered(), keyIssued('key_1'), keyRevoked('key_1')]).state.keys.get('key_1')?.revokedAt).toEqual(at);
     });
     it('does not know a key of another organization', () => given([registered()]).when({ type: 'RevokeApiKey', keyId: 'key_2' }).thenThrows(NotFound));
@@ -210,7 +249,12 @@ describe('organization decider', () => {
     it('records the provider, its secondary and their sealed credentials', () =>
       given([registered()])
         .when(configure({ fallback: { provider: 'prembly', credentials: 'v1.other' } }))
-        .then([{ type: 'ProviderConfigured', data: { schemaVersion: v, organizationId, environment: 'live', provider: 'dojah', fallback: 'prembly', credentials: 'v1.sealed', fallbackCredentials: 'v1.other' } }]));
+        .then([
+          {
+            type: 'ProviderConfigured',
+            data: { schemaVersion: v, organizationId, environment: 'live', provider: 'dojah', fallback: 'prembly', credentials: 'v1.sealed', fallbackCredentials: 'v1.other' },
+          },
+        ]));
 
     it('keeps the provider per environment in the state', () => {
       expect(given([registered(), configured({ fallback: 'prembly' })]).state.providers).toEqual({ live: { provider: 'dojah', fallback: 'prembly' } });
@@ -227,19 +271,35 @@ describe('organization decider', () => {
         .thenFieldErrors(['scopes']));
 
     it('refuses unknown providers, missing credentials, a fallback equal to the primary or the sandbox, and upstreams for test keys', () => {
-      given([registered()]).when(configure({ provider: 'acme' })).thenFieldErrors(['provider']);
-      given([registered()]).when(configure({ credentials: null })).thenFieldErrors(['credentials']);
-      given([registered()]).when(configure({ fallback: { provider: 'dojah', credentials: 'x' } })).thenFieldErrors(['fallback.provider']);
-      given([registered()]).when(configure({ fallback: { provider: 'sandbox', credentials: null } })).thenFieldErrors(['fallback.provider']);
-      given([registered()]).when(configure({ environment: 'test' })).thenFieldErrors(['provider']);
+      given([registered()])
+        .when(configure({ provider: 'acme' }))
+        .thenFieldErrors(['provider']);
+      given([registered()])
+        .when(configure({ credentials: null }))
+        .thenFieldErrors(['credentials']);
+      given([registered()])
+        .when(configure({ fallback: { provider: 'dojah', credentials: 'x' } }))
+        .thenFieldErrors(['fallback.provider']);
+      given([registered()])
+        .when(configure({ fallback: { provider: 'sandbox', credentials: null } }))
+        .thenFieldErrors(['fallback.provider']);
+      given([registered()])
+        .when(configure({ environment: 'test' }))
+        .thenFieldErrors(['provider']);
     });
 
     it('accepts the sandbox without credentials, for either environment', () => {
-      expect(given([registered()]).when(configure({ environment: 'test', provider: 'sandbox', credentials: null })).events()).toHaveLength(1);
+      expect(
+        given([registered()])
+          .when(configure({ environment: 'test', provider: 'sandbox', credentials: null }))
+          .events(),
+      ).toHaveLength(1);
     });
 
     it('refuses to activate a scope the configured provider cannot serve, and still activates the others', () => {
-      given([registered(['nin']), configured()]).when({ type: 'SetActiveScopes', scopes: ['nin', 'passport'] }).thenFieldErrors(['scopes']);
+      given([registered(['nin']), configured()])
+        .when({ type: 'SetActiveScopes', scopes: ['nin', 'passport'] })
+        .thenFieldErrors(['scopes']);
       given([registered(['nin']), configured()])
         .when({ type: 'SetActiveScopes', scopes: ['nin', 'bvn'] })
         .then([{ type: 'ScopeActivated', data: { schemaVersion: v, organizationId, scope: 'bvn' } }]);

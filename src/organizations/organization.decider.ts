@@ -176,7 +176,8 @@ function validProviderConfiguration(command: Extract<OrganizationCommand, { type
     if (command.fallback.provider === command.provider) errors.push({ field: 'fallback.provider', message: 'must differ from the primary provider' });
     // A live check must never quietly come back with made-up data.
     if (command.fallback.provider === 'sandbox') errors.push({ field: 'fallback.provider', message: 'the sandbox cannot be a fallback' });
-    if (command.fallback.credentials === null && command.fallback.provider !== 'sandbox') errors.push({ field: 'fallback.credentials', message: `are required for ${command.fallback.provider}` });
+    if (command.fallback.credentials === null && command.fallback.provider !== 'sandbox')
+      errors.push({ field: 'fallback.credentials', message: `are required for ${command.fallback.provider}` });
   }
   const providers = [command.provider, ...(command.fallback === null ? [] : [command.fallback.provider])];
   return [...errors, ...unservedScopes(providers, state.activeScopes)];
@@ -234,7 +235,10 @@ export function decide(command: OrganizationCommand, state: OrganizationState): 
     case 'SetActiveScopes': {
       const wanted = new Set(knownScopes('scopes', command.scopes));
       const current = new Set(state.activeScopes);
-      const unserved = unservedScopes(configuredProviders(state.providers), [...wanted].filter((scope) => !current.has(scope)));
+      const unserved = unservedScopes(
+        configuredProviders(state.providers),
+        [...wanted].filter((scope) => !current.has(scope)),
+      );
       if (unserved.length > 0) throw new ValidationFailed(unserved, 'A configured provider cannot serve a scope being activated');
       const events: OrganizationEvent[] = [];
       for (const scope of SCOPES) {

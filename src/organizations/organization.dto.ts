@@ -61,7 +61,8 @@ const PROVIDER_FIELDS = ['environment', 'provider', 'credentials', 'fallback'];
 export function providerBody(body: unknown): ProviderConfigurationInput {
   if (!isPlainObject(body)) throw new ValidationFailed([{ field: 'body', message: 'the body must be a JSON object {environment, provider, credentials, fallback?}' }]);
   const errors: FieldError[] = [];
-  for (const field of Object.keys(body).slice(0, 20)) if (!PROVIDER_FIELDS.includes(field)) errors.push({ field: field.slice(0, 50), message: 'is not a field of a provider configuration' });
+  for (const field of Object.keys(body).slice(0, 20))
+    if (!PROVIDER_FIELDS.includes(field)) errors.push({ field: field.slice(0, 50), message: 'is not a field of a provider configuration' });
   const { environment, provider, credentials, fallback } = body;
   if (!(ENVIRONMENTS as readonly unknown[]).includes(environment)) errors.push({ field: 'environment', message: 'environment must be "test" or "live"' });
   if (typeof provider !== 'string' || provider.length === 0 || provider.length > 50) errors.push({ field: 'provider', message: 'provider must be a provider name' });
@@ -69,8 +70,10 @@ export function providerBody(body: unknown): ProviderConfigurationInput {
   if (fallback !== undefined && fallback !== null) {
     if (!isPlainObject(fallback)) errors.push({ field: 'fallback', message: 'fallback must be an object {provider, credentials}' });
     else {
-      for (const field of Object.keys(fallback).slice(0, 20)) if (field !== 'provider' && field !== 'credentials') errors.push({ field: `fallback.${field.slice(0, 50)}`, message: 'is not a field of a fallback' });
-      if (typeof fallback.provider !== 'string' || fallback.provider.length === 0 || fallback.provider.length > 50) errors.push({ field: 'fallback.provider', message: 'provider must be a provider name' });
+      for (const field of Object.keys(fallback).slice(0, 20))
+        if (field !== 'provider' && field !== 'credentials') errors.push({ field: `fallback.${field.slice(0, 50)}`, message: 'is not a field of a fallback' });
+      if (typeof fallback.provider !== 'string' || fallback.provider.length === 0 || fallback.provider.length > 50)
+        errors.push({ field: 'fallback.provider', message: 'provider must be a provider name' });
       else parsedFallback = { provider: fallback.provider, credentials: fallback.credentials };
     }
   }

@@ -7,10 +7,7 @@ import type { Event } from '../common/event.js';
  * `WalletFunded` on the wallet stream with funding reference `sandbox-credit`, written right after;
  * if that write fails, the recovery sweep writes it later from this figure.
  */
-export type OrganizationRegistered = Event<
-  'OrganizationRegistered',
-  { organizationId: string; name: string; email: string; activeScopes: string[]; sandboxCreditKobo?: number }
->;
+export type OrganizationRegistered = Event<'OrganizationRegistered', { organizationId: string; name: string; email: string; activeScopes: string[]; sandboxCreditKobo?: number }>;
 /** The operators changed the organization's name: its events and its wallet's keep its id. */
 export type OrganizationRenamed = Event<'OrganizationRenamed', { organizationId: string; name: string }>;
 export type OrganizationApproved = Event<'OrganizationApproved', { organizationId: string }>;

@@ -6,7 +6,6 @@ import { KEY_ID } from './organization.store.js';
 
 /** The OpenAPI schemas of the operators' organization and key routes. */
 
-
 const SCOPE: Schema = { type: 'string', enum: [...SCOPES] };
 const CREDENTIALS: Schema = {
   type: 'object',
@@ -161,7 +160,13 @@ export function organizationSchemas(): Record<string, Schema> {
       properties: {
         environment: ENVIRONMENT,
         name: { type: 'string', minLength: 1, maxLength: 100 },
-        scopes: { type: 'array', items: SCOPE, minItems: 1, maxItems: SCOPES.length * 2, description: 'the scopes the key may run; left out: every scope active for the organization' },
+        scopes: {
+          type: 'array',
+          items: SCOPE,
+          minItems: 1,
+          maxItems: SCOPES.length * 2,
+          description: 'the scopes the key may run; left out: every scope active for the organization',
+        },
       },
     },
   };

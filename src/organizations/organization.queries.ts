@@ -3,12 +3,13 @@ import { Query, QueryHandler, type IQueryHandler } from '@nestjs/cqrs';
 import type pg from 'pg';
 import { NotFound } from '../common/errors.js';
 import { isoWithOffset } from '../common/time.js';
+import { ContactData } from '../data-protection/contact-data.js';
 import { PG_POOL } from '../database/pool.js';
 import { SCOPES } from '../scopes/scopes.js';
 import type { OrganizationStatus } from '../common/organization-status.js';
 import { MAX_KEYS_PER_ORGANIZATION } from './organization.decider.js';
 import { ORGANIZATION_ID } from './organization.store.js';
-import { providersView, type ApiKeyView, type OrganizationView } from './organization.views.js';
+import { providersView, withOpenedEmail, type ApiKeyView, type OrganizationView } from './organization.views.js';
 
 export const MAX_PAGE_SIZE = 100;
 
@@ -24,7 +25,10 @@ export class GetOrganization extends Query<OrganizationView> {
 }
 
 export class ListOrganizations extends Query<Page<OrganizationView>> {
-  constructor(readonly page: number, readonly pageSize: number) {
+  constructor(
+    readonly page: number,
+    readonly pageSize: number,
+  ) {
     super();
   }
 }
@@ -51,7 +55,8 @@ interface OrganizationRow {
   created_at: Date;
 }
 
-const ORGANIZATION_COLUMNS = 'id, name, email, status, approved, active_scopes, prices, rate_limit_per_minute, suspension_reason, providers, retention_days, personal_data_destroyed_at, created_at';
+const ORGANIZATION_COLUMNS =
+  'id, name, email, status, approved, active_scopes, prices, rate_limit_per_minute, suspension_reason, providers, retention_days, personal_data_destroyed_at, created_at';
 
 function canonicalOrder(scopes: readonly string[]): string[] {
   return (SCOPES as readonly string[]).filter((scope) => scopes.includes(scope));
@@ -79,19 +84,25 @@ function toView(row: OrganizationRow): OrganizationView {
 
 @QueryHandler(GetOrganization)
 export class GetOrganizationHandler implements IQueryHandler<GetOrganization, OrganizationView> {
-  constructor(@Inject(PG_POOL) private readonly pool: pg.Pool) {}
+  constructor(
+    @Inject(PG_POOL) private readonly pool: pg.Pool,
+    @Inject(ContactData) private readonly contacts: ContactData,
+  ) {}
 
   async execute({ organizationId }: GetOrganization): Promise<OrganizationView> {
     if (!ORGANIZATION_ID.test(organizationId)) throw new NotFound('No organization with that id');
     const { rows } = await this.pool.query<OrganizationRow>(`select ${ORGANIZATION_COLUMNS} from organizations where id = $1`, [organizationId]);
     if (rows.length === 0) throw new NotFound('No organization with that id');
-    return toView(rows[0]);
+    return withOpenedEmail(this.contacts, toView(rows[0]));
   }
 }
 
 @QueryHandler(ListOrganizations)
 export class ListOrganizationsHandler implements IQueryHandler<ListOrganizations, Page<OrganizationView>> {
-  constructor(@Inject(PG_POOL) private readonly pool: pg.Pool) {}
+  constructor(
+    @Inject(PG_POOL) private readonly pool: pg.Pool,
+    @Inject(ContactData) private readonly contacts: ContactData,
+  ) {}
 
   async execute({ page, pageSize }: ListOrganizations): Promise<Page<OrganizationView>> {
     const size = Math.min(Math.max(1, pageSize), MAX_PAGE_SIZE);
@@ -100,7 +111,7 @@ export class ListOrganizationsHandler implements IQueryHandler<ListOrganizations
       this.pool.query<{ total: string }>('select count(*) as total from organizations'),
     ]);
     const total = Number(counted.rows[0].total);
-    return { items: rows.map(toView), meta: { total, page, pageSize: size, totalPages: Math.ceil(total / size) } };
+    return { items: await Promise.all(rows.map((row) => withOpenedEmail(this.contacts, toView(row)))), meta: { total, page, pageSize: size, totalPages: Math.ceil(total / size) } };
   }
 }
 
@@ -171,7 +182,10 @@ function consoleView(row: OrganizationRow & { live_access_requested_at: Date | n
 
 @QueryHandler(GetConsoleOrganization)
 export class GetConsoleOrganizationHandler implements IQueryHandler<GetConsoleOrganization, ConsoleOrganizationView> {
-  constructor(@Inject(PG_POOL) private readonly pool: pg.Pool) {}
+  constructor(
+    @Inject(PG_POOL) private readonly pool: pg.Pool,
+    @Inject(ContactData) private readonly contacts: ContactData,
+  ) {}
 
   async execute({ organizationId }: GetConsoleOrganization): Promise<ConsoleOrganizationView> {
     if (!ORGANIZATION_ID.test(organizationId)) throw new NotFound('No organization with that id');
@@ -180,13 +194,16 @@ export class GetConsoleOrganizationHandler implements IQueryHandler<GetConsoleOr
       [organizationId],
     );
     if (rows.length === 0) throw new NotFound('No organization with that id');
-    return consoleView(rows[0]);
+    return withOpenedEmail(this.contacts, consoleView(rows[0]));
   }
 }
 
 @QueryHandler(SearchOrganizations)
 export class SearchOrganizationsHandler implements IQueryHandler<SearchOrganizations, Page<ConsoleOrganizationView>> {
-  constructor(@Inject(PG_POOL) private readonly pool: pg.Pool) {}
+  constructor(
+    @Inject(PG_POOL) private readonly pool: pg.Pool,
+    @Inject(ContactData) private readonly contacts: ContactData,
+  ) {}
 
   async execute({ filters, page, pageSize }: SearchOrganizations): Promise<Page<ConsoleOrganizationView>> {
     const size = Math.min(Math.max(1, pageSize), MAX_PAGE_SIZE);
@@ -194,7 +211,11 @@ export class SearchOrganizationsHandler implements IQueryHandler<SearchOrganizat
     const params: unknown[] = [];
     if (filters.search !== undefined && filters.search !== '') {
       params.push(`%${filters.search.replace(/[\\%_]/g, (c) => `\\${c}`)}%`);
-      conditions.push(`(name ilike $${params.length} or email ilike $${params.length} or id ilike $${params.length})`);
+      // Emails are stored sealed: a whole address is found through its console users' keyed hash.
+      params.push(await this.contacts.lookupKeys('email', filters.search));
+      conditions.push(
+        `(name ilike $${params.length - 1} or id ilike $${params.length - 1} or id in (select organization_id from console_users where email_key = any($${params.length}::text[])))`,
+      );
     }
     if (filters.status !== undefined) {
       params.push(filters.status);
@@ -211,6 +232,9 @@ export class SearchOrganizationsHandler implements IQueryHandler<SearchOrganizat
       this.pool.query<{ total: string }>(`select count(*) as total from organizations ${where}`, params),
     ]);
     const total = Number(counted.rows[0].total);
-    return { items: rows.map(consoleView), meta: { total, page, pageSize: size, totalPages: Math.ceil(total / size) } };
+    return {
+      items: await Promise.all(rows.map((row) => withOpenedEmail(this.contacts, consoleView(row)))),
+      meta: { total, page, pageSize: size, totalPages: Math.ceil(total / size) },
+    };
   }
 }

@@ -1,4 +1,5 @@
 import { InvariantViolated } from '../common/errors.js';
+import type { ContactData } from '../data-protection/contact-data.js';
 import { isoWithOffset } from '../common/time.js';
 import type { OrganizationStatus } from '../common/organization-status.js';
 import type { ApiKeyState, OrganizationState } from './organization.decider.js';
@@ -7,6 +8,7 @@ import type { ApiKeyState, OrganizationState } from './organization.decider.js';
 export interface OrganizationView {
   readonly id: string;
   readonly name: string;
+  /** The contact email, opened from its sealed form; empty once the organization was offboarded. */
   readonly email: string;
   readonly status: OrganizationStatus;
   readonly approved: boolean;
@@ -78,6 +80,14 @@ export function organizationView(state: OrganizationState): OrganizationView {
     personalDataDestroyedAt: state.personalDataDestroyedAt === null ? null : isoWithOffset(state.personalDataDestroyedAt),
     createdAt: isoWithOffset(state.createdAt),
   };
+}
+
+/** What an organization's email is sealed bound to, under its own key (ContactData), in its events and read model. */
+export const ORGANIZATION_EMAIL_CONTEXT = 'organization.email';
+
+/** The view with its email opened (the state and the read model hold it sealed). */
+export async function withOpenedEmail<V extends OrganizationView>(contacts: ContactData, view: V): Promise<V> {
+  return { ...view, email: await contacts.open(view.id, ORGANIZATION_EMAIL_CONTEXT, view.email) };
 }
 
 export function apiKeyView(key: ApiKeyState, lastUsedAt: Date | null = null): ApiKeyView {

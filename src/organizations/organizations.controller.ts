@@ -18,6 +18,8 @@ import {
   ORGANIZATION_ID,
   ref,
 } from '../common/openapi.js';
+import { serves } from '../providers/capabilities.js';
+import { SCOPES } from '../scopes/scopes.js';
 import { paging } from '../common/paging.js';
 import { commandContext } from '../common/request-context.js';
 import { validateBody } from '../common/validation.js';
@@ -36,7 +38,17 @@ import {
   SetScopePrices,
   SuspendOrganization,
 } from './organization.commands.js';
-import { IssueApiKeyDto, OrganizationNameDto, pricesBody, providerBody, rateLimitBody, retentionBody, RegisterOrganizationDto, SetScopesDto, SuspendOrganizationDto } from './organization.dto.js';
+import {
+  IssueApiKeyDto,
+  OrganizationNameDto,
+  pricesBody,
+  providerBody,
+  rateLimitBody,
+  retentionBody,
+  RegisterOrganizationDto,
+  SetScopesDto,
+  SuspendOrganizationDto,
+} from './organization.dto.js';
 import { GetOrganization, ListApiKeys, ListOrganizations } from './organization.queries.js';
 import type { ApiKeyView, IssuedApiKeyView, OrganizationView } from './organization.views.js';
 import { KEY_ID_SCHEMA } from './organization.openapi.js';
@@ -45,6 +57,9 @@ const ID = ApiPathParam('id', ORGANIZATION_ID, 'the organization');
 const ORGANIZATION = ref('Organization');
 /** A change of an organization: the body's own errors, the admin's, and those of a change that may not be in force in time. */
 const CHANGE_ERRORS = ApiErrors(ANY_ROUTE_ERRORS, BODY_ERRORS, ORGANIZATION_CHANGE_ERRORS);
+
+/** The scopes the provider example's pair cannot both serve: an organization with one of them active is refused that pair. */
+const NOT_SERVED_BY_BOTH = SCOPES.filter((scope) => !serves('dojah', scope) || !serves('prembly', scope));
 
 /** The operators' "dashboard": organizations, scopes, prices and keys, as events on `organization-{id}`. */
 @ApiBearerAuth('adminToken')
@@ -94,7 +109,12 @@ export class OrganizationsController {
 
   @Post('organizations/:id/approve')
   @HttpCode(200)
-  @ApiRoute('approveOrganization', 'Admin: organizations', 'Approve an organization', 'Its live keys may then run checks. Approving an approved organization changes nothing. No body.')
+  @ApiRoute(
+    'approveOrganization',
+    'Admin: organizations',
+    'Approve an organization',
+    'Its live keys may then run checks. Approving an approved organization changes nothing. No body.',
+  )
   @ID
   @ApiSuccess(200, 'The organization, approved', ORGANIZATION)
   @CHANGE_ERRORS
@@ -125,7 +145,12 @@ export class OrganizationsController {
   }
 
   @Put('organizations/:id/scopes')
-  @ApiRoute('setOrganizationScopes', 'Admin: organizations', "Set an organization's active scopes", 'The full set of active scopes. A scope its configured upstream cannot serve is refused (422).')
+  @ApiRoute(
+    'setOrganizationScopes',
+    'Admin: organizations',
+    "Set an organization's active scopes",
+    'The full set of active scopes. A scope its configured upstream cannot serve is refused (422).',
+  )
   @ID
   @ApiJsonBody(ref('ScopeSet'), { identity: { summary: 'NIN and BVN checks', value: { scopes: ['nin', 'bvn'] } } })
   @ApiSuccess(200, 'The organization', ORGANIZATION)
@@ -136,7 +161,12 @@ export class OrganizationsController {
   }
 
   @Put('organizations/:id/prices')
-  @ApiRoute('setOrganizationPrices', 'Admin: organizations', "Set an organization's prices", 'The full set of per-scope price overrides in kobo (0 to 100,000,000); scopes left out return to the default price.')
+  @ApiRoute(
+    'setOrganizationPrices',
+    'Admin: organizations',
+    "Set an organization's prices",
+    'The full set of per-scope price overrides in kobo (0 to 100,000,000); scopes left out return to the default price.',
+  )
   @ID
   @ApiJsonBody(ref('Prices'), { discount: { summary: 'cheaper NIN and BVN checks', value: { nin: 5000, bvn: 7500 } } })
   @ApiSuccess(200, 'The organization', ORGANIZATION)
@@ -151,12 +181,20 @@ export class OrganizationsController {
     'setOrganizationProvider',
     'Admin: organizations',
     "Configure an organization's upstream provider",
-    "The upstream of one environment and an optional fallback. The credentials are stored encrypted and never shown again. An upstream that cannot serve an active scope is refused (422).",
+    'The upstream of one environment and an optional fallback. The credentials are stored encrypted and never shown again. An upstream that cannot serve an active scope is refused (422).',
   )
   @ID
   @ApiJsonBody(ref('ProviderConfiguration'), {
     sandbox: { summary: 'the sandbox for live checks', value: { environment: 'live', provider: 'sandbox' } },
-    dojah: { summary: 'Dojah, with Prembly as fallback', value: { environment: 'live', provider: 'dojah', credentials: { appId: 'app-id', secretKey: 'secret-key' }, fallback: { provider: 'prembly', credentials: { appId: 'app-id', apiKey: 'api-key' } } } },
+    dojah: {
+      summary: `Dojah, with Prembly as fallback: for an organization whose active scopes both serve (not ${NOT_SERVED_BY_BOTH.join(' or ')}; else 422 on scopes)`,
+      value: {
+        environment: 'live',
+        provider: 'dojah',
+        credentials: { appId: 'app-id', secretKey: 'secret-key' },
+        fallback: { provider: 'prembly', credentials: { appId: 'app-id', apiKey: 'api-key' } },
+      },
+    },
   })
   @ApiSuccess(200, 'The organization', ORGANIZATION)
   @CHANGE_ERRORS
@@ -176,9 +214,17 @@ export class OrganizationsController {
 
   /** Requests per API key per minute on /v1 for this organization's keys; null returns to RATE_LIMIT_PER_MINUTE. */
   @Put('organizations/:id/rate-limit')
-  @ApiRoute('setOrganizationRateLimit', 'Admin: organizations', "Set an organization's rate limit", "Requests per API key per minute on /v1 for this organization's keys; null returns to RATE_LIMIT_PER_MINUTE.")
+  @ApiRoute(
+    'setOrganizationRateLimit',
+    'Admin: organizations',
+    "Set an organization's rate limit",
+    "Requests per API key per minute on /v1 for this organization's keys; null returns to RATE_LIMIT_PER_MINUTE.",
+  )
   @ID
-  @ApiJsonBody(ref('RateLimit'), { limit: { summary: '120 a minute', value: { requestsPerMinute: 120 } }, default: { summary: 'back to the default', value: { requestsPerMinute: null } } })
+  @ApiJsonBody(ref('RateLimit'), {
+    limit: { summary: '120 a minute', value: { requestsPerMinute: 120 } },
+    default: { summary: 'back to the default', value: { requestsPerMinute: null } },
+  })
   @ApiSuccess(200, 'The organization', ORGANIZATION)
   @CHANGE_ERRORS
   async rateLimit(@Req() request: AdminRequest, @Param('id') id: string, @Body() body: unknown): Promise<SuccessEnvelope<OrganizationView>> {
@@ -220,7 +266,12 @@ export class OrganizationsController {
 
   @Post('organizations/:id/keys')
   @HttpCode(201)
-  @ApiRoute('issueApiKey', 'Admin: API keys', 'Issue an API key', 'The answer holds the full key, shown this once; the service keeps only its hash. At most 200 keys per organization.')
+  @ApiRoute(
+    'issueApiKey',
+    'Admin: API keys',
+    'Issue an API key',
+    'The answer holds the full key, shown this once; the service keeps only its hash. At most 200 keys per organization.',
+  )
   @ID
   @ApiJsonBody(ref('NewApiKey'), {
     test: { summary: 'a test key for every active scope', value: { environment: 'test' } },

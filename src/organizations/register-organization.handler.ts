@@ -5,12 +5,12 @@ import { CONFIG } from '../config/runtime.js';
 import { IdGenerator } from '../common/ids.js';
 import { ProjectionWaiter } from '../read-models/projection-waiter.js';
 import { WALLET_PROJECTIONS } from '../wallets/wallet.read-model.js';
-import { validateBody } from '../common/validation.js';
 import { RegisterOrganization } from './organization.commands.js';
-import { RegisterOrganizationDto } from './organization.dto.js';
+import { validRegistration } from './registration.js';
 import { OrganizationStore } from './organization.store.js';
 import { SandboxCreditSweep } from './sandbox-credit.js';
-import { organizationView, type OrganizationView } from './organization.views.js';
+import { ContactData } from '../data-protection/contact-data.js';
+import { ORGANIZATION_EMAIL_CONTEXT, organizationView, withOpenedEmail, type OrganizationView } from './organization.views.js';
 
 @CommandHandler(RegisterOrganization)
 export class RegisterOrganizationHandler implements ICommandHandler<RegisterOrganization, OrganizationView> {
@@ -22,11 +22,12 @@ export class RegisterOrganizationHandler implements ICommandHandler<RegisterOrga
     @Inject(CONFIG) private readonly config: AppConfig,
     @Inject(IdGenerator) private readonly ids: IdGenerator,
     @Inject(ProjectionWaiter) private readonly waiter: ProjectionWaiter,
+    @Inject(ContactData) private readonly contacts: ContactData,
   ) {}
 
   async execute({ input: given, context, options }: RegisterOrganization): Promise<OrganizationView> {
     // The one check of a registration's fields, whoever registers (the admin API, the CLI, the console's sign-up).
-    const input = validateBody(RegisterOrganizationDto, { name: given.name, email: given.email });
+    const input = validRegistration(given);
     const organizationId = this.ids.organizationId();
     const registered = await this.organizations.execute(
       organizationId,
@@ -34,7 +35,8 @@ export class RegisterOrganizationHandler implements ICommandHandler<RegisterOrga
         type: 'RegisterOrganization',
         organizationId,
         name: input.name,
-        email: input.email,
+        // Sealed under the organization's own key before it reaches the log: offboarding destroys it.
+        email: await this.contacts.seal(organizationId, ORGANIZATION_EMAIL_CONTEXT, input.email),
         activeScopes: this.config.verifications.defaultActiveScopes,
         sandboxCreditKobo: this.config.verifications.sandboxCreditKobo,
       },
@@ -53,6 +55,6 @@ export class RegisterOrganizationHandler implements ICommandHandler<RegisterOrga
       registered.position !== null ? this.organizations.waitForProjections(registered.position, waitMs) : undefined,
       credit?.position !== undefined && waitMs > 0 ? this.waiter.waitFor(WALLET_PROJECTIONS, credit.position, waitMs) : undefined,
     ]);
-    return organizationView(registered.state);
+    return withOpenedEmail(this.contacts, organizationView(registered.state));
   }
 }

@@ -22,11 +22,13 @@ describe('The sandbox-credit sweep', () => {
   /** An organization whose registration recorded `creditKobo` and whose credit was never written (the process stopped in between). */
   async function registeredWithoutCredit(creditKobo: number): Promise<string> {
     const organizationId = app.app.get(IdGenerator).organizationId();
-    await app.app.get(OrganizationStore).execute(
-      organizationId,
-      { type: 'RegisterOrganization', organizationId, name: 'Sweep Ltd', email: 'sweep@example.com', activeScopes: ['nin'], sandboxCreditKobo: creditKobo },
-      { correlationId: `test-${organizationId}`, actor: SYSTEM_ACTOR },
-    );
+    await app.app
+      .get(OrganizationStore)
+      .execute(
+        organizationId,
+        { type: 'RegisterOrganization', organizationId, name: 'Sweep Ltd', email: 'sweep@example.com', activeScopes: ['nin'], sandboxCreditKobo: creditKobo },
+        { correlationId: `test-${organizationId}`, actor: SYSTEM_ACTOR },
+      );
     return organizationId;
   }
 

@@ -57,11 +57,7 @@ export class SandboxCreditSweep extends PeriodicSweep<SandboxCreditReport> {
   async credit(organizationId: string, context: CommandContext): Promise<{ outcome: 'credited' | 'already_credited' | 'owes_nothing'; position?: bigint }> {
     const { state } = await this.organizations.load(organizationId);
     if (state.id === null || state.sandboxCreditKobo === 0) return { outcome: 'owes_nothing' };
-    const funded = await this.ledger.fund(
-      { organizationId, environment: 'test' },
-      { fundingReference: SANDBOX_CREDIT_REFERENCE, amountKobo: state.sandboxCreditKobo },
-      context,
-    );
+    const funded = await this.ledger.fund({ organizationId, environment: 'test' }, { fundingReference: SANDBOX_CREDIT_REFERENCE, amountKobo: state.sandboxCreditKobo }, context);
     return { outcome: funded.funded ? 'credited' : 'already_credited', position: funded.position };
   }
 

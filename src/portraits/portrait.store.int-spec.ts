@@ -31,7 +31,7 @@ describe('The encrypted portrait store (filesystem)', () => {
     expect((await again.get(id))?.bytes).toEqual(image);
   });
 
-  it('deletes a portrait: its record zeroed in place (the segment\'s other portraits stay readable), then unknown; deleting again is harmless', async () => {
+  it("deletes a portrait: its record zeroed in place (the segment's other portraits stay readable), then unknown; deleting again is harmless", async () => {
     const config = loadConfig({ DATA_DIR: await mkdtemp(join(tmpdir(), 'portraits-deleted-')) });
     const store = await FilePortraitStore.open(config);
     const key = randomBytes(32);

@@ -282,5 +282,9 @@ export function parseKey(value: string, variable = 'PORTRAIT_ENCRYPTION_KEY'): B
 
 /** The embedded default's key: generated once, readable by the owner only. */
 export function generatedKey(path: string, variable = 'PORTRAIT_ENCRYPTION_KEY'): Promise<Buffer> {
-  return generatedKeyFile(path, (key) => key.toString('hex'), (text) => parseKey(text, variable));
+  return generatedKeyFile(
+    path,
+    (key) => key.toString('hex'),
+    (text) => parseKey(text, variable),
+  );
 }

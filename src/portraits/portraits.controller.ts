@@ -27,7 +27,7 @@ export class PortraitsController {
     'getPortrait',
     'Portraits',
     'Download a portrait',
-    "Through the signed, expiring link in a verification result (`portraitUrl`): the link is the credential, so it works in an `<img>` tag without the key, on any site (`Cross-Origin-Resource-Policy: cross-origin`). Answers carry `Cache-Control: private, no-store`.",
+    'Through the signed, expiring link in a verification result (`portraitUrl`): the link is the credential, so it works in an `<img>` tag without the key, on any site (`Cross-Origin-Resource-Policy: cross-origin`). Answers carry `Cache-Control: private, no-store`.',
   )
   @ApiPathParam('id', { type: 'string', pattern: PORTRAIT_ID.source, example: 'prt_0123456789abcdef_1f_2a0' }, 'the portrait')
   @ApiQuery({ name: 'expires', required: true, description: 'Unix seconds after which the link stops working', schema: { type: 'string', pattern: '^\\d{1,12}$' } })
@@ -35,7 +35,10 @@ export class PortraitsController {
   @ApiResponse({
     status: 200,
     description: 'The image',
-    content: { 'image/png': { schema: { type: 'string', contentMediaType: 'image/png' } as never }, 'image/jpeg': { schema: { type: 'string', contentMediaType: 'image/jpeg' } as never } },
+    content: {
+      'image/png': { schema: { type: 'string', contentMediaType: 'image/png' } as never },
+      'image/jpeg': { schema: { type: 'string', contentMediaType: 'image/jpeg' } as never },
+    },
   })
   @ApiErrors(ANY_ROUTE_ERRORS, 'portrait_link_expired', 'portrait_link_invalid', 'not_found')
   async download(@Param('id') id: string, @Query('expires') expires: unknown, @Query('signature') signature: unknown, @Res() reply: FastifyReply): Promise<void> {

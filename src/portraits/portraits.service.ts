@@ -1,7 +1,6 @@
 import { Inject, Injectable } from '@nestjs/common';
-import { HttpAdapterHost } from '@nestjs/core';
-import type { AddressInfo } from 'node:net';
 import { Clock } from '../common/clock.js';
+import { PublicOrigin } from '../common/public-origin.js';
 import { CONFIG } from '../config/runtime.js';
 import type { AppConfig } from '../config/config.js';
 import { DataKeys } from '../data-protection/data-keys.js';
@@ -32,10 +31,8 @@ export class Portraits {
     @Inject(CONFIG) private readonly config: AppConfig,
     @Inject(Clock) private readonly clock: Clock,
     @Inject(DataKeys) private readonly keys: DataKeys,
-    @Inject(HttpAdapterHost) private readonly http: HttpAdapterHost,
+    @Inject(PublicOrigin) private readonly publicOrigin: PublicOrigin,
   ) {}
-
-  private listeningOrigin: string | undefined;
 
   /**
    * Stores the portrait of verification `reference`, sealed under its data key. Returns the
@@ -69,28 +66,6 @@ export class Portraits {
     if (typeof portraitId !== 'string') return result;
     const { [PORTRAIT_ID_FIELD]: _stored, ...rest } = result;
     const link = signPortraitLink(this.files.linkSecret, portraitId, this.clock.now(), this.config.portraits.urlTtlSeconds);
-    return { ...rest, [PORTRAIT_URL_FIELD]: `${this.origin()}${link.path}`, [PORTRAIT_URL_EXPIRES_FIELD]: link.expiresAt.toISOString().replace(/Z$/, '+00:00') };
+    return { ...rest, [PORTRAIT_URL_FIELD]: `${this.publicOrigin.origin()}${link.path}`, [PORTRAIT_URL_EXPIRES_FIELD]: link.expiresAt.toISOString().replace(/Z$/, '+00:00') };
   }
-
-  /**
-   * PUBLIC_BASE_URL, else the address this process listens on. Never the request's Host header:
-   * a caller could name any host there and have the service hand out links to it.
-   */
-  private origin(): string {
-    const configured = this.config.portraits.publicBaseUrl;
-    if (configured !== undefined) return configured.replace(/\/+$/, '');
-    if (this.listeningOrigin !== undefined) return this.listeningOrigin;
-    const address = this.http.httpAdapter?.getHttpServer()?.address() as AddressInfo | string | null | undefined;
-    if (typeof address !== 'object' || address === null) return `http://localhost:${this.config.port}`;
-    this.listeningOrigin = listeningOrigin(address);
-    return this.listeningOrigin;
-  }
-}
-
-/** `http://` and the listening address; an unspecified address (every interface) is reached on loopback. */
-export function listeningOrigin(address: AddressInfo): string {
-  let host = address.family === 'IPv6' ? `[${address.address}]` : address.address;
-  if (address.address === '0.0.0.0') host = '127.0.0.1';
-  if (address.address === '::') host = 'localhost';
-  return `http://${host}:${address.port}`;
 }

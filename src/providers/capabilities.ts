@@ -1,4 +1,6 @@
 import { SCOPES, type Scope } from '../scopes/scopes.js';
+import { DOJAH_SCOPES } from './dojah.scopes.js';
+import { PREMBLY_SCOPES } from './prembly.scopes.js';
 
 /** Who can answer a check: the built-in sandbox and the HTTP upstreams. */
 export const PROVIDER_NAMES = ['sandbox', 'dojah', 'prembly'] as const;
@@ -15,14 +17,15 @@ export function isUpstreamName(value: unknown): value is UpstreamName {
 }
 
 /**
- * The scopes each provider serves with the spec's inputs. Both upstreams document passport lookups
- * only with the holder's surname, and Prembly's voter's-card lookup also needs the state and last
- * name: the spec's inputs carry neither, so those scopes are not served (see src/providers/README.md).
+ * The scopes each provider serves with the spec's inputs: the sandbox every one, an upstream those
+ * its scope map (`<name>.scopes.ts`) has. Both upstreams document passport lookups only with the
+ * holder's surname, and Prembly's voter's-card lookup also needs the state and last name: the
+ * spec's inputs carry neither, so those scopes are not served (see src/providers/README.md).
  */
 export const PROVIDER_SCOPES: Readonly<Record<ProviderName, readonly Scope[]>> = {
   sandbox: SCOPES,
-  dojah: ['nin', 'pnv', 'vnin', 'bvn', 'pvc', 'bank_account', 'premium_bank_account', 'phone', 'face_match'],
-  prembly: ['nin', 'pnv', 'vnin', 'bvn', 'bank_account', 'premium_bank_account', 'phone', 'face_match'],
+  dojah: SCOPES.filter((scope) => DOJAH_SCOPES[scope] !== undefined),
+  prembly: SCOPES.filter((scope) => PREMBLY_SCOPES[scope] !== undefined),
 };
 
 export function serves(provider: ProviderName, scope: Scope): boolean {

@@ -62,7 +62,10 @@ export class CredentialsCipher {
 
   static async open(config: AppConfig): Promise<CredentialsCipher> {
     const variable = 'PROVIDER_CREDENTIALS_KEY';
-    const key = config.providers.credentialsKey !== undefined ? parseKey(config.providers.credentialsKey, variable) : await generatedKey(join(config.dataDir, 'provider-credentials.key'), variable);
+    const key =
+      config.providers.credentialsKey !== undefined
+        ? parseKey(config.providers.credentialsKey, variable)
+        : await generatedKey(join(config.dataDir, 'provider-credentials.key'), variable);
     return new CredentialsCipher(key);
   }
 

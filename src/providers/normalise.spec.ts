@@ -18,7 +18,8 @@ describe('normalising upstream records', () => {
     ])('%s → %s', (given, expected) => expect(normaliseDate(given, options)).toBe(expected));
 
     it.each([['31-02-1990'], ['Not Available'], [''], ['06/1990'], ['yesterday'], [null], [19900407], ['32-Jan-90']])('leaves %p out rather than guessing', (given) =>
-      expect(normaliseDate(given, options)).toBeUndefined());
+      expect(normaliseDate(given, options)).toBeUndefined(),
+    );
   });
 
   it.each([
@@ -68,13 +69,31 @@ describe('normalising upstream records', () => {
 
   it("maps Prembly's NIN data (lowercase names, ISO date, f, 234 phone) to the same fields", () => {
     const { result, portrait } = normaliseRecord('nin', prembly.nin.nin_data, { input: { nin: '12345678905' } }, options);
-    expect(result).toMatchObject({ firstName: 'Ngozi', middleName: 'Adaeze', lastName: 'Okafor', gender: 'Female', dateOfBirth: '1990-04-07', phoneNumber: '08031234567', stateOfOrigin: 'Anambra', lgaOfOrigin: 'Awka South', residentialAddress: '12 Zik Avenue, Awka' });
+    expect(result).toMatchObject({
+      firstName: 'Ngozi',
+      middleName: 'Adaeze',
+      lastName: 'Okafor',
+      gender: 'Female',
+      dateOfBirth: '1990-04-07',
+      phoneNumber: '08031234567',
+      stateOfOrigin: 'Anambra',
+      lgaOfOrigin: 'Awka South',
+      residentialAddress: '12 Zik Avenue, Awka',
+    });
     expect(portrait?.equals(PORTRAIT)).toBe(true);
   });
 
   it("maps Dojah's full BVN: dd-Mon-yy dates, YES/NO flags, empty fields left out", () => {
     const { result, portrait } = normaliseRecord('bvn', dojah.bvn.entity, { input: { bvn: '22468537919' } }, options);
-    expect(result).toMatchObject({ bvn: '22468537919', dateOfBirth: '2000-06-28', registrationDate: '2018-03-21', watchListed: false, phoneNumber1: '07085460116', enrollmentBank: '058', levelOfAccount: 'Level 2 - Medium Level Accounts' });
+    expect(result).toMatchObject({
+      bvn: '22468537919',
+      dateOfBirth: '2000-06-28',
+      registrationDate: '2018-03-21',
+      watchListed: false,
+      phoneNumber1: '07085460116',
+      enrollmentBank: '058',
+      levelOfAccount: 'Level 2 - Medium Level Accounts',
+    });
     expect(result).not.toHaveProperty('phoneNumber2');
     expect(result).not.toHaveProperty('nin');
     expect(portrait?.equals(PORTRAIT)).toBe(true);

@@ -187,7 +187,10 @@ type Field = keyof typeof N;
 class ResultBuilder {
   private readonly out: Record<string, JsonValue> = {};
   private readonly echoed = new Set<string>();
-  constructor(private readonly flat: Flat, private readonly options: NormaliseOptions) {}
+  constructor(
+    private readonly flat: Flat,
+    private readonly options: NormaliseOptions,
+  ) {}
 
   text(field: Field, as: string = field): this {
     const value = pick(this.flat, N[field]);
@@ -255,64 +258,76 @@ export interface RecordContext {
   readonly input: Readonly<Record<string, string>>;
 }
 
+type Input = Readonly<Record<string, string>>;
+const NIN_RECORD = (b: ResultBuilder): ResultBuilder =>
+  b.text('nin').identity().phone('phoneNumber').text('stateOfOrigin').text('lgaOfOrigin').text('residentialAddress').text('stateOfResidence');
+const BANK_ACCOUNT = (b: ResultBuilder, input: Input): ResultBuilder =>
+  b.echo('accountNumber', N.accountNumber, input.account_number).text('accountName').echo('bankCode', N.bankCode, input.bank).text('bankName');
+
+/**
+ * How an upstream record of each scope reads into its result fields (src/scopes/registry/), and
+ * whether it may carry a portrait. A scope answered otherwise (face_match: normaliseFaceMatch) has
+ * none.
+ */
+const RECORD_READERS: { readonly [S in Scope]?: { readonly portrait: boolean; readonly read: (b: ResultBuilder, input: Input, flat: Flat, options: NormaliseOptions) => void } } = {
+  nin: { portrait: true, read: (b, input) => NIN_RECORD(b).echo('nin', N.nin, input.nin) },
+  pnv: { portrait: true, read: (b) => NIN_RECORD(b) },
+  phone: {
+    portrait: true,
+    read: (b, input) => {
+      b.phone('phoneNumber').echo('phoneNumber', [], normalisePhone(input.phone)).text('nin').identity();
+      b.text('stateOfOrigin').text('lgaOfOrigin').text('residentialAddress');
+    },
+  },
+  vnin: { portrait: true, read: (b, input) => b.echo('vnin', N.vnin, input.vnin?.toUpperCase()).identity().phone('phoneNumber') },
+  bvn: {
+    portrait: true,
+    read: (b, input) => {
+      b.echo('bvn', N.bvn, input.bvn).identity().phone('phoneNumber1').phone('phoneNumber2').text('email');
+      b.text('stateOfOrigin').text('lgaOfOrigin').text('stateOfResidence').text('residentialAddress').text('nationality').text('maritalStatus');
+      b.text('enrollmentBank').text('enrollmentBranch').date('registrationDate').text('levelOfAccount').flag('watchListed').text('nin');
+    },
+  },
+  pvc: {
+    portrait: false,
+    read: (b, input) => {
+      b.echo('vin', N.vin, input.vin?.toUpperCase()).text('fullName').identity().text('occupation').text('state').text('lga');
+      b.text('registrationArea').text('pollingUnit').text('pollingUnitCode');
+    },
+  },
+  passport: {
+    portrait: true,
+    read: (b, input, flat, options) => {
+      b.echo('passportNumber', ['passport_number', 'passportNumber', 'passport_no'], input.passport_number).identity();
+      b.set('issueDate', normaliseDate(pick(flat, ['date_of_issue', 'issue_date', 'issued_date']), options));
+      b.set('expiryDate', normaliseDate(pick(flat, ['expiry_date', 'expiryDate']), options))
+        .set('issuePlace', pick(flat, ['issue_place', 'issuePlace']))
+        .text('nationality');
+    },
+  },
+  bank_account: { portrait: false, read: (b, input) => BANK_ACCOUNT(b, input) },
+  premium_bank_account: {
+    portrait: false,
+    read: (b, input, flat) => {
+      BANK_ACCOUNT(b, input).identity().phone('phoneNumber').text('bvn').text('accountCurrency', 'currency');
+      // Dojah's NUBAN lookup carries the holder's BVN as identity_number/identity_type.
+      if (pick(flat, ['identity_type'])?.toUpperCase() === 'BVN') b.set('bvn', pick(flat, ['identity_number']));
+    },
+  },
+};
+
 /**
  * One found record of `scope` in the spec's fields. `record` is the upstream's object that holds
  * the person (Dojah's `entity`, Prembly's `nin_data` / `data`); a portrait in it goes beside the
  * result, never inside.
  */
 export function normaliseRecord(scope: Scope, record: Readonly<Record<string, unknown>>, context: RecordContext, options: NormaliseOptions): Normalised {
+  const reader = RECORD_READERS[scope];
+  if (reader === undefined) throw new Error(`invariant: ${scope} answers are not records`);
   const flat = flatten(record);
   const b = new ResultBuilder(flat, options);
-  let withPortrait = false;
-  switch (scope) {
-    case 'nin':
-    case 'pnv':
-      b.text('nin').identity().phone('phoneNumber').text('stateOfOrigin').text('lgaOfOrigin').text('residentialAddress').text('stateOfResidence');
-      if (scope === 'nin') b.echo('nin', N.nin, context.input.nin);
-      withPortrait = true;
-      break;
-    case 'phone':
-      b.phone('phoneNumber').echo('phoneNumber', [], normalisePhone(context.input.phone)).text('nin').identity();
-      b.text('stateOfOrigin').text('lgaOfOrigin').text('residentialAddress');
-      withPortrait = true;
-      break;
-    case 'vnin':
-      b.echo('vnin', N.vnin, context.input.vnin?.toUpperCase()).identity().phone('phoneNumber');
-      withPortrait = true;
-      break;
-    case 'bvn':
-      b.echo('bvn', N.bvn, context.input.bvn).identity().phone('phoneNumber1').phone('phoneNumber2').text('email');
-      b.text('stateOfOrigin').text('lgaOfOrigin').text('stateOfResidence').text('residentialAddress').text('nationality').text('maritalStatus');
-      b.text('enrollmentBank').text('enrollmentBranch').date('registrationDate').text('levelOfAccount').flag('watchListed').text('nin');
-      withPortrait = true;
-      break;
-    case 'pvc':
-      b.echo('vin', N.vin, context.input.vin?.toUpperCase()).text('fullName').identity().text('occupation').text('state').text('lga');
-      b.text('registrationArea').text('pollingUnit').text('pollingUnitCode');
-      break;
-    case 'passport':
-      b.echo('passportNumber', ['passport_number', 'passportNumber', 'passport_no'], context.input.passport_number).identity();
-      b.set('issueDate', normaliseDate(pick(flat, ['date_of_issue', 'issue_date', 'issued_date']), options));
-      b.set('expiryDate', normaliseDate(pick(flat, ['expiry_date', 'expiryDate']), options)).set('issuePlace', pick(flat, ['issue_place', 'issuePlace'])).text('nationality');
-      withPortrait = true;
-      break;
-    case 'bank_account':
-      b.echo('accountNumber', N.accountNumber, context.input.account_number).text('accountName').echo('bankCode', N.bankCode, context.input.bank).text('bankName');
-      break;
-    case 'premium_bank_account':
-      b.echo('accountNumber', N.accountNumber, context.input.account_number).text('accountName').echo('bankCode', N.bankCode, context.input.bank).text('bankName');
-      b.identity().phone('phoneNumber').text('bvn').text('accountCurrency', 'currency');
-      // Dojah's NUBAN lookup carries the holder's BVN as identity_number/identity_type.
-      if (pick(flat, ['identity_type'])?.toUpperCase() === 'BVN') b.set('bvn', pick(flat, ['identity_number']));
-      break;
-    case 'face_match':
-      throw new Error('invariant: face_match results are built by normaliseFaceMatch');
-    default: {
-      const _exhaustive: never = scope;
-      throw new Error(`invariant: unknown scope ${String(_exhaustive)}`);
-    }
-  }
-  const portrait = withPortrait ? findPortrait(flat) : undefined;
+  reader.read(b, context.input, flat, options);
+  const portrait = reader.portrait ? findPortrait(flat) : undefined;
   return portrait === undefined ? { result: b.build(), recognised: b.recognised } : { result: b.build(), portrait, recognised: b.recognised };
 }
 

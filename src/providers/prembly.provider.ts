@@ -1,8 +1,8 @@
 import type { FieldError } from '../common/errors.js';
 import type { Scope } from '../scopes/scopes.js';
-import { serves } from './capabilities.js';
-import { normaliseFaceMatch, normaliseRecord, type NormaliseOptions } from './normalise.js';
-import { endpoint, failureForStatus, httpJson, isObject, localPhone, rawBase64, UpstreamFailure, type HttpAnswer, type UpstreamAdapter, type UpstreamAnswer } from './upstream.js';
+import type { NormaliseOptions } from './normalise.js';
+import { PREMBLY_SCOPES, type PremblyRequest } from './prembly.scopes.js';
+import { endpoint, failureForStatus, httpJson, isObject, missingInputs, UpstreamFailure, type HttpAnswer, type UpstreamAdapter, type UpstreamAnswer } from './upstream.js';
 
 /**
  * Prembly IdentityPass (https://api.prembly.com), from its public documentation
@@ -18,37 +18,12 @@ export interface PremblyCredentials {
   readonly apiKey: string;
 }
 
-export function premblyRequest(scope: Scope, input: Readonly<Record<string, string>>): { path: string; body: Record<string, string> } {
-  const base = '/identitypass/verification';
-  switch (scope) {
-    case 'nin':
-      return { path: `${base}/nin`, body: { number: input.nin } };
-    case 'pnv':
-    case 'phone':
-      return { path: `${base}/phone_number`, body: { number: localPhone(input.phone) } };
-    case 'vnin':
-      return { path: `${base}/vnin`, body: { number: input.vnin.toUpperCase() } };
-    case 'bvn':
-      return { path: `${base}/bvn`, body: { number: input.bvn } };
-    case 'bank_account':
-      return { path: `${base}/bank_account/basic`, body: { number: input.account_number, bank_code: input.bank } };
-    case 'premium_bank_account':
-      return { path: `${base}/bank_account/advance`, body: { number: input.account_number, bank_code: input.bank } };
-    case 'face_match':
-      return input.nin !== undefined
-        ? { path: `${base}/nin_w_face`, body: { number: input.nin, image: rawBase64(input.image) } }
-        : { path: `${base}/bvn_w_face`, body: { number: input.bvn, image: rawBase64(input.image) } };
-    case 'pvc':
-    case 'passport':
-      throw new Error(`invariant: prembly does not serve ${scope} with the spec's inputs`);
-    default: {
-      const _exhaustive: never = scope;
-      throw new Error(`invariant: unknown scope ${String(_exhaustive)}`);
-    }
-  }
+/** What Prembly is asked for a scope it serves (prembly.scopes.ts). */
+export function premblyRequest(scope: Scope, input: Readonly<Record<string, string>>): PremblyRequest {
+  const mapping = PREMBLY_SCOPES[scope];
+  if (mapping === undefined) throw new Error(`invariant: prembly does not serve ${scope}`);
+  return mapping.request(input);
 }
-
-const RECORD_FIELDS = ['nin_data', 'data', 'account_data', 'bvn_data', 'vnin_data', 'phone_data'];
 
 function responseCode(body: Record<string, unknown>): string | undefined {
   const code = body.response_code;
@@ -78,17 +53,9 @@ export function interpretPrembly(scope: Scope, answer: HttpAnswer, input: Readon
       throw new UpstreamFailure(body !== undefined && body.status === false ? 'provider_error' : 'provider_malformed_response', true, body === undefined);
   }
   if (answer.status >= 300 || body === undefined) throw new UpstreamFailure('provider_malformed_response', true, true);
-  if (scope === 'face_match') {
-    const face = body.face_data;
-    const result = isObject(face) ? normaliseFaceMatch(face.confidence ?? face.confidence_value, face.match) : undefined;
-    if (result === undefined) throw new UpstreamFailure('provider_malformed_response', true, true);
-    return { outcome: 'found', result };
-  }
-  const record = RECORD_FIELDS.map((field) => body[field]).find(isObject);
-  if (record === undefined) throw new UpstreamFailure('provider_malformed_response', true, true);
-  const normalised = normaliseRecord(scope, record, { input }, options);
-  if (normalised.recognised === 0) throw new UpstreamFailure('provider_malformed_response', true, true);
-  return normalised.portrait === undefined ? { outcome: 'found', result: normalised.result } : { outcome: 'found', result: normalised.result, portrait: normalised.portrait };
+  const found = PREMBLY_SCOPES[scope]?.result(body, input, options);
+  if (found === undefined) throw new UpstreamFailure('provider_malformed_response', true, true);
+  return found.portrait === undefined ? { outcome: 'found', result: found.result } : { outcome: 'found', result: found.result, portrait: found.portrait };
 }
 
 export class PremblyAdapter implements UpstreamAdapter {
@@ -101,12 +68,11 @@ export class PremblyAdapter implements UpstreamAdapter {
   ) {}
 
   inputProblems(scope: Scope, input: Readonly<Record<string, string>>): FieldError[] {
-    if (scope === 'premium_bank_account' && input.bank === undefined) return [{ field: 'bank', message: "is required by this organization's provider (the bank code)" }];
-    return [];
+    return missingInputs(PREMBLY_SCOPES[scope]?.needs, input);
   }
 
   async call(scope: Scope, input: Readonly<Record<string, string>>, signal: AbortSignal): Promise<UpstreamAnswer> {
-    if (!serves('prembly', scope)) throw new UpstreamFailure('provider_scope_not_supported', false, false);
+    if (PREMBLY_SCOPES[scope] === undefined) throw new UpstreamFailure('provider_scope_not_supported', false, false);
     const request = premblyRequest(scope, input);
     const headers = { 'x-api-key': this.credentials.apiKey, 'app-id': this.credentials.appId, 'content-type': 'application/json', accept: 'application/json' };
     const answer = await httpJson(endpoint(this.baseUrl, request.path), { method: 'POST', headers, body: JSON.stringify(request.body) }, signal);

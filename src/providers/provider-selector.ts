@@ -13,6 +13,7 @@ import type { NormaliseOptions } from './normalise.js';
 import { PremblyAdapter } from './prembly.provider.js';
 import { VerificationProvider } from './provider.port.js';
 import { ResilientProvider, UpstreamPolicies } from './resilience.js';
+import { HumanFaceChecks } from '../face-checks/human-face-checks.js';
 import { SandboxProvider } from './sandbox.provider.js';
 import type { UpstreamAdapter } from './upstream.js';
 
@@ -48,7 +49,8 @@ export class ProviderSelector {
     @Inject(Clock) clock: Clock,
   ) {
     this.normaliseOptions = () => ({ referenceYear: clock.now().getUTCFullYear() });
-    this.sandbox = new SandboxProvider(config.providers.sandboxLatencyMs);
+    // The sandbox's face_match compares real faces for the people who have one (docs/sandbox.md).
+    this.sandbox = new SandboxProvider(config.providers.sandboxLatencyMs, new HumanFaceChecks());
   }
 
   select(key: AuthenticatedKey, scope: Scope): VerificationProvider {
@@ -57,16 +59,28 @@ export class ProviderSelector {
     const name = typeof configured?.provider === 'string' ? configured.provider : undefined;
     if (configured === undefined || name === undefined) {
       if (this.runtime.embedded) return this.sandbox;
-      throw new Forbidden('provider_not_configured', 'No live provider is configured for this organization: an operator must configure the live upstream provider (PUT /admin/v1/organizations/{id}/provider)', {
-        missing: 'providers.live',
-      });
+      throw new Forbidden(
+        'provider_not_configured',
+        'No live provider is configured for this organization: an operator must configure the live upstream provider (PUT /admin/v1/organizations/{id}/provider)',
+        {
+          missing: 'providers.live',
+        },
+      );
     }
     if (name === 'sandbox') return this.sandbox;
-    if (!isUpstreamName(name)) throw new Forbidden('provider_not_configured', `The live provider "${name.slice(0, 50)}" configured for this organization is not available in this version`, { missing: `provider:${name.slice(0, 50)}` });
+    if (!isUpstreamName(name))
+      throw new Forbidden('provider_not_configured', `The live provider "${name.slice(0, 50)}" configured for this organization is not available in this version`, {
+        missing: `provider:${name.slice(0, 50)}`,
+      });
     if (!serves(name, scope)) {
-      throw new Forbidden('scope_not_supported_by_provider', `The scope ${scope} is not served by this organization's provider (${name})`, { provider: name, supportedScopes: [...PROVIDER_SCOPES[name]] });
+      throw new Forbidden('scope_not_supported_by_provider', `The scope ${scope} is not served by this organization's provider (${name})`, {
+        provider: name,
+        supportedScopes: [...PROVIDER_SCOPES[name]],
+      });
     }
-    const cacheKey = createHash('sha256').update(JSON.stringify([key.organizationId, name, configured.credentials, configured.fallback, configured.fallbackCredentials])).digest('hex');
+    const cacheKey = createHash('sha256')
+      .update(JSON.stringify([key.organizationId, name, configured.credentials, configured.fallback, configured.fallbackCredentials]))
+      .digest('hex');
     let provider = this.built.get(cacheKey);
     if (provider === undefined) {
       provider = this.build(key.organizationId, name, configured);
@@ -78,7 +92,8 @@ export class ProviderSelector {
 
   private build(organizationId: string, name: UpstreamName, configured: StoredSetting): VerificationProvider {
     const chain: UpstreamAdapter[] = [this.adapter(organizationId, name, 'primary', configured.credentials)];
-    if (isUpstreamName(configured.fallback) && configured.fallback !== name) chain.push(this.adapter(organizationId, configured.fallback, 'fallback', configured.fallbackCredentials));
+    if (isUpstreamName(configured.fallback) && configured.fallback !== name)
+      chain.push(this.adapter(organizationId, configured.fallback, 'fallback', configured.fallbackCredentials));
     return new ResilientProvider(chain, this.policies);
   }
 

@@ -87,7 +87,12 @@ export class UpstreamPolicies {
           outcome = 'caller_aborted';
           throw new CallerAborted();
         }
-        const failure = error instanceof UpstreamFailure ? error : error instanceof TaskCancelledError ? new UpstreamFailure('provider_timeout', false, true) : new UpstreamFailure('provider_error', false, true);
+        const failure =
+          error instanceof UpstreamFailure
+            ? error
+            : error instanceof TaskCancelledError
+              ? new UpstreamFailure('provider_timeout', false, true)
+              : new UpstreamFailure('provider_error', false, true);
         outcome = failure.reasonCode;
         throw failure;
       } finally {

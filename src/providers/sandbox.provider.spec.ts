@@ -2,35 +2,14 @@ import { describe, expect, it } from '@jest/globals';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { SCOPES, type Scope } from '../scopes/scopes.js';
+import { scopeBody } from '../../test/support/scope-bodies.js';
 import { SandboxProvider, sandboxBehaviour, sandboxRecord } from './sandbox.provider.js';
-import { READY_MADE_PEOPLE, sandboxPerson, type SandboxPerson } from './sandbox.world.js';
+import { READY_MADE_PEOPLE, sandboxPerson, type SandboxPerson } from '../scopes/sandbox-world.js';
 
 const provider = new SandboxProvider();
 const options = () => ({ timeoutMs: 50, signal: new AbortController().signal });
 
-function inputFor(scope: Scope, lastDigit: string): Record<string, string> {
-  switch (scope) {
-    case 'nin':
-      return { nin: `1234567890${lastDigit}` };
-    case 'pnv':
-    case 'phone':
-      return { phone: `0803123456${lastDigit}` };
-    case 'vnin':
-      return { vnin: `AB12CD34EF56GH7${lastDigit}` };
-    case 'bvn':
-      return { bvn: `2234567890${lastDigit}` };
-    case 'pvc':
-      return { vin: `90F5B0407E29559388${lastDigit}` };
-    case 'passport':
-      return { passport_number: `A1234567${lastDigit}` };
-    case 'bank_account':
-      return { bank: '058', account_number: `012345678${lastDigit}` };
-    case 'premium_bank_account':
-      return { account_number: `012345678${lastDigit}` };
-    case 'face_match':
-      return { image: 'aW1hZ2U=', nin: `1234567890${lastDigit}` };
-  }
-}
+const inputFor = scopeBody;
 
 describe('The sandbox provider', () => {
   it.each(SCOPES.map((scope) => [scope]))('%s: the last digit decides the outcome', async (scope) => {
@@ -63,11 +42,25 @@ describe('The sandbox provider', () => {
 
   it('gives the nin and bvn records the spec lists, with a portrait beside the result', () => {
     const nin = sandboxRecord('nin', inputFor('nin', '5'));
-    expect(Object.keys(nin.result)).toEqual(expect.arrayContaining(['firstName', 'middleName', 'lastName', 'gender', 'dateOfBirth', 'phoneNumber', 'stateOfOrigin', 'lgaOfOrigin', 'residentialAddress']));
+    expect(Object.keys(nin.result)).toEqual(
+      expect.arrayContaining(['firstName', 'middleName', 'lastName', 'gender', 'dateOfBirth', 'phoneNumber', 'stateOfOrigin', 'lgaOfOrigin', 'residentialAddress']),
+    );
     expect(nin.portrait?.subarray(1, 4).toString()).toBe('PNG');
     const bvn = sandboxRecord('bvn', inputFor('bvn', '5'));
     expect(Object.keys(bvn.result)).toEqual(
-      expect.arrayContaining(['phoneNumber1', 'phoneNumber2', 'email', 'stateOfResidence', 'nationality', 'maritalStatus', 'enrollmentBank', 'enrollmentBranch', 'registrationDate', 'levelOfAccount', 'watchListed']),
+      expect.arrayContaining([
+        'phoneNumber1',
+        'phoneNumber2',
+        'email',
+        'stateOfResidence',
+        'nationality',
+        'maritalStatus',
+        'enrollmentBank',
+        'enrollmentBranch',
+        'registrationDate',
+        'levelOfAccount',
+        'watchListed',
+      ]),
     );
     expect(bvn.portrait).toBeDefined();
     expect(sandboxRecord('pnv', inputFor('pnv', '5')).portrait).toBeDefined();
@@ -75,7 +68,10 @@ describe('The sandbox provider', () => {
   });
 
   it('returns the account name for bank accounts and the linked identity for phones, across phone forms', () => {
-    expect(sandboxRecord('bank_account', inputFor('bank_account', '5')).result).toMatchObject({ accountName: expect.stringMatching(/^[A-Z]+ [A-Z]+ [A-Z]+$/), bankName: 'Guaranty Trust Bank' });
+    expect(sandboxRecord('bank_account', { ...inputFor('bank_account', '5'), bank: '058' }).result).toMatchObject({
+      accountName: expect.stringMatching(/^[A-Z]+ [A-Z]+ [A-Z]+$/),
+      bankName: 'Guaranty Trust Bank',
+    });
     const local = sandboxRecord('phone', { phone: '08031234565' }).result;
     expect(sandboxRecord('phone', { phone: '+2348031234565' }).result).toEqual(local);
     expect(local).toMatchObject({ phoneNumber: '08031234565', firstName: expect.any(String), nin: expect.stringMatching(/^\d{11}$/) });
@@ -83,7 +79,10 @@ describe('The sandbox provider', () => {
 
   it('face_match: 4 is a found result with match false; others match', async () => {
     expect(sandboxBehaviour('face_match', inputFor('face_match', '4'))).toBe('no_match');
-    expect(await provider.verify('face_match', inputFor('face_match', '4'), options())).toMatchObject({ outcome: 'found', result: { match: false, confidence: expect.any(Number) } });
+    expect(await provider.verify('face_match', inputFor('face_match', '4'), options())).toMatchObject({
+      outcome: 'found',
+      result: { match: false, confidence: expect.any(Number) },
+    });
     expect(await provider.verify('face_match', inputFor('face_match', '6'), options())).toMatchObject({ outcome: 'found', result: { match: true } });
     expect(sandboxBehaviour('nin', inputFor('nin', '4'))).toBe('found');
   });
@@ -111,7 +110,13 @@ describe('The sandbox tells one story', () => {
 
     it('every check on their numbers is found and names them', async () => {
       expect(await found('nin', { nin: p.nin })).toMatchObject({ nin: p.nin, ...identityOf(p), phoneNumber: p.phones[0] });
-      expect(await found('bvn', { bvn: p.bvn })).toMatchObject({ bvn: p.bvn, ...identityOf(p), phoneNumber1: p.phones[0], phoneNumber2: p.phones[1], enrollmentBank: p.accounts[0].bankName });
+      expect(await found('bvn', { bvn: p.bvn })).toMatchObject({
+        bvn: p.bvn,
+        ...identityOf(p),
+        phoneNumber1: p.phones[0],
+        phoneNumber2: p.phones[1],
+        enrollmentBank: p.accounts[0].bankName,
+      });
       for (const phone of p.phones) {
         expect(await found('pnv', { phone })).toMatchObject({ nin: p.nin, ...identityOf(p), phoneNumber: phone });
         expect(await found('phone', { phone: `+234${phone.slice(1)}` })).toMatchObject({ nin: p.nin, ...identityOf(p), phoneNumber: phone });
@@ -135,7 +140,8 @@ describe('The sandbox tells one story', () => {
       expect(await found('pvc', { vin: p.vin.toLowerCase() })).toMatchObject({ vin: p.vin, ...identityOf(p), state: p.stateOfResidence });
       expect(await found('vnin', { vnin: p.vnin })).toEqual({ vnin: p.vnin, ...identityOf(p) });
       expect(await found('passport', { passport_number: p.passportNumber })).toMatchObject({ passportNumber: p.passportNumber, ...identityOf(p) });
-      for (const against of [{ nin: p.nin }, { bvn: p.bvn }] as Record<string, string>[]) expect(await found('face_match', { image: 'aW1hZ2U=', ...against })).toMatchObject({ match: true });
+      for (const against of [{ nin: p.nin }, { bvn: p.bvn }] as Record<string, string>[])
+        expect(await found('face_match', { image: 'aW1hZ2U=', ...against })).toMatchObject({ match: true });
     });
 
     it('their nin, pnv and bvn records show one portrait', () => {
@@ -155,7 +161,7 @@ describe('The sandbox tells one story', () => {
       if (typeof result.nin === 'string') queue.push(['nin', { nin: result.nin }]);
       if (typeof result.bvn === 'string') queue.push(['bvn', { bvn: result.bvn }]);
       for (const field of ['phoneNumber', 'phoneNumber1', 'phoneNumber2']) {
-        if (typeof result[field] === 'string') queue.push(['pnv', { phone: result[field] as string }], ['phone', { phone: result[field] as string }]);
+        if (typeof result[field] === 'string') queue.push(['pnv', { phone: result[field] }], ['phone', { phone: result[field] }]);
       }
     };
     link(start);
@@ -212,13 +218,18 @@ describe('The sandbox tells one story', () => {
   it('docs/sandbox.md lists exactly the ready-made people, with their numbers', () => {
     const doc = readFileSync(join(process.cwd(), 'docs', 'sandbox.md'), 'utf8');
     const rows = doc.split('\n').filter((line) => /^\| [A-Z][a-z]+ [A-Z][a-z]+ [A-Z][a-z]+ \| (Male|Female), /.test(line));
-    expect(rows.map((row) => row.split('|')[1].trim())).toEqual(READY_MADE_PEOPLE.map((index) => {
-      const p = sandboxPerson(index);
-      return `${p.firstName} ${p.middleName} ${p.lastName}`;
-    }));
+    expect(rows.map((row) => row.split('|')[1].trim())).toEqual(
+      READY_MADE_PEOPLE.map((index) => {
+        const p = sandboxPerson(index);
+        return `${p.firstName} ${p.middleName} ${p.lastName}`;
+      }),
+    );
     for (const [row, index] of rows.map((line, at) => [line, READY_MADE_PEOPLE[at]] as const)) {
       const p = sandboxPerson(index);
-      const cells = row.split('|').slice(1, -1).map((cell) => cell.trim());
+      const cells = row
+        .split('|')
+        .slice(1, -1)
+        .map((cell) => cell.trim());
       const accounts = p.accounts.map((account) => `\`${account.accountNumber}\` ${account.bankName} (\`${account.bankCode}\`)`).join(', ');
       expect(cells).toEqual([
         `${p.firstName} ${p.middleName} ${p.lastName}`,
@@ -234,6 +245,7 @@ describe('The sandbox tells one story', () => {
     }
     // The input examples are the first person's numbers, and pass validation.
     const first = sandboxPerson(READY_MADE_PEOPLE[0]);
-    for (const example of [first.nin, first.bvn, first.phones[0], first.vin, first.vnin, first.passportNumber, first.accounts[0].accountNumber]) expect(doc).toContain(`| \`${example}\``);
+    for (const example of [first.nin, first.bvn, first.phones[0], first.vin, first.vnin, first.passportNumber, first.accounts[0].accountNumber])
+      expect(doc).toContain(`| \`${example}\``);
   });
 });

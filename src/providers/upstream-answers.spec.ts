@@ -21,7 +21,11 @@ describe('Dojah answers', () => {
   it('builds GET requests with query strings, local phone numbers and raw base64 selfies', () => {
     expect(dojahRequest('nin', nin)).toEqual({ method: 'GET', path: '/api/v1/kyc/nin', query: { nin: '12345678905' } });
     expect(dojahRequest('pnv', { phone: '+2348031234567' })).toEqual({ method: 'GET', path: '/api/v1/kyc/phone_number', query: { phone_number: '08031234567' } });
-    expect(dojahRequest('face_match', { image: 'data:image/png;base64,AAAA', bvn: '22222222222' })).toEqual({ method: 'POST', path: '/api/v1/kyc/bvn/verify', body: { bvn: '22222222222', selfie_image: 'AAAA' } });
+    expect(dojahRequest('face_match', { image: 'data:image/png;base64,AAAA', bvn: '22222222222' })).toEqual({
+      method: 'POST',
+      path: '/api/v1/kyc/bvn/verify',
+      body: { bvn: '22222222222', selfie_image: 'AAAA' },
+    });
   });
 
   it('200 with an entity is found, with the portrait beside the result', () => {
@@ -37,7 +41,10 @@ describe('Dojah answers', () => {
   });
 
   it('selfie checks become {match, confidence}', () => {
-    expect(interpretDojah('face_match', { status: 200, json: dojah.selfie }, { image: 'x', nin: '1' }, options)).toEqual({ outcome: 'found', result: { match: true, confidence: 100 } });
+    expect(interpretDojah('face_match', { status: 200, json: dojah.selfie }, { image: 'x', nin: '1' }, options)).toEqual({
+      outcome: 'found',
+      result: { match: true, confidence: 100 },
+    });
   });
 
   it.each([
@@ -57,7 +64,10 @@ describe('Dojah answers', () => {
 describe('Prembly answers', () => {
   it('builds POST bodies {"number": ...}', () => {
     expect(premblyRequest('nin', nin)).toEqual({ path: '/identitypass/verification/nin', body: { number: '12345678905' } });
-    expect(premblyRequest('bank_account', { bank: '058', account_number: '0123456789' })).toEqual({ path: '/identitypass/verification/bank_account/basic', body: { number: '0123456789', bank_code: '058' } });
+    expect(premblyRequest('bank_account', { bank: '058', account_number: '0123456789' })).toEqual({
+      path: '/identitypass/verification/bank_account/basic',
+      body: { number: '0123456789', bank_code: '058' },
+    });
   });
 
   it('"00" is found; the record is under nin_data, data or account_data', () => {
@@ -67,7 +77,10 @@ describe('Prembly answers', () => {
       outcome: 'found',
       result: { accountNumber: '0123456789', accountName: 'OKAFOR NGOZI ADAEZE', bankCode: '058', bankName: 'Guaranty Trust Bank' },
     });
-    expect(interpretPrembly('face_match', { status: 200, json: prembly.face }, { image: 'x', nin: '1' }, options)).toEqual({ outcome: 'found', result: { match: true, confidence: 96.4 } });
+    expect(interpretPrembly('face_match', { status: 200, json: prembly.face }, { image: 'x', nin: '1' }, options)).toEqual({
+      outcome: 'found',
+      result: { match: true, confidence: 96.4 },
+    });
   });
 
   it('"01" with HTTP 200 is not found', () => {

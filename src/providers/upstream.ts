@@ -1,6 +1,7 @@
 import type { FieldError } from '../common/errors.js';
 import type { Scope } from '../scopes/scopes.js';
 import type { UpstreamName } from './capabilities.js';
+export { localPhone, rawBase64 } from '../scopes/input-formats.js';
 import type { ProviderOutcome } from './provider.port.js';
 
 /** Upstream answers above this size are refused unread (a portrait is at most 2 MiB, as base64 under 3). */
@@ -46,7 +47,18 @@ export interface HttpAnswer {
   readonly json: unknown;
 }
 
-const UNREACHABLE_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'EPIPE', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH', 'ENETUNREACH', 'UND_ERR_SOCKET', 'UND_ERR_CONNECT_TIMEOUT', 'UND_ERR_CLOSED']);
+const UNREACHABLE_CODES = new Set([
+  'ECONNREFUSED',
+  'ECONNRESET',
+  'EPIPE',
+  'ENOTFOUND',
+  'EAI_AGAIN',
+  'EHOSTUNREACH',
+  'ENETUNREACH',
+  'UND_ERR_SOCKET',
+  'UND_ERR_CONNECT_TIMEOUT',
+  'UND_ERR_CLOSED',
+]);
 
 function causeCode(error: unknown): string | undefined {
   let current: unknown = error;
@@ -62,7 +74,7 @@ async function readBounded(response: Response): Promise<string> {
   const declared = Number(response.headers.get('content-length') ?? '0');
   if (declared > MAX_UPSTREAM_BODY_BYTES) throw new UpstreamFailure('provider_malformed_response', true, true);
   if (response.body === null) return '';
-  const reader = response.body.getReader();
+  const reader: ReadableStreamDefaultReader<Uint8Array> = response.body.getReader();
   const chunks: Uint8Array[] = [];
   let size = 0;
   for (;;) {
@@ -111,6 +123,13 @@ export async function httpJson(url: URL, init: { method: 'GET' | 'POST'; headers
   return { status: response.status, json };
 }
 
+/** The inputs a provider needs that the scope left optional and the caller left out (`needs`: field and what it is). */
+export function missingInputs(needs: Readonly<Record<string, string>> | undefined, input: Readonly<Record<string, string>>): FieldError[] {
+  return Object.entries(needs ?? {})
+    .filter(([field]) => input[field] === undefined)
+    .map(([field, what]) => ({ field, message: `is required by this organization's provider (${what})` }));
+}
+
 export function isObject(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
@@ -123,18 +142,6 @@ export function failureForStatus(status: number): UpstreamFailure {
   if (status >= 500) return new UpstreamFailure('provider_unavailable', true, true);
   if (status >= 400) return new UpstreamFailure('provider_rejected_input', true, false);
   return new UpstreamFailure('provider_malformed_response', true, true);
-}
-
-/** Raw base64 of a face_match image, for upstreams that want no data-URI prefix. */
-export function rawBase64(image: string): string {
-  return image.replace(/^data:image\/[a-z]+;base64,/i, '').replace(/\s+/g, '');
-}
-
-/** Local form 0XXXXXXXXXX of a Nigerian phone input (validated before it gets here). */
-export function localPhone(phone: string): string {
-  if (phone.startsWith('+234')) return `0${phone.slice(4)}`;
-  if (phone.startsWith('234')) return `0${phone.slice(3)}`;
-  return phone;
 }
 
 export function endpoint(baseUrl: string, path: string, query: Record<string, string> = {}): URL {

@@ -20,7 +20,12 @@ async function metricValue(name: string, labels: Record<string, string>): Promis
   if (metric === undefined) return 0;
   const { values } = await metric.get();
   return values
-    .filter((value) => (value as { metricName?: string }).metricName === undefined || (value as { metricName?: string }).metricName === name || (value as { metricName?: string }).metricName === `${name}_count`)
+    .filter(
+      (value) =>
+        (value as { metricName?: string }).metricName === undefined ||
+        (value as { metricName?: string }).metricName === name ||
+        (value as { metricName?: string }).metricName === `${name}_count`,
+    )
     .filter((value) => Object.entries(labels).every(([label, wanted]) => value.labels[label] === wanted))
     .reduce((sum, value) => sum + value.value, 0);
 }

@@ -41,8 +41,7 @@ export function formatConsistencyToken(positions: WrittenPositions): string | un
 /** The header as a client sent it back; 422 when it is not a token this service gives. */
 export function parseConsistencyToken(value: unknown): WrittenPositions {
   if (value === undefined) return {};
-  const invalid = (): ValidationFailed =>
-    new ValidationFailed([{ field: 'X-Consistency-Token', message: 'must be an X-Consistency-Token as an answer gave it, unchanged' }]);
+  const invalid = (): ValidationFailed => new ValidationFailed([{ field: 'X-Consistency-Token', message: 'must be an X-Consistency-Token as an answer gave it, unchanged' }]);
   if (typeof value !== 'string' || value.length > 200 || !TOKEN.test(value)) throw invalid();
   const positions: Record<string, bigint> = {};
   for (const part of value.split(',')) {

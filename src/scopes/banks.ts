@@ -67,4 +67,3 @@ export function bankByCode(code: string): { code: string; name: string } {
   if (bank === undefined) throw new Error('invariant: unknown home bank code');
   return bank;
 }
-

@@ -2,8 +2,8 @@ import { describe, expect, it } from '@jest/globals';
 import { normaliseRecord } from '../providers/normalise.js';
 import { sandboxRecord } from '../providers/sandbox.provider.js';
 import { scopeExample } from '../verifications/verification-inputs.js';
-import { SCOPE_RESULT_FIELDS, type ResultFieldKind } from './scope-results.js';
-import { SCOPES, type Scope } from './scopes.js';
+import type { ResultFieldKind } from './scope-results.js';
+import { scopeDefinition, SCOPES, type Scope } from './scopes.js';
 
 /**
  * The result fields the OpenAPI document names per scope are all the normaliser and the sandbox
@@ -64,7 +64,7 @@ function kindOf(value: unknown): ResultFieldKind[] {
 }
 
 function undocumented(scope: Scope, result: Record<string, unknown>): string[] {
-  const fields = SCOPE_RESULT_FIELDS[scope];
+  const fields = scopeDefinition(scope).results;
   return Object.entries(result)
     .filter(([field, value]) => fields[field] === undefined || !kindOf(value).includes(fields[field].kind))
     .map(([field, value]) => `${scope}.${field} = ${JSON.stringify(value)}`);

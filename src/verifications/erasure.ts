@@ -8,7 +8,8 @@ import { DataKeys, OrganizationKeysDestroyed } from '../data-protection/data-key
 import { PG_POOL } from '../database/pool.js';
 import { prepared } from '../database/prepared.js';
 import { Portraits } from '../portraits/portraits.service.js';
-import { VerificationPending } from '../common/errors.js';
+import { HoldInForce, VerificationPending } from '../common/errors.js';
+import { holdInForce, type HoldRow } from './data-subject.read-model.js';
 import { readerSeesScope, type ScopedReader } from './scope-access.js';
 import { validateSubject } from './verification-inputs.js';
 import { VerificationStreams } from './verification.stream.js';
@@ -44,8 +45,13 @@ export interface SubjectErasure {
  * VerificationPersonalDataErased on the verification's stream (its actor in the metadata), then
  * carried out; both steps are idempotent, so a retry after a crash between them completes it.
  */
+/** Personal data of another feature that goes with a data subject's erased checks (a verification session's images). */
+export type SubjectErasureFollower = (owner: Owner, references: readonly string[], context: CommandContext) => Promise<void>;
+
 @Injectable()
 export class PersonalDataErasure {
+  private readonly followers: SubjectErasureFollower[] = [];
+
   constructor(
     @Inject(VerificationStreams) private readonly streams: VerificationStreams,
     @Inject(DataKeys) private readonly keys: DataKeys,
@@ -59,6 +65,17 @@ export class PersonalDataErasure {
    * stream's state once the erasure is recorded), never from a read model that may not show it yet.
    */
   async erase(reference: string, owner: Owner, context: CommandContext): Promise<VerificationView> {
+    const { view, erasedAt } = await this.recordErasure(reference, owner, context);
+    await this.keys.destroy(owner.organizationId, reference, erasedAt);
+    return view;
+  }
+
+  /**
+   * An erasure up to its key's destruction, which the caller does next (DataKeys.destroy, or
+   * destroyMany for a batch: the retention sweep, one commit for many keys); answers the view and
+   * the erasure's time, which the key's row takes.
+   */
+  async recordErasure(reference: string, owner: Owner, context: CommandContext): Promise<{ view: VerificationView; erasedAt: Date }> {
     const { state: before, erase } = await this.streams.loadToErase(reference);
     if (
       before.status === 'none' ||
@@ -68,27 +85,48 @@ export class PersonalDataErasure {
     ) {
       throw new NotFound('No verification with this reference');
     }
+    await this.refuseHeld(owner, [reference], []);
     const after = await erase(this.clock.now(), context);
     if (after.status === 'none' || after.personalDataErasedAt === null) throw new InvariantViolated(`the erasure of ${reference} left it readable`);
     // The portrait is named by the result, which can be opened only until the key goes.
     await this.portraits.delete(before.result);
-    await this.keys.destroy(owner.organizationId, reference, new Date(after.personalDataErasedAt));
-    return verificationView(after);
+    return { view: verificationView(after), erasedAt: new Date(after.personalDataErasedAt) };
   }
 
-  /** The references of `owner` whose inputs or results carry the identifier in `body`. */
-  async search(owner: Owner, body: unknown): Promise<string[]> {
+  /**
+   * 409 `legal_hold` when a hold in force (data-subject-rights.ts) covers one of `references` or
+   * a subject among `tokens`: nothing is erased until it is lifted or ends.
+   */
+  private async refuseHeld(owner: Owner, references: readonly string[], tokens: readonly string[]): Promise<void> {
+    const hold: HoldRow | undefined = await holdInForce(this.pool, owner, references, tokens, this.clock.now());
+    if (hold !== undefined) {
+      throw new HoldInForce(`A hold (${hold.reason}) stops this erasure until it is lifted`, {
+        holdId: hold.id,
+        reason: hold.reason,
+        until: hold.until === null ? null : hold.until.toISOString().replace(/Z$/, '+00:00'),
+      });
+    }
+  }
+
+  /**
+   * The blind-index tokens of the identifier in `body` (two while a rotation of the index key runs:
+   * DataKeys.subjectTokens); none once the organization was offboarded.
+   */
+  private async subjectTokens(owner: Owner, body: unknown): Promise<string[]> {
     const { kind, value, bank } = validateSubject(body);
-    let indexKey: Buffer;
     try {
-      indexKey = await this.keys.indexKey(owner.organizationId);
+      return await this.keys.subjectTokens(owner.organizationId, (indexKey) => blindToken(indexKey, kind, value, bank));
     } catch (error) {
       // Offboarded: nothing of the organization can be found any more.
       if (error instanceof OrganizationKeysDestroyed) return [];
       throw error;
     }
-    const tokens = [blindToken(indexKey, kind, value, bank)];
-    indexKey.fill(0);
+  }
+
+  /** The references of `owner` whose inputs or results carry the identifier in `body`. */
+  async search(owner: Owner, body: unknown): Promise<string[]> {
+    const tokens = await this.subjectTokens(owner, body);
+    if (tokens.length === 0) return [];
     if (owner.keyScopes === undefined || owner.keyScopes === null) return this.keys.referencesOf(owner.organizationId, owner.environment, tokens, MAX_SUBJECT_REFERENCES);
     // A restricted key finds the subject in checks of its scopes only, filtered before the limit, so
     // that checks of other scopes never hide its own beyond the first page.
@@ -110,7 +148,10 @@ export class PersonalDataErasure {
   async eraseSubject(owner: Owner, body: unknown, context: CommandContext): Promise<SubjectErasure> {
     const references: string[] = [];
     const pending: string[] = [];
-    for (const reference of await this.search(owner, body)) {
+    const found = await this.search(owner, body);
+    // A hold on the subject, or on any of its checks, stops the whole erasure: none is erased.
+    await this.refuseHeld(owner, found, await this.subjectTokens(owner, body));
+    for (const reference of found) {
       try {
         await this.erase(reference, owner, context);
         references.push(reference);
@@ -119,6 +160,12 @@ export class PersonalDataErasure {
         else if (!(error instanceof NotFound)) throw error;
       }
     }
+    for (const follow of this.followers) await follow(owner, references, context);
     return { references, pending };
+  }
+
+  /** Registers what else a data subject's erasure erases, given the checks it erased (a feature that keeps personal data beside them). */
+  follow(follower: SubjectErasureFollower): void {
+    this.followers.push(follower);
   }
 }

@@ -47,8 +47,11 @@ describe('Failure reasons', () => {
     expect(verificationView(completed).failureReason).toBeNull();
   });
 
-  it('a failure stored without a reason code still folds, and reads as the provider\'s', () => {
-    const old = { type: 'VerificationFailed', data: { reference: requested.data.reference, errorMessage: 'failed', failedAt: '2026-11-22T08:00:01.000Z', schemaVersion: 1 } } as unknown as VerificationEvent;
+  it("a failure stored without a reason code still folds, and reads as the provider's", () => {
+    const old = {
+      type: 'VerificationFailed',
+      data: { reference: requested.data.reference, errorMessage: 'failed', failedAt: '2026-11-22T08:00:01.000Z', schemaVersion: 1 },
+    } as unknown as VerificationEvent;
     const state = evolve(evolve(initialVerificationState, requested), old);
     expect(state).toMatchObject({ status: 'failed', reasonCode: null });
     expect(verificationView(state)).toMatchObject({ status: 'failed', failureReason: 'provider_error', errorMessage: 'failed' });

@@ -111,22 +111,25 @@ describeOnPostgresProjectOnly('the list statements', 'the read models are in Pos
     expect(shared).toEqual(own);
   });
 
-  it.each(SHAPES)('a deep page (scope filter: $scope, status filter: $status) walks its list index alone and reads only its own rows from the table, sorting just those', async (shape) => {
-    const deep = pagesOf(shape).find((page) => page.organizationId === ORGANIZATIONS[0] && page.skip === 5_000) as PageRead;
-    const nodes: string[] = [];
-    const walk = (plan: { Plans?: unknown[] } & Record<string, unknown>) => {
-      if (plan['Relation Name'] === 'verifications') nodes.push(`${String(plan['Node Type'])} ${String(plan['Index Name'])}`);
-      if (plan['Node Type'] === 'Sort') nodes.push('Sort');
-      for (const child of plan.Plans ?? []) walk(child as typeof plan);
-    };
-    walk(await genericPlanOf(listStatement(deep)));
-    if (shape.scope && shape.status) {
-      // No list index holds both filters' columns: the walk reads the table through one of them.
-      expect(nodes.sort()).toEqual([expect.stringMatching(/^Index Scan verifications_list_(scope|status)$/), 'Index Scan verifications_pkey', 'Sort']);
-    } else {
-      expect(nodes.sort()).toEqual([`Index Only Scan verifications_list${shape.scope ? '_scope' : shape.status ? '_status' : ''}`, 'Index Scan verifications_pkey', 'Sort']);
-    }
-  });
+  it.each(SHAPES)(
+    'a deep page (scope filter: $scope, status filter: $status) walks its list index alone and reads only its own rows from the table, sorting just those',
+    async (shape) => {
+      const deep = pagesOf(shape).find((page) => page.organizationId === ORGANIZATIONS[0] && page.skip === 5_000) as PageRead;
+      const nodes: string[] = [];
+      const walk = (plan: { Plans?: unknown[] } & Record<string, unknown>) => {
+        if (plan['Relation Name'] === 'verifications') nodes.push(`${String(plan['Node Type'])} ${String(plan['Index Name'])}`);
+        if (plan['Node Type'] === 'Sort') nodes.push('Sort');
+        for (const child of plan.Plans ?? []) walk(child as typeof plan);
+      };
+      walk(await genericPlanOf(listStatement(deep)));
+      if (shape.scope && shape.status) {
+        // No list index holds both filters' columns: the walk reads the table through one of them.
+        expect(nodes.sort()).toEqual([expect.stringMatching(/^Index Scan verifications_list_(scope|status)$/), 'Index Scan verifications_pkey', 'Sort']);
+      } else {
+        expect(nodes.sort()).toEqual([`Index Only Scan verifications_list${shape.scope ? '_scope' : shape.status ? '_status' : ''}`, 'Index Scan verifications_pkey', 'Sort']);
+      }
+    },
+  );
 
   /** The plan PostgreSQL uses for `statement` prepared, as the service's connections prepare it (generic, whatever the values). */
   async function genericPlanOf(statement: pg.QueryConfig): Promise<{ Plans?: unknown[] } & Record<string, unknown>> {
@@ -135,7 +138,8 @@ describeOnPostgresProjectOnly('the list statements', 'the read models are in Pos
       await client.query(`prepare list_plan as ${statement.text}`);
       try {
         // EXPLAIN takes no bound parameters: the values go in as literals.
-        const literal = (value: unknown): string => (Array.isArray(value) ? `array[${value.map(literal).join(', ')}]` : typeof value === 'number' ? String(value) : client.escapeLiteral(String(value)));
+        const literal = (value: unknown): string =>
+          Array.isArray(value) ? `array[${value.map(literal).join(', ')}]` : typeof value === 'number' ? String(value) : client.escapeLiteral(String(value));
         const { rows } = await client.query<{ 'QUERY PLAN': [{ Plan: Record<string, unknown> }] }>(
           `explain (format json) execute list_plan(${(statement.values ?? []).map(literal).join(', ')})`,
         );

@@ -14,7 +14,11 @@ const UNSETTLED_CHECK: Schema = {
     reference: { type: 'string', example: 'vrf_01J5Z8Q4W3N6T9R2K7M1B4C8D5' },
     organizationId: { type: 'string' },
     environment: { type: 'string', enum: ['test', 'live'] },
-    reason: { type: 'string', description: 'an error code, and for a damaged stream its id and damage (never personal data)', example: 'stream_damaged: wallet-org_01J5Z8Q4W3.test is deleted' },
+    reason: {
+      type: 'string',
+      description: 'an error code, and for a damaged stream its id and damage (never personal data)',
+      example: 'stream_damaged: wallet-org_01J5Z8Q4W3.test is deleted',
+    },
     attempts: { type: 'integer', minimum: 1 },
     firstFailedAt: { type: 'string', format: 'date-time' },
     lastFailedAt: { type: 'string', format: 'date-time' },
@@ -57,7 +61,8 @@ export class RecoveryController {
       `select *, count(*) over () as total from verification_recovery_unsettled order by first_failed_at, reference limit $1 offset $2`,
       [pageSize, (page - 1) * pageSize],
     );
-    const total = rows.length > 0 ? Number(rows[0]?.total) : Number((await this.pool.query<{ count: string }>('select count(*) from verification_recovery_unsettled')).rows[0]?.count ?? 0);
+    const total =
+      rows.length > 0 ? Number(rows[0]?.total) : Number((await this.pool.query<{ count: string }>('select count(*) from verification_recovery_unsettled')).rows[0]?.count ?? 0);
     return ok(
       rows.map((row) => ({
         reference: row.reference,

@@ -23,7 +23,10 @@ function unsettledGauge(): client.Gauge {
   const name = 'ivl_recovery_unsettled_checks';
   const existing = client.register.getSingleMetric(name);
   if (existing !== undefined) return existing as client.Gauge;
-  return new client.Gauge({ name, help: 'Checks the recovery pass cannot settle (a damaged stream, an event it cannot fold), as counted by the last pass; GET /admin/v1/recovery/unsettled lists them' });
+  return new client.Gauge({
+    name,
+    help: 'Checks the recovery pass cannot settle (a damaged stream, an event it cannot fold), as counted by the last pass; GET /admin/v1/recovery/unsettled lists them',
+  });
 }
 const unsettledChecks = unsettledGauge();
 
@@ -169,7 +172,12 @@ export class VerificationRecovery extends PeriodicSweep<RecoveryReport> {
     let failedHere = false;
     if (state.status === 'pending') {
       try {
-        const finished = await this.streams.finish(reference, state, { type: 'FailVerification', reasonCode: RECOVERED_TIMEOUT, errorMessage: RECOVERED_MESSAGE, at: now }, context);
+        const finished = await this.streams.finish(
+          reference,
+          state,
+          { type: 'FailVerification', reasonCode: RECOVERED_TIMEOUT, errorMessage: RECOVERED_MESSAGE, at: now },
+          context,
+        );
         state = finished.state;
         failedHere = finished.won;
       } catch (error) {

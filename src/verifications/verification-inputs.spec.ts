@@ -1,7 +1,7 @@
 import { describe, expect, it } from '@jest/globals';
 import { ValidationFailed } from '../common/errors.js';
-import { SCOPES } from '../scopes/scopes.js';
-import { parseScope, validateInputs } from './verification-inputs.js';
+import { SCOPES, type Scope } from '../scopes/scopes.js';
+import { parseScope, scopeExample, validateInputs } from './verification-inputs.js';
 import { sandboxPortrait } from '../providers/sandbox.provider.js';
 
 function fieldErrors(run: () => unknown): { field: string; message: string }[] {
@@ -16,7 +16,7 @@ function fieldErrors(run: () => unknown): { field: string; message: string }[] {
 
 const PNG_BASE64 = sandboxPortrait('face').toString('base64');
 
-const VALID: Record<string, Record<string, string>> = {
+const PICKED: Record<string, Record<string, string>> = {
   nin: { nin: '12345678905' },
   pnv: { phone: '08031234565' },
   vnin: { vnin: 'AB12CD34EF56GH75' },
@@ -28,6 +28,8 @@ const VALID: Record<string, Record<string, string>> = {
   phone: { phone: '+2348031234565' },
   face_match: { image: PNG_BASE64, nin: '12345678905' },
 };
+/** The hand-picked bodies; a scope without them is checked on its example. */
+const VALID = (scope: Scope): Record<string, string> => PICKED[scope] ?? scopeExample(scope);
 
 describe('Scope in the path', () => {
   it('refuses a missing scope and an unknown one with 422 on the scope field', () => {
@@ -39,15 +41,17 @@ describe('Scope in the path', () => {
 
 describe('Inputs per scope', () => {
   it.each(SCOPES.map((scope) => [scope]))('accepts a valid %s body and echoes it', (scope) => {
-    const valid = validateInputs(scope, VALID[scope]);
+    const valid = validateInputs(scope, VALID(scope));
     expect(valid.scope).toBe(scope);
-    if (scope !== 'face_match') expect(valid.request).toEqual(VALID[scope]);
+    if (scope !== 'face_match') expect(valid.request).toEqual(VALID(scope));
   });
 
   it.each(SCOPES.map((scope) => [scope]))('lists every required %s field when the body is empty', (scope) => {
     const fields = fieldErrors(() => validateInputs(scope, {})).map((error) => error.field);
     expect(fields.length).toBeGreaterThan(0);
-    expect(fields).toEqual(expect.arrayContaining(scope === 'face_match' ? ['image', 'nin'] : Object.keys(VALID[scope]).filter((field) => !(scope === 'premium_bank_account' && field === 'bank'))));
+    expect(fields).toEqual(
+      expect.arrayContaining(scope === 'face_match' ? ['image', 'nin'] : Object.keys(VALID(scope)).filter((field) => !(scope === 'premium_bank_account' && field === 'bank'))),
+    );
   });
 
   it.each([
@@ -85,7 +89,7 @@ describe('Inputs per scope', () => {
 
 describe('face_match', () => {
   it('never echoes the image bytes: the request carries type, size and digest', () => {
-    const valid = validateInputs('face_match', VALID.face_match);
+    const valid = validateInputs('face_match', VALID('face_match'));
     expect(valid.request).toEqual({ nin: '12345678905', image: { contentType: 'image/png', sizeBytes: expect.any(Number), sha256: expect.stringMatching(/^[0-9a-f]{64}$/) } });
     expect(JSON.stringify(valid.request)).not.toContain(PNG_BASE64.slice(0, 40));
   });
@@ -100,7 +104,9 @@ describe('face_match', () => {
     expect(fieldErrors(() => validateInputs('face_match', { image: gif, nin: '12345678905' }))).toEqual([expect.objectContaining({ field: 'image' })]);
     expect(fieldErrors(() => validateInputs('face_match', { image: 'not base64!', nin: '12345678905' }))).toEqual([expect.objectContaining({ field: 'image' })]);
     const huge = Buffer.concat([Buffer.from([0xff, 0xd8, 0xff]), Buffer.alloc(1024 * 1024 + 10)]).toString('base64');
-    expect(fieldErrors(() => validateInputs('face_match', { image: huge, nin: '12345678905' }))).toEqual([expect.objectContaining({ field: 'image', message: expect.stringContaining('at most') })]);
+    expect(fieldErrors(() => validateInputs('face_match', { image: huge, nin: '12345678905' }))).toEqual([
+      expect.objectContaining({ field: 'image', message: expect.stringContaining('at most') }),
+    ]);
   });
 
   it('needs exactly one of nin or bvn', () => {

@@ -23,7 +23,10 @@ export class RunVerification extends Command<VerificationView> {
 export type VerificationOwner = Pick<AuthenticatedKey, 'organizationId' | 'environment'> & ScopedReader;
 
 export class GetVerification extends Query<VerificationView> {
-  constructor(readonly key: VerificationOwner, readonly reference: string) {
+  constructor(
+    readonly key: VerificationOwner,
+    readonly reference: string,
+  ) {
     super();
   }
 }
@@ -34,7 +37,10 @@ export interface VerificationPage {
 }
 
 export class ListVerifications extends Query<VerificationPage> {
-  constructor(readonly key: VerificationOwner, readonly query: Readonly<Record<string, unknown>>) {
+  constructor(
+    readonly key: VerificationOwner,
+    readonly query: Readonly<Record<string, unknown>>,
+  ) {
     super();
   }
 }

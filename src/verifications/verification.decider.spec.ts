@@ -36,7 +36,12 @@ describe('Finishing a verification', () => {
   it('completes an open verification as found, charged', () => {
     given([requested])
       .when(complete)
-      .then([{ type: 'VerificationCompleted', data: { schemaVersion: 1, reference: requestedData.reference, outcome: 'found', result: { firstName: 'Ada' }, completedAt: at.toISOString() } }]);
+      .then([
+        {
+          type: 'VerificationCompleted',
+          data: { schemaVersion: 1, reference: requestedData.reference, outcome: 'found', result: { firstName: 'Ada' }, completedAt: at.toISOString() },
+        },
+      ]);
     const view = verificationView(given([requested]).when(complete).thenState());
     expect(view).toMatchObject({ status: 'found', charged: true, errorMessage: null, result: { firstName: 'Ada' } });
   });
@@ -53,7 +58,10 @@ describe('Finishing a verification', () => {
   it('never finishes twice, whatever the first terminal event was', () => {
     for (const first of [complete, fail, reject]) {
       const terminal = given([requested]).when(first).events();
-      for (const second of [complete, fail, reject]) given([requested, ...terminal]).when(second).thenThrows(VerificationAlreadyFinished);
+      for (const second of [complete, fail, reject])
+        given([requested, ...terminal])
+          .when(second)
+          .thenThrows(VerificationAlreadyFinished);
     }
   });
 
@@ -87,7 +95,17 @@ describe('The view', () => {
     });
   });
   it('shows an erased verification (its sealed fields could not be opened) with request and result {}, every other fact kept', () => {
-    const completed = { type: 'VerificationCompleted' as const, data: { reference: requestedData.reference, outcome: 'found' as const, result: {}, completedAt: at.toISOString(), personalDataErasedAt: '2026-12-01T00:00:00.000+00:00', schemaVersion: 1 } };
+    const completed = {
+      type: 'VerificationCompleted' as const,
+      data: {
+        reference: requestedData.reference,
+        outcome: 'found' as const,
+        result: {},
+        completedAt: at.toISOString(),
+        personalDataErasedAt: '2026-12-01T00:00:00.000+00:00',
+        schemaVersion: 1,
+      },
+    };
     const view = verificationView(given([requested, completed]).state);
     expect(view).toMatchObject({ status: 'found', charged: true, request: {}, result: {}, priceKobo: 10_000, personalDataErasedAt: '2026-12-01T00:00:00.000+00:00' });
   });
@@ -99,8 +117,11 @@ describe('The view', () => {
     }));
 });
 
-describe('Erasing a verification\'s personal data', () => {
-  const completed: VerificationEvent = { type: 'VerificationCompleted', data: { schemaVersion: 1, reference: requestedData.reference, outcome: 'found', result: { firstName: 'Ada' }, completedAt: at.toISOString() } };
+describe("Erasing a verification's personal data", () => {
+  const completed: VerificationEvent = {
+    type: 'VerificationCompleted',
+    data: { schemaVersion: 1, reference: requestedData.reference, outcome: 'found', result: { firstName: 'Ada' }, completedAt: at.toISOString() },
+  };
   const later = new Date('2026-12-01T00:00:00.000Z');
   const erased: VerificationEvent = { type: 'VerificationPersonalDataErased', data: { schemaVersion: 1, reference: requestedData.reference, erasedAt: later.toISOString() } };
 
@@ -109,10 +130,15 @@ describe('Erasing a verification\'s personal data', () => {
     const view = verificationView(given([requested, completed, erased]).state);
     expect(view).toMatchObject({ status: 'found', charged: true, priceKobo: 10_000, request: {}, result: {}, personalDataErasedAt: '2026-12-01T00:00:00.000+00:00' });
   });
-  it('writes nothing the second time', () => given([requested, completed, erased]).when({ type: 'ErasePersonalData', at: new Date('2027-01-01T00:00:00.000Z') }).thenNothing());
+  it('writes nothing the second time', () =>
+    given([requested, completed, erased])
+      .when({ type: 'ErasePersonalData', at: new Date('2027-01-01T00:00:00.000Z') })
+      .thenNothing());
   it('dates the erasure by a key already destroyed (offboarding) when the codec found one', () => {
     const openedErased: VerificationEvent = { ...requested, data: { ...requestedData, request: {}, personalDataErasedAt: '2026-11-25T00:00:00.000+00:00' } };
-    given([openedErased, completed]).when({ type: 'ErasePersonalData', at: later }).then([{ ...erased, data: { ...erased.data, erasedAt: '2026-11-25T00:00:00.000Z' } }]);
+    given([openedErased, completed])
+      .when({ type: 'ErasePersonalData', at: later })
+      .then([{ ...erased, data: { ...erased.data, erasedAt: '2026-11-25T00:00:00.000Z' } }]);
   });
   it('refuses a verification still running (409 verification_pending)', () => given([requested]).when({ type: 'ErasePersonalData', at: later }).thenThrows(VerificationPending));
   it('is not found without a request', () => given([]).when({ type: 'ErasePersonalData', at: later }).thenThrows(NotFound));

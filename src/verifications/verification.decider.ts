@@ -46,7 +46,17 @@ export function evolve(state: VerificationState, event: VerificationEvent): Veri
   switch (event.type) {
     case 'VerificationRequested':
       if (state.status !== 'none') throw new InvariantViolated(`${event.data.reference} requested twice`);
-      return { status: 'pending', requested: event.data, result: {}, errorMessage: null, reasonCode: null, charged: false, finishedAt: null, personalDataErasedAt: event.data.personalDataErasedAt ?? null, erasureRecorded: false };
+      return {
+        status: 'pending',
+        requested: event.data,
+        result: {},
+        errorMessage: null,
+        reasonCode: null,
+        charged: false,
+        finishedAt: null,
+        personalDataErasedAt: event.data.personalDataErasedAt ?? null,
+        erasureRecorded: false,
+      };
     case 'VerificationCompleted':
       if (state.status !== 'pending') throw new InvariantViolated(`${event.data.reference} finished twice or before its request`);
       return {
@@ -92,7 +102,12 @@ export function decide(command: VerificationCommand, state: VerificationState): 
   const reference = state.requested.reference;
   switch (command.type) {
     case 'CompleteVerification':
-      return [{ type: 'VerificationCompleted', data: { reference, outcome: command.outcome, result: command.result, completedAt: command.at.toISOString(), schemaVersion: SCHEMA_VERSION } }];
+      return [
+        {
+          type: 'VerificationCompleted',
+          data: { reference, outcome: command.outcome, result: command.result, completedAt: command.at.toISOString(), schemaVersion: SCHEMA_VERSION },
+        },
+      ];
     case 'FailVerification':
       return [
         {

@@ -26,10 +26,16 @@ export type VerificationRequested = Event<
   }
 >;
 /** `result` is personal data, stored sealed; `personalDataErasedAt` as on the request. */
-export type VerificationCompleted = Event<'VerificationCompleted', { reference: string; outcome: 'found' | 'not_found'; result: JsonObject; completedAt: string; personalDataErasedAt?: string }>;
+export type VerificationCompleted = Event<
+  'VerificationCompleted',
+  { reference: string; outcome: 'found' | 'not_found'; result: JsonObject; completedAt: string; personalDataErasedAt?: string }
+>;
 export type VerificationFailed = Event<'VerificationFailed', { reference: string; reasonCode: string; errorMessage: string; failedAt: string }>;
 /** Refused before any provider call: the wallet's available balance was below the price. */
-export type VerificationRejected = Event<'VerificationRejected', { reference: string; reasonCode: 'insufficient_balance'; errorMessage: string; priceKobo: number; balanceKobo: number; rejectedAt: string }>;
+export type VerificationRejected = Event<
+  'VerificationRejected',
+  { reference: string; reasonCode: 'insufficient_balance'; errorMessage: string; priceKobo: number; balanceKobo: number; rejectedAt: string }
+>;
 
 /**
  * The verification's personal data was erased: its data key destroyed and its portrait deleted

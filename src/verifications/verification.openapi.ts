@@ -13,30 +13,17 @@ import {
   type Schema,
   type Tag,
 } from '../common/openapi.js';
-import { SCOPE_RESULT_FIELDS, type ResultField } from '../scopes/scope-results.js';
-import { COUNTRY_CODE, SCOPE_CATEGORY, SCOPES, type Scope } from '../scopes/scopes.js';
+import type { InputFormat } from '../scopes/input-formats.js';
+import type { ResultField } from '../scopes/scope-results.js';
+import { COUNTRY_CODE, SCOPE_CATEGORY, scopeDefinition, SCOPES, type Scope } from '../scopes/scopes.js';
 import { SUBJECT_KINDS } from '../data-protection/blind-index.js';
-import { FACE_MATCH_SUBJECTS, SCOPE_INPUTS, scopeExample, SUBJECT_BANK_FORMAT, SUBJECT_FORMATS, type InputFormat } from './verification-inputs.js';
+import { scopeExample, SUBJECT_BANK_FORMAT, SUBJECT_FORMATS } from './verification-inputs.js';
 
 /**
- * The OpenAPI side of verifications: one operation per scope (`POST /v1/nin`, …), its input schema
- * from the same rules and regexes that validate it (verification-inputs.ts) and its result schema
- * from the scope's result fields (src/scopes/scope-results.ts).
+ * The OpenAPI side of verifications: one operation per scope (`POST /v1/nin`, …), all from the
+ * scope's definition (src/scopes/registry/): its input schema from the same rules and regexes that
+ * validate it, its result schema from its result fields.
  */
-
-
-const SCOPE_TITLES: Readonly<Record<Scope, { summary: string; description: string }>> = {
-  nin: { summary: 'Verify a NIN', description: 'Looks up a National Identification Number in the NIN register.' },
-  pnv: { summary: 'Verify a phone number against the NIN register (pnv)', description: 'Resolves the NIN registered against a phone number and answers its identity record.' },
-  vnin: { summary: 'Verify a virtual NIN', description: 'Looks up the identity behind a virtual NIN token.' },
-  bvn: { summary: 'Verify a BVN', description: 'Looks up a Bank Verification Number.' },
-  pvc: { summary: "Verify a voter's card (VIN)", description: "Looks up the Voter Identification Number of a permanent voter's card." },
-  passport: { summary: 'Verify a passport', description: 'Looks up a Nigerian passport number.' },
-  bank_account: { summary: 'Verify a bank account', description: 'Answers the name on a bank account (NUBAN) at a bank.' },
-  premium_bank_account: { summary: "Verify a bank account and its holder's identity", description: "The bank account check, enriched with the holder's identity and BVN; `bank` is optional." },
-  phone: { summary: 'Verify a phone number', description: 'Answers the identity linked to a phone number.' },
-  face_match: { summary: 'Match a face against a NIN or BVN portrait', description: 'Compares an image with the portrait on file for a NIN or a BVN (exactly one): `{match, confidence}`.' },
-};
 
 /** `premium_bank_account` -> `PremiumBankAccount`. */
 export function scopeSchemaName(scope: Scope): string {
@@ -50,25 +37,20 @@ function inputProperty(format: InputFormat): Schema {
 }
 
 function inputSchema(scope: Scope): Schema {
-  const rules = SCOPE_INPUTS[scope];
+  const { inputs: rules, across } = scopeDefinition(scope);
   const properties = Object.fromEntries(Object.entries(rules).map(([field, rule]) => [field, inputProperty(rule.format)]));
-  const required = Object.entries(rules).filter(([, rule]) => rule.required).map(([field]) => field);
+  const required = Object.entries(rules)
+    .filter(([, rule]) => rule.required)
+    .map(([field]) => field);
   const schema: Schema = { type: 'object', required, properties, additionalProperties: false };
-  return scope === 'face_match' ? { ...schema, oneOf: FACE_MATCH_SUBJECTS.map((field) => ({ required: [field] })), description: 'the image, and exactly one of nin or bvn' } : schema;
+  return across === undefined ? schema : { ...schema, ...across.schema };
 }
 
-/** The inputs as recorded: face_match's image is reduced to what identifies it. Empty once the personal data is erased. */
+/** The inputs as recorded: an image is reduced to what identifies it. Empty once the personal data is erased. */
 function requestEchoSchema(scope: Scope): Schema {
   const properties: Record<string, Schema> = {};
-  for (const [field, rule] of Object.entries(SCOPE_INPUTS[scope])) {
-    properties[field] =
-      field === 'image'
-        ? {
-            type: 'object',
-            required: ['contentType', 'sizeBytes', 'sha256'],
-            properties: { contentType: { type: 'string', enum: ['image/jpeg', 'image/png'] }, sizeBytes: { type: 'integer', minimum: 1 }, sha256: { type: 'string', pattern: '^[0-9a-f]{64}$' } },
-          }
-        : inputProperty(rule.format);
+  for (const [field, rule] of Object.entries(scopeDefinition(scope).inputs)) {
+    properties[field] = rule.format.echo?.schema ?? inputProperty(rule.format);
   }
   return { type: 'object', properties, description: 'the inputs as submitted ({} once the personal data is erased)' };
 }
@@ -103,7 +85,7 @@ function resultSchema(scope: Scope): Schema {
   return {
     type: 'object',
     description: `The record found; every field may be absent (providers differ), and it is {} when nothing was found or the personal data was erased. Read it by key.`,
-    properties: Object.fromEntries(Object.entries(SCOPE_RESULT_FIELDS[scope]).map(([field, spec]) => [field, resultProperty(spec)])),
+    properties: Object.fromEntries(Object.entries(scopeDefinition(scope).results).map(([field, spec]) => [field, resultProperty(spec)])),
   };
 }
 
@@ -118,7 +100,21 @@ function verificationSchema(scope: Scope): Schema {
   return {
     type: 'object',
     description: `A ${scope} verification`,
-    required: ['reference', 'scope', 'category', 'countryCode', 'status', 'request', 'result', 'errorMessage', 'failureReason', 'priceKobo', 'charged', 'createdAt', 'personalDataErasedAt'],
+    required: [
+      'reference',
+      'scope',
+      'category',
+      'countryCode',
+      'status',
+      'request',
+      'result',
+      'errorMessage',
+      'failureReason',
+      'priceKobo',
+      'charged',
+      'createdAt',
+      'personalDataErasedAt',
+    ],
     properties: {
       reference: ref('Reference'),
       scope: { type: 'string', const: scope },
@@ -184,7 +180,12 @@ export function verificationSchemas(): Record<string, Schema> {
     type: 'object',
     required: ['references', 'pending'],
     properties: {
-      references: { type: 'array', maxItems: 500, items: ref('Reference'), description: 'the verifications erased (now, or before and still found); at most 500 per call: call again until empty' },
+      references: {
+        type: 'array',
+        maxItems: 500,
+        items: ref('Reference'),
+        description: 'the verifications erased (now, or before and still found); at most 500 per call: call again until empty',
+      },
       pending: { type: 'array', items: ref('Reference'), description: 'verifications of the subject still running, not erased: erase them once finished' },
     },
   };
@@ -192,7 +193,15 @@ export function verificationSchemas(): Record<string, Schema> {
 }
 
 /** The errors of a check beyond the key's: money, scope access, the provider. */
-const RUN_ERRORS = ['insufficient_balance', 'scope_not_active', 'scope_not_allowed', 'provider_not_configured', 'scope_not_supported_by_provider', 'personal_data_destroyed', 'provider_failed'] as const;
+const RUN_ERRORS = [
+  'insufficient_balance',
+  'scope_not_active',
+  'scope_not_allowed',
+  'provider_not_configured',
+  'scope_not_supported_by_provider',
+  'personal_data_destroyed',
+  'provider_failed',
+] as const;
 
 /**
  * `POST /v1/{scope}` as one operation per scope. The route itself is one (`:scope` in the
@@ -202,13 +211,13 @@ export function scopeOperations(): Record<string, Record<string, unknown>> {
   const paths: Record<string, Record<string, unknown>> = {};
   for (const scope of SCOPES) {
     const name = scopeSchemaName(scope);
-    const title = SCOPE_TITLES[scope];
+    const title = scopeDefinition(scope);
     paths[`/v1/${scope}`] = {
       post: {
         operationId: `verify${name}`,
         tags: ['Verifications' satisfies Tag],
         summary: title.summary,
-        description: `${title.description} Every call is a new, billed check with a new reference (found and not_found are charged; a failed check is not). Unknown fields are refused. Test keys run on the sandbox, where the last digit of the main input decides the outcome (1 not_found, 2 provider failure, 3 provider timeout${scope === 'face_match' ? ', 4 no match' : ''}, else found).`,
+        description: `${title.description} Every call is a new, billed check with a new reference (found and not_found are charged; a failed check is not). Unknown fields are refused. Test keys run on the sandbox, where the last digit of the main input decides the outcome (1 not_found, 2 provider failure, 3 provider timeout${title.sandbox.noMatchOnFour === true ? ', 4 no match' : ''}, else found).`,
         security: [{ serviceKey: [] }],
         requestBody: {
           required: true,

@@ -23,7 +23,13 @@ export const MAX_PAGE = 100_000;
 const LIST_STATUSES = ['found', 'not_found', 'failed'] as const;
 
 /** A verification's read-model row with its data key's row (null columns when it has none). */
-type RowWithKey = VerificationRow & { key_organization_id: string | null; key_environment: string | null; wrapped_key: string | null; key_destroyed_at: Date | null; organization_destroyed_at: Date | null };
+type RowWithKey = VerificationRow & {
+  key_organization_id: string | null;
+  key_environment: string | null;
+  wrapped_key: string | null;
+  key_destroyed_at: Date | null;
+  organization_destroyed_at: Date | null;
+};
 
 // The data key's row comes with the verification's: opening its fields then needs no second statement.
 const BY_REFERENCES = `select v.*, k.organization_id as key_organization_id, k.environment as key_environment, k.wrapped_key, k.destroyed_at as key_destroyed_at, o.destroyed_at as organization_destroyed_at
@@ -77,11 +83,17 @@ export class GetVerificationHandler implements IQueryHandler<GetVerification, Ve
       // Erased: nothing to open (the projection blanked the sealed columns).
       view = viewFromRow(row, { request: {}, result: {}, personalDataErasedAt: isoWithOffset(row.personal_data_erased_at), reasonCode });
     } else if (row !== undefined && row.status !== 'pending') {
-      const stored = row.key_organization_id === null ? undefined : {
-        organization_id: row.key_organization_id,
-        // The environment the read model says the check is in: a row moved to another does not unwrap its key.
-        environment: row.key_environment === null ? null : row.environment,
-        wrapped_key: row.wrapped_key, destroyed_at: row.key_destroyed_at, organization_destroyed_at: row.organization_destroyed_at };
+      const stored =
+        row.key_organization_id === null
+          ? undefined
+          : {
+              organization_id: row.key_organization_id,
+              // The environment the read model says the check is in: a row moved to another does not unwrap its key.
+              environment: row.key_environment === null ? null : row.environment,
+              wrapped_key: row.wrapped_key,
+              destroyed_at: row.key_destroyed_at,
+              organization_destroyed_at: row.organization_destroyed_at,
+            };
       view = viewFromRow(row, { ...(await this.fields.openBoth(reference, row.request, row.result, { key: stored })), reasonCode });
     } else {
       const state = await this.streams.load(reference);

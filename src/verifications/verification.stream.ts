@@ -109,15 +109,6 @@ export class VerificationStreams {
   private readonly handler: EventSourcedHandler<VerificationState, VerificationCommand, VerificationEvent>;
 
   private readonly rereads: FinishRereads;
-  /**
-   * Whether the store writes several streams in one transaction (PostgreSQL): the request is then
-   * written with its reservation, and the terminal event with its capture or release
-   * (requestAlongside, finishAlongside). Otherwise (EventStoreDB) each is an append of its own, in
-   * the order of a check's run (request, finish), and the recovery process settles a check
-   * left between two of them.
-   */
-  readonly writesWithWallet: boolean;
-
   constructor(
     @Inject(EVENT_STORE) store: EventStore,
     @Inject(Clock) private readonly clock: Clock,
@@ -128,7 +119,6 @@ export class VerificationStreams {
     @Optional() @Inject(FINISH_REREADS) rereads?: FinishRereads,
   ) {
     this.rereads = rereads ?? DEFAULT_FINISH_REREADS;
-    this.writesWithWallet = store.multiStreamAppends === 'atomic';
     this.handler = new EventSourcedHandler({ store, clock, ids, retry: NO_RETRY, paging: PAGING, codec: new VerificationCodec(fields) });
   }
 
@@ -353,7 +343,10 @@ export class VerificationStreams {
   }
 
   /** The rows indexing the identifiers a result revealed that the request did not carry (see indexResult), for the terminal's transaction. */
-  private async resultTokenRows(requested: { reference: string; organizationId: string; environment: string; request: JsonObject }, result: JsonObject): Promise<KeyRows | undefined> {
+  private async resultTokenRows(
+    requested: { reference: string; organizationId: string; environment: string; request: JsonObject },
+    result: JsonObject,
+  ): Promise<KeyRows | undefined> {
     return this.keys.tokenRows(requested.organizationId, requested.environment, requested.reference, (indexKey) => newTokensOf(indexKey, [result], [requested.request]));
   }
 

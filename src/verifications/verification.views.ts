@@ -87,7 +87,10 @@ export interface VerificationRow {
  * A row as served: `opened` is its request and result opened (the row itself holds them sealed),
  * and the reason code when the row has none (read from the stream).
  */
-export function viewFromRow(row: VerificationRow, opened: { request: JsonObject; result: JsonObject; personalDataErasedAt: string | null; reasonCode?: string | null }): VerificationView {
+export function viewFromRow(
+  row: VerificationRow,
+  opened: { request: JsonObject; result: JsonObject; personalDataErasedAt: string | null; reasonCode?: string | null },
+): VerificationView {
   return {
     reference: row.reference,
     scope: row.scope,

@@ -43,7 +43,11 @@ export class VerificationsController {
   @ApiHeader({ name: 'X-Consistency-Token', required: false, description: CONSISTENCY_TOKEN_DESCRIPTION })
   @ApiSuccess(200, 'A page of summaries, most recent first', { type: 'array', items: ref('VerificationSummary') }, ref('PagingMeta'))
   @ApiErrors(ANY_ROUTE_ERRORS, KEY_ERRORS)
-  async list(@Req() request: KeyedRequest, @Res({ passthrough: true }) reply: FastifyReply, @Query() query: Record<string, unknown>): Promise<SuccessEnvelope<VerificationSummary[]>> {
+  async list(
+    @Req() request: KeyedRequest,
+    @Res({ passthrough: true }) reply: FastifyReply,
+    @Query() query: Record<string, unknown>,
+  ): Promise<SuccessEnvelope<VerificationSummary[]>> {
     const key = authenticatedKey(request);
     await this.readYourWrites.beforeRead(request, reply, key, 'verification', LIST_PROJECTIONS);
     const page = await this.queries.execute(new ListVerifications(key, query ?? {}));
@@ -52,7 +56,12 @@ export class VerificationsController {
 
   @Get('verifications/:reference')
   @AnyOrganizationStatus()
-  @ApiRoute('getVerification', 'Verifications', 'Get a verification', 'The verification as the run answered it (with a fresh portrait link). Never charged; never runs a check. To a key restricted to some scopes, a check of another scope is not_found.')
+  @ApiRoute(
+    'getVerification',
+    'Verifications',
+    'Get a verification',
+    'The verification as the run answered it (with a fresh portrait link). Never charged; never runs a check. To a key restricted to some scopes, a check of another scope is not_found.',
+  )
   @ApiPathParam('reference', { type: 'string', pattern: REFERENCE_PATTERN.source, example: 'vrf_01JD3Q9ZK8W6V2C4X7N5B0M1TR' }, 'the reference the run answered')
   @ApiSuccess(200, 'The verification', ref('Verification'))
   @ApiErrors(ANY_ROUTE_ERRORS, KEY_ERRORS, 'not_found')

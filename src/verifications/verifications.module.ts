@@ -14,17 +14,34 @@ import { VerificationRecovery } from './recovery.js';
 import { RecoveryController } from './recovery.controller.js';
 import { InFlightChecks } from './in-flight-checks.js';
 import { RunVerificationHandler } from './run-verification.handler.js';
+import { checkWriterProvider } from './check-writer.js';
 import { VerificationsController } from './verifications.controller.js';
 import { ErasureController } from './erasure.controller.js';
+import { DataSubjectsController } from './data-subjects.controller.js';
+import { AdminDataSubjectsController } from './admin-data-subjects.controller.js';
+import { DataSubjectRights } from './data-subject-rights.js';
 import { PersonalDataErasure } from './erasure.js';
 import { RetentionSweep } from './retention.js';
 import { registerNoScopeRoute } from './no-scope.route.js';
 
 @Module({
   imports: [CqrsModule, DataProtectionModule, WalletsModule, PortraitsModule, ProvidersModule],
-  controllers: [VerificationsController, ErasureController, RecoveryController],
-  providers: [ApiKeyGuard, PersonalFields, VerificationStreams, InFlightChecks, RunVerificationHandler, GetVerificationHandler, ListVerificationsHandler, VerificationRecovery, PersonalDataErasure, RetentionSweep],
-  exports: [VerificationRecovery, VerificationStreams, PersonalDataErasure, RetentionSweep],
+  controllers: [VerificationsController, ErasureController, DataSubjectsController, AdminDataSubjectsController, RecoveryController],
+  providers: [
+    ApiKeyGuard,
+    PersonalFields,
+    VerificationStreams,
+    InFlightChecks,
+    checkWriterProvider,
+    RunVerificationHandler,
+    GetVerificationHandler,
+    ListVerificationsHandler,
+    VerificationRecovery,
+    PersonalDataErasure,
+    DataSubjectRights,
+    RetentionSweep,
+  ],
+  exports: [VerificationRecovery, VerificationStreams, PersonalDataErasure, DataSubjectRights, RetentionSweep],
 })
 export class VerificationsModule implements OnModuleInit {
   constructor(
@@ -33,7 +50,7 @@ export class VerificationsModule implements OnModuleInit {
   ) {}
 
   onModuleInit(): void {
-    const fastify = this.adapterHost.httpAdapter?.getInstance() as FastifyInstance | undefined;
+    const fastify = this.adapterHost.httpAdapter?.getInstance<FastifyInstance>();
     if (fastify !== undefined) registerNoScopeRoute(fastify, this.guard);
   }
 }

@@ -33,7 +33,12 @@ export class WalletController {
   ) {}
 
   @Get()
-  @ApiRoute('getWallet', 'Wallet', 'Get the wallet balance', "The balance, reserved and available amounts of the key's environment's wallet, in kobo. A check needs its price available.")
+  @ApiRoute(
+    'getWallet',
+    'Wallet',
+    'Get the wallet balance',
+    "The balance, reserved and available amounts of the key's environment's wallet, in kobo. A check needs its price available.",
+  )
   @ApiSuccess(200, 'The wallet', ref('Wallet'))
   @ApiErrors(ANY_ROUTE_ERRORS, KEY_ERRORS)
   async get(@Req() request: KeyedRequest, @Res({ passthrough: true }) reply: FastifyReply): Promise<SuccessEnvelope<IntegratorWalletView>> {
@@ -52,7 +57,11 @@ export class WalletController {
   @ApiPaging()
   @ApiSuccess(200, 'A page of transactions, most recent first', { type: 'array', items: ref('WalletTransaction') }, ref('PagingMeta'))
   @ApiErrors(ANY_ROUTE_ERRORS, KEY_ERRORS)
-  async transactions(@Req() request: KeyedRequest, @Res({ passthrough: true }) reply: FastifyReply, @Query() query: Record<string, unknown>): Promise<SuccessEnvelope<TransactionView[]>> {
+  async transactions(
+    @Req() request: KeyedRequest,
+    @Res({ passthrough: true }) reply: FastifyReply,
+    @Query() query: Record<string, unknown>,
+  ): Promise<SuccessEnvelope<TransactionView[]>> {
     const key = authenticatedKey(request);
     const { page, pageSize } = paging(query ?? {});
     await this.readYourWrites.beforeRead(request, reply, key, 'wallet', [WALLET_LEDGER_PROJECTION]);

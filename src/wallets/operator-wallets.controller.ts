@@ -7,7 +7,21 @@ import { AdminGuard, operatorActor, type AdminRequest } from '../common/admin.gu
 import { ok, type SuccessEnvelope } from '../common/envelope.js';
 import { isEnvironment, type Environment } from '../common/environment.js';
 import { ValidationFailed, type FieldError } from '../common/errors.js';
-import { ADMIN_ERRORS, ADMIN_WRITE_ERRORS, ANY_ROUTE_ERRORS, ApiErrors, ApiJsonBody, ApiPathParam, ApiRoute, ApiSuccess, BODY_ERRORS, ENVIRONMENT, okEnvelope, ORGANIZATION_ID, ref } from '../common/openapi.js';
+import {
+  ADMIN_ERRORS,
+  ADMIN_WRITE_ERRORS,
+  ANY_ROUTE_ERRORS,
+  ApiErrors,
+  ApiJsonBody,
+  ApiPathParam,
+  ApiRoute,
+  ApiSuccess,
+  BODY_ERRORS,
+  ENVIRONMENT,
+  okEnvelope,
+  ORGANIZATION_ID,
+  ref,
+} from '../common/openapi.js';
 import { commandContext } from '../common/request-context.js';
 import { validateBody } from '../common/validation.js';
 import { PG_POOL } from '../database/pool.js';
@@ -63,7 +77,11 @@ export class WalletsController {
   @ApiPathParam('environment', ENVIRONMENT, 'test (sandbox money) or live (real money)')
   @ApiJsonBody(ref('Funding'), { transfer: { summary: 'a bank transfer of ₦5,000', value: { amountKobo: 500_000, reference: 'bank-transfer-2026-03-03-0001' } } })
   @ApiSuccess(201, 'Credited', ref('OrganizationWallet'))
-  @ApiResponse({ status: 200, description: 'This reference already credited this amount: nothing more is credited', content: { 'application/json': { schema: okEnvelope(ref('OrganizationWallet')) as never } } })
+  @ApiResponse({
+    status: 200,
+    description: 'This reference already credited this amount: nothing more is credited',
+    content: { 'application/json': { schema: okEnvelope(ref('OrganizationWallet')) } },
+  })
   @ApiErrors(ANY_ROUTE_ERRORS, BODY_ERRORS, ADMIN_WRITE_ERRORS, 'funding_reference_conflict')
   async fund(
     @Req() request: AdminRequest,
@@ -82,7 +100,12 @@ export class WalletsController {
   }
 
   @Get()
-  @ApiRoute('getOrganizationWallet', 'Admin: wallets', "Get an organization's wallet", 'The balance, reserved and available amounts of one wallet, in kobo. Admin and auditor tokens.')
+  @ApiRoute(
+    'getOrganizationWallet',
+    'Admin: wallets',
+    "Get an organization's wallet",
+    'The balance, reserved and available amounts of one wallet, in kobo. Admin and auditor tokens.',
+  )
   @ApiPathParam('id', ORGANIZATION_ID, 'the organization')
   @ApiPathParam('environment', ENVIRONMENT, 'test (sandbox money) or live (real money)')
   @ApiSuccess(200, 'The wallet', ref('OrganizationWallet'))
@@ -108,5 +131,4 @@ export class WalletsController {
     if (errors.length > 0 || input === undefined) throw new ValidationFailed(errors);
     return input;
   }
-
 }

@@ -8,8 +8,6 @@ const MAX_ORGANIZATION_ID_LENGTH = 100;
 /** 404 unless the organization exists, which it does iff its stream has events (the authority, not a read model). */
 export async function assertOrganizationExists(store: EventStore, organizationId: string): Promise<void> {
   const exists =
-    organizationId.length > 0 &&
-    organizationId.length <= MAX_ORGANIZATION_ID_LENGTH &&
-    (await store.readStream(streams.organization(organizationId), { maxCount: 1 })).length > 0;
+    organizationId.length > 0 && organizationId.length <= MAX_ORGANIZATION_ID_LENGTH && (await store.readStream(streams.organization(organizationId), { maxCount: 1 })).length > 0;
   if (!exists) throw new NotFound('No organization with this id');
 }

@@ -4,8 +4,18 @@ import { createHash, randomUUID } from 'node:crypto';
 import type { JsonValue } from '../event-store/event-store.port.js';
 import { canonicalContent, canonicalJson, chainHash, checkLink, GENESIS_LINK, linkAfter, linkFor, type ChainedContent } from './wallet-chain.js';
 
-function event(revision: bigint, data: Record<string, string | number> = { amountKobo: 500, reference: `vrf_${revision}` }): ChainedContent & { metadata: Record<string, unknown> } {
-  return { streamId: 'wallet-org_1.live', revision, id: randomUUID(), type: 'WalletFundsReserved', data, metadata: { occurredAt: '2026-03-03T13:00:00.000Z', actor: { type: 'system', id: 'test' } } } as never;
+function event(
+  revision: bigint,
+  data: Record<string, string | number> = { amountKobo: 500, reference: `vrf_${revision}` },
+): ChainedContent & { metadata: Record<string, unknown> } {
+  return {
+    streamId: 'wallet-org_1.live',
+    revision,
+    id: randomUUID(),
+    type: 'WalletFundsReserved',
+    data,
+    metadata: { occurredAt: '2026-03-03T13:00:00.000Z', actor: { type: 'system', id: 'test' } },
+  };
 }
 
 /** A stream of `n` events chained as the ledger writes them. */
@@ -56,15 +66,27 @@ describe('canonical JSON (RFC 8785)', () => {
         fc.dictionary(key, tie('value'), { maxKeys: 20 }),
       ),
     })).value;
-    fc.assert(fc.property(json, (value) => canonicalJson(value) === reference(value)), { numRuns: 2_000 });
+    fc.assert(
+      fc.property(json, (value) => canonicalJson(value) === reference(value)),
+      { numRuns: 2_000 },
+    );
     // More keys than the insertion sort takes.
     const many = Object.fromEntries(Array.from({ length: 40 }, (_, i) => [`k${(i * 7) % 40}`, i]));
     expect(canonicalJson(many)).toBe(reference(many));
   });
 
-  it('writes an event\'s content with its six members in order and the metadata without its chain', () => {
-    const content = { streamId: 'wallet-org_1.live', revision: 7n, id: 'e1', type: 'WalletDebited', data: { b: 1, a: [2] }, metadata: { z: null, chain: { version: 1 }, actor: { type: 'system', id: 'x' } } };
-    expect(canonicalContent(content)).toBe('{"data":{"a":[2],"b":1},"eventId":"e1","metadata":{"actor":{"id":"x","type":"system"},"z":null},"revision":7,"streamId":"wallet-org_1.live","type":"WalletDebited"}');
+  it("writes an event's content with its six members in order and the metadata without its chain", () => {
+    const content = {
+      streamId: 'wallet-org_1.live',
+      revision: 7n,
+      id: 'e1',
+      type: 'WalletDebited',
+      data: { b: 1, a: [2] },
+      metadata: { z: null, chain: { version: 1 }, actor: { type: 'system', id: 'x' } },
+    };
+    expect(canonicalContent(content)).toBe(
+      '{"data":{"a":[2],"b":1},"eventId":"e1","metadata":{"actor":{"id":"x","type":"system"},"z":null},"revision":7,"streamId":"wallet-org_1.live","type":"WalletDebited"}',
+    );
     expect(() => canonicalJson({ n: Number.NaN })).toThrow(RangeError);
   });
 
@@ -81,7 +103,7 @@ describe('the wallet hash chain', () => {
       .digest('hex');
     expect(chainHash(GENESIS_LINK, first)).toBe(expected);
     // The link itself is not part of what it hashes.
-    expect(chainHash(GENESIS_LINK, { ...first, metadata: { ...first.metadata, chain: { any: 'thing' } } } as never)).toBe(expected);
+    expect(chainHash(GENESIS_LINK, { ...first, metadata: { ...first.metadata, chain: { any: 'thing' } } })).toBe(expected);
   });
 
   it('holds for events written in order, and breaks at a changed event only', () => {
@@ -89,15 +111,15 @@ describe('the wallet hash chain', () => {
     let link = GENESIS_LINK;
     for (const recorded of events) {
       expect(checkLink(link, recorded as never, recorded.revision > 0n)).toEqual({ status: 'hashed' });
-      link = linkAfter(link, recorded as never);
+      link = linkAfter(link, recorded);
     }
 
     const tampered = events.map((recorded, i) => (i === 2 ? { ...recorded, data: { ...recorded.data, amountKobo: 1 } } : recorded));
     const checks = [];
     link = GENESIS_LINK;
     for (const recorded of tampered) {
-      checks.push(checkLink(link, recorded as never, recorded.revision > 0n).status);
-      link = linkAfter(link, recorded as never);
+      checks.push(checkLink(link, recorded, recorded.revision > 0n).status);
+      link = linkAfter(link, recorded);
     }
     expect(checks).toEqual(['hashed', 'hashed', 'broken', 'hashed']);
   });
@@ -105,7 +127,7 @@ describe('the wallet hash chain', () => {
   it('names a removed event: the next one does not follow the one before it', () => {
     const events = chained(3);
     const afterRemoval = { ...events[2], revision: 1n };
-    const check = checkLink(linkAfter(GENESIS_LINK, events[0] as never), afterRemoval as never, true);
+    const check = checkLink(linkAfter(GENESIS_LINK, events[0]), afterRemoval, true);
     expect(check).toMatchObject({ status: 'broken', problem: { kind: 'link_broken' } });
   });
 
@@ -114,7 +136,7 @@ describe('the wallet hash chain', () => {
     let link = GENESIS_LINK;
     for (const recorded of legacy) {
       expect(checkLink(link, recorded as never, false)).toEqual({ status: 'unhashed' });
-      link = linkAfter(link, recorded as never);
+      link = linkAfter(link, recorded);
     }
     const next = event(2n);
     const first = { ...next, metadata: { ...next.metadata, chain: linkFor(link, next) } };
@@ -122,7 +144,7 @@ describe('the wallet hash chain', () => {
 
     // Changing an unhashed event changes the link the first hashed event was written after.
     const changed = { ...legacy[1], data: { ...legacy[1].data, amountKobo: 1 } };
-    const changedLink = linkAfter(linkAfter(GENESIS_LINK, legacy[0] as never), changed as never);
+    const changedLink = linkAfter(linkAfter(GENESIS_LINK, legacy[0]), changed);
     expect(checkLink(changedLink, first as never, false)).toMatchObject({ status: 'broken', problem: { kind: 'link_broken' } });
 
     // Once the chain has started, an event without a hash is a stripped one.
@@ -131,10 +153,10 @@ describe('the wallet hash chain', () => {
 
   it('takes a link with the right hashes but another version, or a hash in capitals, as malformed, not hashed', () => {
     const [first] = chained(1);
-    const { chain } = first.metadata as { chain: { version: number; previous: string; hash: string } };
+    const { chain } = first.metadata;
     expect(checkLink(GENESIS_LINK, first as never, false)).toEqual({ status: 'hashed' });
     for (const changed of [{ ...chain, version: 2 }, { ...chain, version: '1' }, { ...chain, hash: chain.hash.toUpperCase() }, [chain]]) {
-      const check = checkLink(GENESIS_LINK, { ...first, metadata: { ...first.metadata, chain: changed } } as never, false);
+      const check = checkLink(GENESIS_LINK, { ...first, metadata: { ...first.metadata, chain: changed } }, false);
       expect(check).toMatchObject({ status: 'broken', problem: { kind: 'malformed' } });
     }
     // A previous link that is not 64 hex digits is never taken as a match, even when the event repeats it.

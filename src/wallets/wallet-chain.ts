@@ -229,13 +229,7 @@ function computedHashIs(previous: string, event: ChainedContent, stored: string,
  * Anything else takes the full classification below, which gives the same answer for that case.
  * `claimedHashes` and `claimedAt`: see computedHashIs.
  */
-export function checkLink(
-  previous: string,
-  event: ChainedContent & { readonly metadata: JsonObject },
-  chainStarted: boolean,
-  claimedHashes?: string,
-  claimedAt = 0,
-): ChainCheck {
+export function checkLink(previous: string, event: ChainedContent & { readonly metadata: JsonObject }, chainStarted: boolean, claimedHashes?: string, claimedAt = 0): ChainCheck {
   const chain = event.metadata.chain;
   if (
     typeof chain === 'object' &&
@@ -262,6 +256,7 @@ export function checkLink(
         : 'its previous hash does not match the unhashed events before it (one of them was changed)';
     return { status: 'broken', problem: { kind: 'link_broken', message } };
   }
-  if (chainHash(previous, event) !== stored.hash) return { status: 'broken', problem: { kind: 'content_changed', message: 'its content does not match its hash (the event was changed)' } };
+  if (chainHash(previous, event) !== stored.hash)
+    return { status: 'broken', problem: { kind: 'content_changed', message: 'its content does not match its hash (the event was changed)' } };
   return HASHED;
 }

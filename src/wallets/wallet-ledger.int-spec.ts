@@ -230,9 +230,7 @@ describe(`Wallet ledger on the ${testEventStoreKind()} event store`, () => {
     const tiny = new EventSourcedWalletLedger(a.store, new SystemClock(), new RandomIdGenerator(), { cacheSize: 1 });
     const wallets = [newWallet(), newWallet(), newWallet()];
     for (const [i, wallet] of wallets.entries()) await tiny.fund(wallet, { fundingReference: 'f', amountKobo: 3 + i }, context);
-    const outcomes = await Promise.all(
-      Array.from({ length: 30 }, (_, i) => tiny.reserve(wallets[i % 3], { reference: `vrf_${i}`, amountKobo: 1, scope: 'nin' }, context)),
-    );
+    const outcomes = await Promise.all(Array.from({ length: 30 }, (_, i) => tiny.reserve(wallets[i % 3], { reference: `vrf_${i}`, amountKobo: 1, scope: 'nin' }, context)));
     expect(outcomes.filter((outcome) => outcome.reserved)).toHaveLength(3 + 4 + 5);
     for (const [i, wallet] of wallets.entries()) expect(await b.ledger.balance(wallet)).toEqual({ balanceKobo: 3 + i, reservedKobo: 3 + i, availableKobo: 0 });
   });
@@ -246,71 +244,76 @@ describe(`Wallet ledger on the ${testEventStoreKind()} event store`, () => {
     expect(await cold.balance(wallet)).toEqual({ balanceKobo: 100, reservedKobo: 40, availableKobo: 60 });
     expect(await history(wallet)).toHaveLength(41);
   });
-  describeOnProject('postgres', 'a cached fold holding events the log lost', 'events can be taken out from under the ledger only on the PostgreSQL log, by disabling its append-only trigger', () => {
-    /** What a failover to an asynchronous replica or a restore does to a stream: its events after `revision` are gone. */
-    async function loseEventsAfter(wallet: WalletId, revision: number): Promise<void> {
-      const streamId = streams.wallet(wallet.organizationId, wallet.environment);
-      const client = await a.pool.connect();
-      try {
-        await client.query('begin');
-        await client.query('alter table events disable trigger events_no_update');
-        await client.query('delete from events where stream_id = $1 and revision > $2', [streamId, revision]);
-        await client.query('alter table events enable trigger events_no_update');
-        await client.query('update event_streams set revision = $2 where stream_id = $1', [streamId, revision]);
-        await client.query('commit');
-      } catch (error) {
-        await client.query('rollback');
-        throw error;
-      } finally {
-        client.release();
+  describeOnProject(
+    'postgres',
+    'a cached fold holding events the log lost',
+    'events can be taken out from under the ledger only on the PostgreSQL log, by disabling its append-only trigger',
+    () => {
+      /** What a failover to an asynchronous replica or a restore does to a stream: its events after `revision` are gone. */
+      async function loseEventsAfter(wallet: WalletId, revision: number): Promise<void> {
+        const streamId = streams.wallet(wallet.organizationId, wallet.environment);
+        const client = await a.pool.connect();
+        try {
+          await client.query('begin');
+          await client.query('alter table events disable trigger events_no_update');
+          await client.query('delete from events where stream_id = $1 and revision > $2', [streamId, revision]);
+          await client.query('alter table events enable trigger events_no_update');
+          await client.query('update event_streams set revision = $2 where stream_id = $1', [streamId, revision]);
+          await client.query('commit');
+        } catch (error) {
+          await client.query('rollback');
+          throw error;
+        } finally {
+          client.release();
+        }
       }
-    }
 
-    /** Folds the stream from its start and checks that the available balance never went negative. */
-    async function expectNeverOverdrawn(wallet: WalletId): Promise<void> {
-      let state = initialWalletState(wallet.organizationId, wallet.environment);
-      for (const event of await history(wallet)) {
-        state = evolve(state, asDomainEvent<WalletEvent>(event));
-        expect(availableKobo(state)).toBeGreaterThanOrEqual(0);
+      /** Folds the stream from its start and checks that the available balance never went negative. */
+      async function expectNeverOverdrawn(wallet: WalletId): Promise<void> {
+        let state = initialWalletState(wallet.organizationId, wallet.environment);
+        for (const event of await history(wallet)) {
+          state = evolve(state, asDomainEvent<WalletEvent>(event));
+          expect(availableKobo(state)).toBeGreaterThanOrEqual(0);
+        }
       }
-    }
 
-    it('is not approved from once other writers brought the stream back to the same revision with other events', async () => {
-      const wallet = newWallet();
-      await a.ledger.fund(wallet, { fundingReference: 'f1', amountKobo: 600_000 }, context);
-      await a.ledger.reserve(wallet, { reference: 'vrf_lost', amountKobo: 500_000, scope: 'nin' }, context);
-      await a.ledger.release(wallet, 'vrf_lost', 'provider_failed', context);
-      // a's fold: revision 2, 600,000 available. The log loses revisions 1 and 2.
-      await loseEventsAfter(wallet, 0);
-      // Instance b, folding the log as it is, writes two other events: the stream is at revision 2 again, 90,000 available.
-      expect(await b.ledger.reserve(wallet, { reference: 'vrf_b', amountKobo: 510_000, scope: 'nin' }, context)).toEqual({ reserved: true });
-      await b.ledger.capture(wallet, 'vrf_b', context);
+      it('is not approved from once other writers brought the stream back to the same revision with other events', async () => {
+        const wallet = newWallet();
+        await a.ledger.fund(wallet, { fundingReference: 'f1', amountKobo: 600_000 }, context);
+        await a.ledger.reserve(wallet, { reference: 'vrf_lost', amountKobo: 500_000, scope: 'nin' }, context);
+        await a.ledger.release(wallet, 'vrf_lost', 'provider_failed', context);
+        // a's fold: revision 2, 600,000 available. The log loses revisions 1 and 2.
+        await loseEventsAfter(wallet, 0);
+        // Instance b, folding the log as it is, writes two other events: the stream is at revision 2 again, 90,000 available.
+        expect(await b.ledger.reserve(wallet, { reference: 'vrf_b', amountKobo: 510_000, scope: 'nin' }, context)).toEqual({ reserved: true });
+        await b.ledger.capture(wallet, 'vrf_b', context);
 
-      const staleBefore = a.ledger.stats.staleFolds;
-      expect(await a.ledger.reserve(wallet, { reference: 'vrf_a', amountKobo: 500_000, scope: 'nin' }, context)).toEqual({ reserved: false, availableKobo: 90_000 });
-      expect(a.ledger.stats.staleFolds).toBe(staleBefore + 1);
-      expect(await a.ledger.reserve(wallet, { reference: 'vrf_a2', amountKobo: 90_000, scope: 'nin' }, context)).toEqual({ reserved: true });
-      expect(await a.ledger.balance(wallet)).toEqual({ balanceKobo: 90_000, reservedKobo: 90_000, availableKobo: 0 });
-      await expectNeverOverdrawn(wallet);
-    });
+        const staleBefore = a.ledger.stats.staleFolds;
+        expect(await a.ledger.reserve(wallet, { reference: 'vrf_a', amountKobo: 500_000, scope: 'nin' }, context)).toEqual({ reserved: false, availableKobo: 90_000 });
+        expect(a.ledger.stats.staleFolds).toBe(staleBefore + 1);
+        expect(await a.ledger.reserve(wallet, { reference: 'vrf_a2', amountKobo: 90_000, scope: 'nin' }, context)).toEqual({ reserved: true });
+        expect(await a.ledger.balance(wallet)).toEqual({ balanceKobo: 90_000, reservedKobo: 90_000, availableKobo: 0 });
+        await expectNeverOverdrawn(wallet);
+      });
 
-    it('is folded afresh when the stream is now behind it, for a balance and for a command', async () => {
-      const wallet = newWallet();
-      await a.ledger.fund(wallet, { fundingReference: 'f1', amountKobo: 10_000 }, context);
-      await a.ledger.reserve(wallet, { reference: 'vrf_lost', amountKobo: 4_000, scope: 'nin' }, context);
-      await a.ledger.capture(wallet, 'vrf_lost', context);
-      await loseEventsAfter(wallet, 0);
+      it('is folded afresh when the stream is now behind it, for a balance and for a command', async () => {
+        const wallet = newWallet();
+        await a.ledger.fund(wallet, { fundingReference: 'f1', amountKobo: 10_000 }, context);
+        await a.ledger.reserve(wallet, { reference: 'vrf_lost', amountKobo: 4_000, scope: 'nin' }, context);
+        await a.ledger.capture(wallet, 'vrf_lost', context);
+        await loseEventsAfter(wallet, 0);
 
-      expect(await a.ledger.balance(wallet)).toEqual({ balanceKobo: 10_000, reservedKobo: 0, availableKobo: 10_000 });
-      await a.ledger.capture(wallet, 'vrf_lost', context);
-      expect(await a.ledger.reserve(wallet, { reference: 'vrf_a', amountKobo: 8_000, scope: 'nin' }, context)).toEqual({ reserved: true });
-      expect((await history(wallet)).map((event) => [event.revision, event.type])).toEqual([
-        [0n, 'WalletFunded'],
-        [1n, 'WalletFundsReserved'],
-      ]);
-      await expectNeverOverdrawn(wallet);
-    });
-  });
+        expect(await a.ledger.balance(wallet)).toEqual({ balanceKobo: 10_000, reservedKobo: 0, availableKobo: 10_000 });
+        await a.ledger.capture(wallet, 'vrf_lost', context);
+        expect(await a.ledger.reserve(wallet, { reference: 'vrf_a', amountKobo: 8_000, scope: 'nin' }, context)).toEqual({ reserved: true });
+        expect((await history(wallet)).map((event) => [event.revision, event.type])).toEqual([
+          [0n, 'WalletFunded'],
+          [1n, 'WalletFundsReserved'],
+        ]);
+        await expectNeverOverdrawn(wallet);
+      });
+    },
+  );
 
   describe('appends alongside a command (the request or the terminal event of a check)', () => {
     /** An alongside that records each outcome it is built for and writes one event to a stream of its own. */
@@ -331,7 +334,9 @@ describe(`Wallet ledger on the ${testEventStoreKind()} event store`, () => {
         const wallet = newWallet();
         await a.ledger.fund(wallet, { fundingReference: 'f', amountKobo: 5_000 }, context);
         const other = otherStream();
-        await expect(a.ledger.reserve(wallet, { reference: 'vrf_1', amountKobo: PRICE_KOBO, scope: 'nin' }, context, alongsideOf(other, []))).rejects.toBeInstanceOf(InvariantViolated);
+        await expect(a.ledger.reserve(wallet, { reference: 'vrf_1', amountKobo: PRICE_KOBO, scope: 'nin' }, context, alongsideOf(other, []))).rejects.toBeInstanceOf(
+          InvariantViolated,
+        );
         expect(await history(wallet)).toHaveLength(1);
         expect(await a.store.readStream(other, { maxCount: 10 })).toEqual([]);
       });
@@ -373,7 +378,17 @@ describe(`Wallet ledger on the ${testEventStoreKind()} event store`, () => {
           a.ledger.reserve(wallet, { reference: `vrf_${index}`, amountKobo: PRICE_KOBO, scope: 'nin' }, context, alongsideOf(streamId, [])),
         ),
       );
-      expect(outcomes.map((outcome) => outcome.status)).toEqual(['fulfilled', 'fulfilled', 'fulfilled', 'fulfilled', 'rejected', 'fulfilled', 'fulfilled', 'fulfilled', 'fulfilled']);
+      expect(outcomes.map((outcome) => outcome.status)).toEqual([
+        'fulfilled',
+        'fulfilled',
+        'fulfilled',
+        'fulfilled',
+        'rejected',
+        'fulfilled',
+        'fulfilled',
+        'fulfilled',
+        'fulfilled',
+      ]);
       expect((outcomes[4] as PromiseRejectedResult).reason).toBeInstanceOf(AlongsideRefused);
       const reservations = (await history(wallet)).filter((event) => event.type === 'WalletFundsReserved').map((event) => event.data.reference);
       expect(reservations.sort()).toEqual(['vrf_0', 'vrf_1', 'vrf_2', 'vrf_3', 'vrf_5', 'vrf_6', 'vrf_7', 'vrf_8']);

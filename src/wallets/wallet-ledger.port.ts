@@ -45,7 +45,12 @@ export interface WalletBalance {
  */
 export abstract class WalletLedger {
   /** Holds `amountKobo` for `reference` unless available = funded - debited - reserved is below it. */
-  abstract reserve(wallet: WalletId, reservation: { reference: string; amountKobo: number; scope: string }, context: CommandContext, alongside?: Alongside): Promise<ReserveOutcome>;
+  abstract reserve(
+    wallet: WalletId,
+    reservation: { reference: string; amountKobo: number; scope: string },
+    context: CommandContext,
+    alongside?: Alongside,
+  ): Promise<ReserveOutcome>;
   /** Debits an open reservation (the check is charged). No-op when it is not open. */
   abstract capture(wallet: WalletId, reference: string, context: CommandContext, alongside?: Alongside): Promise<{ readonly alongside?: AppendResult }>;
   /** Releases an open reservation (not charged). No-op when it is not open. */
@@ -55,7 +60,11 @@ export abstract class WalletLedger {
     wallet: WalletId,
     funding: { fundingReference: string; amountKobo: number },
     context: CommandContext,
-  ): Promise<{ funded: boolean; balance: WalletBalance; /** The position of the funding, or of the newest wallet event known when nothing was written: wait for projections up to it. */ position?: bigint }>;
+  ): Promise<{
+    funded: boolean;
+    balance: WalletBalance;
+    /** The position of the funding, or of the newest wallet event known when nothing was written: wait for projections up to it. */ position?: bigint;
+  }>;
   /** The authoritative balance, from the wallet stream. */
   abstract balance(wallet: WalletId): Promise<WalletBalance>;
 }

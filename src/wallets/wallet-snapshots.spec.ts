@@ -26,7 +26,10 @@ describe('Given a folded wallet', () => {
     const state = folded();
     expect(stateFromJson(roundTrip(stateToJson(state)), wallet)).toEqual(state);
     expect([...(stateFromJson(roundTrip(stateToJson(state)), wallet)?.reservations ?? [])]).toEqual([['vrf_b', 5_000]]);
-    expect([...(stateFromJson(roundTrip(stateToJson(state)), wallet)?.fundingReferences ?? [])]).toEqual([['f-1', 50_000], ['f-2', 20_000]]);
+    expect([...(stateFromJson(roundTrip(stateToJson(state)), wallet)?.fundingReferences ?? [])]).toEqual([
+      ['f-1', 50_000],
+      ['f-2', 20_000],
+    ]);
   });
 
   it('when read back for the wallet it names, then the state carries that wallet (the stored JSON names none)', () => {
@@ -41,14 +44,42 @@ describe('Given a stored state this code must not trust', () => {
     ['another version', { ...good, version: 3 }],
     ['the version 1 format, whose funding references have no amounts', { ...good, version: 1, fundingReferences: ['f-1', 'f-2'] }],
     ['a funding reference without its amount', { ...good, fundingReferences: [['f-1', 50_000], 'f-2'] }],
-    ['a funding reference listed twice', { ...good, fundingReferences: [['f-1', 50_000], ['f-1', 20_000]] }],
+    [
+      'a funding reference listed twice',
+      {
+        ...good,
+        fundingReferences: [
+          ['f-1', 50_000],
+          ['f-1', 20_000],
+        ],
+      },
+    ],
     ['a total that is not an integer amount of kobo', { ...good, fundedKobo: 1.5 }],
     ['a negative total', { ...good, debitedKobo: -1 }],
     ['a reserved total other than the sum of the open reservations', { ...good, reservedKobo: 4_999 }],
     ['an available balance below zero', { ...good, debitedKobo: 70_000 }],
     ['a reservation that is not a [reference, kobo] pair', { ...good, reservations: [['vrf_b', 5_000, 1]] }],
-    ['a reservation listed twice', { ...good, reservations: [['vrf_b', 2_500], ['vrf_b', 2_500]], reservedKobo: 5_000 }],
-    ['an empty funding reference', { ...good, fundingReferences: [['f-1', 50_000], ['', 20_000]] }],
+    [
+      'a reservation listed twice',
+      {
+        ...good,
+        reservations: [
+          ['vrf_b', 2_500],
+          ['vrf_b', 2_500],
+        ],
+        reservedKobo: 5_000,
+      },
+    ],
+    [
+      'an empty funding reference',
+      {
+        ...good,
+        fundingReferences: [
+          ['f-1', 50_000],
+          ['', 20_000],
+        ],
+      },
+    ],
     ['no reservations at all', { ...good, reservations: null }],
   ])('when it has %s, then it is not read', (_, json) => {
     expect(stateFromJson(json, wallet)).toBeUndefined();

@@ -31,7 +31,9 @@ const given = givenFor(walletDecider(ORG, 'test'));
 describe('Wallet decider', () => {
   describe('reserving', () => {
     it('reserves the price when the available balance covers it exactly', () =>
-      given([funded(10_000)]).when(reserve('vrf_a', 10_000)).then([reserved('vrf_a', 10_000)]));
+      given([funded(10_000)])
+        .when(reserve('vrf_a', 10_000))
+        .then([reserved('vrf_a', 10_000)]));
 
     it('rejects a reservation above the available balance, reporting that balance', () =>
       given([funded(10_000), reserved('vrf_a', 6_000)])
@@ -45,46 +47,76 @@ describe('Wallet decider', () => {
       expect(state.reservedKobo).toBe(3_000);
       expect(availableKobo(state)).toBe(4_000);
       given(history).when(reserve('vrf_d', 4_001)).thenThrows(InsufficientBalance);
-      given(history).when(reserve('vrf_d', 4_000)).then([reserved('vrf_d', 4_000)]);
+      given(history)
+        .when(reserve('vrf_d', 4_000))
+        .then([reserved('vrf_d', 4_000)]);
     });
 
-    it('writes nothing for a repeated reserve of an open reservation', () => given([funded(10_000), reserved('vrf_a', 1_000)]).when(reserve('vrf_a', 1_000)).thenNothing());
+    it('writes nothing for a repeated reserve of an open reservation', () =>
+      given([funded(10_000), reserved('vrf_a', 1_000)])
+        .when(reserve('vrf_a', 1_000))
+        .thenNothing());
 
-    it('refuses a repeated reference for another amount', () => given([funded(10_000), reserved('vrf_a', 1_000)]).when(reserve('vrf_a', 2_000)).thenThrows(ValidationFailed));
+    it('refuses a repeated reference for another amount', () =>
+      given([funded(10_000), reserved('vrf_a', 1_000)])
+        .when(reserve('vrf_a', 2_000))
+        .thenThrows(ValidationFailed));
 
     it('refuses negative and fractional prices', () => {
-      given([funded(10_000)]).when(reserve('vrf_a', -1)).thenThrows(ValidationFailed);
-      given([funded(10_000)]).when(reserve('vrf_a', 1.5)).thenThrows(ValidationFailed);
+      given([funded(10_000)])
+        .when(reserve('vrf_a', -1))
+        .thenThrows(ValidationFailed);
+      given([funded(10_000)])
+        .when(reserve('vrf_a', 1.5))
+        .thenThrows(ValidationFailed);
     });
   });
 
   describe('capturing and releasing', () => {
-    it('debits an open reservation for the amount held', () => given([funded(10_000), reserved('vrf_a', 2_500)]).when(capture('vrf_a')).then([debited('vrf_a', 2_500)]));
+    it('debits an open reservation for the amount held', () =>
+      given([funded(10_000), reserved('vrf_a', 2_500)])
+        .when(capture('vrf_a'))
+        .then([debited('vrf_a', 2_500)]));
 
     it('releases an open reservation for the amount held', () => {
-      const state = given([funded(10_000), reserved('vrf_a', 2_500)]).when(release('vrf_a')).thenState();
+      const state = given([funded(10_000), reserved('vrf_a', 2_500)])
+        .when(release('vrf_a'))
+        .thenState();
       expect(availableKobo(state)).toBe(10_000);
       expect(balanceKobo(state)).toBe(10_000);
       expect(state.reservations.size).toBe(0);
     });
 
     it('writes nothing for a capture or release of a reservation already closed', () => {
-      given([funded(10_000), reserved('vrf_a', 2_500), debited('vrf_a', 2_500)]).when(capture('vrf_a')).thenNothing();
-      given([funded(10_000), reserved('vrf_a', 2_500), debited('vrf_a', 2_500)]).when(release('vrf_a')).thenNothing();
-      given([funded(10_000), reserved('vrf_a', 2_500), released('vrf_a', 2_500)]).when(capture('vrf_a')).thenNothing();
+      given([funded(10_000), reserved('vrf_a', 2_500), debited('vrf_a', 2_500)])
+        .when(capture('vrf_a'))
+        .thenNothing();
+      given([funded(10_000), reserved('vrf_a', 2_500), debited('vrf_a', 2_500)])
+        .when(release('vrf_a'))
+        .thenNothing();
+      given([funded(10_000), reserved('vrf_a', 2_500), released('vrf_a', 2_500)])
+        .when(capture('vrf_a'))
+        .thenNothing();
     });
 
-    it('writes nothing for a capture of a reference never reserved', () => given([funded(10_000)]).when(capture('vrf_unknown')).thenNothing());
+    it('writes nothing for a capture of a reference never reserved', () =>
+      given([funded(10_000)])
+        .when(capture('vrf_unknown'))
+        .thenNothing());
   });
 
   describe('funding', () => {
     it('credits a new funding reference', () => {
-      const state = given([funded(10_000, 'sandbox-credit')]).when(fund('bank-transfer-1', 50_000)).thenState();
+      const state = given([funded(10_000, 'sandbox-credit')])
+        .when(fund('bank-transfer-1', 50_000))
+        .thenState();
       expect(balanceKobo(state)).toBe(60_000);
     });
 
     it('writes nothing for a funding reference already credited with the same amount', () =>
-      given([funded(10_000, 'bank-transfer-1')]).when(fund('bank-transfer-1', 10_000)).thenNothing());
+      given([funded(10_000, 'bank-transfer-1')])
+        .when(fund('bank-transfer-1', 10_000))
+        .thenNothing());
 
     it('refuses a funding reference already credited with another amount, naming both amounts', () =>
       given([funded(10_000, 'bank-transfer-1')])
@@ -96,7 +128,9 @@ describe('Wallet decider', () => {
 
     it('refuses zero, negative, fractional and oversized amounts', () => {
       for (const amountKobo of [0, -5, 10.5, MAX_FUNDING_KOBO + 1]) given([]).when(fund('f', amountKobo)).thenThrows(ValidationFailed);
-      given([]).when(fund('f', MAX_FUNDING_KOBO)).then([funded(MAX_FUNDING_KOBO, 'f')]);
+      given([])
+        .when(fund('f', MAX_FUNDING_KOBO))
+        .then([funded(MAX_FUNDING_KOBO, 'f')]);
     });
   });
 
@@ -122,7 +156,12 @@ describe('Wallet decider', () => {
       let refused = 0;
       for (let i = 0; i < 20; i++) {
         try {
-          history = [...history, ...given(history).when(reserve(`vrf_${i}`, 1_000)).events()];
+          history = [
+            ...history,
+            ...given(history)
+              .when(reserve(`vrf_${i}`, 1_000))
+              .events(),
+          ];
         } catch (error) {
           expect(error).toBeInstanceOf(InsufficientBalance);
           refused++;
@@ -130,7 +169,13 @@ describe('Wallet decider', () => {
         expect(availableKobo(given(history).state)).toBeGreaterThanOrEqual(0);
       }
       expect(refused).toBe(13);
-      for (let i = 0; i < 7; i++) history = [...history, ...given(history).when(capture(`vrf_${i}`)).events()];
+      for (let i = 0; i < 7; i++)
+        history = [
+          ...history,
+          ...given(history)
+            .when(capture(`vrf_${i}`))
+            .events(),
+        ];
       const { state } = given(history);
       expect(balanceKobo(state)).toBe(0);
       expect(availableKobo(state)).toBe(0);

@@ -3,6 +3,7 @@ import { Map as ImmutableMap } from 'immutable';
 import type { Environment } from '../common/environment.js';
 import { FundingReferenceConflict, InsufficientBalance, InvariantViolated, ValidationFailed } from '../common/errors.js';
 import type { Decider } from '../event-sourcing/decider.js';
+import { availableOf, balanceOf, isKoboAmount, moveMoney, type WalletFigures } from './money.rule.js';
 import type { WalletDebited, WalletEvent, WalletFunded, WalletFundsReserved, WalletReservationReleased } from './wallet.events.js';
 
 export { MAX_FUNDING_KOBO };
@@ -41,7 +42,15 @@ export type WalletCommand =
   | { readonly type: 'FundWallet'; readonly fundingReference: string; readonly amountKobo: number };
 
 export function initialWalletState(organizationId: string, environment: Environment): WalletState {
-  return { organizationId, environment, fundedKobo: 0, debitedKobo: 0, reservedKobo: 0, reservations: ImmutableMap<string, number>(), fundingReferences: ImmutableMap<string, number>() };
+  return {
+    organizationId,
+    environment,
+    fundedKobo: 0,
+    debitedKobo: 0,
+    reservedKobo: 0,
+    reservations: ImmutableMap<string, number>(),
+    fundingReferences: ImmutableMap<string, number>(),
+  };
 }
 
 /** The rules of one wallet's stream, whose initial state names the wallet. */
@@ -50,69 +59,43 @@ export function walletDecider(organizationId: string, environment: Environment):
 }
 
 export function balanceKobo(state: WalletState): number {
-  return state.fundedKobo - state.debitedKobo;
+  return balanceOf(state);
 }
 
 export function availableKobo(state: WalletState): number {
-  return state.fundedKobo - state.debitedKobo - state.reservedKobo;
+  return availableOf(state);
 }
 
-/** A non-negative integer amount of kobo. */
-export function isKoboAmount(value: unknown): value is number {
-  return typeof value === 'number' && Number.isSafeInteger(value) && value >= 0;
-}
+export { isKoboAmount };
 
 /** A funding or reservation reference of 1 to MAX_REFERENCE_LENGTH characters. */
 export function isWalletReference(value: unknown): value is string {
   return typeof value === 'string' && value.length > 0 && value.length <= MAX_REFERENCE_LENGTH;
 }
 
-function assertAmount(amountKobo: number, what: string): void {
-  if (!isKoboAmount(amountKobo)) throw new InvariantViolated(`${what} is not a non-negative integer amount of kobo`);
-}
-
-function assertBalanced(state: WalletState): WalletState {
-  if (!Number.isSafeInteger(state.fundedKobo) || !Number.isSafeInteger(state.debitedKobo) || !Number.isSafeInteger(state.reservedKobo)) {
-    throw new InvariantViolated('a wallet total left the safe integer range');
-  }
-  if (availableKobo(state) < 0) throw new InvariantViolated('the available balance went negative');
-  return state;
+/** The state's figures moved by the event (money.rule.ts), or InvariantViolated where the rule refuses it. */
+function moved(state: WalletState, event: WalletEvent, heldKobo?: number | null): WalletFigures {
+  const outcome = moveMoney(state, { type: event.type, amountKobo: event.data.amountKobo, heldKobo });
+  if (outcome.refused !== undefined) throw new InvariantViolated(`${event.type}: ${outcome.message}`);
+  return outcome.figures;
 }
 
 export function evolve(state: WalletState, event: WalletEvent): WalletState {
   if (event.data.organizationId !== state.organizationId || event.data.environment !== state.environment) {
     throw new InvariantViolated(`a ${event.type} of another wallet was folded into wallet ${state.organizationId}.${state.environment}`);
   }
-  assertAmount(event.data.amountKobo, event.type);
   switch (event.type) {
     case 'WalletFunded': {
       if (state.fundingReferences.has(event.data.fundingReference)) throw new InvariantViolated('a funding reference was credited twice');
-      return assertBalanced({
-        ...state,
-        fundedKobo: state.fundedKobo + event.data.amountKobo,
-        fundingReferences: state.fundingReferences.set(event.data.fundingReference, event.data.amountKobo),
-      });
+      return { ...state, ...moved(state, event), fundingReferences: state.fundingReferences.set(event.data.fundingReference, event.data.amountKobo) };
     }
     case 'WalletFundsReserved': {
       if (state.reservations.has(event.data.reference)) throw new InvariantViolated('a reference was reserved twice while open');
-      return assertBalanced({
-        ...state,
-        reservedKobo: state.reservedKobo + event.data.amountKobo,
-        reservations: state.reservations.set(event.data.reference, event.data.amountKobo),
-      });
+      return { ...state, ...moved(state, event), reservations: state.reservations.set(event.data.reference, event.data.amountKobo) };
     }
     case 'WalletDebited':
-    case 'WalletReservationReleased': {
-      const heldKobo = state.reservations.get(event.data.reference);
-      if (heldKobo === undefined) throw new InvariantViolated(`a ${event.type} closed a reservation that is not open`);
-      if (heldKobo !== event.data.amountKobo) throw new InvariantViolated(`a ${event.type} closed a reservation for another amount`);
-      return assertBalanced({
-        ...state,
-        debitedKobo: event.type === 'WalletDebited' ? state.debitedKobo + heldKobo : state.debitedKobo,
-        reservedKobo: state.reservedKobo - heldKobo,
-        reservations: state.reservations.delete(event.data.reference),
-      });
-    }
+    case 'WalletReservationReleased':
+      return { ...state, ...moved(state, event, state.reservations.get(event.data.reference) ?? null), reservations: state.reservations.delete(event.data.reference) };
     default: {
       const _exhaustive: never = event;
       throw new InvariantViolated(`unknown wallet event ${(_exhaustive as { type: string }).type}`);
@@ -146,8 +129,9 @@ export function decide(command: WalletCommand, state: WalletState): WalletEvent[
         if (openKobo !== command.amountKobo) throw new ValidationFailed([{ field: 'reference', message: 'is already reserved for another amount' }]);
         return [];
       }
-      const available = availableKobo(state);
-      if (command.amountKobo > available) {
+      // Sufficiency is the money rule's: the reservation may not overdraw the wallet.
+      if (moveMoney(state, { type: 'WalletFundsReserved', amountKobo: command.amountKobo }).refused === 'overdrawn') {
+        const available = availableKobo(state);
         throw new InsufficientBalance('The wallet balance is too low for this check', { reference: command.reference, priceKobo: command.amountKobo, balanceKobo: available });
       }
       const event: WalletFundsReserved = {

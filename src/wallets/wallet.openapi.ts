@@ -6,7 +6,6 @@ import { WALLET_ENTRY_TYPES } from './wallet.read-model.js';
 
 /** The OpenAPI schemas of the wallet routes, integrators' and operators'. */
 
-
 const FIGURES = {
   balanceKobo: { ...KOBO, description: 'funded minus debited, in kobo' },
   reservedKobo: { ...KOBO, description: 'the prices of the checks in flight, in kobo' },
@@ -30,7 +29,11 @@ export function walletSchemas(): Record<string, Schema> {
       type: 'object',
       required: ['type', 'reference', 'scope', 'amountKobo', 'balanceKobo', 'reservedKobo', 'availableKobo', 'createdAt'],
       properties: {
-        type: { type: 'string', enum: [...WALLET_ENTRY_TYPES], description: 'funding credits the balance; reservation holds the price of a check; debit charges it; release returns it' },
+        type: {
+          type: 'string',
+          enum: [...WALLET_ENTRY_TYPES],
+          description: 'funding credits the balance; reservation holds the price of a check; debit charges it; release returns it',
+        },
         reference: { type: 'string', description: 'the funding reference of a funding, the verification reference otherwise' },
         scope: { type: ['string', 'null'], enum: [...SCOPES, null], description: 'the scope of the check; null for a funding' },
         amountKobo: { ...KOBO, description: 'always positive; type says which way it moved' },

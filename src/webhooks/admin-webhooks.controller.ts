@@ -4,7 +4,21 @@ import { AdminGuard, operatorActor, type AdminRequest } from '../common/admin.gu
 import { ok, type SuccessEnvelope } from '../common/envelope.js';
 import { isEnvironment } from '../common/environment.js';
 import { ValidationFailed } from '../common/errors.js';
-import { ADMIN_ERRORS, ADMIN_WRITE_ERRORS, ANY_ROUTE_ERRORS, ApiErrors, ApiJsonBody, ApiPaging, ApiPathParam, ApiRoute, ApiSuccess, BODY_ERRORS, ENVIRONMENT, ORGANIZATION_ID, ref } from '../common/openapi.js';
+import {
+  ADMIN_ERRORS,
+  ADMIN_WRITE_ERRORS,
+  ANY_ROUTE_ERRORS,
+  ApiErrors,
+  ApiJsonBody,
+  ApiPaging,
+  ApiPathParam,
+  ApiRoute,
+  ApiSuccess,
+  BODY_ERRORS,
+  ENVIRONMENT,
+  ORGANIZATION_ID,
+  ref,
+} from '../common/openapi.js';
 import { paging } from '../common/paging.js';
 import { commandContext } from '../common/request-context.js';
 import { isPlainObject } from '../common/validation.js';
@@ -22,7 +36,6 @@ function environmentOf(value: unknown, field: string): 'test' | 'live' {
   if (!isEnvironment(value)) throw new ValidationFailed([{ field, message: 'must be test or live' }]);
   return value;
 }
-
 
 /** The operators' view of organizations' webhook endpoints: the same operations as /v1, for any organization and environment. */
 @ApiBearerAuth('adminToken')
@@ -47,10 +60,9 @@ export class AdminWebhooksController {
   @HttpCode(201)
   @ApiRoute('adminCreateWebhookEndpoint', 'Admin: webhooks', 'Add a webhook endpoint to an organization', 'As on /v1, with the environment in the body. The secret is shown once.')
   @ORGANIZATION
-  @ApiJsonBody(
-    ref('AdminWebhookEndpointInput'),
-    { live: { summary: 'A live endpoint', value: { environment: 'live', url: 'https://hooks.acme.example/ledger', eventTypes: ['verification.completed'] } } },
-  )
+  @ApiJsonBody(ref('AdminWebhookEndpointInput'), {
+    live: { summary: 'A live endpoint', value: { environment: 'live', url: 'https://hooks.acme.example/ledger', eventTypes: ['verification.completed'] } },
+  })
   @ApiSuccess(201, 'The endpoint, with its secret', ref('CreatedWebhookEndpoint'))
   @ApiErrors(ANY_ROUTE_ERRORS, BODY_ERRORS, ADMIN_WRITE_ERRORS, 'conflict', 'personal_data_destroyed')
   async create(@Req() request: AdminRequest, @Param('organizationId') organizationId: string, @Body() body: unknown): Promise<SuccessEnvelope<CreatedEndpointView>> {
@@ -152,6 +164,9 @@ export class AdminWebhooksController {
   ): Promise<SuccessEnvelope<{ environment: string; thresholdKobo: number | null }>> {
     const owner = { organizationId, environment: environmentOf(environment, 'environment') };
     await this.endpoints.assertOrganization(organizationId);
-    return ok({ environment: owner.environment, thresholdKobo: await this.endpoints.setLowBalanceThreshold(owner, parseThreshold(body), commandContext(request, operatorActor(request))) });
+    return ok({
+      environment: owner.environment,
+      thresholdKobo: await this.endpoints.setLowBalanceThreshold(owner, parseThreshold(body), commandContext(request, operatorActor(request))),
+    });
   }
 }

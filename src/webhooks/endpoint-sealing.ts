@@ -84,10 +84,14 @@ export class EndpointSealing {
 
   private async open(organizationId: string, values: readonly { sealed: string; context: string }[]): Promise<string[]> {
     const underOrganization = values.filter((value) => value.sealed.startsWith(PREFIX));
-    const opened = underOrganization.length === 0 ? [] : await this.dataKeys.openForOrganization(organizationId, underOrganization.map((value) => ({ sealed: value.sealed.slice(PREFIX.length), context: value.context })));
+    const opened =
+      underOrganization.length === 0
+        ? []
+        : await this.dataKeys.openForOrganization(
+            organizationId,
+            underOrganization.map((value) => ({ sealed: value.sealed.slice(PREFIX.length), context: value.context })),
+          );
     let next = 0;
-    return Promise.all(
-      values.map(async (value) => (value.sealed.startsWith(PREFIX) ? opened[next++] : await this.masterKey.unwrap(value.sealed, value.context)).toString('utf8')),
-    );
+    return Promise.all(values.map(async (value) => (value.sealed.startsWith(PREFIX) ? opened[next++] : await this.masterKey.unwrap(value.sealed, value.context)).toString('utf8')));
   }
 }

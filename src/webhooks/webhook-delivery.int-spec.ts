@@ -71,14 +71,36 @@ async function receiver(answer: (request: Received) => number | 'hang'): Promise
   };
 }
 
-const event = (type: string, data: Record<string, unknown>, at: Date): EventToAppend => ({ id: randomUUID(), type, data: { schemaVersion: 1, ...data } as EventToAppend['data'], metadata: { occurredAt: at.toISOString() } });
+const event = (type: string, data: Record<string, unknown>, at: Date): EventToAppend => ({
+  id: randomUUID(),
+  type,
+  data: { schemaVersion: 1, ...data },
+  metadata: { occurredAt: at.toISOString() },
+});
+
+/** The position of the newest event this file appended: what the subscriber must reach. */
+let lastAppended = 0n;
+async function append(...args: Parameters<typeof db.store.append>): Promise<void> {
+  const { position } = await db.store.append(...args);
+  if (position > lastAppended) lastAppended = position;
+}
+
+/** How an endpoint's target and secret are sealed: as the API seals them, unless a test says otherwise. */
+interface EndpointSeals {
+  target(organizationId: string, endpointId: string, url: string): Promise<string>;
+  secret(organizationId: string, endpointId: string, secretId: string, secret: string): Promise<string>;
+}
+const apiSeals: EndpointSeals = {
+  target: (organizationId, endpointId, url) => sealing.sealTarget(organizationId, endpointId, { url, description: null }),
+  secret: (organizationId, endpointId, secretId, secret) => sealing.sealSecret(organizationId, endpointId, secretId, secret),
+};
 
 /** An endpoint written to the log as the API writes it: URL and secret sealed. Answers its id and secret. */
-async function createEndpoint(organizationId: string, url: string, at: Date): Promise<{ endpointId: string; secret: string }> {
+async function createEndpoint(organizationId: string, url: string, at: Date, seals: EndpointSeals = apiSeals): Promise<{ endpointId: string; secret: string }> {
   const endpointId = `whe_${ulid()}`;
   const secretId = ulid();
   const secret = newSigningSecret();
-  await db.store.append(
+  await append(
     `webhookEndpoint-${endpointId}`,
     [
       event(
@@ -87,11 +109,11 @@ async function createEndpoint(organizationId: string, url: string, at: Date): Pr
           endpointId,
           organizationId,
           environment: 'test',
-          target: await sealing.sealTarget(organizationId, endpointId, { url, description: null }),
+          target: await seals.target(organizationId, endpointId, url),
           eventTypes: [],
           enabled: true,
           secretId,
-          secret: await sealing.sealSecret(organizationId, endpointId, secretId, secret),
+          secret: await seals.secret(organizationId, endpointId, secretId, secret),
           masterKeyId: sealing.masterKeyId,
         },
         at,
@@ -105,12 +127,19 @@ async function createEndpoint(organizationId: string, url: string, at: Date): Pr
 async function rotate(organizationId: string, endpointId: string, previousSecretId: string, previousValidUntil: Date, at: Date): Promise<string> {
   const secretId = ulid();
   const secret = newSigningSecret();
-  await db.store.append(
+  await append(
     `webhookEndpoint-${endpointId}`,
     [
       event(
         'WebhookEndpointSecretRotated',
-        { endpointId, secretId, secret: await sealing.sealSecret(organizationId, endpointId, secretId, secret), masterKeyId: sealing.masterKeyId, previousSecretId, previousValidUntil: previousValidUntil.toISOString() },
+        {
+          endpointId,
+          secretId,
+          secret: await sealing.sealSecret(organizationId, endpointId, secretId, secret),
+          masterKeyId: sealing.masterKeyId,
+          previousSecretId,
+          previousValidUntil: previousValidUntil.toISOString(),
+        },
         at,
       ),
     ],
@@ -123,12 +152,23 @@ async function rotate(organizationId: string, endpointId: string, previousSecret
 async function completedCheck(organizationId: string, at: Date): Promise<string> {
   const reference = `vrf_${ulid()}`;
   const completion = event('VerificationCompleted', { reference, outcome: 'found', result: {}, completedAt: at.toISOString() }, at);
-  await db.store.append(
+  await append(
     `verification-${reference}`,
     [
       event(
         'VerificationRequested',
-        { reference, organizationId, environment: 'test', keyId: 'key_1', scope: 'nin', category: 'identity', countryCode: 'NG', request: {}, priceKobo: 100, requestedAt: at.toISOString() },
+        {
+          reference,
+          organizationId,
+          environment: 'test',
+          keyId: 'key_1',
+          scope: 'nin',
+          category: 'identity',
+          countryCode: 'NG',
+          request: {},
+          priceKobo: 100,
+          requestedAt: at.toISOString(),
+        },
         at,
       ),
       completion,
@@ -140,9 +180,14 @@ async function completedCheck(organizationId: string, at: Date): Promise<string>
 
 /** Runs the subscriber until it has applied everything in the log so far. */
 let runner: ProjectionRunner | undefined;
+/**
+ * Waits for this file's own appends, not for `headPosition()`: that is the head as far as visible,
+ * and the visibility bound is the cluster's oldest open transaction, which another test's database
+ * in the same cluster can hold back below what this file just appended.
+ */
 async function subscriberCaughtUp(): Promise<void> {
-  const head = await db.store.headPosition();
-  await waitUntil(async () => ((await checkpointOf(db.pool, 'webhooks'))?.position ?? -1n) >= head, 20_000, 'the webhooks subscriber to reach the head');
+  const head = lastAppended;
+  await waitUntil(async () => ((await checkpointOf(db.pool, 'webhooks'))?.position ?? -1n) >= head, 20_000, 'the webhooks subscriber to reach the newest append');
 }
 
 /** Webhook.verify as of `at`: the library checks the timestamp against its own clock, which is the test's here. */
@@ -227,7 +272,11 @@ describe('Given a receiver that fails, then times out, then recovers', () => {
     }
     expect([...new Set(requests.map((request) => request.headers['webhook-id']))].sort()).toEqual([...expected].sort());
 
-    const { rows } = await db.pool.query<{ message_id: string; status: string; attempts: { attempt: number; attempted_at: string; status_code: number | null; error_code: string | null; response_excerpt: string | null }[] }>(
+    const { rows } = await db.pool.query<{
+      message_id: string;
+      status: string;
+      attempts: { attempt: number; attempted_at: string; status_code: number | null; error_code: string | null; response_excerpt: string | null }[];
+    }>(
       `select d.message_id, d.status, (select json_agg(a order by a.attempt) from webhook_attempts a where a.delivery_id = d.id) as attempts
          from webhook_deliveries d where d.endpoint_id = $1 order by d.id`,
       [endpointId],
@@ -260,7 +309,13 @@ describe('Given targets inside the network, with private targets not allowed', (
     await new Promise<void>((listening) => listener.listen(0, '127.0.0.1', listening));
     closers.push(() => new Promise<void>((closed) => listener.close(() => closed())));
     const port = (listener.address() as net.AddressInfo).port;
-    const targets = [`https://127.0.0.1:${port}/`, 'https://10.1.2.3/hooks', 'https://169.254.169.254/latest/meta-data/', `https://localhost:${port}/`, `https://[::ffff:127.0.0.1]:${port}/`];
+    const targets = [
+      `https://127.0.0.1:${port}/`,
+      'https://10.1.2.3/hooks',
+      'https://169.254.169.254/latest/meta-data/',
+      `https://localhost:${port}/`,
+      `https://[::ffff:127.0.0.1]:${port}/`,
+    ];
     const endpoints = [];
     for (const url of targets) endpoints.push((await createEndpoint(org, url, clock.now())).endpointId);
     await completedCheck(org, clock.now());
@@ -319,7 +374,8 @@ describe('Given a secret rotated with an overlap', () => {
     closers.push(local.close);
     const { endpointId, secret: previous } = await createEndpoint(org, local.url, clock.now());
     await subscriberCaughtUp();
-    const firstSecretId = (await db.pool.query<{ secrets: { secretId: string }[] }>('select secrets from webhook_endpoints where id = $1', [endpointId])).rows[0].secrets[0].secretId;
+    const firstSecretId = (await db.pool.query<{ secrets: { secretId: string }[] }>('select secrets from webhook_endpoints where id = $1', [endpointId])).rows[0].secrets[0]
+      .secretId;
     const current = await rotate(org, endpointId, firstSecretId, new Date(clock.now().getTime() + 3_600_000), clock.now());
     await completedCheck(org, clock.now());
     await subscriberCaughtUp();
@@ -356,7 +412,10 @@ describe('Given two sender instances', () => {
     await subscriberCaughtUp();
     const otherPool = new pg.Pool({ connectionString: db.url, max: 4 });
     closers.push(() => otherPool.end());
-    const senders = [new WebhookSender(db.pool, clock, sealing, options({ concurrencyPerEndpoint: 8 })), new WebhookSender(otherPool, clock, sealing, options({ concurrencyPerEndpoint: 8 }))];
+    const senders = [
+      new WebhookSender(db.pool, clock, sealing, options({ concurrencyPerEndpoint: 8 })),
+      new WebhookSender(otherPool, clock, sealing, options({ concurrencyPerEndpoint: 8 })),
+    ];
     for (const sender of senders) sender.start();
     await waitUntil(() => local.received.length >= expected.length, 20_000, 'every delivery');
     // Time for a duplicate to show up, were there one.
@@ -426,30 +485,10 @@ describe('Given an endpoint whose values were sealed under the master key direct
     const org = organization();
     const local = await receiver(() => 200);
     closers.push(local.close);
-    const endpointId = `whe_${ulid()}`;
-    const secretId = ulid();
-    const secret = newSigningSecret();
-    await db.store.append(
-      `webhookEndpoint-${endpointId}`,
-      [
-        event(
-          'WebhookEndpointCreated',
-          {
-            endpointId,
-            organizationId: org,
-            environment: 'test',
-            target: await masterKey.wrap(Buffer.from(JSON.stringify({ url: local.url, description: 'sealed under the master key' })), `webhook-endpoint-target/${endpointId}`),
-            eventTypes: [],
-            enabled: true,
-            secretId,
-            secret: await masterKey.wrap(Buffer.from(secret), `webhook-endpoint-secret/${endpointId}/${secretId}`),
-            masterKeyId: masterKey.masterKeyId,
-          },
-          clock.now(),
-        ),
-      ],
-      { expectedRevision: 'no_stream' },
-    );
+    const { endpointId, secret } = await createEndpoint(org, local.url, clock.now(), {
+      target: (_, id, url) => masterKey.wrap(Buffer.from(JSON.stringify({ url, description: 'sealed under the master key' })), `webhook-endpoint-target/${id}`),
+      secret: (_, id, secretId, value) => masterKey.wrap(Buffer.from(value), `webhook-endpoint-secret/${id}/${secretId}`),
+    });
     await completedCheck(org, clock.now());
     await subscriberCaughtUp();
     const sender = new WebhookSender(db.pool, clock, sealing, options());
@@ -479,5 +518,122 @@ describe('Given more due deliveries to one endpoint than it may have in flight',
     closers.push(() => sender.stop());
     await waitUntil(() => expected.every((id) => local.received.some((request) => request.headers['webhook-id'] === id)), 15_000, 'all twelve deliveries to arrive');
     expect(new Set(local.received.map((request) => request.headers['webhook-id']))).toEqual(new Set(expected));
+  });
+});
+
+describe('Given two sender instances and one slow endpoint', () => {
+  it('never has more than the endpoint’s bound in flight across both, and makes each delivery once', async () => {
+    const clock = new TestClock(new Date());
+    const org = organization();
+    // Answers each request 60 ms after it came, noting how many were open at once.
+    let open = 0;
+    let mostOpen = 0;
+    const arrived: string[] = [];
+    const server = http.createServer((request, response) => {
+      open++;
+      mostOpen = Math.max(mostOpen, open);
+      request.resume();
+      request.on('end', () => {
+        arrived.push(String(request.headers['webhook-id']));
+        setTimeout(() => {
+          open--;
+          response.writeHead(204).end();
+        }, 60);
+      });
+    });
+    await new Promise<void>((listening) => server.listen(0, '127.0.0.1', listening));
+    closers.push(async () => {
+      server.closeAllConnections();
+      await new Promise<void>((closed) => server.close(() => closed()));
+    });
+    await createEndpoint(org, `http://127.0.0.1:${(server.address() as net.AddressInfo).port}/hooks`, clock.now());
+    const expected: string[] = [];
+    for (let index = 0; index < 40; index++) expected.push(await completedCheck(org, clock.now()));
+    await subscriberCaughtUp();
+    const otherPool = new pg.Pool({ connectionString: db.url, max: 4 });
+    closers.push(() => otherPool.end());
+    const senders = [
+      new WebhookSender(db.pool, clock, sealing, options({ concurrencyPerEndpoint: 3 })),
+      new WebhookSender(otherPool, clock, sealing, options({ concurrencyPerEndpoint: 3 })),
+    ];
+    for (const sender of senders) sender.start();
+    await waitUntil(() => arrived.length >= expected.length, 30_000, 'every delivery');
+    await new Promise((pause) => setTimeout(pause, 300));
+    for (const sender of senders) await sender.stop();
+    expect(mostOpen).toBeLessThanOrEqual(3);
+    expect([...arrived].sort()).toEqual([...expected].sort());
+    const { rows } = await db.pool.query<{ status: string; attempts: number; recorded: number }>(
+      `select d.status, d.attempts, (select count(*)::int from webhook_attempts a where a.delivery_id = d.id) as recorded
+         from webhook_deliveries d where d.message_id = any($1)`,
+      [expected],
+    );
+    expect(rows.map((row) => [row.status, row.attempts, row.recorded])).toEqual(expected.map(() => ['succeeded', 1, 1]));
+  });
+});
+
+describe('Given a database that takes a second to answer each statement', () => {
+  it('sends an endpoint’s backlog back to back, without a statement between one send and the next', async () => {
+    const clock = new TestClock(new Date());
+    const org = organization();
+    const local = await receiver(() => 204);
+    closers.push(local.close);
+    await createEndpoint(org, local.url, clock.now());
+    const expected: string[] = [];
+    for (let i = 0; i < 16; i++) expected.push(await completedCheck(org, clock.now()));
+    await subscriberCaughtUp();
+    // Every statement waits a second before it goes: the sends must not wait on the statements that record them.
+    let answered = 0;
+    const slowPool = {
+      query: async (...args: Parameters<pg.Pool['query']>) => {
+        await new Promise((pause) => setTimeout(pause, 1_000));
+        const result: unknown = await (db.pool.query as (...all: unknown[]) => Promise<unknown>)(...args);
+        answered++;
+        return result;
+      },
+    } as unknown as pg.Pool;
+    const sender = new WebhookSender(slowPool, clock, sealing, options({ concurrencyPerEndpoint: 2, pollMs: 600_000 }));
+    sender.start();
+    closers.push(() => sender.stop());
+    await waitUntil(() => new Set(local.received.map((request) => request.headers['webhook-id'])).size === expected.length, 30_000, 'all sixteen deliveries to arrive');
+    // The claim, and at most the first recording: two in flight per round would take eight rounds of record-then-claim.
+    expect(answered).toBeLessThanOrEqual(2);
+    await sender.settled();
+    const { rows } = await db.pool.query<{ n: number }>("select count(*)::int as n from webhook_deliveries where message_id = any($1) and status = 'succeeded'", [expected]);
+    expect(rows[0].n).toBe(expected.length);
+  });
+});
+
+describe('Given an instance that died holding an endpoint and a claim', () => {
+  it('no other instance sends to the endpoint until its lease ends; then the delivery is sent again, as its next attempt', async () => {
+    const clock = new TestClock(new Date());
+    const org = organization();
+    const local = await receiver(() => 204);
+    closers.push(local.close);
+    const { endpointId } = await createEndpoint(org, local.url, clock.now());
+    const claimedBeforeDeath = await completedCheck(org, clock.now());
+    const waiting = await completedCheck(org, clock.now());
+    await subscriberCaughtUp();
+    // What the dead instance left: the endpoint's lease and one delivery claimed, both for the timeout (3 s) plus 30 s.
+    const until = new Date(clock.now().getTime() + 33_000);
+    await db.pool.query('insert into webhook_endpoint_leases (endpoint_id, holder, held_until) values ($1, $2, $3)', [endpointId, 'sender_dead', until]);
+    await db.pool.query('update webhook_deliveries set attempts = 1, next_attempt_at = $2 where message_id = $1', [claimedBeforeDeath, until]);
+    const sender = new WebhookSender(db.pool, clock, sealing, options());
+
+    expect(await sender.claimAndSend()).toBe(0);
+    clock.advance(32_999);
+    expect(await sender.claimAndSend()).toBe(0);
+    expect(local.received).toHaveLength(0);
+    clock.advance(1);
+    expect(await sender.claimAndSend()).toBe(2);
+    await sender.settled();
+    expect(local.received.map((request) => request.headers['webhook-id']).sort()).toEqual([claimedBeforeDeath, waiting].sort());
+    const { rows } = await db.pool.query<{ message_id: string; attempts: number[] }>(
+      `select d.message_id, array(select a.attempt from webhook_attempts a where a.delivery_id = d.id order by a.attempt) as attempts
+         from webhook_deliveries d where d.endpoint_id = $1`,
+      [endpointId],
+    );
+    expect(Object.fromEntries(rows.map((row) => [row.message_id, row.attempts]))).toEqual({ [claimedBeforeDeath]: [2], [waiting]: [1] });
+    await sender.stop();
+    expect((await db.pool.query('select 1 from webhook_endpoint_leases where endpoint_id = $1', [endpointId])).rowCount).toBe(0);
   });
 });

@@ -43,7 +43,10 @@ const disabled: WebhookEndpointEvent = { type: 'WebhookEndpointDisabled', data: 
 describe('webhook endpoint decider', () => {
   describe('creating', () => {
     it('records the endpoint with its sealed target and secret and its types in canonical order', () => given([]).when(create).then([created]));
-    it('refuses unknown event types, naming each', () => given([]).when({ ...create, eventTypes: ['wallet.funded', 'wallet.emptied'] }).thenFieldErrors(['eventTypes[1]']));
+    it('refuses unknown event types, naming each', () =>
+      given([])
+        .when({ ...create, eventTypes: ['wallet.funded', 'wallet.emptied'] })
+        .thenFieldErrors(['eventTypes[1]']));
     it('refuses an id that exists', () => given([created]).when(create).thenThrows(Conflict));
   });
 
@@ -52,34 +55,57 @@ describe('webhook endpoint decider', () => {
       given([created])
         .when({ type: 'UpdateWebhookEndpoint', owner, eventTypes: ['verification.completed', 'wallet.funded'], enabled: false })
         .then([{ type: 'WebhookEndpointUpdated', data: { schemaVersion: 1, endpointId, enabled: false } }]));
-    it('writes nothing when nothing changed', () => given([created]).when({ type: 'UpdateWebhookEndpoint', owner, enabled: true, eventTypes: ['wallet.funded', 'verification.completed'] }).thenNothing());
-    it("re-enables an endpoint the service disabled", () => {
-      given([created, disabled]).when({ type: 'UpdateWebhookEndpoint', owner, enabled: true }).then([{ type: 'WebhookEndpointUpdated', data: { schemaVersion: 1, endpointId, enabled: true } }]);
+    it('writes nothing when nothing changed', () =>
+      given([created])
+        .when({ type: 'UpdateWebhookEndpoint', owner, enabled: true, eventTypes: ['wallet.funded', 'verification.completed'] })
+        .thenNothing());
+    it('re-enables an endpoint the service disabled', () => {
+      given([created, disabled])
+        .when({ type: 'UpdateWebhookEndpoint', owner, enabled: true })
+        .then([{ type: 'WebhookEndpointUpdated', data: { schemaVersion: 1, endpointId, enabled: true } }]);
     });
     it("is not found for another organization's or environment's key, or once deleted", () => {
       given([created]).when({ type: 'UpdateWebhookEndpoint', owner: stranger, enabled: false }).thenThrows(NotFound);
-      given([created]).when({ type: 'UpdateWebhookEndpoint', owner: { organizationId, environment: 'live' }, enabled: false }).thenThrows(NotFound);
+      given([created])
+        .when({ type: 'UpdateWebhookEndpoint', owner: { organizationId, environment: 'live' }, enabled: false })
+        .thenThrows(NotFound);
       given([created, deleted]).when({ type: 'UpdateWebhookEndpoint', owner, enabled: false }).thenThrows(NotFound);
       given([]).when({ type: 'UpdateWebhookEndpoint', owner: null, enabled: false }).thenThrows(NotFound);
     });
   });
 
   describe('rotating the secret', () => {
-    const rotate = (overlapSeconds: number): WebhookEndpointCommand => ({ type: 'RotateWebhookSecret', owner, secret: { secretId: 's2', secret: 'sealed-s2', masterKeyId: 'local:1' }, overlapSeconds, at });
+    const rotate = (overlapSeconds: number): WebhookEndpointCommand => ({
+      type: 'RotateWebhookSecret',
+      owner,
+      secret: { secretId: 's2', secret: 'sealed-s2', masterKeyId: 'local:1' },
+      overlapSeconds,
+      at,
+    });
     it('makes the new secret current and keeps the previous one signing until the end of the overlap', () => {
       given([created])
         .when(rotate(3_600))
         .then([
           {
             type: 'WebhookEndpointSecretRotated',
-            data: { schemaVersion: 1, endpointId, secretId: 's2', secret: 'sealed-s2', masterKeyId: 'local:1', previousSecretId: 's1', previousValidUntil: '2026-11-01T11:00:00.000Z' },
+            data: {
+              schemaVersion: 1,
+              endpointId,
+              secretId: 's2',
+              secret: 'sealed-s2',
+              masterKeyId: 'local:1',
+              previousSecretId: 's1',
+              previousValidUntil: '2026-11-01T11:00:00.000Z',
+            },
           },
         ]);
       expect(given([created]).when(rotate(60)).thenState().currentSecretId).toBe('s2');
     });
     it('refuses an overlap below 0 or past a week', () => {
       given([created]).when(rotate(-1)).thenFieldErrors(['overlapSeconds']);
-      given([created]).when(rotate(7 * 86_400 + 1)).thenFieldErrors(['overlapSeconds']);
+      given([created])
+        .when(rotate(7 * 86_400 + 1))
+        .thenFieldErrors(['overlapSeconds']);
     });
   });
 

@@ -1,5 +1,5 @@
 import { Conflict, NotFound, ValidationFailed, type FieldError } from '../common/errors.js';
-import type { Decider } from '../event-sourcing/decider.js';
+import type { Decider, EventMeta } from '../event-sourcing/decider.js';
 import type { WebhookEndpointEvent } from './webhook-endpoint.events.js';
 import { isWebhookEventType, WEBHOOK_EVENT_TYPES } from './webhook.events.js';
 
@@ -52,6 +52,8 @@ export interface WebhookEndpointState {
   readonly enabled: boolean;
   readonly deleted: boolean;
   readonly currentSecretId: string | null;
+  /** When it was created (its first event's time), as the read model stores it. */
+  readonly createdAt: Date | null;
 }
 
 export const initialWebhookEndpointState: WebhookEndpointState = {
@@ -62,6 +64,7 @@ export const initialWebhookEndpointState: WebhookEndpointState = {
   enabled: false,
   deleted: false,
   currentSecretId: null,
+  createdAt: null,
 };
 
 /** Distinct known event types, in the canonical order; every unknown one listed as a field error. */
@@ -153,10 +156,11 @@ function decide(command: WebhookEndpointCommand, state: WebhookEndpointState): W
   }
 }
 
-function evolve(state: WebhookEndpointState, event: WebhookEndpointEvent): WebhookEndpointState {
+function evolve(state: WebhookEndpointState, event: WebhookEndpointEvent, meta: EventMeta): WebhookEndpointState {
   switch (event.type) {
     case 'WebhookEndpointCreated':
       return {
+        createdAt: meta.occurredAt,
         endpointId: event.data.endpointId,
         organizationId: event.data.organizationId,
         environment: event.data.environment,

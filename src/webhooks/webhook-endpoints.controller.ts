@@ -26,7 +26,9 @@ export class WebhookEndpointsController {
   @Post('webhook_endpoints')
   @HttpCode(201)
   @ApiRoute('createWebhookEndpoint', 'Webhooks', 'Add a webhook endpoint', "For the key's environment. The answer carries the signing secret, shown this once.")
-  @ApiJsonBody(ref('WebhookEndpointInput'), { all: { summary: 'Every event type', value: { url: 'https://hooks.acme.example/ledger', eventTypes: [], description: 'production receiver' } } })
+  @ApiJsonBody(ref('WebhookEndpointInput'), {
+    all: { summary: 'Every event type', value: { url: 'https://hooks.acme.example/ledger', eventTypes: [], description: 'production receiver' } },
+  })
   @ApiSuccess(201, 'The endpoint, with its secret', ref('CreatedWebhookEndpoint'))
   @ApiErrors(ANY_ROUTE_ERRORS, BODY_ERRORS, KEY_ERRORS, 'conflict', 'personal_data_destroyed')
   async create(@Req() request: KeyedRequest, @Body() body: unknown): Promise<SuccessEnvelope<CreatedEndpointView>> {
@@ -78,7 +80,12 @@ export class WebhookEndpointsController {
 
   @Post('webhook_endpoints/:id/rotate_secret')
   @HttpCode(200)
-  @ApiRoute('rotateWebhookSecret', 'Webhooks', 'Rotate the signing secret', 'A new secret, shown once; the previous one keeps signing beside it (two signatures) for the overlap, a day unless told.')
+  @ApiRoute(
+    'rotateWebhookSecret',
+    'Webhooks',
+    'Rotate the signing secret',
+    'A new secret, shown once; the previous one keeps signing beside it (two signatures) for the overlap, a day unless told.',
+  )
   @ID
   @ApiJsonBody(ref('WebhookSecretRotation'), { hour: { summary: 'An hour of overlap', value: { overlapSeconds: 3_600 } } })
   @ApiSuccess(200, 'The new secret', ref('WebhookSecret'))
@@ -89,7 +96,12 @@ export class WebhookEndpointsController {
   }
 
   @Get('webhook_endpoints/:id/deliveries')
-  @ApiRoute('listWebhookDeliveries', 'Webhooks', 'List deliveries and their attempts', "The endpoint's deliveries, newest first, each with its attempts: time, latency, status and the first 1 KiB of the answer.")
+  @ApiRoute(
+    'listWebhookDeliveries',
+    'Webhooks',
+    'List deliveries and their attempts',
+    "The endpoint's deliveries, newest first, each with its attempts: time, latency, status and the first 1 KiB of the answer.",
+  )
   @ID
   @ApiPaging()
   @ApiSuccess(200, 'A page of deliveries', { type: 'array', items: ref('WebhookDelivery') }, ref('PagingMeta'))
@@ -114,7 +126,12 @@ export class WebhookEndpointsController {
 
   @Post('webhook_endpoints/:id/deliveries/resend')
   @HttpCode(200)
-  @ApiRoute('resendWebhookDeliveries', 'Webhooks', 'Resend a time range', 'Every delivery of the endpoint made from `from` (included) to `to` (excluded) that is not already waiting, at most 10,000.')
+  @ApiRoute(
+    'resendWebhookDeliveries',
+    'Webhooks',
+    'Resend a time range',
+    'Every delivery of the endpoint made from `from` (included) to `to` (excluded) that is not already waiting, at most 10,000.',
+  )
   @ID
   @ApiJsonBody(ref('WebhookResendRange'), { day: { summary: 'One day', value: { from: '2026-11-22T00:00:00Z', to: '2026-11-23T00:00:00Z' } } })
   @ApiSuccess(200, 'Set going', ref('WebhookResent'))

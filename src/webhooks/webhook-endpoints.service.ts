@@ -121,7 +121,8 @@ export class WebhookEndpoints {
       description,
       enabled: state.enabled,
       environment: owner.environment as 'test' | 'live',
-      createdAt: this.clock.now().toISOString(),
+      // The creation's own time, which the read model stores too: the answer and later reads agree.
+      createdAt: (state.createdAt ?? this.clock.now()).toISOString(),
       secret,
     };
   }
@@ -147,7 +148,8 @@ export class WebhookEndpoints {
     if (input.url !== undefined || input.description !== undefined) {
       const opened = await this.sealing.openTarget(current.organization_id, endpointId, current.target);
       const next = { url: input.url ?? opened.url, description: input.description === undefined ? opened.description : input.description };
-      if (next.url !== opened.url || next.description !== opened.description) target = { sealed: await this.sealing.sealTarget(current.organization_id, endpointId, next), masterKeyId: this.sealing.masterKeyId };
+      if (next.url !== opened.url || next.description !== opened.description)
+        target = { sealed: await this.sealing.sealTarget(current.organization_id, endpointId, next), masterKeyId: this.sealing.masterKeyId };
     }
     await this.execute(endpointId, { type: 'UpdateWebhookEndpoint', owner, target, eventTypes: input.eventTypes, enabled: input.enabled }, context);
     return this.get(owner, endpointId);
@@ -186,7 +188,7 @@ export class WebhookEndpoints {
     const state = handled.folded.state;
     await this.pool.query(
       `insert into console_outbox (recipient, subject, body, link, created_at)
-       select email, $3, $4, null, $5 from console_users where kind = 'integrator' and organization_id = $1 and role = any($2::text[])`,
+       select 'user:' || id, $3, $4, null, $5 from console_users where kind = 'integrator' and organization_id = $1 and role = any($2::text[])`,
       [
         state.organizationId,
         FAILING_ROLES,
@@ -243,10 +245,17 @@ export class WebhookEndpoints {
     if (thresholdKobo !== null && (!Number.isSafeInteger(thresholdKobo) || thresholdKobo < 0 || thresholdKobo > MAX_THRESHOLD_KOBO)) {
       throw new ValidationFailed([{ field: 'thresholdKobo', message: `must be a whole number of kobo from 0 to ${MAX_THRESHOLD_KOBO}, or null` }]);
     }
-    const event: LowBalanceThresholdSet = { type: 'LowBalanceThresholdSet', data: { schemaVersion: 1, organizationId: owner.organizationId, environment: owner.environment, thresholdKobo } };
-    const appended = await this.store.append(webhookStreams.walletAlert(owner.organizationId, owner.environment), [toAppend(event, this.ids.eventId(), context, this.clock.now())], {
-      expectedRevision: 'any',
-    });
+    const event: LowBalanceThresholdSet = {
+      type: 'LowBalanceThresholdSet',
+      data: { schemaVersion: 1, organizationId: owner.organizationId, environment: owner.environment, thresholdKobo },
+    };
+    const appended = await this.store.append(
+      webhookStreams.walletAlert(owner.organizationId, owner.environment),
+      [toAppend(event, this.ids.eventId(), context, this.clock.now())],
+      {
+        expectedRevision: 'any',
+      },
+    );
     await this.settle(appended.position);
     return thresholdKobo;
   }
@@ -272,6 +281,14 @@ export class WebhookEndpoints {
 
   private async view(row: EndpointRow): Promise<EndpointView> {
     const target = await this.sealing.openTarget(row.organization_id, row.id, row.target);
-    return { id: row.id, url: target.url, eventTypes: row.event_types, description: target.description, enabled: row.enabled, environment: row.environment, createdAt: row.created_at.toISOString() };
+    return {
+      id: row.id,
+      url: target.url,
+      eventTypes: row.event_types,
+      description: target.description,
+      enabled: row.enabled,
+      environment: row.environment,
+      createdAt: row.created_at.toISOString(),
+    };
   }
 }

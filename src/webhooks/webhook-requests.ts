@@ -13,7 +13,8 @@ function object(body: unknown, fields: readonly string[]): Record<string, unknow
 export function parseOverlap(body: unknown): number | undefined {
   const { overlapSeconds } = object(body, ['overlapSeconds']);
   if (overlapSeconds === undefined) return undefined;
-  if (typeof overlapSeconds !== 'number' || !Number.isInteger(overlapSeconds)) throw new ValidationFailed([{ field: 'overlapSeconds', message: 'must be a whole number of seconds' }]);
+  if (typeof overlapSeconds !== 'number' || !Number.isInteger(overlapSeconds))
+    throw new ValidationFailed([{ field: 'overlapSeconds', message: 'must be a whole number of seconds' }]);
   return overlapSeconds;
 }
 

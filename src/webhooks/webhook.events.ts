@@ -1,7 +1,6 @@
 /**
  * The webhook event types, version 1. A payload carries references, states and amounts, never
- * personal data: the receiver reads the record with its key. `verification_session.*` are
- * reserved for the verification flows; nothing emits them yet.
+ * personal data: the receiver reads the record with its key.
  */
 export const WEBHOOK_EVENT_TYPES = [
   'verification.completed',
@@ -13,6 +12,8 @@ export const WEBHOOK_EVENT_TYPES = [
   'organization.approved',
   'organization.suspended',
   'personal_data.erased',
+  'verification_session.created',
+  'verification_session.submitted',
   'verification_session.approved',
   'verification_session.declined',
   'verification_session.needs_review',

@@ -4,8 +4,18 @@ import { WEBHOOK_EVENT_TYPES } from './webhook.events.js';
 
 export const ENDPOINT_ID_SCHEMA: Schema = { type: 'string', pattern: '^whe_[0-9A-HJKMNP-TV-Z]{26}$', example: 'whe_01JD3Q9ZK8W6V2C4X7N5B0M1TR' };
 export const DELIVERY_ID_SCHEMA: Schema = { type: 'string', pattern: '^[0-9]{1,18}$', example: '42' };
-const EVENT_TYPES: Schema = { type: 'array', maxItems: 50, items: { type: 'string', enum: [...WEBHOOK_EVENT_TYPES] }, description: 'the event types sent to it; empty: every type' };
-const URL: Schema = { type: 'string', maxLength: 2_000, example: 'https://hooks.acme.example/ledger', description: 'https (plain http only where private targets are allowed); no user name, password or fragment' };
+const EVENT_TYPES: Schema = {
+  type: 'array',
+  maxItems: 50,
+  items: { type: 'string', enum: [...WEBHOOK_EVENT_TYPES] },
+  description: 'the event types sent to it; empty: every type',
+};
+const URL: Schema = {
+  type: 'string',
+  maxLength: 2_000,
+  example: 'https://hooks.acme.example/ledger',
+  description: 'https (plain http only where private targets are allowed); no user name, password or fragment',
+};
 const DESCRIPTION: Schema = { type: ['string', 'null'], maxLength: 500, example: 'production receiver' };
 const ENDPOINT_PROPERTIES = {
   id: ENDPOINT_ID_SCHEMA,
@@ -16,7 +26,12 @@ const ENDPOINT_PROPERTIES = {
   environment: ENVIRONMENT,
   createdAt: TIMESTAMP,
 };
-const SECRET: Schema = { type: 'string', pattern: '^whsec_[A-Za-z0-9+/=]{44}$', description: 'the signing secret (Standard Webhooks), shown once', example: 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw9+VtdLWsnks=' };
+const SECRET: Schema = {
+  type: 'string',
+  pattern: '^whsec_[A-Za-z0-9+/=]{44}$',
+  description: 'the signing secret (Standard Webhooks), shown once',
+  example: 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw9+VtdLWsnks=',
+};
 
 /** The OpenAPI schemas of the webhook routes. */
 export function webhookSchemas(): Record<string, Schema> {
@@ -44,7 +59,13 @@ export function webhookSchemas(): Record<string, Schema> {
       type: 'object',
       additionalProperties: false,
       properties: {
-        overlapSeconds: { type: 'integer', minimum: 0, maximum: MAX_ROTATION_OVERLAP_SECONDS, default: 86_400, description: 'how long the previous secret keeps signing beside the new one' },
+        overlapSeconds: {
+          type: 'integer',
+          minimum: 0,
+          maximum: MAX_ROTATION_OVERLAP_SECONDS,
+          default: 86_400,
+          description: 'how long the previous secret keeps signing beside the new one',
+        },
       },
     },
     WebhookSecret: { type: 'object', required: ['secret'], properties: { secret: SECRET } },
@@ -71,7 +92,11 @@ export function webhookSchemas(): Record<string, Schema> {
       required: ['id', 'webhookId', 'eventType', 'status', 'createdAt', 'nextAttemptAt', 'finishedAt', 'attempts'],
       properties: {
         id: DELIVERY_ID_SCHEMA,
-        webhookId: { type: 'string', description: 'the webhook-id header: msg_ and the id of the event announced; the same on every attempt and endpoint', example: 'msg_0193a1b2-0000-7000-8000-000000000001' },
+        webhookId: {
+          type: 'string',
+          description: 'the webhook-id header: msg_ and the id of the event announced; the same on every attempt and endpoint',
+          example: 'msg_0193a1b2-0000-7000-8000-000000000001',
+        },
         eventType: { type: 'string', enum: [...WEBHOOK_EVENT_TYPES] },
         status: { type: 'string', enum: ['pending', 'succeeded', 'failed'] },
         createdAt: TIMESTAMP,
@@ -90,7 +115,10 @@ export function webhookSchemas(): Record<string, Schema> {
     LowBalanceThreshold: {
       type: 'object',
       required: ['environment', 'thresholdKobo'],
-      properties: { environment: ENVIRONMENT, thresholdKobo: { ...KOBO, type: ['integer', 'null'], description: 'below this balance (kobo) wallet.low_balance fires once per crossing; null: off' } },
+      properties: {
+        environment: ENVIRONMENT,
+        thresholdKobo: { ...KOBO, type: ['integer', 'null'], description: 'below this balance (kobo) wallet.low_balance fires once per crossing; null: off' },
+      },
     },
     LowBalanceThresholdInput: {
       type: 'object',

@@ -69,7 +69,17 @@ export async function readDeliveries(pool: pg.Pool, endpointId: string, page: nu
     created_at: Date;
     next_attempt_at: Date | null;
     finished_at: Date | null;
-    attempts: { attempt: number; attempted_at: string; latency_ms: number; status_code: number | null; outcome: 'succeeded' | 'failed'; error_code: string | null; response_excerpt: string | null }[] | null;
+    attempts:
+      | {
+          attempt: number;
+          attempted_at: string;
+          latency_ms: number;
+          status_code: number | null;
+          outcome: 'succeeded' | 'failed';
+          error_code: string | null;
+          response_excerpt: string | null;
+        }[]
+      | null;
   }>(
     `select d.id, d.message_id, d.event_type, d.status, d.created_at, d.next_attempt_at, d.finished_at,
             (select json_agg(json_build_object('attempt', a.attempt, 'attempted_at', a.attempted_at, 'latency_ms', a.latency_ms, 'status_code', a.status_code,

@@ -6,7 +6,9 @@ import { startTestApp, type TestApp } from '../../test/support/app.js';
 import { createOrganization, issueKey } from '../../test/support/fixtures.js';
 import { waitUntil } from '../../projections/runner/counting.projection.testing.js';
 import pg from 'pg';
-import { READY_MADE_PEOPLE, sandboxPerson } from '../providers/sandbox.world.js';
+import { READY_MADE_PEOPLE, sandboxPerson } from '../scopes/sandbox-world.js';
+import { AccountStore } from '../console-auth/accounts.js';
+import { Outbox } from '../console-auth/outbox.js';
 import { WebhookEndpoints } from './webhook-endpoints.service.js';
 
 interface Received {
@@ -53,7 +55,9 @@ describe('Webhooks through the API: an integrator adds an endpoint, runs a sandb
     expect(secret).toMatch(/^whsec_/);
 
     const listed = await app.request('GET', '/v1/webhook_endpoints', { headers });
-    expect(listed.body.data).toEqual([{ id, url: receiverUrl, eventTypes: ['verification.completed'], description: 'ci receiver', enabled: true, environment: 'test', createdAt: expect.any(String) }]);
+    expect(listed.body.data).toEqual([
+      { id, url: receiverUrl, eventTypes: ['verification.completed'], description: 'ci receiver', enabled: true, environment: 'test', createdAt: expect.any(String) },
+    ]);
     expect(JSON.stringify(listed.body)).not.toContain(secret);
     // Another organization's key does not see it.
     expect((await app.request('GET', `/v1/webhook_endpoints/${id}`, { headers: otherHeaders })).status).toBe(404);
@@ -72,12 +76,20 @@ describe('Webhooks through the API: an integrator adds an endpoint, runs a sandb
     expect(received[0].body).not.toContain(sandboxPerson(READY_MADE_PEOPLE[0]).bvn);
 
     let deliveries: { webhookId: string; status: string; attempts: { statusCode: number; responseExcerpt: string }[] }[] = [];
-    await waitUntil(async () => {
-      deliveries = (await app.request('GET', `/v1/webhook_endpoints/${id}/deliveries`, { headers })).body.data;
-      return deliveries[0]?.status === 'succeeded';
-    }, 10_000, 'the attempt recorded');
+    await waitUntil(
+      async () => {
+        deliveries = (await app.request('GET', `/v1/webhook_endpoints/${id}/deliveries`, { headers })).body.data;
+        return deliveries[0]?.status === 'succeeded';
+      },
+      10_000,
+      'the attempt recorded',
+    );
     expect(deliveries).toHaveLength(1);
-    expect(deliveries[0]).toMatchObject({ webhookId: received[0].headers['webhook-id'], status: 'succeeded', attempts: [{ attempt: 1, statusCode: 200, outcome: 'succeeded', responseExcerpt: 'thanks' }] });
+    expect(deliveries[0]).toMatchObject({
+      webhookId: received[0].headers['webhook-id'],
+      status: 'succeeded',
+      attempts: [{ attempt: 1, statusCode: 200, outcome: 'succeeded', responseExcerpt: 'thanks' }],
+    });
   });
 
   it('changes, rotates, resends and deletes an endpoint, and sets the low-balance threshold', async () => {
@@ -100,7 +112,10 @@ describe('Webhooks through the API: an integrator adds an endpoint, runs a sandb
   });
 
   it('refuses an unknown event type, a URL with credentials, and unknown fields, naming the fields', async () => {
-    const refused = await app.request('POST', '/v1/webhook_endpoints', { body: { url: 'https://user:pw@hooks.example/x', eventTypes: ['wallet.emptied'], colour: 'red' }, headers });
+    const refused = await app.request('POST', '/v1/webhook_endpoints', {
+      body: { url: 'https://user:pw@hooks.example/x', eventTypes: ['wallet.emptied'], colour: 'red' },
+      headers,
+    });
     expect(refused.status).toBe(422);
     expect(refused.body.error.details.fields.map((field: { field: string }) => field.field).sort()).toEqual(['colour', 'url']);
     const badType = await app.request('POST', '/v1/webhook_endpoints', { body: { url: 'https://hooks.example/x', eventTypes: ['wallet.emptied'] }, headers });
@@ -122,17 +137,28 @@ describe('Webhooks through the API: an integrator adds an endpoint, runs a sandb
     const { id } = (await app.request('POST', '/v1/webhook_endpoints', { body: { url: receiverUrl, eventTypes: [] }, headers })).body.data as { id: string };
     const pool = new pg.Pool({ connectionString: app.database.url, max: 1 });
     try {
-      for (const [user, role] of [['usr_owner', 'owner'], ['usr_dev', 'developer'], ['usr_finance', 'finance']]) {
-        await pool.query(`insert into console_users (id, kind, organization_id, email, email_key, role, created_at) values ($1, 'integrator', $2, $3, $3, $4, now())`, [user, organizationId, `${user}@acme.test`, role]);
+      // Members as the console makes them: their emails sealed under the organization's key.
+      const accounts = app.app.get(AccountStore);
+      for (const [user, role] of [
+        ['usr_owner', 'owner'],
+        ['usr_dev', 'developer'],
+        ['usr_finance', 'finance'],
+      ] as const) {
+        await accounts.insert({ id: user, kind: 'integrator', organizationId, email: `${user}@acme.test`, role, passwordHash: null, emailVerifiedAt: null, createdAt: new Date() });
       }
       const endpoints = app.app.get(WebhookEndpoints);
       await endpoints.disableFailing(id);
       await endpoints.disableFailing(id);
       await waitUntil(async () => (await app.request('GET', `/v1/webhook_endpoints/${id}`, { headers })).body.data.enabled === false, 5_000, 'the endpoint off');
-      const mail = (await pool.query<{ recipient: string; body: string }>("select recipient, body from console_outbox where subject = 'A webhook endpoint was turned off' order by recipient")).rows;
-      expect(mail.map((row) => row.recipient)).toEqual(['usr_dev@acme.test', 'usr_owner@acme.test']);
-      expect(mail[0].body).toContain(id);
-      expect(mail[0].body).not.toContain(receiverUrl);
+      // Opened as the outbox sends them (the development mailbox reads the same): each member's own address.
+      const mail = (await app.app.get(Outbox).mailbox()).filter((entry) => entry.subject === 'A webhook endpoint was turned off').sort((x, y) => x.to.localeCompare(y.to));
+      expect(mail.map((entry) => entry.to)).toEqual(['usr_dev@acme.test', 'usr_owner@acme.test']);
+      // The text is dropped once the mail is sent (outside the embedded default): until then it names the endpoint, never its URL.
+      for (const entry of mail) expect(entry.text === '' || entry.text.includes(id)).toBe(true);
+      expect(mail.map((entry) => entry.text).join(' ')).not.toContain(receiverUrl);
+      // No address in the row itself.
+      const stored = (await pool.query<{ recipient: string }>("select recipient from console_outbox where subject = 'A webhook endpoint was turned off'")).rows;
+      expect(stored.map((row) => row.recipient).join(' ')).not.toContain('@acme.test');
     } finally {
       await pool.end();
     }
@@ -141,7 +167,9 @@ describe('Webhooks through the API: an integrator adds an endpoint, runs a sandb
   it("an offboarded organization's endpoints are gone: not listed and not found, and none can be added, through the API and the admin API", async () => {
     const offboarded = (await createOrganization(app, { scopes: ['bvn'] })).id;
     const keyHeaders = { 'x-service-key': (await issueKey(app, offboarded)).key };
-    const { id } = (await app.request('POST', '/v1/webhook_endpoints', { body: { url: `${receiverUrl}/offboarded`, eventTypes: [] }, headers: keyHeaders })).body.data as { id: string };
+    const { id } = (await app.request('POST', '/v1/webhook_endpoints', { body: { url: `${receiverUrl}/offboarded`, eventTypes: [] }, headers: keyHeaders })).body.data as {
+      id: string;
+    };
     expect((await app.admin('DELETE', `/admin/v1/organizations/${offboarded}/personal-data?confirm=${offboarded}`)).status).toBe(200);
     expect((await app.request('GET', '/v1/webhook_endpoints', { headers: keyHeaders })).body).toEqual({ status: true, data: [] });
     expect((await app.request('GET', `/v1/webhook_endpoints/${id}`, { headers: keyHeaders })).status).toBe(404);

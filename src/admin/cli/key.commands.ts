@@ -25,7 +25,9 @@ Examples:
         if (options.name !== undefined) body.name = options.name;
         if (options.scopes !== undefined) body.scopes = listArgument(options.scopes);
         const input = k.validateBody(k.IssueApiKeyDto, body);
-        const issued = await app.get(k.CommandBus).execute(new k.IssueApiKey(orgId, { environment: input.environment, name: input.name ?? null, scopes: input.scopes ?? null }, CLI_CONTEXT, NO_WAIT));
+        const issued = await app
+          .get(k.CommandBus)
+          .execute(new k.IssueApiKey(orgId, { environment: input.environment, name: input.name ?? null, scopes: input.scopes ?? null }, CLI_CONTEXT, NO_WAIT));
         return { data: issued, human: keysForPeople(issued), note: 'The key is shown this once only: the service keeps its hash.' };
       }),
     );

@@ -33,7 +33,7 @@ export function addOrgCommands(program: Command, setJob: SetJob): void {
   org
     .command('create')
     .description('register an organization (pending, default scopes, sandbox credit on its test wallet)')
-    .requiredOption('--name <name>', 'the organization\'s name (required)')
+    .requiredOption('--name <name>', "the organization's name (required)")
     .requiredOption('--email <email>', 'a contact address (required)')
     .addHelpText('after', example("org create --name 'Acme Ltd' --email ops@acme.ng"))
     .action((options: { name: string; email: string }) =>
@@ -45,7 +45,7 @@ export function addOrgCommands(program: Command, setJob: SetJob): void {
   org
     .command('get')
     .argument('<id>', 'the organization id (org_…)')
-    .description('show an organization: status, active scopes, each scope\'s price (default or override), rate limit, providers')
+    .description("show an organization: status, active scopes, each scope's price (default or override), rate limit, providers")
     .addHelpText('after', example('org get org_01J…'))
     .action((id: string) => setJob(async (app, k) => organizationAnswer(app, k, await app.get(k.QueryBus).execute(new k.GetOrganization(id)))));
   org
@@ -136,7 +136,9 @@ export function addOrgCommands(program: Command, setJob: SetJob): void {
     .command('retention')
     .argument('<id>', 'the organization id (org_…)')
     .argument('<days>', 'a whole number of days from 1, or "default"')
-    .description('set how many days the personal data of this organization\'s checks is kept before the retention sweep erases it; "default" returns to PERSONAL_DATA_RETENTION_DAYS')
+    .description(
+      'set how many days the personal data of this organization\'s checks is kept before the retention sweep erases it; "default" returns to PERSONAL_DATA_RETENTION_DAYS',
+    )
     .addHelpText('after', example('org retention org_01J… 365', 'org retention org_01J… default'))
     .action((id: string, value: string) =>
       setJob(async (app, k) => {

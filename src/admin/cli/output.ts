@@ -55,11 +55,12 @@ export function human(value: unknown, indent = ''): string {
     return value.map((item) => human(item, indent)).join('\n\n');
   }
   if (typeof value === 'object' && value !== null) {
-    return Object.entries(value)
+    return Object.entries(value as Record<string, unknown>)
       .map(([name, field]) => {
-        if (Array.isArray(field)) return `${indent}${name}: ${field.length === 0 ? '(none)' : field.every((item) => typeof item !== 'object') ? field.join(', ') : `\n${human(field, `${indent}  `)}`}`;
+        if (Array.isArray(field))
+          return `${indent}${name}: ${field.length === 0 ? '(none)' : field.every((item) => typeof item !== 'object') ? field.join(', ') : `\n${human(field, `${indent}  `)}`}`;
         if (typeof field === 'object' && field !== null) return Object.keys(field).length === 0 ? `${indent}${name}: (none)` : `${indent}${name}:\n${human(field, `${indent}  `)}`;
-        return `${indent}${name}: ${field === null ? '-' : String(field)}`;
+        return `${indent}${name}: ${field === null ? '-' : typeof field === 'string' ? field : JSON.stringify(field)}`;
       })
       .join('\n');
   }
@@ -71,7 +72,7 @@ export function fail(error: unknown, stderr: (text: string) => void = (text) => 
   if (error instanceof AppError) {
     stderr(`error: ${error.code}: ${error.message}\n`);
     if (error instanceof ValidationFailed) for (const field of error.fields) stderr(`  ${field.field}: ${field.message}\n`);
-    else for (const [name, value] of Object.entries(error.details)) stderr(`  ${name}: ${typeof value === 'object' ? JSON.stringify(value) : String(value)}\n`);
+    else for (const [name, value] of Object.entries(error.details)) stderr(`  ${name}: ${typeof value === 'string' ? value : JSON.stringify(value)}\n`);
     return 1;
   }
   if (error instanceof ConfigError) {

@@ -39,7 +39,10 @@ describe('Given the admin command line', () => {
       'key revoke',
       'wallet fund',
       'wallet balance',
+      'wallet limits',
       'keys rotate-master',
+      'keys rotate-org',
+      'keys rotate-index',
       'operator create',
     ]);
   });

@@ -28,7 +28,7 @@ export function buildProgram(setJob: SetJob, io: ProgramIo = PROCESS_IO): Comman
   addProviderCommands(program, setJob);
   addKeyCommands(program, setJob);
   addWalletCommands(program, setJob);
-  addMasterKeyCommands(program, setJob, io.env);
+  addMasterKeyCommands(program, setJob, io.env, io.stderr);
   addOperatorCommands(program, setJob);
   program.addHelpText(
     'after',

@@ -32,7 +32,10 @@ export function addProviderCommands(program: Command, setJob: SetJob): void {
     .description('configure the upstream of an environment (credentials are stored encrypted and never shown again)')
     .addOption(new Option('--env <env>', 'the environment whose checks go to this upstream (required)').choices(['test', 'live']).makeOptionMandatory())
     .requiredOption('--provider <name>', 'sandbox, dojah or prembly (required)')
-    .option('--credentials <json|@file>', 'the upstream\'s credentials as JSON, or @file holding them (keeps them out of shell history); dojah: {"appId","secretKey"}; prembly: {"appId","apiKey"}; none for sandbox')
+    .option(
+      '--credentials <json|@file>',
+      'the upstream\'s credentials as JSON, or @file holding them (keeps them out of shell history); dojah: {"appId","secretKey"}; prembly: {"appId","apiKey"}; none for sandbox',
+    )
     .option('--fallback <name>', 'a secondary upstream to fail over to')
     .option('--fallback-credentials <json|@file>', "the secondary upstream's credentials, as for --credentials")
     .addHelpText(

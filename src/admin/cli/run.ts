@@ -26,7 +26,7 @@ export async function runAdmin(argv: readonly string[], io?: ProgramIo): Promise
     { env, stdout, stderr },
   );
   try {
-    program.parse(argv as string[], { from: 'node' });
+    program.parse(argv, { from: 'node' });
   } catch (error) {
     if (error instanceof CommanderError) return error.exitCode === 0 ? 0 : 2;
     if (error instanceof UsageError) {

@@ -28,7 +28,10 @@ export async function settle(app: INestApplicationContext, position: bigint): Pr
   const waiter = new ProjectionWaiter(pool);
   const at = `position ${position}`;
   if (!(await waiter.waitFor(ORGANIZATION_PROJECTIONS, position, 0))) {
-    const workers = await readActiveWorkers(pool, PROJECTIONS.filter((projection) => (ORGANIZATION_PROJECTIONS as readonly string[]).includes(projection.name)));
+    const workers = await readActiveWorkers(
+      pool,
+      PROJECTIONS.filter((projection) => (ORGANIZATION_PROJECTIONS as readonly string[]).includes(projection.name)),
+    );
     if (workers.size < ORGANIZATION_PROJECTIONS.length) {
       return {
         state: 'no_worker',

@@ -10,7 +10,7 @@ function balanceForPeople(balance: WalletBalance): Record<string, string> {
 
 /** `wallet fund` and `wallet balance`: the same bounds as the admin API and the wallet itself. */
 export function addWalletCommands(program: Command, setJob: SetJob): void {
-  const wallet = program.command('wallet').description('wallets, one per organization and environment: fund, balance');
+  const wallet = program.command('wallet').description('wallets, one per organization and environment: fund, balance, top-up limits');
   wallet
     .command('fund')
     .argument('<orgId>', 'the organization id (org_…)')
@@ -36,7 +36,14 @@ export function addWalletCommands(program: Command, setJob: SetJob): void {
         const result = await ledger.fund({ organizationId: orgId, environment }, { fundingReference: options.reference, amountKobo }, CLI_CONTEXT);
         return {
           data: { organizationId: orgId, environment, fundingReference: options.reference, amountKobo, funded: result.funded, ...result.balance },
-          human: { organizationId: orgId, environment, fundingReference: options.reference, amount: nairaAndKobo(amountKobo), funded: result.funded, ...balanceForPeople(result.balance) },
+          human: {
+            organizationId: orgId,
+            environment,
+            fundingReference: options.reference,
+            amount: nairaAndKobo(amountKobo),
+            funded: result.funded,
+            ...balanceForPeople(result.balance),
+          },
           note: result.funded ? undefined : 'That funding reference already credited this amount: nothing more was credited.',
         };
       }),
@@ -53,6 +60,46 @@ export function addWalletCommands(program: Command, setJob: SetJob): void {
         const environment = environmentOf(options.env);
         const balance = await app.get(k.WalletLedger, { strict: false }).balance({ organizationId: orgId, environment });
         return { data: { organizationId: orgId, environment, ...balance }, human: { organizationId: orgId, environment, ...balanceForPeople(balance) } };
+      }),
+    );
+  wallet
+    .command('limits')
+    .argument('<orgId>', 'the organization id (org_…)')
+    .description(
+      "show an organization's top-up limits (per top-up and per Lagos day, both wallets); --max / --daily set its own, recorded as an event ('default': the deployment's setting)",
+    )
+    .option('--max <kobo|default>', 'the largest top-up, in kobo, or default')
+    .option('--daily <kobo|default>', 'the most a wallet takes in top-ups per day, in kobo, or default')
+    .addHelpText('after', '\nExamples:\n  $ npm run admin -- wallet limits org_01J… --max 100000000 --daily 500000000\n  $ npm run admin -- wallet limits org_01J… --daily default')
+    .action((orgId: string, options: { max?: string; daily?: string }) =>
+      setJob(async (app, k) => {
+        await app.get(k.OrganizationStore).loadExisting(orgId);
+        const { TopUps } = await import('../../payments/topups.service.js');
+        const topUps = app.get(TopUps, { strict: false });
+        const errors: FieldError[] = [];
+        const parse = (field: string, text: string | undefined, current: number | null): number | null => {
+          if (text === undefined) return current;
+          if (text === 'default') return null;
+          if (!/^\d{1,16}$/.test(text)) errors.push({ field, message: `${field} must be an integer number of kobo or "default"` });
+          return Number(text);
+        };
+        let limits = await topUps.limits(orgId);
+        if (options.max !== undefined || options.daily !== undefined) {
+          const own = { maxTopUpKobo: parse('max', options.max, limits.own.maxTopUpKobo), dailyLimitKobo: parse('daily', options.daily, limits.own.dailyLimitKobo) };
+          if (errors.length > 0) throw new ValidationFailed(errors);
+          limits = await topUps.setLimits(orgId, own, CLI_CONTEXT);
+        }
+        const human = (kobo: number | null) => (kobo === null ? 'default' : nairaAndKobo(kobo));
+        return {
+          data: { organizationId: orgId, ...limits },
+          human: {
+            organizationId: orgId,
+            perTopUp: `${nairaAndKobo(limits.minTopUpKobo)} to ${nairaAndKobo(limits.maxTopUpKobo)}`,
+            perDay: nairaAndKobo(limits.dailyLimitKobo),
+            ownMax: human(limits.own.maxTopUpKobo),
+            ownDaily: human(limits.own.dailyLimitKobo),
+          },
+        };
       }),
     );
 }

@@ -13,7 +13,7 @@ import type { MigrationInterface, QueryRunner } from 'typeorm';
  * The partial index holds only the events whose personal field is still plain: empty once the
  * command has run (new events are sealed before they are appended), so the service's start-up check
  * and the command's scan cost an index probe, not a scan of the log. Its predicate is
- * UNSEALED_PERSONAL_FIELD in src/maintenance/legacy-events.ts, written the same way so the planner
+ * UNSEALED_PERSONAL_FIELD in src/event-store/postgres-legacy-events.ts, written the same way so the planner
  * uses the index.
  */
 export class LegacyEventSealing1732250000013 implements MigrationInterface {

@@ -22,9 +22,23 @@ import { DataKeyEnvironment1796000000100 } from './1796000000100-data-key-enviro
 import { TotpMasterKeyId1796000000101 } from './1796000000101-totp-master-key-id.js';
 import { RetentionSweep1796000000200 } from './1796000000200-retention-sweep.js';
 import { ConsoleTotpLastStep1796000000300 } from './1796000000300-console-totp-last-step.js';
+import { ConsoleSecondFactor1796000001000 } from './1796000001000-console-second-factor.js';
 import { RecoveryUnsettled1796000000500 } from './1796000000500-recovery-unsettled.js';
 import { AppendStreamLocks1796000000501 } from './1796000000501-append-stream-locks.js';
+import { Payments1796000001400 } from './1796000001400-payments.js';
+import { PaymentAccountRequests1796000002000 } from './1796000002000-payment-account-requests.js';
+import { VerificationFlows1796000002400 } from './1796000002400-verification-flows.js';
+import { VerificationSessionReviews1796000002700 } from './1796000002700-verification-session-reviews.js';
+import { WebhookEndpointLeases1796000002740 } from './1796000002740-webhook-endpoint-leases.js';
+import { SubjectIdentifiers1796000002750 } from './1796000002750-subject-identifiers.js';
+import { SessionDocuments1796000002720 } from './1796000002720-session-documents.js';
+import { SessionIdentityReferences1796000002760 } from './1796000002760-session-identity-references.js';
 import { Webhooks1796000000600 } from './1796000000600-webhooks.js';
+import { ContactSealing1796000001100 } from './1796000001100-contact-sealing.js';
+import { DataSubjectRights1796000001200 } from './1796000001200-data-subject-rights.js';
+import { OrganizationKeyVersions1796000001300 } from './1796000001300-organization-key-versions.js';
+import { IndexKeyVersions1796000002100 } from './1796000002100-index-key-versions.js';
+import { ConsoleUserKeys1796000002101 } from './1796000002101-console-user-keys.js';
 
 /** Every migration, in order: the event log's and the read models', all in this folder. Features add theirs here. */
 export const MIGRATIONS = [
@@ -55,4 +69,18 @@ export const MIGRATIONS = [
   RecoveryUnsettled1796000000500,
   AppendStreamLocks1796000000501,
   Webhooks1796000000600,
+  ConsoleSecondFactor1796000001000,
+  ContactSealing1796000001100,
+  DataSubjectRights1796000001200,
+  OrganizationKeyVersions1796000001300,
+  Payments1796000001400,
+  PaymentAccountRequests1796000002000,
+  IndexKeyVersions1796000002100,
+  ConsoleUserKeys1796000002101,
+  VerificationFlows1796000002400,
+  VerificationSessionReviews1796000002700,
+  WebhookEndpointLeases1796000002740,
+  SubjectIdentifiers1796000002750,
+  SessionDocuments1796000002720,
+  SessionIdentityReferences1796000002760,
 ];

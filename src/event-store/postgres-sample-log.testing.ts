@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type pg from 'pg';
-import type { EventStore, JsonObject } from '../../src/event-store/event-store.port.js';
+import type { EventStore, JsonObject } from './event-store.port.js';
 
 /**
  * A realistic event log written straight into the PostgreSQL `events` table (tests and the
@@ -16,7 +16,7 @@ export interface SampleLogOptions {
   /** Rows per INSERT. */
   readonly chunk?: number;
   readonly onProgress?: (eventsWritten: number) => void;
-  /** The event store in use: when it is not PostgreSQL, events are appended through it. */
+  /** The event store in use: when it has no log reader (it is not PostgreSQL), events are appended through it. */
   readonly store?: EventStore;
 }
 
@@ -32,7 +32,8 @@ const SCOPES = ['nin', 'bvn', 'phone', 'bank_account'] as const;
 const PRICES: Record<(typeof SCOPES)[number], number> = { nin: 10_000, bvn: 10_000, phone: 7_500, bank_account: 5_000 };
 
 export async function writeSampleLog(pool: pg.Pool, options: SampleLogOptions): Promise<{ events: number; lastPosition: bigint }> {
-  const store = options.store?.kind === 'postgres' ? undefined : options.store;
+  // A store with a log reader keeps its log in this database's `events` table, written here directly.
+  const store = options.store?.logReader !== undefined ? undefined : options.store;
   const chunk = options.chunk ?? 10_000;
   let position = 0n;
   if (store === undefined) {
@@ -47,7 +48,7 @@ export async function writeSampleLog(pool: pg.Pool, options: SampleLogOptions): 
 
   const appendThroughStore = async (port: EventStore) => {
     // Consecutive events of one stream go in one append, in log order.
-    for (let start = 0; start < buffer.length; ) {
+    for (let start = 0; start < buffer.length;) {
       let end = start + 1;
       while (end < buffer.length && buffer[end].streamId === buffer[start].streamId) end++;
       const run = buffer.slice(start, end);
@@ -81,7 +82,14 @@ export async function writeSampleLog(pool: pg.Pool, options: SampleLogOptions): 
       `insert into events (position, stream_id, revision, event_id, type, data, metadata, created_at)
        select p, s, r, gen_random_uuid(), t, d, jsonb_build_object('correlationId', gen_random_uuid()::text, 'causationId', null, 'actor', jsonb_build_object('type', 'system', 'id', 'bench'), 'occurredAt', o), o::timestamptz
        from unnest($1::bigint[], $2::text[], $3::bigint[], $4::text[], $5::jsonb[], $6::text[]) as e(p, s, r, t, d, o)`,
-      [positions, buffer.map((row) => row.streamId), buffer.map((row) => row.revision), buffer.map((row) => row.type), buffer.map((row) => JSON.stringify(row.data)), buffer.map((row) => row.occurredAt)],
+      [
+        positions,
+        buffer.map((row) => row.streamId),
+        buffer.map((row) => row.revision),
+        buffer.map((row) => row.type),
+        buffer.map((row) => JSON.stringify(row.data)),
+        buffer.map((row) => row.occurredAt),
+      ],
     );
     written += buffer.length;
     buffer = [];

@@ -1,5 +1,5 @@
 import { hash } from 'node:crypto';
-import { bankByCode, resolveBank } from '../scopes/banks.js';
+import { bankByCode, resolveBank } from './banks.js';
 
 // The bank directory is the scopes' (the blind index names banks as the checks do).
 export { bankByCode, resolveBank };
@@ -29,10 +29,20 @@ const repeat = <T>(count: number, item: T): T[] => Array.from({ length: count },
 
 export const PHONE_PREFIXES = ['0803', '0806', '0813', '0816', '0703', '0706', '0805', '0807', '0815', '0802', '0808', '0812', '0809', '0817'];
 export const NETWORKS: Readonly<Record<string, string>> = {
-  '0803': 'MTN', '0806': 'MTN', '0813': 'MTN', '0816': 'MTN', '0703': 'MTN', '0706': 'MTN',
-  '0805': 'Glo', '0807': 'Glo', '0815': 'Glo',
-  '0802': 'Airtel', '0808': 'Airtel', '0812': 'Airtel',
-  '0809': '9mobile', '0817': '9mobile',
+  '0803': 'MTN',
+  '0806': 'MTN',
+  '0813': 'MTN',
+  '0816': 'MTN',
+  '0703': 'MTN',
+  '0706': 'MTN',
+  '0805': 'Glo',
+  '0807': 'Glo',
+  '0815': 'Glo',
+  '0802': 'Airtel',
+  '0808': 'Airtel',
+  '0812': 'Airtel',
+  '0809': '9mobile',
+  '0817': '9mobile',
 };
 
 function gcd(a: bigint, b: bigint): bigint {
@@ -95,7 +105,8 @@ class WorldNumbers {
   }
 
   encode(index: number, slot: number): string {
-    if (!Number.isSafeInteger(index) || index < 0 || index >= WORLD_PEOPLE || slot < 0 || slot >= this.slots) throw new Error('invariant: no such person or slot in the sandbox world');
+    if (!Number.isSafeInteger(index) || index < 0 || index >= WORLD_PEOPLE || slot < 0 || slot >= this.slots)
+      throw new Error('invariant: no such person or slot in the sandbox world');
     const [first, second] = this.rounds;
     const mixed = this.reversed(this.digitsOf((BigInt(index * this.slots + slot) * first.multiplier + first.offset) % this.space, this.radices));
     const digits = this.digitsOf((mixed * second.multiplier + second.offset) % this.space, this.radices);
@@ -114,7 +125,7 @@ class WorldNumbers {
       at += this.widths[position];
     }
     const [first, second] = this.rounds;
-    const unmix = (value: bigint, round: { inverse: bigint; offset: bigint }) => ((((value - round.offset) % this.space) + this.space) % this.space) * round.inverse % this.space;
+    const unmix = (value: bigint, round: { inverse: bigint; offset: bigint }) => (((((value - round.offset) % this.space) + this.space) % this.space) * round.inverse) % this.space;
     const mixed = unmix(this.valueOf(digits, this.radices), second);
     const n = Number(unmix(this.valueOf(this.digitsOf(mixed, [...this.radices].reverse()).reverse(), this.radices), first));
     if (n >= this.slots * WORLD_PEOPLE) return undefined;
@@ -194,10 +205,61 @@ export class Seed {
   }
 }
 
-const FIRST_NAMES_MALE = ['Chinedu', 'Emeka', 'Oluwaseun', 'Babatunde', 'Ibrahim', 'Musa', 'Tunde', 'Obinna', 'Ikechukwu', 'Abubakar', 'Segun', 'Uche', 'Kelechi', 'Yusuf', 'Adebayo', 'Femi'];
-const FIRST_NAMES_FEMALE = ['Ngozi', 'Adaeze', 'Funmilayo', 'Aisha', 'Chiamaka', 'Folake', 'Zainab', 'Amaka', 'Yetunde', 'Hauwa', 'Ifeoma', 'Bukola', 'Nneka', 'Halima', 'Temitope', 'Blessing'];
+const FIRST_NAMES_MALE = [
+  'Chinedu',
+  'Emeka',
+  'Oluwaseun',
+  'Babatunde',
+  'Ibrahim',
+  'Musa',
+  'Tunde',
+  'Obinna',
+  'Ikechukwu',
+  'Abubakar',
+  'Segun',
+  'Uche',
+  'Kelechi',
+  'Yusuf',
+  'Adebayo',
+  'Femi',
+];
+const FIRST_NAMES_FEMALE = [
+  'Ngozi',
+  'Adaeze',
+  'Funmilayo',
+  'Aisha',
+  'Chiamaka',
+  'Folake',
+  'Zainab',
+  'Amaka',
+  'Yetunde',
+  'Hauwa',
+  'Ifeoma',
+  'Bukola',
+  'Nneka',
+  'Halima',
+  'Temitope',
+  'Blessing',
+];
 const MIDDLE_NAMES = ['Chukwuemeka', 'Oluwadamilare', 'Aminu', 'Ifeanyi', 'Olamide', 'Nnamdi', 'Abiodun', 'Ebube', 'Kehinde', 'Taiwo', 'Sani', 'Chidi'];
-const LAST_NAMES = ['Okafor', 'Adeyemi', 'Bello', 'Eze', 'Ogunleye', 'Abdullahi', 'Nwosu', 'Balogun', 'Okonkwo', 'Ibrahim', 'Adebayo', 'Onyekachi', 'Suleiman', 'Olawale', 'Umeh', 'Danjuma'];
+const LAST_NAMES = [
+  'Okafor',
+  'Adeyemi',
+  'Bello',
+  'Eze',
+  'Ogunleye',
+  'Abdullahi',
+  'Nwosu',
+  'Balogun',
+  'Okonkwo',
+  'Ibrahim',
+  'Adebayo',
+  'Onyekachi',
+  'Suleiman',
+  'Olawale',
+  'Umeh',
+  'Danjuma',
+];
 /** States with real local government areas and a town for addresses. */
 export const PLACES: readonly { state: string; lgas: readonly string[]; town: string }[] = [
   { state: 'Lagos', lgas: ['Ikeja', 'Surulere', 'Eti-Osa', 'Alimosho', 'Kosofe'], town: 'Lagos' },
@@ -211,7 +273,18 @@ export const PLACES: readonly { state: string; lgas: readonly string[]; town: st
   { state: 'Imo', lgas: ['Owerri Municipal', 'Orlu', 'Okigwe', 'Mbaitoli'], town: 'Owerri' },
   { state: 'FCT', lgas: ['Abuja Municipal', 'Bwari', 'Gwagwalada', 'Kuje'], town: 'Abuja' },
 ];
-const STREETS = ['Adeola Odeku Street', 'Awolowo Road', 'Allen Avenue', 'Zik Avenue', 'Ahmadu Bello Way', 'Herbert Macaulay Way', 'Aba Road', 'Ogui Road', 'Murtala Mohammed Way', 'Bode Thomas Street'];
+const STREETS = [
+  'Adeola Odeku Street',
+  'Awolowo Road',
+  'Allen Avenue',
+  'Zik Avenue',
+  'Ahmadu Bello Way',
+  'Herbert Macaulay Way',
+  'Aba Road',
+  'Ogui Road',
+  'Murtala Mohammed Way',
+  'Bode Thomas Street',
+];
 
 export function isoDate(year: number, month: number, day: number): string {
   return `${year}-${String(month).padStart(2, '0')}-${String(day).padStart(2, '0')}`;

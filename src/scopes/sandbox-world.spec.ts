@@ -1,7 +1,7 @@
 import { describe, expect, it } from '@jest/globals';
 import { validateInputs } from '../verifications/verification-inputs.js';
-import { sandboxBehaviour } from './sandbox.provider.js';
-import { FOUND_DIGITS, holderOf, numberOf, resolveBank, sandboxPerson, Seed, WORLD_PEOPLE, type WorldNumberKind } from './sandbox.world.js';
+import { sandboxBehaviour } from '../providers/sandbox.provider.js';
+import { FOUND_DIGITS, holderOf, numberOf, resolveBank, sandboxPerson, Seed, WORLD_PEOPLE, type WorldNumberKind } from './sandbox-world.js';
 
 /** A fixed spread of people over the whole world (first, last and a pseudo-random sample). */
 const seed = new Seed('sandbox.world.spec');

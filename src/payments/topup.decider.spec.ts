@@ -1,0 +1,64 @@
+import { describe, it } from '@jest/globals';
+import { InvariantViolated, NotFound } from '../common/errors.js';
+import { givenFor } from '../event-sourcing/decider.testing.js';
+import { topUpDecider, type TopUpCommand, type VerifiedTransaction } from './topup.decider.js';
+import type { TopUpEvent } from './topup.events.js';
+
+const ids = { reference: 'top_01JD3Q9ZK8W6V2C4X7N5B0M1TR', organizationId: 'org_01JD3Q9ZK8W6V2C4X7N5B0M1TR', environment: 'live', schemaVersion: 1 };
+const initiated: TopUpEvent = { type: 'TopUpInitiated', data: { ...ids, rail: 'paystack', channel: 'card', amountKobo: 500_000 } };
+const paid: TopUpEvent = {
+  type: 'TopUpPaid',
+  data: { ...ids, amountKobo: 500_000, feesKobo: 7_500, currency: 'NGN', paidAt: '2026-12-01T10:00:00.000Z', providerTransactionId: '4099260516' },
+};
+const credited: TopUpEvent = { type: 'TopUpCredited', data: { ...ids, amountKobo: 500_000, fundingReference: `topup:${ids.reference}` } };
+const verified = (over: Partial<VerifiedTransaction> = {}): VerifiedTransaction => ({
+  status: 'success',
+  amountKobo: 500_000,
+  feesKobo: 7_500,
+  currency: 'NGN',
+  paidAt: '2026-12-01T10:00:00.000Z',
+  providerTransactionId: '4099260516',
+  ...over,
+});
+const record = (over: Partial<VerifiedTransaction> = {}, reportedKobo: number | null = null): TopUpCommand => ({
+  type: 'RecordVerification',
+  verified: verified(over),
+  reportedKobo,
+});
+const given = givenFor(topUpDecider);
+
+describe('Top-up decider', () => {
+  it('pays on a verified success for the amount initiated, with the fees as reported', () => given([initiated]).when(record({}, 500_000)).then([paid]));
+
+  it('flags, paying nothing, when the webhook named another amount than the verified one', () =>
+    given([initiated])
+      .when(record({}, 900_000))
+      .then([{ type: 'TopUpFlagged', data: { ...ids, reason: 'amount_mismatch', initiatedKobo: 500_000, verifiedKobo: 500_000, reportedKobo: 900_000, currency: 'NGN' } }]));
+
+  it('flags when the verified amount is not the one initiated', () =>
+    given([initiated])
+      .when(record({ amountKobo: 400_000 }))
+      .then([{ type: 'TopUpFlagged', data: { ...ids, reason: 'amount_mismatch', initiatedKobo: 500_000, verifiedKobo: 400_000, reportedKobo: null, currency: 'NGN' } }]));
+
+  it('flags a payment in another currency', () =>
+    given([initiated])
+      .when(record({ currency: 'USD' }))
+      .then([{ type: 'TopUpFlagged', data: { ...ids, reason: 'currency_mismatch', initiatedKobo: 500_000, verifiedKobo: 500_000, reportedKobo: null, currency: 'USD' } }]));
+
+  it('records a failure once, and a later verified success still pays', () =>
+    given([initiated, { type: 'TopUpFailed', data: { ...ids, status: 'abandoned' } }])
+      .when(record())
+      .then([paid]));
+
+  it('writes nothing for a pending transaction, nor for a second failure', () =>
+    given([initiated, { type: 'TopUpFailed', data: { ...ids, status: 'failed' } }])
+      .when(record({ status: 'failed' }))
+      .then([]));
+
+  it('writes nothing more once paid, credited or flagged', () => given([initiated, paid, credited]).when(record({}, 1)).then([]));
+
+  it('credits once', () => given([initiated, paid]).when({ type: 'MarkCredited' }).then([credited]));
+  it('a second credit writes nothing', () => given([initiated, paid, credited]).when({ type: 'MarkCredited' }).then([]));
+  it('refuses to credit what was not paid', () => given([initiated]).when({ type: 'MarkCredited' }).thenThrows(InvariantViolated));
+  it('knows no verification of an unknown top-up', () => given([]).when(record()).thenThrows(NotFound));
+});

@@ -1,0 +1,160 @@
+import { InvariantViolated, NotFound, ValidationFailed } from '../common/errors.js';
+import type { Environment } from '../common/environment.js';
+import type { Decider } from '../event-sourcing/decider.js';
+import type { TopUpEvent } from './topup.events.js';
+
+const SCHEMA_VERSION = 1;
+
+export type TopUpStatus = 'none' | 'initiated' | 'paid' | 'credited' | 'failed' | 'flagged';
+export const RAILS = ['paystack', 'sandbox'] as const;
+export type Rail = (typeof RAILS)[number];
+export const CHANNELS = ['card', 'bank_transfer'] as const;
+export type Channel = (typeof CHANNELS)[number];
+
+export interface TopUpState {
+  readonly status: TopUpStatus;
+  readonly reference: string;
+  readonly organizationId: string;
+  readonly environment: Environment;
+  readonly rail: Rail;
+  readonly initiatedKobo: number;
+  /** What the provider settled, once paid. */
+  readonly paidKobo: number;
+  readonly feesKobo: number;
+  /** The Lagos day whose top-up allowance counted it ('' when none did). */
+  readonly day: string;
+}
+
+/** What the provider's API said of the transaction (GET /transaction/verify/:reference, or the sandbox's same answer). */
+export interface VerifiedTransaction {
+  readonly status: 'success' | 'failed' | 'abandoned' | 'reversed' | 'pending';
+  readonly amountKobo: number;
+  readonly feesKobo: number;
+  readonly currency: string;
+  readonly paidAt: string | null;
+  readonly providerTransactionId: string;
+}
+
+export type TopUpCommand =
+  | {
+      readonly type: 'InitiateTopUp';
+      readonly reference: string;
+      readonly organizationId: string;
+      readonly environment: Environment;
+      readonly rail: Rail;
+      readonly channel: Channel;
+      readonly amountKobo: number;
+      readonly day: string;
+    }
+  /** `reportedKobo`: the amount a webhook carried, when the verification follows one. */
+  | { readonly type: 'RecordVerification'; readonly verified: VerifiedTransaction; readonly reportedKobo: number | null }
+  | { readonly type: 'MarkCredited' };
+
+export const initialTopUpState: TopUpState = {
+  status: 'none',
+  reference: '',
+  organizationId: '',
+  environment: 'test',
+  rail: 'sandbox',
+  initiatedKobo: 0,
+  paidKobo: 0,
+  feesKobo: 0,
+  day: '',
+};
+
+function ids(state: TopUpState) {
+  return { reference: state.reference, organizationId: state.organizationId, environment: state.environment, schemaVersion: SCHEMA_VERSION };
+}
+
+/**
+ * A top-up's rules: initiated, then paid (only on the provider's verified word, in naira, for the
+ * amount initiated and, when a webhook named one, the amount it named), then credited once; or
+ * failed (a later verified success still pays it); or flagged for an operator, crediting nothing.
+ */
+export function decide(command: TopUpCommand, state: TopUpState): TopUpEvent[] {
+  switch (command.type) {
+    case 'InitiateTopUp': {
+      if (state.status !== 'none') {
+        if (state.initiatedKobo === command.amountKobo && state.organizationId === command.organizationId) return [];
+        throw new ValidationFailed([{ field: 'reference', message: 'is already used by another top-up' }]);
+      }
+      if (!Number.isSafeInteger(command.amountKobo) || command.amountKobo < 1) throw new ValidationFailed([{ field: 'amountKobo', message: 'must be a positive integer' }]);
+      const { reference, organizationId, environment, rail, channel, amountKobo, day } = command;
+      return [{ type: 'TopUpInitiated', data: { reference, organizationId, environment, rail, channel, amountKobo, day, schemaVersion: SCHEMA_VERSION } }];
+    }
+    case 'RecordVerification': {
+      if (state.status === 'none') throw new NotFound('No top-up with this reference');
+      // Paid, credited or flagged: the verified facts are already recorded.
+      if (state.status === 'paid' || state.status === 'credited' || state.status === 'flagged') return [];
+      const { verified, reportedKobo } = command;
+      if (verified.status === 'pending') return [];
+      if (verified.status !== 'success') return state.status === 'failed' ? [] : [{ type: 'TopUpFailed', data: { ...ids(state), status: verified.status } }];
+      const mismatch =
+        verified.currency !== 'NGN'
+          ? 'currency_mismatch'
+          : verified.amountKobo !== state.initiatedKobo || (reportedKobo !== null && reportedKobo !== verified.amountKobo)
+            ? 'amount_mismatch'
+            : undefined;
+      if (mismatch !== undefined) {
+        return [
+          {
+            type: 'TopUpFlagged',
+            data: { ...ids(state), reason: mismatch, initiatedKobo: state.initiatedKobo, verifiedKobo: verified.amountKobo, reportedKobo, currency: verified.currency.slice(0, 8) },
+          },
+        ];
+      }
+      return [
+        {
+          type: 'TopUpPaid',
+          data: {
+            ...ids(state),
+            amountKobo: verified.amountKobo,
+            feesKobo: verified.feesKobo,
+            currency: 'NGN',
+            paidAt: verified.paidAt ?? '',
+            providerTransactionId: verified.providerTransactionId.slice(0, 100),
+          },
+        },
+      ];
+    }
+    case 'MarkCredited': {
+      if (state.status === 'credited') return [];
+      if (state.status !== 'paid') throw new InvariantViolated(`a top-up ${state.status} cannot be credited`);
+      return [{ type: 'TopUpCredited', data: { ...ids(state), amountKobo: state.paidKobo, fundingReference: `topup:${state.reference}` } }];
+    }
+    default: {
+      const _exhaustive: never = command;
+      throw new InvariantViolated(`unknown top-up command ${(_exhaustive as { type: string }).type}`);
+    }
+  }
+}
+
+export function evolve(state: TopUpState, event: TopUpEvent): TopUpState {
+  switch (event.type) {
+    case 'TopUpInitiated':
+      return {
+        ...state,
+        status: 'initiated',
+        reference: event.data.reference,
+        organizationId: event.data.organizationId,
+        environment: event.data.environment as Environment,
+        rail: event.data.rail as Rail,
+        initiatedKobo: event.data.amountKobo,
+        day: event.data.day ?? '',
+      };
+    case 'TopUpPaid':
+      return { ...state, status: 'paid', paidKobo: event.data.amountKobo, feesKobo: event.data.feesKobo };
+    case 'TopUpCredited':
+      return { ...state, status: 'credited' };
+    case 'TopUpFailed':
+      return { ...state, status: 'failed' };
+    case 'TopUpFlagged':
+      return { ...state, status: 'flagged' };
+    default: {
+      const _exhaustive: never = event;
+      throw new InvariantViolated(`unknown top-up event ${(_exhaustive as { type: string }).type}`);
+    }
+  }
+}
+
+export const topUpDecider: Decider<TopUpState, TopUpCommand, TopUpEvent> = { initialState: initialTopUpState, decide, evolve };
