@@ -2,26 +2,32 @@ import { Anchor, AppShell, Badge, Burger, Button, Group, NavLink, SegmentedContr
 import { useDisclosure } from '@mantine/hooks';
 import type { ReactNode } from 'react';
 import { Link, useLocation } from 'wouter';
-import { post } from './api';
-import { mayOpen, useEnvironment, useForgetSession, type Environment, type Session } from './session';
+import { sessionRequests } from './features/account/api';
+import { mayOpen, useEnvironment, useForgetSession, type Session } from './session';
 
 const INTEGRATOR_PAGES = [
   { page: 'overview', href: '/', label: 'Overview' },
   { page: 'playground', href: '/playground', label: 'Playground' },
   { page: 'verifications', href: '/verifications', label: 'Verifications' },
+  { page: 'flows', href: '/flows', label: 'Flows' },
+  { page: 'flows', href: '/sessions', label: 'Sessions' },
   { page: 'keys', href: '/keys', label: 'API keys' },
   { page: 'webhooks', href: '/webhooks', label: 'Webhooks' },
   { page: 'wallet', href: '/wallet', label: 'Wallet' },
+  { page: 'payments-audit', href: '/payments-audit', label: 'Payments audit' },
+  { page: 'data-requests', href: '/data-requests', label: 'Data requests' },
   { page: 'team', href: '/team', label: 'Team' },
   { page: 'settings', href: '/settings', label: 'Settings' },
-  { page: 'security', href: '/security', label: 'Sessions' },
+  { page: 'security', href: '/security', label: 'Security' },
 ] as const;
 
 const OPERATOR_PAGES = [
   { href: '/operator', label: 'Organizations' },
   { href: '/operator/queue', label: 'Approval queue' },
+  { href: '/operator/sessions', label: 'Sessions in review' },
   { href: '/operator/projections', label: 'Projections' },
   { href: '/operator/audit', label: 'Wallet audit' },
+  { href: '/operator/data-requests', label: 'Data requests' },
   { href: '/operator/security', label: 'Account' },
 ] as const;
 
@@ -38,16 +44,14 @@ export function Shell({ session, children }: { session: Session; children: React
 
   const signOut = async () => {
     try {
-      await post('/logout');
+      await sessionRequests.signOut();
     } finally {
       await forget();
       navigate(operator ? '/operator/login' : '/login');
     }
   };
 
-  const links = operator
-    ? OPERATOR_PAGES.map((item) => ({ ...item, visible: true }))
-    : INTEGRATOR_PAGES.map((item) => ({ ...item, visible: mayOpen(session, item.page) }));
+  const links = operator ? OPERATOR_PAGES.map((item) => ({ ...item, visible: true })) : INTEGRATOR_PAGES.map((item) => ({ ...item, visible: mayOpen(session, item.page) }));
 
   return (
     <AppShell header={{ height: 60 }} navbar={{ width: 230, breakpoint: 'sm', collapsed: { mobile: !opened } }} padding="md">
@@ -71,7 +75,7 @@ export function Shell({ session, children }: { session: Session; children: React
                 aria-label="Environment"
                 size="xs"
                 value={environment}
-                onChange={(value) => setEnvironment(value as Environment)}
+                onChange={(value) => setEnvironment(value)}
                 data={[
                   { value: 'test', label: 'Test' },
                   { value: 'live', label: 'Live' },
@@ -119,9 +123,5 @@ export function Shell({ session, children }: { session: Session; children: React
 
 /** A centred card for the signed-out pages. */
 export function Plain({ children }: { children: ReactNode }) {
-  return (
-    <main style={{ maxWidth: 440, margin: '0 auto', padding: '48px 16px' }}>
-      {children}
-    </main>
-  );
+  return <main style={{ maxWidth: 440, margin: '0 auto', padding: '48px 16px' }}>{children}</main>;
 }

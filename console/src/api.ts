@@ -129,5 +129,3 @@ export function errorText(error: unknown): string {
 
 export const naira = (kobo: number | undefined | null) =>
   kobo === undefined || kobo === null ? '—' : `₦${(kobo / 100).toLocaleString('en-NG', { minimumFractionDigits: 2, maximumFractionDigits: 2 })}`;
-
-export const when = (iso: string | undefined | null) => (iso ? new Date(iso).toLocaleString('en-GB', { dateStyle: 'medium', timeStyle: 'short' }) : '—');

@@ -1,44 +1,10 @@
 import { useQuery, useQueryClient } from '@tanstack/react-query';
 import { createContext, useCallback, useContext, useEffect, useState, type ReactNode } from 'react';
 import { get, onCsrfRenewal, onSessionLost, setCsrfToken } from './api';
+import type { Environment, Role, Session } from './types';
 
-export type Role = 'owner' | 'developer' | 'finance';
-export type OperatorRole = 'admin' | 'auditor';
-export type Environment = 'test' | 'live';
-
-export interface Organization {
-  id: string;
-  name: string;
-  email: string;
-  status: 'active' | 'suspended';
-  approved: boolean;
-  activeScopes: string[];
-  prices: Record<string, number>;
-  rateLimitPerMinute: number | null;
-  suspensionReason: string | null;
-  providers?: Record<Environment, { provider: string; fallback: string | null }>;
-  retentionDays?: number | null;
-  personalDataDestroyedAt?: string | null;
-  createdAt: string;
-  liveAccessRequestedAt?: string | null;
-}
-
-export interface User {
-  id: string;
-  email: string;
-  kind: 'integrator' | 'operator';
-  role: Role | OperatorRole;
-  emailVerified: boolean;
-  totpEnabled: boolean;
-}
-
-export interface Session {
-  csrfToken: string;
-  user: User | null;
-  organization: Organization | null;
-  expiresAt: string | null;
-  devMailbox: boolean;
-}
+// The session's shapes are the server's (types.ts aliases the generated api-schema.ts).
+export type { Environment, OperatorRole, Organization, Role, Session, User } from './types';
 
 const SESSION_KEY = ['session'] as const;
 
@@ -118,9 +84,9 @@ export const useEnvironment = () => useContext(EnvironmentContext);
 
 /** What each team role may see in the console; the server decides what each may do. */
 export const ROLE_PAGES: Record<Role, readonly string[]> = {
-  owner: ['overview', 'keys', 'webhooks', 'verifications', 'playground', 'wallet', 'settings', 'team', 'security'],
-  developer: ['overview', 'keys', 'webhooks', 'verifications', 'playground', 'settings', 'team', 'security'],
-  finance: ['overview', 'wallet', 'settings', 'team', 'security'],
+  owner: ['overview', 'keys', 'webhooks', 'verifications', 'flows', 'playground', 'wallet', 'payments-audit', 'data-requests', 'settings', 'team', 'security'],
+  developer: ['overview', 'keys', 'webhooks', 'verifications', 'flows', 'playground', 'settings', 'team', 'security'],
+  finance: ['overview', 'wallet', 'payments-audit', 'settings', 'team', 'security'],
 };
 
 export function mayOpen(session: Session | null | undefined, page: string): boolean {

@@ -50,7 +50,11 @@ interface EnvironmentWallet {
 
 const WALLET_COLUMNS: Column<EnvironmentWallet>[] = [
   { header: 'Wallet', cell: (row) => row.environment },
-  moneyColumn('Balance', (row) => row.figures?.balanceKobo, (row) => `wallet-${row.environment}-balance`),
+  moneyColumn(
+    'Balance',
+    (row) => row.figures?.balanceKobo,
+    (row) => `wallet-${row.environment}-balance`,
+  ),
   moneyColumn('Reserved', (row) => row.figures?.reservedKobo),
   moneyColumn('Available', (row) => row.figures?.availableKobo),
 ];

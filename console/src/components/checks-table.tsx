@@ -1,6 +1,7 @@
 import { Anchor, Table } from '@mantine/core';
 import { Link } from 'wouter';
-import { naira, when } from '../api';
+import { naira } from '../api';
+import { when } from '../dates';
 import type { VerificationSummary } from '../types';
 import { Scroll } from './scroll';
 import { StatusBadge } from './status';

@@ -1,6 +1,6 @@
 import { Table } from '@mantine/core';
 import type { ReactNode } from 'react';
-import { when } from '../api';
+import { when } from '../dates';
 import { Scroll } from './scroll';
 
 export interface Column<Row> {

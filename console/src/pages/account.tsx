@@ -1,11 +1,11 @@
 import { Alert, Anchor, Button, PasswordInput, Stack, Text, TextInput } from '@mantine/core';
-import { useQuery } from '@tanstack/react-query';
 import { useEffect, useRef, useState, type FormEvent } from 'react';
 import { Link, useLocation, useSearch } from 'wouter';
-import { errorText, get, post, query } from '../api';
+import { errorText } from '../api';
 import { Loading } from '../components/common';
 import { SignedOutCard } from '../components/signed-out-card';
-import { useSetSession, type Session } from '../session';
+import { sessionRequests, useInvitation } from '../features/account/api';
+import { useSetSession } from '../session';
 
 function useToken(): string {
   return new URLSearchParams(useSearch()).get('token') ?? '';
@@ -19,7 +19,8 @@ function VerifyEmail() {
   useEffect(() => {
     if (started.current) return;
     started.current = true;
-    post<Session>('/email/verify', { token })
+    sessionRequests
+      .verifyEmail(token)
       .then((session) => {
         setSession(session);
         setState({ done: true });
@@ -30,7 +31,10 @@ function VerifyEmail() {
     <SignedOutCard title="Email verification">
       {state.done ? (
         <Alert color="green" role="status">
-          Your email address is verified. <Anchor component={Link} href="/">Go to the console</Anchor>
+          Your email address is verified.{' '}
+          <Anchor component={Link} href="/">
+            Go to the console
+          </Anchor>
         </Alert>
       ) : state.error ? (
         <Alert color="red" role="alert">
@@ -50,7 +54,7 @@ function ForgotPassword() {
   const submit = async (event: FormEvent) => {
     event.preventDefault();
     try {
-      await post('/password/forgot', { email });
+      await sessionRequests.forgotPassword(email);
       setSent(true);
     } catch (failure) {
       setError(errorText(failure));
@@ -65,7 +69,11 @@ function ForgotPassword() {
       ) : (
         <form onSubmit={(event) => void submit(event)}>
           <Stack>
-            {error ? <Alert color="red" role="alert">{error}</Alert> : null}
+            {error ? (
+              <Alert color="red" role="alert">
+                {error}
+              </Alert>
+            ) : null}
             <TextInput label="Email" type="email" autoComplete="email" required value={email} onChange={(event) => setEmail(event.currentTarget.value)} />
             <Button type="submit">Send the link</Button>
           </Stack>
@@ -86,7 +94,7 @@ function ResetPassword() {
   const submit = async (event: FormEvent) => {
     event.preventDefault();
     try {
-      await post('/password/reset', { token, password });
+      await sessionRequests.resetPassword({ token, password });
       setDone(true);
     } catch (failure) {
       setError(errorText(failure));
@@ -96,12 +104,19 @@ function ResetPassword() {
     <SignedOutCard title="Choose a new password">
       {done ? (
         <Alert color="green" role="status">
-          Your password is changed and every session signed out. <Anchor component={Link} href="/login">Sign in</Anchor>
+          Your password is changed and every session signed out.{' '}
+          <Anchor component={Link} href="/login">
+            Sign in
+          </Anchor>
         </Alert>
       ) : (
         <form onSubmit={(event) => void submit(event)}>
           <Stack>
-            {error ? <Alert color="red" role="alert">{error}</Alert> : null}
+            {error ? (
+              <Alert color="red" role="alert">
+                {error}
+              </Alert>
+            ) : null}
             <PasswordInput label="New password" autoComplete="new-password" required value={password} onChange={(event) => setPassword(event.currentTarget.value)} />
             <Button type="submit">Set the password</Button>
           </Stack>
@@ -117,14 +132,11 @@ function AcceptInvitation() {
   const [, navigate] = useLocation();
   const [password, setPassword] = useState('');
   const [error, setError] = useState<string>();
-  const invitation = useQuery({
-    queryKey: ['invitation', token],
-    queryFn: ({ signal }) => get<{ email: string; role: string; organizationName: string | null; kind: string }>(`/invitation${query({ token })}`, signal),
-  });
+  const invitation = useInvitation(token);
   const submit = async (event: FormEvent) => {
     event.preventDefault();
     try {
-      const session = await post<Session>('/invitations/accept', { token, password });
+      const session = await sessionRequests.acceptInvitation({ token, password });
       setSession(session);
       navigate(session.user?.kind === 'operator' ? '/operator/login' : '/');
     } catch (failure) {
@@ -149,7 +161,11 @@ function AcceptInvitation() {
       </Text>
       <form onSubmit={(event) => void submit(event)}>
         <Stack>
-          {error ? <Alert color="red" role="alert">{error}</Alert> : null}
+          {error ? (
+            <Alert color="red" role="alert">
+              {error}
+            </Alert>
+          ) : null}
           <PasswordInput label="Password" autoComplete="new-password" required value={password} onChange={(event) => setPassword(event.currentTarget.value)} />
           <Button type="submit">Accept the invitation</Button>
         </Stack>

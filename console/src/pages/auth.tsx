@@ -2,16 +2,17 @@ import { Alert, Anchor, Button, PasswordInput, Stack, Text, TextInput } from '@m
 import { useMutation } from '@tanstack/react-query';
 import { useState, type FormEvent } from 'react';
 import { Link, useLocation } from 'wouter';
-import { errorText, post } from '../api';
+import { errorText } from '../api';
 import { SignedOutCard } from '../components/signed-out-card';
-import { useSetSession, type Session } from '../session';
+import { sessionRequests } from '../features/account/api';
+import { useSetSession } from '../session';
 
-/** Signs in (or up) through `path`, keeps the session it answers and opens `then`. */
-function useSignIn(path: string, then: string) {
+/** Signs in, keeps the session it answers and opens `then`. */
+function useSignIn(then: string) {
   const setSession = useSetSession();
   const [, navigate] = useLocation();
   return useMutation({
-    mutationFn: (body: Record<string, string>) => post<Session>(path, body),
+    mutationFn: sessionRequests.signIn,
     onSuccess: (session) => {
       setSession(session);
       navigate(then);
@@ -22,7 +23,7 @@ function useSignIn(path: string, then: string) {
 export function LoginPage() {
   const [email, setEmail] = useState('');
   const [password, setPassword] = useState('');
-  const signIn = useSignIn('/login', '/');
+  const signIn = useSignIn('/');
   const submit = (event: FormEvent) => {
     event.preventDefault();
     signIn.mutate({ email, password });
@@ -64,13 +65,29 @@ export function SignupPage() {
   const [organizationName, setOrganizationName] = useState('');
   const [email, setEmail] = useState('');
   const [password, setPassword] = useState('');
-  const signUp = useSignIn('/signup', '/playground');
+  // The answer is the same whether the address is new or has an account already (its holder is mailed): no session, a mail.
+  const signUp = useMutation({ mutationFn: sessionRequests.signUp });
   const submit = (event: FormEvent) => {
     event.preventDefault();
     signUp.mutate({ organizationName, email, password });
   };
   const error = signUp.error ? errorText(signUp.error) : undefined;
   const busy = signUp.isPending;
+
+  if (signUp.isSuccess)
+    return (
+      <SignedOutCard title="Check your mail">
+        <Stack>
+          <Text role="status">We sent a mail to {signUp.variables?.email}. Follow the link in it, then sign in with your password.</Text>
+          <Text size="sm" c="dimmed">
+            No mail within a few minutes? Look in your spam folder, or sign up again.
+          </Text>
+          <Button component={Link} href="/login">
+            Sign in
+          </Button>
+        </Stack>
+      </SignedOutCard>
+    );
 
   return (
     <SignedOutCard title="Create your account">

@@ -1,41 +1,35 @@
 import { Alert, Badge, Button, Group, Modal, MultiSelect, Paper, Select, Stack, Table, Text, TextInput, Title, VisuallyHidden } from '@mantine/core';
 import { Scroll } from '../components/scroll';
 import { CodeBlock } from '../components/code';
-import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { useState, type FormEvent } from 'react';
-import { del, errorText, get, post, when } from '../api';
+import { errorText } from '../api';
+import { when } from '../dates';
 import { CopyButton } from '../components/copy';
 import { Failure, Loading, PageTitle } from '../components/common';
 import { useEnvironment, type Environment } from '../session';
-import type { ApiKey, IssuedApiKey, ScopeInfo } from '../types';
+import { useScopes } from '../features/checks/api';
+import { useIssueKey, useKeys, useRevokeKey } from '../features/keys/api';
+import type { IssuedApiKey, Scope } from '../types';
 
 export default function KeysPage() {
   const { environment } = useEnvironment();
-  const client = useQueryClient();
-  const keys = useQuery({ queryKey: ['keys'], queryFn: ({ signal }) => get<ApiKey[]>('/keys', signal) });
-  const scopes = useQuery({ queryKey: ['scopes'], queryFn: ({ signal }) => get<ScopeInfo[]>('/scopes', signal) });
+  const keys = useKeys();
+  const scopes = useScopes();
   const [keyEnvironment, setKeyEnvironment] = useState<Environment>(environment);
   const [name, setName] = useState('');
-  const [allowed, setAllowed] = useState<string[]>([]);
+  const [allowed, setAllowed] = useState<Scope[]>([]);
   const [issued, setIssued] = useState<IssuedApiKey>();
 
-  const create = useMutation({
-    mutationFn: () => post<IssuedApiKey>('/keys', { environment: keyEnvironment, name: name.trim() === '' ? undefined : name.trim(), scopes: allowed.length === 0 ? null : allowed }),
-    onSuccess: (key) => {
-      setIssued(key);
-      setName('');
-      setAllowed([]);
-      void client.invalidateQueries({ queryKey: ['keys'] });
-    },
+  const create = useIssueKey((key) => {
+    setIssued(key);
+    setName('');
+    setAllowed([]);
   });
-  const revoke = useMutation({
-    mutationFn: (id: string) => del<ApiKey>(`/keys/${encodeURIComponent(id)}`),
-    onSuccess: () => client.invalidateQueries({ queryKey: ['keys'] }),
-  });
+  const revoke = useRevokeKey();
 
   const submit = (event: FormEvent) => {
     event.preventDefault();
-    create.mutate();
+    create.mutate({ environment: keyEnvironment, name: name.trim() === '' ? undefined : name.trim(), scopes: allowed.length === 0 ? undefined : allowed });
   };
 
   const shown = (keys.data ?? []).filter((key) => key.environment === environment);

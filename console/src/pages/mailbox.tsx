@@ -1,21 +1,12 @@
 import { Alert, Anchor, Paper, Stack, Text, Title } from '@mantine/core';
 import { CodeBlock } from '../components/code';
-import { useQuery } from '@tanstack/react-query';
-import { get, when } from '../api';
+import { when } from '../dates';
 import { Failure, Loading } from '../components/common';
-
-interface Message {
-  id: string;
-  to: string;
-  subject: string;
-  text: string;
-  link: string | null;
-  createdAt: string;
-}
+import { useMailbox } from '../features/account/api';
 
 /** The development mailbox: the console's emails on the embedded default, where no SMTP server is set. */
 export default function MailboxPage() {
-  const messages = useQuery({ queryKey: ['mailbox'], queryFn: ({ signal }) => get<Message[]>('/dev/mailbox', signal), refetchInterval: 3_000 });
+  const messages = useMailbox(3_000);
   return (
     <Stack>
       <Title order={1} size="h2">

@@ -1,13 +1,11 @@
 import { Anchor, Paper, SegmentedControl, Text, Title, Group } from '@mantine/core';
-import { useQuery } from '@tanstack/react-query';
 import { lazy, Suspense, useMemo, useState } from 'react';
 import { Link } from 'wouter';
-import { get, query } from '../api';
 import { Balances } from '../components/balances';
 import { ChecksTable } from '../components/checks-table';
 import { Failure, Loading, PageTitle } from '../components/common';
 import { mayOpen, useEnvironment, useSession } from '../session';
-import type { Overview } from '../types';
+import { useOverview } from '../features/checks/api';
 
 const ChecksChart = lazy(() => import('../components/checks-chart'));
 
@@ -24,7 +22,7 @@ export default function OverviewPage() {
   const { environment } = useEnvironment();
   const { data: session } = useSession();
   const [by, setBy] = useState<'status' | 'scope'>('status');
-  const overview = useQuery({ queryKey: ['overview', environment], queryFn: ({ signal }) => get<Overview>(`/overview${query({ environment })}`, signal) });
+  const overview = useOverview(environment);
 
   const chart = useMemo(() => {
     const days = lastDays(30);
@@ -56,7 +54,7 @@ export default function OverviewPage() {
             size="xs"
             aria-label="Group the checks by"
             value={by}
-            onChange={(value) => setBy(value as 'status' | 'scope')}
+            onChange={(value) => setBy(value)}
             data={[
               { value: 'status', label: 'By status' },
               { value: 'scope', label: 'By scope' },

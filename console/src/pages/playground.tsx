@@ -1,14 +1,15 @@
 import { Alert, Anchor, Button, Grid, Group, Input, Paper, Select, Stack, Text, TextInput, Title } from '@mantine/core';
 import { CodeBlock } from '../components/code';
-import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
-import { useEffect, useId, useMemo, useState, type ChangeEvent, type FormEvent } from 'react';
+import { useId, useMemo, useState, type ChangeEvent, type Dispatch, type FormEvent, type SetStateAction } from 'react';
 import { Link } from 'wouter';
-import { errorText, get, naira, post } from '../api';
+import { errorText, naira } from '../api';
 import { CopyButton } from '../components/copy';
 import { Failure, Loading, PageTitle, textField } from '../components/common';
 import { StatusBadge } from '../components/status';
 import { useEnvironment } from '../session';
-import type { ApiKey, ScopeField, ScopeInfo, Verification } from '../types';
+import { useRunPlaygroundCheck, useScopes } from '../features/checks/api';
+import { useKeys } from '../features/keys/api';
+import type { ApiKey, ScopeField } from '../types';
 
 /** Longest input value the curl command shows whole; a file's content is shown by its start. */
 const MAX_SHOWN_VALUE = 120;
@@ -16,21 +17,20 @@ const MAX_SHOWN_VALUE = 120;
 function curlOf(origin: string, scope: string, input: Record<string, string>, key: ApiKey | undefined, environment: string, shorten = false): string {
   const keyText = key ? `${key.prefix}…${key.last4}` : `service_${environment}_…`;
   const shown = shorten
-    ? Object.fromEntries(Object.entries(input).map(([name, value]) => [name, value.length > MAX_SHOWN_VALUE ? `${value.slice(0, 60)}… (${value.length.toLocaleString('en')} characters)` : value]))
+    ? Object.fromEntries(
+        Object.entries(input).map(([name, value]) => [name, value.length > MAX_SHOWN_VALUE ? `${value.slice(0, 60)}… (${value.length.toLocaleString('en')} characters)` : value]),
+      )
     : input;
-  return [
-    `curl -s -X POST ${origin}/v1/${scope} \\`,
-    `  -H 'X-Service-Key: ${keyText}' \\`,
-    `  -H 'Content-Type: application/json' \\`,
-    `  -d '${JSON.stringify(shown)}'`,
-  ].join('\n');
+  return [`curl -s -X POST ${origin}/v1/${scope} \\`, `  -H 'X-Service-Key: ${keyText}' \\`, `  -H 'Content-Type: application/json' \\`, `  -d '${JSON.stringify(shown)}'`].join(
+    '\n',
+  );
 }
 
 /** A file's content as a data URL (`data:image/png;base64,…`), a form the API takes as it is. */
 function dataUrlOf(file: File): Promise<string> {
   return new Promise((resolve, reject) => {
     const reader = new FileReader();
-    reader.onload = () => resolve(String(reader.result));
+    reader.onload = () => (typeof reader.result === 'string' ? resolve(reader.result) : reject(new Error('unreadable')));
     reader.onerror = () => reject(reader.error ?? new Error('unreadable'));
     reader.readAsDataURL(file);
   });
@@ -55,7 +55,13 @@ function FileField({ field, mediaTypes, onChange }: { field: ScopeField; mediaTy
     }
   };
   return (
-    <Input.Wrapper label={field.name} labelProps={{ htmlFor: id }} description={`${field.description}. Without a file, the sandbox's example image is sent.`} required={field.required} error={error}>
+    <Input.Wrapper
+      label={field.name}
+      labelProps={{ htmlFor: id }}
+      description={`${field.description}. Without a file, the sandbox's example image is sent.`}
+      required={field.required}
+      error={error}
+    >
       <input id={id} type="file" accept={mediaTypes.join(',')} onChange={(event) => void choose(event)} style={{ display: 'block', marginTop: 4 }} />
     </Input.Wrapper>
   );
@@ -63,38 +69,28 @@ function FileField({ field, mediaTypes, onChange }: { field: ScopeField; mediaTy
 
 export default function PlaygroundPage() {
   const { environment } = useEnvironment();
-  const client = useQueryClient();
-  const scopes = useQuery({ queryKey: ['scopes'], queryFn: ({ signal }) => get<ScopeInfo[]>('/scopes', signal) });
-  const keys = useQuery({ queryKey: ['keys'], queryFn: ({ signal }) => get<ApiKey[]>('/keys', signal) });
-  const [scope, setScope] = useState<string | null>(null);
-  const [input, setInput] = useState<Record<string, string>>({});
+  const scopes = useScopes();
+  const keys = useKeys();
+  const [picked, setScope] = useState<string | null>(null);
+  // What the user typed, for the scope it was typed for: another scope starts from its own example.
+  const [edited, setEdited] = useState<{ scope: string; values: Record<string, string> } | null>(null);
   const [keyId, setKeyId] = useState<string | null>(null);
 
   const active = useMemo(() => (scopes.data ?? []).filter((item) => item.active), [scopes.data]);
+  const scope = picked ?? active[0]?.scope ?? null;
   const chosen = active.find((item) => item.scope === scope);
+  const input = edited !== null && edited.scope === scope ? edited.values : { ...(chosen?.example ?? {}) };
+  const setInput: Dispatch<SetStateAction<Record<string, string>>> = (update) => {
+    if (scope !== null) setEdited({ scope, values: typeof update === 'function' ? update(input) : update });
+  };
   const usableKeys = (keys.data ?? []).filter((key) => key.environment === environment && !key.revokedAt);
   const key = usableKeys.find((item) => item.id === keyId) ?? usableKeys[0];
 
-  useEffect(() => {
-    if (scope === null && active.length > 0) setScope(active[0].scope);
-  }, [active, scope]);
-  useEffect(() => {
-    if (chosen) setInput({ ...chosen.example });
-  }, [chosen]);
-
-  const run = useMutation({
-    mutationFn: () =>
-      post<Verification>(`/playground/${scope}`, {
-        environment,
-        keyId: key?.id,
-        input: Object.fromEntries(Object.entries(input).filter(([, value]) => value !== '')),
-      }),
-    onSettled: () => client.invalidateQueries({ predicate: (query) => ['verifications', 'overview', 'wallet', 'transactions', 'keys'].includes(String(query.queryKey[0])) }),
-  });
+  const run = useRunPlaygroundCheck();
 
   const submit = (event: FormEvent) => {
     event.preventDefault();
-    run.mutate();
+    run.mutate({ scope: String(scope), environment, keyId: key?.id, input: Object.fromEntries(Object.entries(input).filter(([, value]) => value !== '')) });
   };
 
   if (scopes.isPending) return <Loading />;
@@ -133,7 +129,12 @@ export default function PlaygroundPage() {
                 ) : null}
                 {chosen?.fields.map((field) =>
                   field.mediaTypes ? (
-                    <FileField key={`${chosen.scope}.${field.name}`} field={field} mediaTypes={field.mediaTypes} onChange={(value) => setInput((current) => ({ ...current, [field.name]: value }))} />
+                    <FileField
+                      key={`${chosen.scope}.${field.name}`}
+                      field={field}
+                      mediaTypes={field.mediaTypes}
+                      onChange={(value) => setInput((current) => ({ ...current, [field.name]: value }))}
+                    />
                   ) : (
                     <TextInput
                       key={`${chosen.scope}.${field.name}`}
@@ -148,7 +149,11 @@ export default function PlaygroundPage() {
                 )}
                 {usableKeys.length === 0 && !keys.isPending ? (
                   <Alert color="yellow">
-                    No active {environment} key: <Anchor component={Link} href="/keys">create one</Anchor> to run checks.
+                    No active {environment} key:{' '}
+                    <Anchor component={Link} href="/keys">
+                      create one
+                    </Anchor>{' '}
+                    to run checks.
                   </Alert>
                 ) : null}
                 <Group>

@@ -1,20 +1,13 @@
-import { Badge, Button, Paper, PasswordInput, Stack, Table, Text, Title } from '@mantine/core';
+import { Badge, Button, Checkbox, Paper, PasswordInput, Stack, Table, Text, TextInput, Title } from '@mantine/core';
 import { Scroll } from '../components/scroll';
-import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
+import { useMutation } from '@tanstack/react-query';
 import { useState, type FormEvent } from 'react';
-import { del, errorText, get, post, when } from '../api';
+import { errorText } from '../api';
+import { when } from '../dates';
 import { Failure, Loading, PageTitle } from '../components/common';
-import { useForgetSession } from '../session';
-
-interface SessionRow {
-  id: string;
-  createdAt: string;
-  lastSeenAt: string;
-  expiresAt: string;
-  userAgent: string | null;
-  address: string | null;
-  current: boolean;
-}
+import { endSignInSession, sessionRequests, useRefreshSignInSessions, useSignInSessions, type SignInSession as SessionRow } from '../features/account/api';
+import { useForgetSession, useSession } from '../session';
+import { RequirementPanel, SecondFactorPanel } from './second-factor';
 
 function browserOf(userAgent: string | null): string {
   if (!userAgent) return 'Unknown';
@@ -23,17 +16,17 @@ function browserOf(userAgent: string | null): string {
 }
 
 export function SessionsPanel() {
-  const client = useQueryClient();
   const forget = useForgetSession();
-  const sessions = useQuery({ queryKey: ['sessions'], queryFn: ({ signal }) => get<SessionRow[]>('/sessions', signal) });
+  const sessions = useSignInSessions();
+  const refreshSessions = useRefreshSignInSessions();
   const revoke = useMutation({
     mutationFn: async (row: SessionRow) => {
-      await del(`/sessions/${encodeURIComponent(row.id)}`);
+      await endSignInSession(row.id);
       return row;
     },
     onSuccess: async (row) => {
       if (row.current) await forget();
-      else await client.invalidateQueries({ queryKey: ['sessions'] });
+      else await refreshSessions();
     },
   });
   return (
@@ -83,7 +76,7 @@ export function SessionsPanel() {
 export function PasswordPanel() {
   const [currentPassword, setCurrent] = useState('');
   const [newPassword, setNew] = useState('');
-  const change = useMutation({ mutationFn: () => post('/password/change', { currentPassword, newPassword }) });
+  const change = useMutation({ mutationFn: () => sessionRequests.changePassword({ currentPassword, newPassword }) });
   const submit = (event: FormEvent) => {
     event.preventDefault();
     change.mutate(undefined, {
@@ -102,8 +95,16 @@ export function PasswordPanel() {
           </Title>
           <PasswordInput label="Current password" autoComplete="current-password" required value={currentPassword} onChange={(event) => setCurrent(event.currentTarget.value)} />
           <PasswordInput label="New password" autoComplete="new-password" required value={newPassword} onChange={(event) => setNew(event.currentTarget.value)} />
-          {change.error ? <Text c="red.9" size="sm" role="alert">{errorText(change.error)}</Text> : null}
-          {change.isSuccess ? <Text c="#237032" size="sm" role="status">Changed; your other sessions are signed out.</Text> : null}
+          {change.error ? (
+            <Text c="red.9" size="sm" role="alert">
+              {errorText(change.error)}
+            </Text>
+          ) : null}
+          {change.isSuccess ? (
+            <Text c="#237032" size="sm" role="status">
+              Changed; your other sessions are signed out.
+            </Text>
+          ) : null}
           <Button type="submit" loading={change.isPending} w="fit-content">
             Change password
           </Button>
@@ -113,12 +114,60 @@ export function PasswordPanel() {
   );
 }
 
+/** Deletes the signed-in account after the password (or an authenticator code); the last owner is refused by the server. */
+export function DeleteAccountPanel({ totpEnabled }: { totpEnabled: boolean }) {
+  const forget = useForgetSession();
+  const [password, setPassword] = useState('');
+  const [code, setCode] = useState('');
+  const [sure, setSure] = useState(false);
+  const remove = useMutation({ mutationFn: () => sessionRequests.deleteAccount(password !== '' ? { password } : { code }), onSuccess: () => forget() });
+  const submit = (event: FormEvent) => {
+    event.preventDefault();
+    remove.mutate();
+  };
+  return (
+    <Paper withBorder p="md" maw={480} mt="md">
+      <form onSubmit={submit} aria-label="Delete your account">
+        <Stack>
+          <Title order={2} size="h4">
+            Delete your account
+          </Title>
+          <Text size="sm">Your sign-in, sessions and email are erased for good. The organization and its data stay; its last owner cannot leave.</Text>
+          <PasswordInput label="Password" autoComplete="current-password" value={password} onChange={(event) => setPassword(event.currentTarget.value)} />
+          {totpEnabled ? (
+            <TextInput
+              label="Or a code of your authenticator app"
+              autoComplete="one-time-code"
+              inputMode="numeric"
+              value={code}
+              onChange={(event) => setCode(event.currentTarget.value)}
+            />
+          ) : null}
+          <Checkbox label="I understand this cannot be undone" checked={sure} onChange={(event) => setSure(event.currentTarget.checked)} />
+          {remove.error ? (
+            <Text c="red.9" size="sm" role="alert">
+              {errorText(remove.error)}
+            </Text>
+          ) : null}
+          <Button type="submit" color="red.9" disabled={!sure || (password === '' && code === '')} loading={remove.isPending} w="fit-content">
+            Delete my account
+          </Button>
+        </Stack>
+      </form>
+    </Paper>
+  );
+}
+
 export default function SecurityPage() {
+  const { data: session } = useSession();
   return (
     <>
-      <PageTitle>Sessions and password</PageTitle>
+      <PageTitle>Security</PageTitle>
+      {session?.user?.role === 'owner' ? <RequirementPanel /> : null}
+      <SecondFactorPanel />
       <SessionsPanel />
       <PasswordPanel />
+      <DeleteAccountPanel totpEnabled={session?.user?.totpEnabled === true} />
     </>
   );
 }

@@ -1,25 +1,19 @@
 import { Alert, Badge, Button, Group, Paper, SimpleGrid, Stack, Table, Text, Title } from '@mantine/core';
 import { Scroll } from '../components/scroll';
-import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
-import { errorText, get, naira, post, when } from '../api';
+import { errorText, naira } from '../api';
+import { when } from '../dates';
 import { Failure, Loading, PageTitle } from '../components/common';
-import { useRefreshSession, useSession, type Organization } from '../session';
-import type { ScopeInfo } from '../types';
+import { useScopes } from '../features/checks/api';
+import { useOrganization, useRequestLiveAccess, useResendVerification } from '../features/organization/api';
+import { useRefreshSession, useSession } from '../session';
 
 export default function SettingsPage() {
-  const client = useQueryClient();
   const { data: session } = useSession();
   const refresh = useRefreshSession();
-  const organization = useQuery({ queryKey: ['organization'], queryFn: ({ signal }) => get<Organization>('/organization', signal) });
-  const scopes = useQuery({ queryKey: ['scopes'], queryFn: ({ signal }) => get<ScopeInfo[]>('/scopes', signal) });
-  const requestLive = useMutation({
-    mutationFn: () => post<Organization>('/organization/live-access'),
-    onSuccess: (data) => {
-      client.setQueryData(['organization'], data);
-      void refresh();
-    },
-  });
-  const resend = useMutation({ mutationFn: () => post('/email/resend') });
+  const organization = useOrganization();
+  const scopes = useScopes();
+  const requestLive = useRequestLiveAccess(() => void refresh());
+  const resend = useResendVerification();
   const owner = session?.user?.role === 'owner';
   const verified = session?.user?.emailVerified === true;
 
@@ -76,8 +70,7 @@ export default function SettingsPage() {
               </Badge>
             </Group>
             <Text size="sm" c="dimmed">
-              Live checks call the real registers and are charged to the live wallet. The service's operators review each request and approve
-              the organization.
+              Live checks call the real registers and are charged to the live wallet. The service's operators review each request and approve the organization.
             </Text>
             {!org.approved && !org.liveAccessRequestedAt && owner ? (
               verified ? (
@@ -91,13 +84,21 @@ export default function SettingsPage() {
                     <Button size="xs" variant="outline" onClick={() => resend.mutate()} loading={resend.isPending} w="fit-content">
                       Send the link again
                     </Button>
-                    {resend.isSuccess ? <Text size="sm" role="status">Sent.</Text> : null}
+                    {resend.isSuccess ? (
+                      <Text size="sm" role="status">
+                        Sent.
+                      </Text>
+                    ) : null}
                   </Stack>
                 </Alert>
               )
             ) : null}
             {!owner && !org.approved ? <Text size="sm">Only an owner can request live access.</Text> : null}
-            {requestLive.error ? <Text c="red.9" size="sm" role="alert">{errorText(requestLive.error)}</Text> : null}
+            {requestLive.error ? (
+              <Text c="red.9" size="sm" role="alert">
+                {errorText(requestLive.error)}
+              </Text>
+            ) : null}
           </Stack>
         </Paper>
       </SimpleGrid>

@@ -1,41 +1,26 @@
 import { Badge, Button, Group, Paper, Select, Table, Text, TextInput, Title } from '@mantine/core';
 import { Scroll } from '../components/scroll';
-import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { useState, type FormEvent } from 'react';
-import { del, errorText, get, post, put, when } from '../api';
+import { errorText } from '../api';
+import { when } from '../dates';
 import { Failure, Loading, PageTitle } from '../components/common';
+import { ROLE_LABELS, useTeam, useTeamChanges } from '../features/team/api';
 import { useSession } from '../session';
+import type { Role } from '../types';
 
-interface Team {
-  members: { id: string; email: string; role: string; emailVerified: boolean; createdAt: string; you: boolean }[];
-  invitations: { id: string; email: string; role: string; createdAt: string; expiresAt: string }[];
-}
-
-const ROLES = [
-  { value: 'owner', label: 'Owner: everything' },
-  { value: 'developer', label: 'Developer: keys, checks, verifications' },
-  { value: 'finance', label: 'Finance: wallet, transactions, exports' },
-];
+const ROLES = (Object.entries(ROLE_LABELS) as [Role, string][]).map(([value, label]) => ({ value, label }));
 
 export default function TeamPage() {
-  const client = useQueryClient();
   const { data: session } = useSession();
   const owner = session?.user?.role === 'owner';
-  const team = useQuery({ queryKey: ['team'], queryFn: ({ signal }) => get<Team>('/team', signal) });
+  const team = useTeam();
   const [email, setEmail] = useState('');
-  const [role, setRole] = useState<string>('developer');
-  const refresh = () => client.invalidateQueries({ queryKey: ['team'] });
-  const invite = useMutation({ mutationFn: () => post('/team/invitations', { email, role }), onSuccess: () => {
-    setEmail('');
-    void refresh();
-  } });
-  const cancel = useMutation({ mutationFn: (id: string) => del(`/team/invitations/${encodeURIComponent(id)}`), onSuccess: refresh });
-  const changeRole = useMutation({ mutationFn: (change: { id: string; role: string }) => put(`/team/members/${encodeURIComponent(change.id)}`, { role: change.role }), onSuccess: refresh });
-  const remove = useMutation({ mutationFn: (id: string) => del(`/team/members/${encodeURIComponent(id)}`), onSuccess: refresh });
+  const [role, setRole] = useState<Role>('developer');
+  const { invite, cancel, changeRole, remove } = useTeamChanges(() => setEmail(''));
 
   const submit = (event: FormEvent) => {
     event.preventDefault();
-    invite.mutate();
+    invite.mutate({ email, role });
   };
 
   if (team.isPending) return <Loading />;
@@ -61,7 +46,11 @@ export default function TeamPage() {
           </form>
         </Paper>
       ) : null}
-      {failure ? <Text c="red.9" role="alert" mb="sm">{errorText(failure)}</Text> : null}
+      {failure ? (
+        <Text c="red.9" role="alert" mb="sm">
+          {errorText(failure)}
+        </Text>
+      ) : null}
       <Paper withBorder p="md" mb="md">
         <Title order={2} size="h4" mb="sm">
           Members
@@ -81,7 +70,16 @@ export default function TeamPage() {
                 <Table.Tr key={member.id}>
                   <Table.Td>
                     {member.email} {member.you ? <Badge ml="xs">you</Badge> : null}
-                    {!member.emailVerified ? <Badge ml="xs" color="gray.8">unverified</Badge> : null}
+                    {!member.emailVerified ? (
+                      <Badge ml="xs" color="gray.8">
+                        unverified
+                      </Badge>
+                    ) : null}
+                    {member.secondFactor === false ? (
+                      <Badge ml="xs" color="gray.8">
+                        no second factor
+                      </Badge>
+                    ) : null}
                   </Table.Td>
                   <Table.Td>
                     {owner && !member.you ? (

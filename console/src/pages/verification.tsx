@@ -1,12 +1,12 @@
 import { Alert, Anchor, Button, Group, Image, Paper, SimpleGrid, Stack, Table, Text, Title } from '@mantine/core';
 import { CodeBlock } from '../components/code';
-import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { Link, useParams } from 'wouter';
-import { errorText, get, naira, post, query, when } from '../api';
+import { errorText, naira } from '../api';
+import { when } from '../dates';
 import { Failure, Loading, PageTitle } from '../components/common';
 import { StatusBadge } from '../components/status';
 import { useEnvironment } from '../session';
-import type { Verification } from '../types';
+import { useEraseVerification, useVerification } from '../features/checks/api';
 
 /** A portrait arrives as a signed link in the result; its field name ends in "Url" or names an image. */
 function portraitOf(result: Record<string, unknown>): { field: string; url: string } | undefined {
@@ -18,25 +18,15 @@ function portraitOf(result: Record<string, unknown>): { field: string; url: stri
 
 function text(value: unknown): string {
   if (value === null || value === undefined) return '—';
-  if (typeof value === 'object') return JSON.stringify(value);
-  return String(value);
+  if (typeof value === 'string') return value;
+  return JSON.stringify(value);
 }
 
 export default function VerificationPage() {
   const { reference } = useParams<{ reference: string }>();
   const { environment } = useEnvironment();
-  const client = useQueryClient();
-  const detail = useQuery({
-    queryKey: ['verification', environment, reference],
-    queryFn: ({ signal }) => get<Verification>(`/verifications/${encodeURIComponent(reference)}${query({ environment })}`, signal),
-  });
-  const erase = useMutation({
-    mutationFn: () => post<Verification>(`/verifications/${encodeURIComponent(reference)}/erasure${query({ environment })}`),
-    onSuccess: (data) => {
-      client.setQueryData(['verification', environment, reference], data);
-      void client.invalidateQueries({ queryKey: ['verifications'] });
-    },
-  });
+  const detail = useVerification(environment, reference);
+  const erase = useEraseVerification(environment, reference);
 
   if (detail.isPending) return <Loading />;
   if (detail.error) return <Failure error={detail.error} />;
@@ -46,36 +36,56 @@ export default function VerificationPage() {
 
   return (
     <>
-      <PageTitle actions={<Anchor component={Link} href="/verifications">Back to the list</Anchor>}>Verification</PageTitle>
+      <PageTitle
+        actions={
+          <Anchor component={Link} href="/verifications">
+            Back to the list
+          </Anchor>
+        }
+      >
+        Verification
+      </PageTitle>
       <Paper withBorder p="md" mb="md">
         <SimpleGrid cols={{ base: 1, sm: 2, lg: 4 }}>
           <div>
-            <Text size="xs" c="dimmed">Reference</Text>
+            <Text size="xs" c="dimmed">
+              Reference
+            </Text>
             <Text ff="monospace" size="sm" data-testid="verification-reference" style={{ wordBreak: 'break-all' }}>
               {verification.reference}
             </Text>
           </div>
           <div>
-            <Text size="xs" c="dimmed">Scope</Text>
+            <Text size="xs" c="dimmed">
+              Scope
+            </Text>
             <Text>{verification.scope}</Text>
           </div>
           <div>
-            <Text size="xs" c="dimmed">Status</Text>
+            <Text size="xs" c="dimmed">
+              Status
+            </Text>
             <StatusBadge status={verification.status} />
           </div>
           <div>
-            <Text size="xs" c="dimmed">Price</Text>
+            <Text size="xs" c="dimmed">
+              Price
+            </Text>
             <Text>
               {naira(verification.priceKobo)} {verification.charged ? 'charged' : 'not charged'}
             </Text>
           </div>
           <div>
-            <Text size="xs" c="dimmed">When</Text>
+            <Text size="xs" c="dimmed">
+              When
+            </Text>
             <Text>{when(verification.createdAt)}</Text>
           </div>
           {verification.errorMessage ? (
             <div>
-              <Text size="xs" c="dimmed">Error</Text>
+              <Text size="xs" c="dimmed">
+                Error
+              </Text>
               <Text>
                 {verification.errorMessage}
                 {verification.failureReason ? ` (${verification.failureReason})` : ''}
@@ -101,7 +111,9 @@ export default function VerificationPage() {
               <Table.Tbody>
                 {fields.map(([field, value]) => (
                   <Table.Tr key={field}>
-                    <Table.Th scope="row" w="40%">{field}</Table.Th>
+                    <Table.Th scope="row" w="40%">
+                      {field}
+                    </Table.Th>
                     <Table.Td>{text(value)}</Table.Td>
                   </Table.Tr>
                 ))}
@@ -136,7 +148,11 @@ export default function VerificationPage() {
               Erase personal data
             </Button>
           </Group>
-          {erase.error ? <Text c="red.9" size="sm" role="alert">{errorText(erase.error)}</Text> : null}
+          {erase.error ? (
+            <Text c="red.9" size="sm" role="alert">
+              {errorText(erase.error)}
+            </Text>
+          ) : null}
         </Stack>
       ) : null}
     </>

@@ -1,26 +1,19 @@
 import { Group, Pagination, Select, Text } from '@mantine/core';
-import { keepPreviousData, useQuery } from '@tanstack/react-query';
 import { useState } from 'react';
-import { get, page as fetchPage, query } from '../api';
 import { ChecksTable } from '../components/checks-table';
 import { Failure, Loading, PageTitle } from '../components/common';
 import { useEnvironment } from '../session';
-import type { ScopeInfo, VerificationSummary } from '../types';
+import { useScopes, useVerifications, VERIFICATION_STATUSES } from '../features/checks/api';
 
 const PAGE_SIZE = 20;
-const STATUSES = ['found', 'not_found', 'failed', 'pending'];
 
 export default function VerificationsPage() {
   const { environment } = useEnvironment();
   const [page, setPage] = useState(1);
   const [scope, setScope] = useState<string | null>(null);
   const [status, setStatus] = useState<string | null>(null);
-  const scopes = useQuery({ queryKey: ['scopes'], queryFn: ({ signal }) => get<ScopeInfo[]>('/scopes', signal) });
-  const list = useQuery({
-    queryKey: ['verifications', environment, page, scope, status],
-    queryFn: ({ signal }) => fetchPage<VerificationSummary>(`/verifications${query({ environment, page, pageSize: PAGE_SIZE, scope, status })}`, signal),
-    placeholderData: keepPreviousData,
-  });
+  const scopes = useScopes();
+  const list = useVerifications(environment, page, PAGE_SIZE, scope, status);
 
   return (
     <>
@@ -42,7 +35,7 @@ export default function VerificationsPage() {
           label="Status"
           placeholder="Every status"
           clearable
-          data={STATUSES.map((value) => ({ value, label: value.replace('_', ' ') }))}
+          data={VERIFICATION_STATUSES.map((value) => ({ value, label: value.replace('_', ' ') }))}
           value={status}
           onChange={(value) => {
             setStatus(value);
@@ -66,9 +59,7 @@ export default function VerificationsPage() {
             <Text size="sm" c="dimmed">
               {list.data.meta.total} in all
             </Text>
-            {list.data.meta.totalPages > 1 ? (
-              <Pagination total={list.data.meta.totalPages} value={page} onChange={setPage} aria-label="Pages of verifications" />
-            ) : null}
+            {list.data.meta.totalPages > 1 ? <Pagination total={list.data.meta.totalPages} value={page} onChange={setPage} aria-label="Pages of verifications" /> : null}
           </Group>
         </>
       ) : null}

@@ -1,13 +1,25 @@
-import { Button, Group, NumberInput, Pagination, Paper, Text, Title } from '@mantine/core';
-import { keepPreviousData, useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
-import { useState, type FormEvent } from 'react';
-import { errorText, get, naira, page as fetchPage, put, query } from '../api';
+import { Alert, Button, Group, NumberInput, Pagination, Paper, Text, TextInput, Title } from '@mantine/core';
+import { useEffect, useState, type FormEvent } from 'react';
+import { errorText, naira, query } from '../api';
 import { Balances } from '../components/balances';
 import { Failure, Loading, PageTitle } from '../components/common';
 import { ColumnsTable, whenColumn, type Column } from '../components/columns-table';
 import { entryMoneyColumns, referenceColumn } from '../components/money-columns';
 import { useEnvironment, type Environment } from '../session';
-import type { Wallet, WalletTransaction } from '../types';
+import {
+  useAssignDedicatedAccount,
+  useDedicatedAccount,
+  useLowBalanceThreshold,
+  useRefreshAfterTopUp,
+  useSetLowBalanceThreshold,
+  useStartTopUp,
+  useTopUp,
+  useTopUpLimits,
+  useTopUps,
+  useTransactions,
+  useWallet,
+} from '../features/wallet/api';
+import type { TopUp, WalletTransaction } from '../types';
 
 const PAGE_SIZE = 20;
 
@@ -22,12 +34,8 @@ const TRANSACTION_COLUMNS: Column<WalletTransaction>[] = [
 export default function WalletPage() {
   const { environment } = useEnvironment();
   const [page, setPage] = useState(1);
-  const wallet = useQuery({ queryKey: ['wallet', environment], queryFn: ({ signal }) => get<Wallet>(`/wallet${query({ environment })}`, signal) });
-  const transactions = useQuery({
-    queryKey: ['transactions', environment, page],
-    queryFn: ({ signal }) => fetchPage<WalletTransaction>(`/wallet/transactions${query({ environment, page, pageSize: PAGE_SIZE })}`, signal),
-    placeholderData: keepPreviousData,
-  });
+  const wallet = useWallet(environment);
+  const transactions = useTransactions(environment, page, PAGE_SIZE);
 
   return (
     <>
@@ -42,6 +50,10 @@ export default function WalletPage() {
       </PageTitle>
       <Failure error={wallet.error} />
       <Balances figures={wallet.data} />
+      <TopUpForm environment={environment} />
+      <TransferAccount environment={environment} />
+      <TopUps environment={environment} />
+      <Statement environment={environment} />
       <LowBalanceThreshold environment={environment} />
       <Title order={2} size="h4" mb="sm">
         Transactions
@@ -51,7 +63,13 @@ export default function WalletPage() {
         <Loading />
       ) : transactions.data ? (
         <>
-          <ColumnsTable rows={transactions.data.rows} columns={TRANSACTION_COLUMNS} rowKey={(row, index) => `${row.reference}-${row.type}-${index}`} label="Wallet transactions" minWidth={720} />
+          <ColumnsTable
+            rows={transactions.data.rows}
+            columns={TRANSACTION_COLUMNS}
+            rowKey={(row, index) => `${row.reference}-${row.type}-${index}`}
+            label="Wallet transactions"
+            minWidth={720}
+          />
           {transactions.data.rows.length === 0 ? (
             <Text c="dimmed" mt="md">
               No transactions in {environment} yet.
@@ -68,24 +86,11 @@ export default function WalletPage() {
   );
 }
 
-interface Threshold {
-  environment: Environment;
-  thresholdKobo: number | null;
-}
-
 /** The balance below which wallet.low_balance is sent and the owner and finance users are mailed, in naira on the page, kobo on the wire. */
 function LowBalanceThreshold({ environment }: { environment: Environment }) {
-  const client = useQueryClient();
-  const key = ['low-balance-threshold', environment];
-  const threshold = useQuery({ queryKey: key, queryFn: ({ signal }) => get<Threshold>(`/wallet/low_balance_threshold${query({ environment })}`, signal) });
+  const threshold = useLowBalanceThreshold(environment);
   const [amount, setAmount] = useState<string | number>('');
-  const save = useMutation({
-    mutationFn: (thresholdKobo: number | null) => put<Threshold>(`/wallet/low_balance_threshold${query({ environment })}`, { thresholdKobo }),
-    onSuccess: (saved) => {
-      client.setQueryData(key, saved);
-      setAmount('');
-    },
-  });
+  const save = useSetLowBalanceThreshold(environment, () => setAmount(''));
   const submit = (event: FormEvent) => {
     event.preventDefault();
     if (amount === '') return;
@@ -100,7 +105,11 @@ function LowBalanceThreshold({ environment }: { environment: Environment }) {
           Low-balance alert
         </Title>
         <Text size="sm" mb="sm" data-testid="low-balance-threshold">
-          {threshold.isPending ? 'Loading…' : current === null || current === undefined ? 'Off: no alert is sent.' : `When the balance falls below ${naira(current)}, the wallet.low_balance webhook is sent and owners and finance members are mailed.`}
+          {threshold.isPending
+            ? 'Loading…'
+            : current === null || current === undefined
+              ? 'Off: no alert is sent.'
+              : `When the balance falls below ${naira(current)}, the wallet.low_balance webhook is sent and owners and finance members are mailed.`}
         </Text>
         <Group align="end" wrap="wrap">
           <NumberInput label="Threshold (₦)" value={amount} onChange={setAmount} min={0} max={1_000_000_000} decimalScale={2} thousandSeparator="," w={220} />
@@ -113,12 +122,195 @@ function LowBalanceThreshold({ environment }: { environment: Environment }) {
             </Button>
           ) : null}
         </Group>
-        {save.error ?? threshold.error ? (
+        {(save.error ?? threshold.error) ? (
           <Text c="red.9" size="sm" mt="xs" role="alert">
             {errorText(save.error ?? threshold.error)}
           </Text>
         ) : null}
       </form>
+    </Paper>
+  );
+}
+
+const FINISHED: readonly TopUp['status'][] = ['credited', 'failed', 'flagged'];
+const STATUS_TEXT: Record<TopUp['status'], string> = {
+  initiated: 'Waiting for the payment…',
+  paid: 'Paid: crediting the wallet…',
+  credited: 'Credited',
+  failed: 'Not paid',
+  flagged: 'Held for review: the amounts did not match, nothing was credited',
+};
+
+/** The top-up the payer came back from (`?topup=` on the page's address), until it is finished. */
+function returningTopUp(): string | null {
+  return new URLSearchParams(window.location.search).get('topup');
+}
+
+/** Top up: an amount in naira, then the payment rail's checkout (Paystack's, or the sandbox's on test). */
+function TopUpForm({ environment }: { environment: Environment }) {
+  const [amount, setAmount] = useState<string | number>('');
+  const [reference] = useState(returningTopUp);
+  const start = useStartTopUp(environment);
+  const followed = useTopUp(reference, (state) => FINISHED.includes(state));
+  const limits = useTopUpLimits(environment);
+  const status = followed.data?.status;
+  const refreshAfterTopUp = useRefreshAfterTopUp();
+  useEffect(() => {
+    if (status === undefined || !FINISHED.includes(status)) return;
+    refreshAfterTopUp();
+  }, [refreshAfterTopUp, status]);
+  const submit = (event: FormEvent) => {
+    event.preventDefault();
+    if (amount === '') return;
+    start.mutate(Math.round(Number(amount) * 100));
+  };
+
+  return (
+    <Paper withBorder p="md" mb="lg">
+      {followed.data ? (
+        <Alert
+          mb="md"
+          color={status === 'credited' ? 'green' : status === 'initiated' || status === 'paid' ? 'blue' : 'red'}
+          title={`Top-up of ${naira(followed.data.amountKobo)}`}
+          data-testid="topup-status"
+        >
+          {STATUS_TEXT[followed.data.status]}
+          {status === 'credited'
+            ? ` — ${naira(followed.data.paidKobo)} added; the provider's fees: ${naira(followed.data.feesKobo)}. A receipt was mailed to owners and finance members.`
+            : ''}
+        </Alert>
+      ) : null}
+      <form onSubmit={submit}>
+        <Title order={2} size="h4" mb="xs">
+          Top up
+        </Title>
+        <Text size="sm" mb="sm">
+          {environment === 'test'
+            ? 'Test wallets are paid on the sandbox checkout: no real money moves.'
+            : 'Pay by card or bank transfer on Paystack’s checkout; the wallet is credited once Paystack confirms the payment.'}
+        </Text>
+        {limits.data ? (
+          <Text size="sm" mb="sm" data-testid="topup-limits">
+            From {naira(limits.data.minTopUpKobo)} to {naira(limits.data.maxTopUpKobo)} a top-up, {naira(limits.data.dailyLimitKobo)} a day: {naira(limits.data.leftTodayKobo)} left
+            today.
+          </Text>
+        ) : null}
+        <Group align="end" wrap="wrap">
+          <NumberInput
+            label="Amount (₦)"
+            value={amount}
+            onChange={setAmount}
+            min={limits.data ? limits.data.minTopUpKobo / 100 : 100}
+            max={limits.data ? limits.data.maxTopUpKobo / 100 : 100_000_000}
+            decimalScale={2}
+            thousandSeparator=","
+            w={220}
+          />
+          <Button type="submit" loading={start.isPending} disabled={amount === ''}>
+            Top up
+          </Button>
+        </Group>
+        {(start.error ?? followed.error) ? (
+          <Text c="red.9" size="sm" mt="xs" role="alert">
+            {errorText(start.error ?? followed.error)}
+          </Text>
+        ) : null}
+      </form>
+    </Paper>
+  );
+}
+
+const TOPUP_COLUMNS: Column<TopUp>[] = [
+  whenColumn('When', (row) => row.createdAt),
+  { header: 'Reference', cell: (row) => row.reference },
+  { header: 'Amount', cell: (row) => naira(row.amountKobo) },
+  { header: 'Credited', cell: (row) => (row.creditedKobo === null ? '—' : naira(row.creditedKobo)) },
+  { header: 'Fees', cell: (row) => (row.feesKobo === null ? '—' : naira(row.feesKobo)) },
+  { header: 'Status', cell: (row) => STATUS_TEXT[row.status] },
+  {
+    header: 'Receipt',
+    cell: (row) =>
+      row.status === 'credited' ? (
+        <a href={`/console/api/wallet/topups/${encodeURIComponent(row.reference)}/receipt.pdf`} download>
+          PDF
+        </a>
+      ) : (
+        '—'
+      ),
+  },
+];
+
+/** This month in Lagos (UTC+1), as YYYY-MM. */
+function thisMonth(): string {
+  return new Date(Date.now() + 3_600_000).toISOString().slice(0, 7);
+}
+
+/** The month's statement as PDF, computed from the wallet's log. */
+function Statement({ environment }: { environment: Environment }) {
+  const [month, setMonth] = useState(thisMonth);
+  return (
+    <Group align="end" wrap="wrap" mb="lg">
+      <TextInput label="Statement month" type="month" value={month} onChange={(event) => setMonth(event.currentTarget.value)} w={200} />
+      <Button component="a" variant="outline" href={`/console/api/wallet/statement${query({ environment, month })}`} download>
+        Download statement (PDF)
+      </Button>
+    </Group>
+  );
+}
+
+function TopUps({ environment }: { environment: Environment }) {
+  const topUps = useTopUps(environment, 10);
+  if (topUps.data === undefined || topUps.data.rows.length === 0) return <Failure error={topUps.error} />;
+  return (
+    <>
+      <Title order={2} size="h4" mb="sm">
+        Top-ups
+      </Title>
+      <ColumnsTable rows={topUps.data.rows} columns={TOPUP_COLUMNS} rowKey={(row) => row.reference} label="Top-ups" minWidth={640} />
+      <div style={{ height: 24 }} />
+    </>
+  );
+}
+
+/**
+ * Pay by bank transfer: the organization's dedicated account, assigned on request (at once, or later
+ * when the provider's assignment webhook arrives: the page asks again until then); transfers to it are
+ * credited once the provider confirms them.
+ */
+function TransferAccount({ environment }: { environment: Environment }) {
+  const account = useDedicatedAccount(environment);
+  const assign = useAssignDedicatedAccount(environment);
+  const status = account.data?.status;
+  return (
+    <Paper withBorder p="md" mb="lg">
+      <Title order={2} size="h4" mb="xs">
+        Pay by bank transfer
+      </Title>
+      {account.data && status === 'assigned' ? (
+        <Text size="sm" data-testid="transfer-account">
+          Transfer to <strong>{account.data.accountNumber}</strong>, {account.data.bankName}, {account.data.accountName}. Each transfer is credited once the provider confirms it.
+        </Text>
+      ) : status === 'requested' ? (
+        <Text size="sm" data-testid="transfer-account">
+          The payment provider is assigning the account: it shows here once assigned.
+        </Text>
+      ) : (
+        <>
+          {status === 'failed' ? (
+            <Text size="sm" mb="xs" data-testid="transfer-account">
+              The payment provider could not assign an account. You may ask again.
+            </Text>
+          ) : null}
+          <Button variant="outline" onClick={() => assign.mutate()} loading={assign.isPending} disabled={account.isPending}>
+            Get a transfer account
+          </Button>
+        </>
+      )}
+      {(assign.error ?? account.error) ? (
+        <Text c="red.9" size="sm" mt="xs" role="alert">
+          {errorText(assign.error ?? account.error)}
+        </Text>
+      ) : null}
     </Paper>
   );
 }

@@ -1,42 +1,13 @@
 import { Alert, Badge, Button, Group, Modal, MultiSelect, Paper, Stack, Switch, Table, Text, TextInput, Title, VisuallyHidden } from '@mantine/core';
-import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { useState, type FormEvent } from 'react';
-import { api, del, errorText, get, page as fetchPage, post, query, when } from '../api';
+import { errorText } from '../api';
+import { when } from '../dates';
 import { CodeBlock } from '../components/code';
 import { Failure, Loading, PageTitle } from '../components/common';
 import { CopyButton } from '../components/copy';
 import { Scroll } from '../components/scroll';
+import { useDeliveries, useEndpointChanges, useEndpoints, useEventTypes, useResendDelivery, type Endpoint, type EventType } from '../features/webhooks/api';
 import { useEnvironment, type Environment } from '../session';
-
-interface Endpoint {
-  id: string;
-  url: string;
-  eventTypes: string[];
-  description: string | null;
-  enabled: boolean;
-  environment: Environment;
-  createdAt: string;
-}
-
-interface Attempt {
-  attempt: number;
-  attemptedAt: string;
-  latencyMs: number;
-  statusCode: number | null;
-  outcome: 'succeeded' | 'failed';
-  errorCode: string | null;
-  responseExcerpt: string | null;
-}
-
-interface Delivery {
-  id: string;
-  webhookId: string;
-  eventType: string;
-  status: 'pending' | 'succeeded' | 'failed';
-  createdAt: string;
-  nextAttemptAt: string | null;
-  attempts: Attempt[];
-}
 
 /** While the page is open, deliveries are read again every second: a check's event shows up as it is sent. */
 const LIVE_MS = 1_000;
@@ -47,40 +18,23 @@ const STATUS_COLORS = { succeeded: '#237032', failed: 'red.9', pending: 'gray.8'
 
 export default function WebhooksPage() {
   const { environment } = useEnvironment();
-  const client = useQueryClient();
-  const on = query({ environment });
-  const endpoints = useQuery({ queryKey: ['webhook-endpoints', environment], queryFn: ({ signal }) => get<Endpoint[]>(`/webhooks/endpoints${on}`, signal) });
-  const eventTypes = useQuery({ queryKey: ['webhook-event-types'], queryFn: ({ signal }) => get<string[]>('/webhooks/event_types', signal), staleTime: Infinity });
-  const [form, setForm] = useState({ url: '', description: '', eventTypes: [] as string[] });
+  const endpoints = useEndpoints(environment);
+  const eventTypes = useEventTypes();
+  const [form, setForm] = useState({ url: '', description: '', eventTypes: [] as EventType[] });
   const [secret, setSecret] = useState<{ url: string; secret: string }>();
   const [chosen, setChosen] = useState<string>();
-  const refresh = () => client.invalidateQueries({ queryKey: ['webhook-endpoints', environment] });
-
-  const create = useMutation({
-    mutationFn: () => post<Endpoint & { secret: string }>(`/webhooks/endpoints${on}`, { url: form.url.trim(), eventTypes: form.eventTypes, description: form.description.trim() === '' ? null : form.description.trim() }),
-    onSuccess: (created) => {
+  const { create, toggle, remove, rotate } = useEndpointChanges(environment, {
+    created: (created) => {
       setSecret({ url: created.url, secret: created.secret });
       setChosen(created.id);
       setForm({ url: '', description: '', eventTypes: [] });
-      void refresh();
     },
-  });
-  const toggle = useMutation({
-    mutationFn: (endpoint: Endpoint) => api<Endpoint>('PATCH', `/webhooks/endpoints/${encodeURIComponent(endpoint.id)}${on}`, { enabled: !endpoint.enabled }),
-    onSuccess: () => refresh(),
-  });
-  const remove = useMutation({
-    mutationFn: (id: string) => del(`/webhooks/endpoints/${encodeURIComponent(id)}${on}`),
-    onSuccess: () => refresh(),
-  });
-  const rotate = useMutation({
-    mutationFn: (endpoint: Endpoint) => post<{ secret: string }>(`/webhooks/endpoints/${encodeURIComponent(endpoint.id)}/rotate_secret${on}`, {}),
-    onSuccess: (rotated, endpoint) => setSecret({ url: endpoint.url, secret: rotated.secret }),
+    rotated: (rotated, endpoint) => setSecret({ url: endpoint.url, secret: rotated.secret }),
   });
 
   const submit = (event: FormEvent) => {
     event.preventDefault();
-    create.mutate();
+    create.mutate({ url: form.url.trim(), eventTypes: form.eventTypes, description: form.description.trim() === '' ? null : form.description.trim() });
   };
 
   const list = endpoints.data ?? [];
@@ -95,7 +49,14 @@ export default function WebhooksPage() {
             Add an endpoint
           </Title>
           <Stack gap="sm">
-            <TextInput label="URL" placeholder="https://hooks.example.com/ledger" value={form.url} onChange={(event) => setForm({ ...form, url: event.currentTarget.value })} required maxLength={2048} />
+            <TextInput
+              label="URL"
+              placeholder="https://hooks.example.com/ledger"
+              value={form.url}
+              onChange={(event) => setForm({ ...form, url: event.currentTarget.value })}
+              required
+              maxLength={2048}
+            />
             <MultiSelect
               label="Event types"
               placeholder={form.eventTypes.length === 0 ? 'Every event type' : undefined}
@@ -105,7 +66,13 @@ export default function WebhooksPage() {
               clearable
               searchable
             />
-            <TextInput label="Description" placeholder="e.g. Production receiver" value={form.description} onChange={(event) => setForm({ ...form, description: event.currentTarget.value })} maxLength={500} />
+            <TextInput
+              label="Description"
+              placeholder="e.g. Production receiver"
+              value={form.description}
+              onChange={(event) => setForm({ ...form, description: event.currentTarget.value })}
+              maxLength={500}
+            />
             <Group>
               <Button type="submit" loading={create.isPending}>
                 Add endpoint
@@ -176,7 +143,12 @@ export default function WebhooksPage() {
                   <Table.Td>{endpoint.description ?? '—'}</Table.Td>
                   <Table.Td>
                     <Group gap="xs" wrap="nowrap">
-                      <Button size="xs" variant={shown?.id === endpoint.id ? 'filled' : 'outline'} onClick={() => setChosen(endpoint.id)} aria-label={`Show the deliveries to ${endpoint.url}`}>
+                      <Button
+                        size="xs"
+                        variant={shown?.id === endpoint.id ? 'filled' : 'outline'}
+                        onClick={() => setChosen(endpoint.id)}
+                        aria-label={`Show the deliveries to ${endpoint.url}`}
+                      >
                         Deliveries
                       </Button>
                       <Button
@@ -217,18 +189,8 @@ export default function WebhooksPage() {
 }
 
 function Deliveries({ endpoint, environment }: { endpoint: Endpoint; environment: Environment }) {
-  const client = useQueryClient();
-  const path = `/webhooks/endpoints/${encodeURIComponent(endpoint.id)}/deliveries`;
-  const key = ['webhook-deliveries', environment, endpoint.id];
-  const deliveries = useQuery({
-    queryKey: key,
-    queryFn: ({ signal }) => fetchPage<Delivery>(`${path}${query({ environment, pageSize: DELIVERIES_SHOWN })}`, signal),
-    refetchInterval: LIVE_MS,
-  });
-  const resend = useMutation({
-    mutationFn: (id: string) => post(`${path}/${encodeURIComponent(id)}/resend${query({ environment })}`, {}),
-    onSuccess: () => client.invalidateQueries({ queryKey: key }),
-  });
+  const deliveries = useDeliveries(environment, endpoint.id, DELIVERIES_SHOWN, LIVE_MS);
+  const resend = useResendDelivery(environment, endpoint.id);
   const rows = deliveries.data?.rows ?? [];
 
   return (
@@ -255,7 +217,13 @@ function Deliveries({ endpoint, environment }: { endpoint: Endpoint; environment
                   {when(delivery.createdAt)}
                 </Text>
               </Group>
-              <Button size="xs" variant="outline" loading={resend.isPending && resend.variables === delivery.id} onClick={() => resend.mutate(delivery.id)} aria-label={`Resend ${delivery.eventType} ${delivery.webhookId}`}>
+              <Button
+                size="xs"
+                variant="outline"
+                loading={resend.isPending && resend.variables === delivery.id}
+                onClick={() => resend.mutate(delivery.id)}
+                aria-label={`Resend ${delivery.eventType} ${delivery.webhookId}`}
+              >
                 Resend
               </Button>
             </Group>
@@ -282,7 +250,7 @@ function Deliveries({ endpoint, environment }: { endpoint: Endpoint; environment
                     {delivery.attempts.map((attempt) => (
                       <Table.Tr key={attempt.attempt}>
                         <Table.Td>{attempt.attempt}</Table.Td>
-                        <Table.Td>{new Date(attempt.attemptedAt).toLocaleTimeString('en-GB')}</Table.Td>
+                        <Table.Td>{when(attempt.attemptedAt)}</Table.Td>
                         <Table.Td>{attempt.latencyMs} ms</Table.Td>
                         <Table.Td data-testid="attempt-status">{attempt.statusCode ?? attempt.errorCode ?? attempt.outcome}</Table.Td>
                         <Table.Td ff="monospace" style={{ wordBreak: 'break-all' }}>

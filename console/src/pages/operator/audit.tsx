@@ -1,78 +1,36 @@
 import { Badge, Button, Group, Paper, Select, Stack, Text, TextInput, Title } from '@mantine/core';
-import { useQuery } from '@tanstack/react-query';
 import { useState, type FormEvent } from 'react';
 import { useSearch } from 'wouter';
-import { get, query, withMeta } from '../../api';
 import { Balances } from '../../components/balances';
 import { Failure, Loading, PageTitle } from '../../components/common';
 import { ColumnsTable, whenColumn, type Column } from '../../components/columns-table';
 import { entryMoneyColumns, referenceColumn } from '../../components/money-columns';
-import type { MoneyEntry, WalletFigures } from '../../types';
-
-interface Entry extends MoneyEntry {
-  revision: string;
-  entryType?: string;
-  eventType?: string;
-  scope: string | null;
-  occurredAt: string;
-  actor?: string;
-  chain?: string;
-}
-
-interface Figures extends WalletFigures {
-  fundedKobo?: number;
-  debitedKobo?: number;
-}
-
-interface Meta {
-  total?: number;
-  summary?: {
-    closing?: Figures;
-    chain?: { verified: boolean; head?: string; breaks?: number };
-    eventsReplayed?: number;
-    ledgerProblemCount?: number;
-  };
-}
+import { useReconciliation, useWalletAudit, walletAuditCsvUrl, type AuditedWallet, type AuditEntry as Entry } from '../../features/operator/api';
 
 const ENTRY_COLUMNS: Column<Entry>[] = [
   { header: 'Revision', cell: (entry) => entry.revision },
   whenColumn('When', (entry) => entry.occurredAt),
-  { header: 'Entry', cell: (entry) => entry.entryType ?? entry.eventType },
+  { header: 'Entry', cell: (entry) => entry.entryType },
   referenceColumn,
   ...entryMoneyColumns,
   { header: 'Actor', cell: (entry) => entry.actor ?? '—', font: 'small' },
 ];
-
-interface Reconciliation {
-  differences: { check: string; message: string }[];
-  differenceCount: number;
-  notes: string[];
-}
 
 export default function OperatorAuditPage() {
   const initial = new URLSearchParams(useSearch()).get('organization') ?? '';
   const [organization, setOrganization] = useState(initial);
   const [environment, setEnvironment] = useState<'test' | 'live'>('live');
   const [asOf, setAsOf] = useState('');
-  const [asked, setAsked] = useState<{ organization: string; environment: string; asOf: string }>();
+  const [asked, setAsked] = useState<AuditedWallet>();
   const asOfIso = asked?.asOf ? new Date(asked.asOf).toISOString() : undefined;
-  const path = asked ? `/operator/organizations/${encodeURIComponent(asked.organization)}/wallets/${asked.environment}/audit` : '';
-  const replay = useQuery({
-    queryKey: ['operator', 'audit', asked],
-    queryFn: ({ signal }) => withMeta<Entry[], Meta>(`${path}${query({ asOf: asOfIso })}`, signal),
-    enabled: asked !== undefined,
-  });
+  const replay = useWalletAudit(asked, asOfIso);
   const submit = (event: FormEvent) => {
     event.preventDefault();
     setAsked({ organization: organization.trim(), environment, asOf });
   };
   const figures = replay.data?.meta?.summary?.closing;
   const chain = replay.data?.meta?.summary?.chain;
-  const reconcile = useQuery({
-    queryKey: ['operator', 'reconcile', asked],
-    queryFn: ({ signal }) => get<Reconciliation>(path.replace(/\/audit$/, '/reconcile'), signal),
-    enabled: false,
-  });
+  const reconcile = useReconciliation(asked);
 
   return (
     <>
@@ -84,11 +42,18 @@ export default function OperatorAuditPage() {
         <form onSubmit={submit}>
           <Group align="end" wrap="wrap">
             <TextInput label="Organization identifier" placeholder="org_…" required value={organization} onChange={(event) => setOrganization(event.currentTarget.value)} w={300} />
-            <Select label="Wallet" data={['test', 'live']} value={environment} onChange={(value) => setEnvironment((value as 'test' | 'live') ?? 'live')} allowDeselect={false} w={100} />
+            <Select
+              label="Wallet"
+              data={['test', 'live']}
+              value={environment}
+              onChange={(value) => setEnvironment((value as 'test' | 'live') ?? 'live')}
+              allowDeselect={false}
+              w={100}
+            />
             <TextInput label="As of (optional)" type="datetime-local" value={asOf} onChange={(event) => setAsOf(event.currentTarget.value)} w={220} />
             <Button type="submit">Replay</Button>
             {asked ? (
-              <Button component="a" variant="outline" href={`/console/api${path}.csv${query({ asOf: asOfIso })}`} download>
+              <Button component="a" variant="outline" href={walletAuditCsvUrl(asked, asOfIso)} download>
                 Download CSV
               </Button>
             ) : null}
@@ -104,7 +69,13 @@ export default function OperatorAuditPage() {
             testIdPrefix="audit-"
             extra={{
               label: 'Hash chain',
-              content: chain ? <Badge color={chain.verified ? '#237032' : 'red.9'} data-testid="audit-chain">{chain.verified ? 'verified' : 'broken'}</Badge> : <Text>—</Text>,
+              content: chain ? (
+                <Badge color={chain.verified ? '#237032' : 'red.9'} data-testid="audit-chain">
+                  {chain.verified ? 'verified' : 'broken'}
+                </Badge>
+              ) : (
+                <Text>—</Text>
+              ),
             }}
           />
           <Paper withBorder p="md" mb="md">
@@ -142,7 +113,13 @@ export default function OperatorAuditPage() {
           <Title order={2} size="h4" mb="sm">
             Entries
           </Title>
-          <ColumnsTable rows={Array.isArray(replay.data.data) ? replay.data.data : []} columns={ENTRY_COLUMNS} rowKey={(entry) => entry.revision} label="Wallet entries" minWidth={800} />
+          <ColumnsTable
+            rows={Array.isArray(replay.data.data) ? replay.data.data : []}
+            columns={ENTRY_COLUMNS}
+            rowKey={(entry) => entry.revision}
+            label="Wallet entries"
+            minWidth={800}
+          />
         </>
       ) : null}
     </>

@@ -3,8 +3,9 @@ import { CodeBlock } from '../../components/code';
 import { useMutation } from '@tanstack/react-query';
 import { useState, type FormEvent } from 'react';
 import { useLocation } from 'wouter';
-import { ApiError, errorText, post } from '../../api';
-import { isOperator, useSession, useSetSession, type Session } from '../../session';
+import { ApiError, errorText } from '../../api';
+import { sessionRequests } from '../../features/account/api';
+import { isOperator, useSession, useSetSession } from '../../session';
 import { renderSVG } from 'uqr';
 
 function SignIn() {
@@ -15,7 +16,7 @@ function SignIn() {
   const [totpCode, setTotpCode] = useState('');
   const [needsCode, setNeedsCode] = useState(false);
   const login = useMutation({
-    mutationFn: () => post<Session>('/operator/login', { email, password, totpCode: needsCode ? totpCode : undefined }),
+    mutationFn: () => sessionRequests.signInOperator({ email, password, totpCode: needsCode ? totpCode : undefined }),
     onSuccess: (session) => {
       setSession(session);
       if (session.user?.totpEnabled) navigate('/operator');
@@ -65,7 +66,7 @@ function Bootstrap() {
   const [adminToken, setAdminToken] = useState('');
   const [email, setEmail] = useState('');
   const [password, setPassword] = useState('');
-  const create = useMutation({ mutationFn: () => post<Session>('/operator/bootstrap', { adminToken, email, password }), onSuccess: setSession });
+  const create = useMutation({ mutationFn: () => sessionRequests.bootstrapOperator({ adminToken, email, password }), onSuccess: setSession });
   const submit = (event: FormEvent) => {
     event.preventDefault();
     create.mutate();
@@ -77,8 +78,8 @@ function Bootstrap() {
           First visit: create the first operator account
         </Title>
         <Text size="sm" c="dimmed">
-          With the service&apos;s admin token (ADMIN_TOKEN, or on the embedded default the one kept in .data/admin-token). This works only while no
-          operator account exists; afterwards operators are invited, or created with <Code>npm run admin -- operator create</Code>.
+          With the service&apos;s admin token (ADMIN_TOKEN, or on the embedded default the one kept in .data/admin-token). This works only while no operator account exists;
+          afterwards operators are invited, or created with <Code>npm run admin -- operator create</Code>.
         </Text>
         {create.error ? (
           <Alert color="red" role="alert">
@@ -107,9 +108,9 @@ function Enrol() {
   const setSession = useSetSession();
   const [, navigate] = useLocation();
   const [code, setCode] = useState('');
-  const setup = useMutation({ mutationFn: () => post<{ secret: string; otpauthUrl: string }>('/operator/totp/setup') });
+  const setup = useMutation({ mutationFn: sessionRequests.setUpOperatorTotp });
   const confirm = useMutation({
-    mutationFn: () => post<Session>('/operator/totp/confirm', { code }),
+    mutationFn: () => sessionRequests.confirmOperatorTotp(code),
     onSuccess: (session) => {
       setSession(session);
       navigate('/operator');
@@ -151,7 +152,7 @@ function Enrol() {
           </form>
         </>
       )}
-      {setup.error ?? confirm.error ? (
+      {(setup.error ?? confirm.error) ? (
         <Alert color="red" role="alert">
           {errorText(setup.error ?? confirm.error)}
         </Alert>

@@ -1,26 +1,26 @@
 import { Alert, Anchor, Badge, Button, Group, Modal, MultiSelect, NumberInput, Paper, Select, SimpleGrid, Stack, Table, Text, Textarea, TextInput, Title } from '@mantine/core';
 import { Scroll } from '../../components/scroll';
 import { CodeBlock } from '../../components/code';
-import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
-import { useEffect, useState, type FormEvent, type ReactNode } from 'react';
+import { useMutation } from '@tanstack/react-query';
+import { useState, type FormEvent, type ReactNode } from 'react';
 import { Link, useParams } from 'wouter';
-import { del, errorText, get, naira, post, put, when } from '../../api';
+import { errorText, naira } from '../../api';
+import { when } from '../../dates';
 import { CopyButton } from '../../components/copy';
 import { WalletsTable } from '../../components/balances';
 import { Failure, Loading, PageTitle, textField } from '../../components/common';
-import { readOnly, useSession, type Environment, type Organization } from '../../session';
-import type { ApiKey, IssuedApiKey, Wallet, WalletFigures } from '../../types';
+import {
+  FALLBACK_PROVIDERS,
+  organizationRequests,
+  PROVIDERS,
+  useOrganizationDetail,
+  useRefreshOperator,
+  type OrganizationDetail as Detail,
+  type Provider,
+} from '../../features/operator/api';
+import { readOnly, useSession, type Environment } from '../../session';
+import type { IssuedApiKey, Scope } from '../../types';
 import { OrganizationState } from './organizations';
-
-interface Detail {
-  organization: Organization;
-  wallets: Record<Environment, WalletFigures>;
-  keys: ApiKey[];
-  members?: { id: string; email: string; role: string; emailVerified: boolean; createdAt: string }[];
-}
-
-/** The scopes the service knows (the spec's list); what each costs and whether it is active is the organization's. */
-const KNOWN_SCOPES = ['nin', 'pnv', 'vnin', 'bvn', 'pvc', 'passport', 'bank_account', 'premium_bank_account', 'phone', 'face_match'];
 
 function Section({ title, children }: { title: string; children: ReactNode }) {
   return (
@@ -34,82 +34,108 @@ function Section({ title, children }: { title: string; children: ReactNode }) {
 }
 
 function Outcome({ error, success }: { error: unknown; success?: string | false }) {
-  if (error) return <Text c="red.9" size="sm" role="alert">{errorText(error)}</Text>;
-  if (success) return <Text c="#237032" size="sm" role="status">{success}</Text>;
+  if (error)
+    return (
+      <Text c="red.9" size="sm" role="alert">
+        {errorText(error)}
+      </Text>
+    );
+  if (success)
+    return (
+      <Text c="#237032" size="sm" role="status">
+        {success}
+      </Text>
+    );
   return null;
 }
 
 export default function OperatorOrganizationPage() {
   const { id } = useParams<{ id: string }>();
-  const path = `/operator/organizations/${encodeURIComponent(id)}`;
-  const client = useQueryClient();
+  const requests = organizationRequests(id);
   const { data: session } = useSession();
   const writable = !readOnly(session);
-  const detail = useQuery({ queryKey: ['operator', 'organization', id], queryFn: ({ signal }) => get<Detail>(path, signal) });
-  const refresh = () => client.invalidateQueries({ queryKey: ['operator'] });
+  const detail = useOrganizationDetail(id);
+  const refresh = useRefreshOperator();
 
   const [reason, setReason] = useState('');
-  const [scopes, setScopes] = useState<string[]>([]);
+  const [scopes, setScopes] = useState<Scope[]>([]);
   const [prices, setPrices] = useState<Record<string, number | string>>({});
   const [rateLimit, setRateLimit] = useState<number | string>('');
   const [name, setName] = useState('');
-  const [provider, setProvider] = useState({ environment: 'live', provider: 'sandbox', fallback: '', credentials: '' });
+  const [provider, setProvider] = useState<{ environment: Environment; provider: Provider; fallback: Provider | ''; credentials: string; fallbackCredentials: string }>({
+    environment: 'live',
+    provider: 'sandbox',
+    fallback: '',
+    credentials: '',
+    fallbackCredentials: '',
+  });
   const [funding, setFunding] = useState({ environment: 'test' as Environment, amountKobo: '' as number | string, reference: '' });
   const [keyForm, setKeyForm] = useState({ environment: 'test' as Environment, name: '' });
   const [issued, setIssued] = useState<IssuedApiKey>();
 
-  useEffect(() => {
-    const organization = detail.data?.organization;
-    if (!organization) return;
+  // The forms start from each newly loaded detail (React's "adjusting state when a prop changes",
+  // done while rendering rather than in an effect that would render twice).
+  const [loaded, setLoaded] = useState<Detail>();
+  if (detail.data !== undefined && detail.data !== loaded) {
+    setLoaded(detail.data);
+    const organization = detail.data.organization;
     setScopes(organization.activeScopes);
     setPrices(organization.prices);
     setRateLimit(organization.rateLimitPerMinute ?? '');
     setName(organization.name);
-  }, [detail.data]);
+  }
 
-  const approve = useMutation({ mutationFn: () => post(`${path}/approve`), onSuccess: refresh });
-  const suspend = useMutation({ mutationFn: () => post(`${path}/suspend`, { reason }), onSuccess: refresh });
-  const reinstate = useMutation({ mutationFn: () => post(`${path}/reinstate`), onSuccess: refresh });
-  const saveScopes = useMutation({ mutationFn: () => put(`${path}/scopes`, { scopes }), onSuccess: refresh });
+  const approve = useMutation({ mutationFn: requests.approve, onSuccess: refresh });
+  const suspend = useMutation({ mutationFn: () => requests.suspend(reason), onSuccess: refresh });
+  const reinstate = useMutation({ mutationFn: requests.reinstate, onSuccess: refresh });
+  const saveScopes = useMutation({ mutationFn: () => requests.setScopes(scopes), onSuccess: refresh });
   const savePrices = useMutation({
-    mutationFn: () => put(`${path}/prices`, Object.fromEntries(Object.entries(prices).filter(([, value]) => value !== '').map(([scope, value]) => [scope, Number(value)]))),
+    mutationFn: () =>
+      requests.setPrices(
+        Object.fromEntries(
+          Object.entries(prices)
+            .filter(([, value]) => value !== '')
+            .map(([scope, value]) => [scope, Number(value)]),
+        ),
+      ),
     onSuccess: refresh,
   });
-  const rename = useMutation({ mutationFn: () => put(`${path}/name`, { name }), onSuccess: refresh });
-  const saveRateLimit = useMutation({ mutationFn: () => put(`${path}/rate-limit`, { requestsPerMinute: rateLimit === '' ? null : Number(rateLimit) }), onSuccess: refresh });
+  const rename = useMutation({ mutationFn: () => requests.rename(name), onSuccess: refresh });
+  const saveRateLimit = useMutation({ mutationFn: () => requests.setRateLimit(rateLimit === '' ? null : Number(rateLimit)), onSuccess: refresh });
   const saveProvider = useMutation({
     mutationFn: () =>
-      put(`${path}/provider`, {
+      requests.setProvider({
         environment: provider.environment,
         provider: provider.provider,
-        fallback: provider.fallback === '' ? undefined : provider.fallback,
-        credentials: provider.credentials.trim() === '' ? undefined : (JSON.parse(provider.credentials) as unknown),
+        credentials: jsonField(provider.credentials),
+        // A fallback is another upstream with its own credentials.
+        fallback: provider.fallback === '' ? undefined : { provider: provider.fallback, credentials: jsonField(provider.fallbackCredentials) },
       }),
     onSuccess: () => {
-      setProvider((current) => ({ ...current, credentials: '' }));
+      setProvider((current) => ({ ...current, credentials: '', fallbackCredentials: '' }));
       void refresh();
     },
   });
   const fund = useMutation({
-    mutationFn: () => post<Wallet>(`${path}/wallets/${funding.environment}/fundings`, { amountKobo: Number(funding.amountKobo), reference: funding.reference }),
+    mutationFn: () => requests.fund(funding.environment, { amountKobo: Number(funding.amountKobo), reference: funding.reference }),
     onSuccess: () => {
       setFunding((current) => ({ ...current, amountKobo: '', reference: '' }));
       void refresh();
     },
   });
   const issue = useMutation({
-    mutationFn: () => post<IssuedApiKey>(`${path}/keys`, { environment: keyForm.environment, name: keyForm.name.trim() === '' ? undefined : keyForm.name.trim() }),
+    mutationFn: () => requests.issueKey({ environment: keyForm.environment, name: keyForm.name.trim() === '' ? undefined : keyForm.name.trim() }),
     onSuccess: (key) => {
       setIssued(key);
       void refresh();
     },
   });
-  const revoke = useMutation({ mutationFn: (keyId: string) => del(`/operator/keys/${encodeURIComponent(keyId)}`), onSuccess: refresh });
+  const revoke = useMutation({ mutationFn: requests.revokeKey, onSuccess: refresh });
 
   if (detail.isPending) return <Loading />;
   if (detail.error) return <Failure error={detail.error} />;
   const { organization, wallets, keys } = detail.data;
-  const allScopes = [...new Set([...KNOWN_SCOPES, ...organization.activeScopes, ...Object.keys(organization.prices)])];
+  const allScopes = [...new Set([...detail.data.scopes, ...organization.activeScopes, ...Object.keys(organization.prices)])];
   const submit = (mutation: { mutate: () => void }) => (event: FormEvent) => {
     event.preventDefault();
     mutation.mutate();
@@ -117,7 +143,15 @@ export default function OperatorOrganizationPage() {
 
   return (
     <>
-      <PageTitle actions={<Anchor component={Link} href="/operator">All organizations</Anchor>}>{organization.name}</PageTitle>
+      <PageTitle
+        actions={
+          <Anchor component={Link} href="/operator">
+            All organizations
+          </Anchor>
+        }
+      >
+        {organization.name}
+      </PageTitle>
       <Group mb="md" gap="xs">
         <OrganizationState organization={organization} />
         <Text size="sm" c="dimmed" ff="monospace">
@@ -210,7 +244,7 @@ export default function OperatorOrganizationPage() {
         <Section title="Scopes and prices">
           <form onSubmit={submit(saveScopes)}>
             <Group align="end">
-              <MultiSelect label="Active scopes" data={allScopes} value={scopes} onChange={setScopes} disabled={!writable} w={320} />
+              <MultiSelect label="Active scopes" data={allScopes} value={scopes} onChange={(values) => setScopes(values as Scope[])} disabled={!writable} w={320} />
               {writable ? (
                 <Button type="submit" loading={saveScopes.isPending}>
                   Save scopes
@@ -268,9 +302,30 @@ export default function OperatorOrganizationPage() {
               <form onSubmit={submit(saveProvider)}>
                 <Stack gap="xs">
                   <Group>
-                    <Select label="Environment" data={['test', 'live']} value={provider.environment} onChange={(value) => setProvider((current) => ({ ...current, environment: value ?? 'live' }))} allowDeselect={false} w={110} />
-                    <Select label="Provider" data={['sandbox', 'dojah', 'prembly']} value={provider.provider} onChange={(value) => setProvider((current) => ({ ...current, provider: value ?? 'sandbox' }))} allowDeselect={false} w={130} />
-                    <Select label="Fallback" data={['dojah', 'prembly']} clearable value={provider.fallback || null} onChange={(value) => setProvider((current) => ({ ...current, fallback: value ?? '' }))} w={130} />
+                    <Select
+                      label="Environment"
+                      data={['test', 'live']}
+                      value={provider.environment}
+                      onChange={(value) => setProvider((current) => ({ ...current, environment: value ?? 'live' }))}
+                      allowDeselect={false}
+                      w={110}
+                    />
+                    <Select
+                      label="Provider"
+                      data={PROVIDERS}
+                      value={provider.provider}
+                      onChange={(value) => setProvider((current) => ({ ...current, provider: value ?? 'sandbox' }))}
+                      allowDeselect={false}
+                      w={130}
+                    />
+                    <Select
+                      label="Fallback"
+                      data={FALLBACK_PROVIDERS}
+                      clearable
+                      value={provider.fallback || null}
+                      onChange={(value) => setProvider((current) => ({ ...current, fallback: value ?? '' }))}
+                      w={130}
+                    />
                   </Group>
                   <Textarea
                     label="Credentials (JSON)"
@@ -280,6 +335,16 @@ export default function OperatorOrganizationPage() {
                     value={provider.credentials}
                     onChange={textField(setProvider, 'credentials')}
                   />
+                  {provider.fallback !== '' ? (
+                    <Textarea
+                      label="Fallback credentials (JSON)"
+                      description="The fallback's own; kept encrypted, never shown again"
+                      autosize
+                      minRows={2}
+                      value={provider.fallbackCredentials}
+                      onChange={textField(setProvider, 'fallbackCredentials')}
+                    />
+                  ) : null}
                   <Button type="submit" loading={saveProvider.isPending} w="fit-content">
                     Set provider
                   </Button>
@@ -333,13 +398,15 @@ export default function OperatorOrganizationPage() {
         {writable ? (
           <form onSubmit={submit(issue)}>
             <Group align="end" mb="sm">
-              <Select label="Environment" data={['test', 'live']} value={keyForm.environment} onChange={(value) => setKeyForm((current) => ({ ...current, environment: (value as Environment) ?? 'test' }))} allowDeselect={false} w={110} />
-              <TextInput
-                label="Name"
-                value={keyForm.name}
-                onChange={textField(setKeyForm, 'name')}
-                w={220}
+              <Select
+                label="Environment"
+                data={['test', 'live']}
+                value={keyForm.environment}
+                onChange={(value) => setKeyForm((current) => ({ ...current, environment: (value as Environment) ?? 'test' }))}
+                allowDeselect={false}
+                w={110}
               />
+              <TextInput label="Name" value={keyForm.name} onChange={textField(setKeyForm, 'name')} w={220} />
               <Button type="submit" loading={issue.isPending}>
                 Issue key
               </Button>
@@ -422,4 +489,9 @@ export default function OperatorOrganizationPage() {
       </Modal>
     </>
   );
+}
+
+/** A JSON text field's value, or undefined when left empty (a parse error is the mutation's error, shown by the form). */
+function jsonField(text: string): Record<string, string> | undefined {
+  return text.trim() === '' ? undefined : (JSON.parse(text) as Record<string, string>);
 }

@@ -1,11 +1,10 @@
 import { Anchor, Badge, Group, Pagination, Select, Text, TextInput } from '@mantine/core';
 import { useDebouncedValue } from '@mantine/hooks';
-import { keepPreviousData, useQuery } from '@tanstack/react-query';
 import { useState } from 'react';
 import { Link } from 'wouter';
-import { page as fetchPage, query } from '../../api';
 import { ColumnsTable, whenColumn, type Column } from '../../components/columns-table';
 import { Failure, Loading, PageTitle } from '../../components/common';
+import { ORGANIZATION_STATUSES, useOrganizations } from '../../features/operator/api';
 import type { Organization } from '../../session';
 
 export function OrganizationState({ organization }: { organization: Organization }) {
@@ -39,11 +38,7 @@ export default function OperatorOrganizationsPage() {
   const [debounced] = useDebouncedValue(search, 300);
   const [status, setStatus] = useState<string | null>(null);
   const [page, setPage] = useState(1);
-  const list = useQuery({
-    queryKey: ['operator', 'organizations', debounced, status, page],
-    queryFn: ({ signal }) => fetchPage<Organization>(`/operator/organizations${query({ search: debounced, status, page, pageSize: 20 })}`, signal),
-    placeholderData: keepPreviousData,
-  });
+  const list = useOrganizations(debounced, status, page, 20);
   return (
     <>
       <PageTitle>Organizations</PageTitle>
@@ -62,7 +57,7 @@ export default function OperatorOrganizationsPage() {
           label="Status"
           placeholder="Any"
           clearable
-          data={['pending', 'approved', 'suspended']}
+          data={ORGANIZATION_STATUSES}
           value={status}
           onChange={(value) => {
             setStatus(value);

@@ -1,34 +1,16 @@
 import { Badge, Paper, Table, Text, Title } from '@mantine/core';
 import { Scroll } from '../../components/scroll';
-import { useQuery } from '@tanstack/react-query';
 import { lazy, Suspense, useMemo } from 'react';
-import { get, when } from '../../api';
+import { when } from '../../dates';
 import { Failure, Loading, PageTitle } from '../../components/common';
+import { useProjections } from '../../features/operator/api';
 
 const LagChart = lazy(() => import('../../components/lag-chart'));
-
-interface ProjectionStatus {
-  name: string;
-  state: string;
-  position: string | null;
-  lagEvents: number | null;
-  lagEventsCapped?: boolean;
-  lagSeconds: number | null;
-  eventsPerSecond?: number | null;
-  eventsProcessed?: number | null;
-  updatedAt: string | null;
-  error?: string | null;
-}
-
-interface Answer {
-  projections: ProjectionStatus[];
-  history: { at: string; projections: { name: string; lagEvents: number | null; lagSeconds: number | null }[] }[];
-}
 
 const PALETTE = ['#364fc7', '#2b8a3e', '#e67700', '#c92a2a', '#862e9c', '#0b7285', '#5f3dc4', '#a61e4d'];
 
 export default function OperatorProjectionsPage() {
-  const status = useQuery({ queryKey: ['operator', 'projections'], queryFn: ({ signal }) => get<Answer>('/operator/projections', signal), refetchInterval: 10_000 });
+  const status = useProjections(10_000);
   const chart = useMemo(() => {
     const history = [...(status.data?.history ?? [])].sort((a, b) => a.at.localeCompare(b.at));
     const names = [...new Set(history.flatMap((sample) => sample.projections.map((projection) => projection.name)))].sort();
@@ -64,12 +46,14 @@ export default function OperatorProjectionsPage() {
               <Table.Tr key={projection.name}>
                 <Table.Td>{projection.name}</Table.Td>
                 <Table.Td>
-                  <Badge color={projection.error ? 'red.9' : projection.state === 'live' || projection.state === 'running' ? '#237032' : 'gray.8'}>{projection.state}</Badge>
-                  {projection.error ? <Text size="xs" c="red.9">{projection.error}</Text> : null}
+                  <Badge color={projection.error ? 'red.9' : projection.state === 'running' ? '#237032' : 'gray.8'}>{projection.state}</Badge>
+                  {projection.error ? (
+                    <Text size="xs" c="red.9">
+                      {projection.error.message}
+                    </Text>
+                  ) : null}
                 </Table.Td>
-                <Table.Td ta="right">
-                  {projection.lagEvents === null ? 'unknown' : `${projection.lagEventsCapped ? '≥' : ''}${projection.lagEvents}`}
-                </Table.Td>
+                <Table.Td ta="right">{projection.lagEvents === null ? 'unknown' : `${projection.lagEventsCapped ? '≥' : ''}${projection.lagEvents}`}</Table.Td>
                 <Table.Td ta="right">{projection.lagSeconds ?? '—'}</Table.Td>
                 <Table.Td ta="right">{projection.eventsPerSecond ?? '—'}</Table.Td>
                 <Table.Td>{when(projection.updatedAt)}</Table.Td>

@@ -1,29 +1,21 @@
 import { Badge, Button, Group, Paper, Select, Table, Text, TextInput, Title } from '@mantine/core';
-import { useMutation, useQuery } from '@tanstack/react-query';
+import { useMutation } from '@tanstack/react-query';
 import { useState, type FormEvent } from 'react';
-import { errorText, get, post, when } from '../../api';
+import { errorText } from '../../api';
+import { when } from '../../dates';
 import { Failure, PageTitle } from '../../components/common';
+import { inviteOperator, OPERATOR_ROLE_LABELS, useOperators } from '../../features/operator/api';
 import { readOnly, useSession } from '../../session';
-import { PasswordPanel, SessionsPanel } from '../security';
-
-interface OperatorRow {
-  id: string;
-  email: string;
-  role: string;
-  totpEnabled: boolean;
-  createdAt: string;
-}
+import type { OperatorRole } from '../../types';
+import { DeleteAccountPanel, PasswordPanel, SessionsPanel } from '../security';
 
 export default function OperatorSecurityPage() {
   const { data: session } = useSession();
-  const operators = useQuery({
-    queryKey: ['operator', 'operators'],
-    queryFn: ({ signal }) => get<{ operators: OperatorRow[]; invitations: { id: string; email: string; role: string; expiresAt: string }[] }>('/operator/operators', signal),
-  });
+  const operators = useOperators();
   const [email, setEmail] = useState('');
-  const [role, setRole] = useState('auditor');
+  const [role, setRole] = useState<OperatorRole>('auditor');
   const invite = useMutation({
-    mutationFn: () => post('/operator/operators/invitations', { email, role }),
+    mutationFn: () => inviteOperator({ email, role }),
     onSuccess: () => {
       setEmail('');
       void operators.refetch();
@@ -75,10 +67,7 @@ export default function OperatorSecurityPage() {
               <TextInput label="Invite by email" type="email" required value={email} onChange={(event) => setEmail(event.currentTarget.value)} w={260} />
               <Select
                 label="Role"
-                data={[
-                  { value: 'admin', label: 'admin: changes everything' },
-                  { value: 'auditor', label: 'auditor: reads, changes nothing' },
-                ]}
+                data={(Object.entries(OPERATOR_ROLE_LABELS) as [OperatorRole, string][]).map(([value, label]) => ({ value, label }))}
                 value={role}
                 onChange={(value) => setRole(value ?? 'auditor')}
                 allowDeselect={false}
@@ -88,13 +77,22 @@ export default function OperatorSecurityPage() {
                 Invite
               </Button>
             </Group>
-            {invite.error ? <Text c="red.9" size="sm" role="alert">{errorText(invite.error)}</Text> : null}
-            {invite.isSuccess ? <Text c="#237032" size="sm" role="status">Invitation sent.</Text> : null}
+            {invite.error ? (
+              <Text c="red.9" size="sm" role="alert">
+                {errorText(invite.error)}
+              </Text>
+            ) : null}
+            {invite.isSuccess ? (
+              <Text c="#237032" size="sm" role="status">
+                Invitation sent.
+              </Text>
+            ) : null}
           </form>
         ) : null}
       </Paper>
       <SessionsPanel />
       <PasswordPanel />
+      <DeleteAccountPanel totpEnabled={session?.user?.totpEnabled === true} />
     </>
   );
 }

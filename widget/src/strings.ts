@@ -1,0 +1,73 @@
+/**
+ * Every string the hosted page shows, in one catalogue, so that more languages can follow (one
+ * object per language, the same keys). The consent text itself comes from the service, which
+ * records the hash of what it served.
+ */
+export const STRINGS = {
+  loading: 'Loading…',
+  title: (name: string) => `${name} wants to verify your identity`,
+  stepOf: (step: number, total: number) => `Step ${step} of ${total}`,
+  consentHeading: 'Before we start',
+  consentAgree: 'I agree',
+  identityHeading: 'Your identity number',
+  identityKind: 'Type of number',
+  identityNumber: 'Number',
+  identityHint: 'Type it as it appears on your slip or card.',
+  kinds: { nin: 'NIN', vnin: 'Virtual NIN', bvn: 'BVN', pvc: "Voter's card (VIN)", passport: 'Passport number', phone: 'Phone number' } as Record<string, string>,
+  continue: 'Continue',
+  selfieHeading: 'Take a selfie',
+  selfieHint: 'Face the camera in good light, alone, with your face in the oval.',
+  selfieTake: 'Take photo',
+  selfieGuideLoading: 'Getting the camera guide ready…',
+  selfieTurn: 'Now turn your head slowly to one side, or blink.',
+  selfieReady: 'Good. Take the photo now.',
+  selfieRetake: 'Take it again',
+  selfieUse: 'Use this photo',
+  selfieUploadHint: 'The camera is not available. Choose a clear photo of your face instead.',
+  selfieUpload: 'Choose a photo',
+  documentHeading: 'Your identity document',
+  documentChoose: 'Which document will you photograph?',
+  documents: { passport: 'International passport', voters_card: "Voter's card (PVC)", drivers_licence: "Driver's licence" } as Record<string, string>,
+  documentSide: (document: string, side: string) =>
+    side === 'data_page'
+      ? 'The photo page of your passport'
+      : `The ${side} of your ${document === 'voters_card' ? "voter's card" : document === 'drivers_licence' ? "driver's licence" : 'document'}`,
+  documentHint: 'Lay it flat on a dark surface in good light, and fit all four corners inside the frame.',
+  documentReady: 'Good. Take the photo now.',
+  documentUploadHint: 'The camera is not available. Choose a clear photo of the document instead, all four corners showing.',
+  sending: 'Sending…',
+  submittedHeading: 'Submitted',
+  submittedBody: 'Thank you. Your details were sent for checking.',
+  redirecting: 'Taking you back…',
+  problems: {
+    unreadable_image: 'The photo could not be read. Try again.',
+    too_large: 'The photo is too large.',
+    no_face: 'No face was found. Face the camera.',
+    several_faces: 'More than one face was found. Only you should be in the photo.',
+    face_too_small: 'Come closer to the camera.',
+    face_off_centre: 'Put your face in the middle.',
+    too_dark: 'It is too dark. Find more light.',
+    blurred: 'The photo is blurred. Hold still.',
+    eyes_closed: 'Keep your eyes open.',
+    spoof_suspected: 'Use your own live face, not a photo or a screen.',
+    not_live: 'Use your own live face, not a photo or a screen.',
+  } as Record<string, string>,
+  documentProblems: {
+    unreadable_image: 'The photo could not be read. Try again.',
+    too_large: 'The photo is too large.',
+    low_resolution: 'The photo is too small to read. Use the camera, or a larger photo.',
+    document_not_framed: 'Fit the whole document inside the frame, on a darker surface.',
+    document_too_small: 'Bring the document closer: it should fill most of the frame.',
+    blurred: 'The photo is blurred. Hold still and let the camera focus.',
+    glare: 'There is glare on the document. Tilt it away from the light.',
+    no_face_on_document: 'The photo on the document could not be seen. Photograph the side with your photo.',
+  } as Record<string, string>,
+  errors: {
+    invalidLink: 'This link is not valid. Ask for a new one.',
+    closed: 'This verification has ended. Ask for a new link if you need one.',
+    expired: 'This link has expired. Ask for a new one to verify your identity.',
+    tooMany: 'Too many attempts. Wait a minute and try again.',
+    invalidNumber: 'That number does not look right. Check it and try again.',
+    generic: 'Something went wrong. Try again.',
+  },
+} as const;
