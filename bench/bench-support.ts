@@ -54,7 +54,10 @@ export async function benchDatabase(
     const dataDir = resolve('.data', 'bench', `${label}-${process.pid}`);
     status('PostgreSQL: an ephemeral embedded cluster (set DATABASE_URL to use a server)');
     const handle = await startEmbeddedPostgres({ dataDir, port: await freePort(), database: 'postgres', ephemeral: true });
-    cleanups.push(() => rm(dataDir, { recursive: true, force: true }), () => handle.stop());
+    cleanups.push(
+      () => rm(dataDir, { recursive: true, force: true }),
+      () => handle.stop(),
+    );
     serverUrl = handle.url;
   }
   const server = serverUrl;

@@ -58,7 +58,8 @@ export type CheckPlanName = keyof typeof CHECK_PLANS;
 for (const [name, plan] of Object.entries(CHECK_PLANS)) {
   const parts = plan.flat().sort();
   if (parts.join() !== ['capture', 'completion', 'request', 'reservation'].join()) throw new Error(`invariant: check plan ${name} must write each of the four events once`);
-  if (plan.some((transaction) => transaction.filter((part) => WALLET_PARTS.has(part)).length > 1)) throw new Error(`invariant: check plan ${name} puts two wallet events of one check in one transaction`);
+  if (plan.some((transaction) => transaction.filter((part) => WALLET_PARTS.has(part)).length > 1))
+    throw new Error(`invariant: check plan ${name} puts two wallet events of one check in one transaction`);
 }
 export function isCheckPlan(name: string): name is CheckPlanName {
   return Object.hasOwn(CHECK_PLANS, name);
@@ -260,7 +261,8 @@ export async function startCheckFloor(pool: pg.Pool, databaseUrl: string, templa
         const walletEvents = parts.filter((part) => WALLET_PARTS.has(part)).map((part) => eventOf(template.events[part], template.reference, reference));
         const resultTokens = parts.includes('completion') && template.resultTokens.length > 0;
         if (keysAlongside && resultTokens) keyRows = await keys.tokenRows(organizationId, environment, reference, () => template.resultTokens);
-        const own = ownEvents.length === 0 ? undefined : { streamId, events: ownEvents, expectedRevision: revision, ...(keysAlongside && keyRows !== undefined ? { keyRows } : {}) };
+        const own =
+          ownEvents.length === 0 ? undefined : { streamId, events: ownEvents, expectedRevision: revision, ...(keysAlongside && keyRows !== undefined ? { keyRows } : {}) };
         if (own !== undefined) keyRows = undefined;
         if (walletEvents.length > 0) await wallet.write(walletEvents, own);
         else if (own !== undefined) await store.append(streamId, own.events, { expectedRevision: own.expectedRevision });

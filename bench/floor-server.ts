@@ -26,7 +26,8 @@ import { listStatement, pageFromRows, pageRead, parseListQuery, sharedListStatem
 import type { VerificationRow } from '../src/verifications/verification.views.js';
 import { isCheckPlan, startCheckFloor, type CheckTemplate } from './check-floor.js';
 
-const USAGE = 'usage: floor-server static BODY_FILE CONTENT_TYPE | floor-server query|batched DATABASE_URL ORGANIZATION_ID ENVIRONMENT | floor-server check DATABASE_URL TEMPLATE_FILE PLAN|auto';
+const USAGE =
+  'usage: floor-server static BODY_FILE CONTENT_TYPE | floor-server query|batched DATABASE_URL ORGANIZATION_ID ENVIRONMENT | floor-server check DATABASE_URL TEMPLATE_FILE PLAN|auto';
 /** The service's default pool size (DB_POOL_SIZE). */
 const POOL_SIZE = 20;
 const JSON_TYPE = 'application/json; charset=utf-8';
@@ -110,7 +111,10 @@ async function checkAnswer([databaseUrl, templateFile, plan]: string[]): Promise
   const floor = await startCheckFloor(createPool(databaseUrl, POOL_SIZE), databaseUrl, template, plan);
   return (request, response) => {
     if (request.method === 'GET' && request.url === '/caught-up') {
-      floor.caughtUp().then((caughtUp) => send(response, caughtUp ? 200 : 503, JSON_TYPE, JSON.stringify({ caughtUp, plan: floor.plan })), () => sendUnavailable(response));
+      floor.caughtUp().then(
+        (caughtUp) => send(response, caughtUp ? 200 : 503, JSON_TYPE, JSON.stringify({ caughtUp, plan: floor.plan })),
+        () => sendUnavailable(response),
+      );
       return;
     }
     floor.check().then(
@@ -126,7 +130,10 @@ const answer: (request: IncomingMessage, response: ServerResponse) => void =
   mode === 'check'
     ? await checkAnswer(args)
     : mode !== undefined && Object.hasOwn(listAnswers, mode)
-      ? ((list) => (_request: IncomingMessage, response: ServerResponse) => list(response))(listAnswers[mode as keyof typeof listAnswers](args))
+      ? (
+          (list) => (_request: IncomingMessage, response: ServerResponse) =>
+            list(response)
+        )(listAnswers[mode as keyof typeof listAnswers](args))
       : (() => {
           throw new Error(USAGE);
         })();

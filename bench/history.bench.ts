@@ -39,7 +39,11 @@ const PAGE_SIZE = 100;
 function percentile(sorted: readonly number[], p: number): number {
   return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1))] as number;
 }
-const median = (values: readonly number[]) => percentile([...values].sort((a, b) => a - b), 50);
+const median = (values: readonly number[]) =>
+  percentile(
+    [...values].sort((a, b) => a - b),
+    50,
+  );
 
 async function main(): Promise<void> {
   const events = sizeFromEnv('BENCH_EVENTS', 1_000_000, { min: 10_000, max: 20_000_000 });
@@ -69,7 +73,9 @@ async function main(): Promise<void> {
     const cold = await ask({ page: 1, pageSize: PAGE_SIZE });
     const coldMs = performance.now() - started;
     if (!cold.summary.chain.verified || cold.summary.eventsReplayed !== written) throw new Error('the cold request did not replay and verify the whole wallet');
-    status(`cold request (no checkpoint): ${(coldMs / 1000).toFixed(1)} s, ${format(cold.stats.eventsReplayed)} events replayed, ${format(cold.stats.checkpointsWritten)} checkpoints written`);
+    status(
+      `cold request (no checkpoint): ${(coldMs / 1000).toFixed(1)} s, ${format(cold.stats.eventsReplayed)} events replayed, ${format(cold.stats.checkpointsWritten)} checkpoints written`,
+    );
 
     const entries = cold.summary.entriesShown;
     const lastPage = Math.ceil(entries / PAGE_SIZE);
@@ -90,7 +96,11 @@ async function main(): Promise<void> {
       { name: 'first page', request: { page: 1, pageSize: PAGE_SIZE } },
       { name: `middle page (${format(middlePage)})`, request: { page: middlePage, pageSize: PAGE_SIZE } },
       { name: `last page (${format(lastPage)})`, request: { page: lastPage, pageSize: PAGE_SIZE } },
-      { name: `middle page, no end checkpoint (the figures replayed from ${format(behind)} events behind the end)`, request: { page: middlePage, pageSize: PAGE_SIZE }, before: dropTail },
+      {
+        name: `middle page, no end checkpoint (the figures replayed from ${format(behind)} events behind the end)`,
+        request: { page: middlePage, pageSize: PAGE_SIZE },
+        before: dropTail,
+      },
       { name: 'asOf the middle event, first page', request: { page: 1, pageSize: PAGE_SIZE, asOf } },
       { name: `asOf the middle event, last page (${format(Math.ceil(asOfPages / PAGE_SIZE))})`, request: { page: Math.ceil(asOfPages / PAGE_SIZE), pageSize: PAGE_SIZE, asOf } },
     ];
@@ -125,7 +135,8 @@ async function main(): Promise<void> {
     started = performance.now();
     const tampered = await ask({ page: lastPage, pageSize: PAGE_SIZE });
     const tamperedMs = performance.now() - started;
-    if (tampered.stats.checkpointsRejected !== 1 || tampered.summary.closing.fundedKobo !== cold.summary.closing.fundedKobo) throw new Error('the tampered checkpoint was believed');
+    if (tampered.stats.checkpointsRejected !== 1 || tampered.summary.closing.fundedKobo !== cold.summary.closing.fundedKobo)
+      throw new Error('the tampered checkpoint was believed');
 
     const cpuinfo = await readFile('/proc/cpuinfo', 'utf8').catch(() => '');
     const cpuModel = /^model name\s*:\s*(.+)$/m.exec(cpuinfo)?.[1]?.trim() ?? cpus()[0]?.model ?? 'unknown';

@@ -65,5 +65,7 @@ runBench(async () => {
   const perCheckWrite = sealRequest + sealResult + makeKey + token;
   const perCheckRead = openRequest + openResult;
   status(`per check, written (data key, 1 token, request and result sealed): ${perCheckWrite.toFixed(1)} µs against a floor of ${floorWrite.toFixed(1)} µs`);
-  status(`per check, read (request and result opened, key cached): ${perCheckRead.toFixed(1)} µs against a floor of ${floorRead.toFixed(1)} µs; +${unwrap.toFixed(1)} µs on a cache miss`);
+  status(
+    `per check, read (request and result opened, key cached): ${perCheckRead.toFixed(1)} µs against a floor of ${floorRead.toFixed(1)} µs; +${unwrap.toFixed(1)} µs on a cache miss`,
+  );
 });

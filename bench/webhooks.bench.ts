@@ -111,7 +111,18 @@ async function completedCheck(store: PostgresEventStore, organizationId: string)
   await store.append(
     `verification-${reference}`,
     [
-      event('VerificationRequested', { reference, organizationId, environment: 'test', keyId: 'key_1', scope: 'nin', category: 'identity', countryCode: 'NG', request: {}, priceKobo: 100, requestedAt: at }),
+      event('VerificationRequested', {
+        reference,
+        organizationId,
+        environment: 'test',
+        keyId: 'key_1',
+        scope: 'nin',
+        category: 'identity',
+        countryCode: 'NG',
+        request: {},
+        priceKobo: 100,
+        requestedAt: at,
+      }),
       completion,
     ],
     { expectedRevision: 'no_stream' },
@@ -162,8 +173,7 @@ runBench(async () => {
     const runner = new ProjectionRunner(pool, store, webhooksSubscriber, { maxBatch: 100, maxAttempts: 3 });
     runner.start();
     cleanups.push(() => runner.stop());
-    const newSender = () =>
-      new WebhookSender(pool, new SystemClock(), sealing, { ...SENDER, allowPrivateTargets: true, random: Math.random, log: (line) => status(line) });
+    const newSender = () => new WebhookSender(pool, new SystemClock(), sealing, { ...SENDER, allowPrivateTargets: true, random: Math.random, log: (line) => status(line) });
     const noneWaiting = async () => (await pool.query<{ n: number }>("select count(*)::int as n from webhook_deliveries where status = 'pending'")).rows[0].n === 0;
 
     const senderRates: number[] = [];

@@ -38,14 +38,16 @@ describe('The import rules', () => {
         arrow('src/wallets/integrator-wallet.controller.ts', 'projections/wallets/wallets.projection.ts'),
         arrow('projections/status/projections.controller.ts', 'src/admin/admin.guard.ts'),
         arrow('src/wallets/integrator-wallet.controller.ts', 'src/verifications/verification.dto.ts'),
+        arrow('src/wallets/money.rule.ts', 'src/wallets/wallet-ledger.ts'),
       ]),
     ).toEqual([
       'foundation imports a feature, projections/ or the wiring: src/common/envelope.ts -> src/wallets/wallet.decider.ts',
       'foundation imports a feature, projections/ or the wiring: src/event-store/create-event-store.ts -> src/core.module.ts',
       'only the wiring and the entry points import the wiring: src/wallets/wallets.module.ts -> src/core.module.ts',
       'src/ imports projections/: src/wallets/integrator-wallet.controller.ts -> projections/wallets/wallets.projection.ts',
-      'projections/ imports a feature file that is neither *.events.ts nor *.read-model.ts: projections/status/projections.controller.ts -> src/admin/admin.guard.ts',
+      'projections/ imports a feature file that is not *.events.ts, *.read-model.ts or *.rule.ts: projections/status/projections.controller.ts -> src/admin/admin.guard.ts',
       "a feature imports another feature's DTOs: src/wallets/integrator-wallet.controller.ts -> src/verifications/verification.dto.ts",
+      'a *.rule.ts imports a feature file that is not *.events.ts, *.read-model.ts or *.rule.ts: src/wallets/money.rule.ts -> src/wallets/wallet-ledger.ts',
     ]);
   });
 
@@ -57,6 +59,8 @@ describe('The import rules', () => {
         arrow('projections/cli.ts', 'src/config/runtime.ts'),
         arrow('projections/wallets/wallets.projection.ts', 'src/wallets/wallet.events.ts'),
         arrow('projections/wallets/wallets.projection.ts', 'src/wallets/wallet.read-model.ts'),
+        arrow('projections/wallets/wallets.projection.ts', 'src/wallets/money.rule.ts'),
+        arrow('src/wallets/money.rule.ts', 'src/wallets/wallet.events.ts'),
         arrow('src/wallets/integrator-wallet.controller.ts', 'src/common/api.dto.ts'),
         arrow('src/wallets/wallets.module.ts', 'src/auth/api-key.guard.ts'),
         arrow('src/audit/audit-cli.e2e-spec.ts', 'projections/index.ts'),
@@ -82,6 +86,8 @@ describe('The import rules', () => {
       arrow('src/audit/replay.ts', 'src/wallets/chain.ts'),
       arrow('src/organizations/store.ts', 'src/wallets/chain.ts'),
     ]);
-    expect(cycles).toEqual(['folder cycle: src/audit -> src/wallets -> src/audit\n    src/audit/replay.ts -> src/wallets/chain.ts\n    src/wallets/history.ts -> src/audit/replay.ts']);
+    expect(cycles).toEqual([
+      'folder cycle: src/audit -> src/wallets -> src/audit\n    src/audit/replay.ts -> src/wallets/chain.ts\n    src/wallets/history.ts -> src/audit/replay.ts',
+    ]);
   });
 });

@@ -13,8 +13,10 @@ import { adjacency, type Arrow, type Cycle, findCycles, isTestFile } from './imp
  *    What the API needs of the read side lives in foundation (src/read-models/: the projection waiter;
  *    src/database/migrations/: every migration) or in the feature that owns the read model
  *    (`*.read-model.ts`: its tables and queries).
- * 4. projections/ imports of a feature only its contracts: its events (`*.events.ts`) and the
- *    read-model tables it fills (`*.read-model.ts`); never a controller, guard, handler, module or DTO.
+ * 4. projections/ imports of a feature only its contracts: its events (`*.events.ts`), the
+ *    read-model tables it fills (`*.read-model.ts`) and the pure rules over its events that its
+ *    decider folds by too (`*.rule.ts`, which import no more of a feature than those contracts);
+ *    never a controller, guard, handler, module or DTO.
  * 5. No feature imports another feature's DTOs (`*.dto.ts`); shared schemas and paging are in
  *    src/common/. The admin CLI, an entry point, reuses the organizations' input DTOs to validate its
  *    arguments exactly as the HTTP API validates bodies.
@@ -42,8 +44,8 @@ export const FOUNDATION = [
 /** Command-line entry points: they compose the application (or a part of it) like the wiring does. */
 const ENTRY_POINTS = [/^src\/admin\/cli\.ts$/, /^src\/admin\/cli\//, /^src\/audit\/audit-cli\.ts$/, /^projections\/cli\.ts$/];
 
-/** What projections/ may import of a feature: its events and the read-model tables it fills. */
-const FEATURE_CONTRACT = /\.(events|read-model)\.ts$/;
+/** What projections/ may import of a feature: its events, the read-model tables it fills, and its rules over its events. */
+const FEATURE_CONTRACT = /\.(events|read-model|rule)\.ts$/;
 
 const isFoundation = (path: string): boolean => FOUNDATION.some((prefix) => path.startsWith(prefix));
 /** The files directly under src/: app.module, main, app.factory, core.module, openapi. */
@@ -68,7 +70,9 @@ export function layerViolations(arrows: readonly Arrow[]): string[] {
     if (isFoundation(from) && (isFeature(to) || isProjections(to) || isWiring(to))) flag('foundation imports a feature, projections/ or the wiring');
     else if (isWiring(to) && !composes) flag('only the wiring and the entry points import the wiring');
     else if (from.startsWith('src/') && isProjections(to) && !composes) flag('src/ imports projections/');
-    if (isProjections(from) && isFeature(to) && !isEntryPoint(from) && !FEATURE_CONTRACT.test(to)) flag('projections/ imports a feature file that is neither *.events.ts nor *.read-model.ts');
+    if (isProjections(from) && isFeature(to) && !isEntryPoint(from) && !FEATURE_CONTRACT.test(to))
+      flag('projections/ imports a feature file that is not *.events.ts, *.read-model.ts or *.rule.ts');
+    if (from.endsWith('.rule.ts') && isFeature(to) && !FEATURE_CONTRACT.test(to)) flag('a *.rule.ts imports a feature file that is not *.events.ts, *.read-model.ts or *.rule.ts');
     if (isFeature(from) && isFeature(to) && to.endsWith('.dto.ts') && folderOf(from) !== folderOf(to) && !isEntryPoint(from)) flag("a feature imports another feature's DTOs");
   }
   return found;
@@ -104,7 +108,12 @@ export function folderCycles(arrows: readonly Arrow[]): string[] {
     const steps = cycle.path.slice(1).map((to, i) => {
       const arrows = witnesses.get(`${cycle.path[i]} -> ${to}`) ?? [];
       const more = arrows.length > WITNESSES_PER_STEP ? `\n    … and ${arrows.length - WITNESSES_PER_STEP} more` : '';
-      return arrows.slice(0, WITNESSES_PER_STEP).map((arrow) => `\n    ${arrow}`).join('') + more;
+      return (
+        arrows
+          .slice(0, WITNESSES_PER_STEP)
+          .map((arrow) => `\n    ${arrow}`)
+          .join('') + more
+      );
     });
     return describeCycle('folder', cycle) + steps.join('');
   });

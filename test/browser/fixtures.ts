@@ -35,6 +35,16 @@ export function uniqueEmail(label: string): string {
  */
 export async function checkPage(page: Page, name: string): Promise<void> {
   await page.waitForLoadState('networkidle');
+  // Transitions over first: axe measures the colours of a dialog still fading in as too faint.
+  await page.evaluate(() => {
+    interface Running {
+      readonly effect: { getComputedTiming(): { iterations?: number } } | null;
+      readonly finished: Promise<unknown>;
+    }
+    const running = (globalThis as unknown as { document: { getAnimations(): Running[] } }).document.getAnimations();
+    const finite = running.filter((animation) => animation.effect?.getComputedTiming().iterations !== Infinity);
+    return Promise.race([Promise.all(finite.map((animation) => animation.finished.catch(() => undefined))), new Promise((resolve) => setTimeout(resolve, 2_000))]);
+  });
   const results = await new AxeBuilder({ page }).analyze();
   const grave = results.violations.filter((violation) => violation.impact === 'serious' || violation.impact === 'critical');
   expect(
@@ -54,7 +64,7 @@ export async function checkPage(page: Page, name: string): Promise<void> {
   }
 }
 
-/** Signs up a new organization through the console's form and lands on the playground. */
+/** Signs up a new organization through the console's form, signs in and lands on the playground. */
 export async function signUp(page: Page, options: { organization?: string; email?: string; password?: string } = {}) {
   const email = options.email ?? uniqueEmail('owner');
   const password = options.password ?? 'correct horse battery staple';
@@ -64,6 +74,15 @@ export async function signUp(page: Page, options: { organization?: string; email
   await page.getByLabel('Email').fill(email);
   await page.getByRole('textbox', { name: 'Password', exact: true }).fill(password);
   await page.getByRole('button', { name: 'Sign up' }).click();
+  // No session from the sign-up itself (a taken address is answered alike): the page says to check the mail, then sign in.
+  await expect(page.getByRole('heading', { name: 'Check your mail' })).toBeVisible();
+  await expect(page.getByRole('status')).toContainText(email);
+  await page.getByRole('link', { name: 'Sign in' }).click();
+  await page.getByLabel('Email').fill(email);
+  await page.getByRole('textbox', { name: 'Password', exact: true }).fill(password);
+  await page.getByRole('button', { name: 'Sign in' }).click();
+  await expect(page.getByRole('heading', { name: 'Sign in' })).toBeHidden();
+  await page.goto('/console/playground');
   await expect(page.getByRole('heading', { name: 'Playground' })).toBeVisible();
   return { email, password, organization };
 }

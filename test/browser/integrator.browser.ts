@@ -48,7 +48,7 @@ test.describe('An integrator, from sign-up to the first check', () => {
       ['API keys', 'API keys', 'keys'],
       ['Team', 'Team', 'team'],
       ['Settings', 'Settings', 'settings'],
-      ['Sessions', 'Sessions and password', 'sessions'],
+      ['Security', 'Security', 'sessions'],
     ] as const) {
       await page.getByRole('link', { name: link, exact: true }).click();
       await expect(page.getByRole('heading', { name: heading, level: 1 })).toBeVisible();

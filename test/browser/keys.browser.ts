@@ -29,7 +29,11 @@ test('a key is shown once when created, works on the API, and gets 401 once revo
   await expect(page.getByRole('row').filter({ hasText: 'Backend server' })).not.toContainText('never');
 
   page.once('dialog', (confirm) => void confirm.accept());
-  await page.getByRole('row').filter({ hasText: 'Backend server' }).getByRole('button', { name: /^Revoke/ }).click();
+  await page
+    .getByRole('row')
+    .filter({ hasText: 'Backend server' })
+    .getByRole('button', { name: /^Revoke/ })
+    .click();
   await expect(page.getByRole('row').filter({ hasText: 'Backend server' })).toContainText('revoked');
   await expect.poll(async () => (await check()).status(), { timeout: 10_000 }).toBe(401);
 });

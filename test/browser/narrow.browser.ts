@@ -10,7 +10,10 @@ test('at a phone width (390 px), a long organization name and the API keys page 
   await expect(page.getByRole('heading', { name: 'Overview' })).toBeVisible();
   expect(await overflow(page)).toBeLessThanOrEqual(0);
   // The header keeps the name to one line inside the screen, beside the controls.
-  const name = await page.getByRole('banner').getByText(/^Acme Verylong/).boundingBox();
+  const name = await page
+    .getByRole('banner')
+    .getByText(/^Acme Verylong/)
+    .boundingBox();
   expect(name).not.toBeNull();
   expect(name!.height).toBeLessThan(32);
   expect(name!.x + name!.width).toBeLessThanOrEqual(390);

@@ -1,8 +1,9 @@
 import { checkPage, consoleApi, eventually, expect, mailedLink, openLink, signUp, test, uniqueEmail } from './fixtures.js';
 import { renderSVG } from 'uqr';
+import { onServiceDatabase } from './database.js';
 import { operatorPage, totpCode } from './operator.js';
 
-test('a live-access request approved in the operators\' console, a funding that reaches the wallet, then a live check', async ({ page, browser }) => {
+test("a live-access request approved in the operators' console, a funding that reaches the wallet, then a live check", async ({ page, browser }) => {
   const { email, organization } = await signUp(page);
 
   // Live access needs a verified email: the link comes through the development mailbox.
@@ -95,9 +96,9 @@ test('a live-access request approved in the operators\' console, a funding that 
   await operator.context().close();
 });
 
-test('the operators\' sign-in page', async ({ page }) => {
+test("the operators' sign-in page", async ({ page }) => {
   await page.goto('/console/operator/login');
-  await expect(page.getByRole('heading', { name: 'Operators\' sign-in' })).toBeVisible();
+  await expect(page.getByRole('heading', { name: "Operators' sign-in" })).toBeVisible();
   await checkPage(page, 'operator-login');
 });
 
@@ -137,5 +138,49 @@ test('an auditor invited by an operator sees an organization and can change noth
   expect(refused.status()).toBe(403);
   expect((await refused.json()).error.code).toBe('read_only');
   await auditor.context().close();
+  await operator.context().close();
+});
+
+test("a stopped projection's error on the projections page", async ({ browser }) => {
+  // A stop as the runner records one (projection-runner.ts), cleared again at the end as an operator's reset would.
+  const name = 'verifications';
+  const message = 'a stop made by the browser test';
+  const stopped = await onServiceDatabase(`update projection_checkpoints set state = 'stopped', error = $2, failed_position = '1' where name = $1 and state <> 'stopped'`, [
+    name,
+    message,
+  ]);
+  expect(stopped).toBe(1);
+  try {
+    const operator = await operatorPage(browser);
+    await operator.getByRole('link', { name: 'Projections', exact: true }).click();
+    const row = operator.getByRole('row').filter({ hasText: name }).first();
+    await expect(row.getByText('stopped')).toBeVisible();
+    await expect(row.getByText(message)).toBeVisible();
+    await operator.context().close();
+  } finally {
+    await onServiceDatabase(`update projection_checkpoints set state = 'running', error = null, failed_position = null where name = $1`, [name]);
+  }
+});
+
+test("an operator sets a live upstream with a fallback, each with its credentials, from the organization's page", async ({ page, browser }) => {
+  const { organization } = await signUp(page);
+  const operator = await operatorPage(browser);
+  await operator.getByLabel('Search').fill(organization);
+  await operator.getByRole('link', { name: organization }).click();
+  // Scopes both upstreams serve: the others would be refused with the configuration.
+  const id = new URL(operator.url()).pathname.split('/').pop()!;
+  expect((await consoleApi(operator, 'PUT', `/operator/organizations/${id}/scopes`, { scopes: ['nin', 'bvn'] })).status()).toBe(200);
+  await operator.reload();
+  await operator.getByRole('combobox', { name: 'Provider' }).click();
+  await operator.getByRole('option', { name: 'dojah' }).click();
+  await operator.getByLabel('Credentials (JSON)').fill('{"appId": "app-1", "secretKey": "a dojah secret"}');
+  await operator.getByRole('combobox', { name: 'Fallback' }).click();
+  await operator.getByRole('option', { name: 'prembly' }).click();
+  await operator.getByLabel('Fallback credentials (JSON)').fill('{"appId": "app-2", "apiKey": "a prembly key"}');
+  await operator.getByRole('button', { name: 'Set provider' }).click();
+  await expect(operator.getByText('Saved.')).toBeVisible();
+  await expect(operator.getByText(/dojah \(fallback prembly\)/)).toBeVisible();
+  // Neither secret is shown again.
+  await expect(operator.getByText(/a dojah secret|a prembly key/)).toHaveCount(0);
   await operator.context().close();
 });

@@ -1,6 +1,6 @@
 import { expect, signUp, test } from './fixtures.js';
 
-test("a page whose code fails to load (a redeploy replaced it) offers a reload instead of a blank page", async ({ page }) => {
+test('a page whose code fails to load (a redeploy replaced it) offers a reload instead of a blank page', async ({ page }) => {
   await signUp(page);
   // The API keys page's own chunk, as after a redeploy that removed the old hashed file.
   await page.route(/\/console\/assets\/keys-[^/]+\.js$/, (route) => route.fulfill({ status: 404, body: 'gone' }));

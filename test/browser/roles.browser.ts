@@ -15,12 +15,21 @@ test('team roles: a developer has no wallet, a finance member has no keys or che
   expect(walletRefused.status()).toBe(403);
   expect((await walletRefused.json()).error.code).toBe('forbidden_role');
   expect((await consoleApi(developer, 'POST', '/team/invitations', { email: uniqueEmail('x'), role: 'owner' })).status()).toBe(403);
+  // Flows and sessions, yes; deciding a session in review is the owners'.
+  await expect(developerNav.getByRole('link', { name: 'Flows' })).toBeVisible();
+  const reviewRefused = await consoleApi(developer, 'POST', '/verification_sessions/vss_01JD3Q9ZK8W6V2C4X7N5B0M1TR/review?environment=test', {
+    decision: 'approved',
+    reason: 'faces_match',
+  });
+  expect([reviewRefused.status(), (await reviewRefused.json()).error.code]).toEqual([403, 'forbidden_role']);
 
   // Finance: the wallet; no keys, no playground, no verifications.
   const financeNav = finance.getByRole('navigation', { name: 'Pages' });
   await expect(financeNav.getByRole('link', { name: 'Wallet' })).toBeVisible();
   await expect(financeNav.getByRole('link', { name: 'API keys' })).toHaveCount(0);
   await expect(financeNav.getByRole('link', { name: 'Playground' })).toHaveCount(0);
+  await expect(financeNav.getByRole('link', { name: 'Flows' })).toHaveCount(0);
+  expect((await consoleApi(finance, 'GET', '/verification_flows?environment=test')).status()).toBe(403);
   await finance.goto('/console/keys');
   await expect(finance.getByText('Your role does not give access to this page.')).toBeVisible();
   await checkPage(finance, 'refused-page');

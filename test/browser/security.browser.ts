@@ -1,7 +1,7 @@
 import { onServiceDatabase } from './database.js';
-import { consoleApi, expect, signUp, test } from './fixtures.js';
+import { consoleApi, expect, invite, signUp, test } from './fixtures.js';
 
-test('a state-changing request without the session\'s CSRF token, or with another, is refused', async ({ page }) => {
+test("a state-changing request without the session's CSRF token, or with another, is refused", async ({ page }) => {
   await signUp(page);
   const missing = await page.request.post('/console/api/keys', { data: { environment: 'test', name: 'forged' } });
   expect(missing.status()).toBe(403);
@@ -69,10 +69,10 @@ test('a session left idle past CONSOLE_SESSION_IDLE_MINUTES ends: the next page 
   await page.getByRole('link', { name: 'Overview' }).click();
   await expect(page.getByRole('heading', { name: /^Overview/ })).toBeVisible();
   // Thirty-one minutes of idleness, written where the service keeps its sessions (the default idle time is 30 minutes).
-  const aged = await onServiceDatabase(
-    "update console_sessions s set last_seen_at = now() - interval '31 minutes' from console_users u where u.id = s.user_id and u.email = $1",
-    [email],
-  );
+  // The user by id (no column holds an email in clear).
+  const user = ((await (await page.request.get('/console/api/session')).json()) as { data: { user: { id: string; email: string } } }).data.user;
+  expect(user.email).toBe(email);
+  const aged = await onServiceDatabase("update console_sessions set last_seen_at = now() - interval '31 minutes' where user_id = $1", [user.id]);
   expect(aged).toBe(1);
   await page.getByRole('link', { name: 'Wallet' }).click();
   await expect(page.getByRole('heading', { name: 'Sign in' })).toBeVisible();
@@ -87,4 +87,24 @@ test('a guessable password is refused at sign-up, the page saying why', async ({
   await page.getByRole('button', { name: 'Sign up' }).click();
   await expect(page.getByRole('alert')).toContainText('password is too easy to guess');
   await expect(page.getByRole('heading', { name: 'Create your account' })).toBeVisible();
+});
+
+test('a member deletes its own account from the Security page; the last owner is refused', async ({ page, browser }) => {
+  await signUp(page);
+  const member = await invite(page, browser, 'developer');
+  await member.goto('/console/security');
+  const form = member.getByRole('form', { name: 'Delete your account' });
+  await form.getByRole('textbox', { name: 'Password', exact: true }).fill('a member password of some length');
+  await expect(form.getByRole('button', { name: 'Delete my account' })).toBeDisabled();
+  await form.getByLabel('I understand this cannot be undone').check();
+  await form.getByRole('button', { name: 'Delete my account' }).click();
+  await expect(member.getByRole('heading', { name: 'Sign in' })).toBeVisible();
+  await member.context().close();
+
+  await page.goto('/console/security');
+  const own = page.getByRole('form', { name: 'Delete your account' });
+  await own.getByRole('textbox', { name: 'Password', exact: true }).fill('correct horse battery staple');
+  await own.getByLabel('I understand this cannot be undone').check();
+  await own.getByRole('button', { name: 'Delete my account' }).click();
+  await expect(own.getByRole('alert')).toContainText(/last owner/i);
 });

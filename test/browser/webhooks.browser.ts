@@ -39,7 +39,10 @@ async function startReceiver(): Promise<{ url: string; received: Received[]; clo
   };
 }
 
-test('webhooks: a developer adds an endpoint, runs a sandbox check, and sees its signed delivery and attempt; finance cannot add one but sets the low-balance alert', async ({ page, browser }) => {
+test('webhooks: a developer adds an endpoint, runs a sandbox check, and sees its signed delivery and attempt; finance cannot add one but sets the low-balance alert', async ({
+  page,
+  browser,
+}) => {
   const receiver = await startReceiver();
   try {
     await signUp(page);

@@ -11,14 +11,21 @@ import { ApiError, backoffDelayMs, createLedgerClient, NetworkError, type Ledger
 
 type Answer = (request: IncomingMessage, response: ServerResponse) => void;
 
-const json = (status: number, body: unknown, headers: Record<string, string> = {}): Answer => (_request, response) => {
-  response.writeHead(status, { 'content-type': 'application/json', ...headers });
-  response.end(JSON.stringify(body));
-};
+const json =
+  (status: number, body: unknown, headers: Record<string, string> = {}): Answer =>
+  (_request, response) => {
+    response.writeHead(status, { 'content-type': 'application/json', ...headers });
+    response.end(JSON.stringify(body));
+  };
 const wallet = { environment: 'test', balanceKobo: 5_000, reservedKobo: 0, availableKobo: 5_000 };
 const ok = json(200, { status: true, data: wallet });
 const unavailable = json(503, { status: false, error: { code: 'service_unavailable', message: 'The event store is unavailable' } });
-const limited = (seconds: number) => json(429, { status: false, error: { code: 'rate_limited', message: 'Too many requests', details: { limitPerMinute: 1, retryAfterSeconds: seconds } } }, { 'retry-after': String(seconds) });
+const limited = (seconds: number) =>
+  json(
+    429,
+    { status: false, error: { code: 'rate_limited', message: 'Too many requests', details: { limitPerMinute: 1, retryAfterSeconds: seconds } } },
+    { 'retry-after': String(seconds) },
+  );
 /** Closes the connection without an answer: the client sees a network error. */
 const hangUp: Answer = (request) => request.socket.destroy();
 const silent: Answer = () => undefined;
@@ -74,7 +81,9 @@ describe('The client retry policy', () => {
 
     it('throws the 429 at once when the Retry-After is longer than it is allowed to wait', async () => {
       script = [limited(120), ok];
-      const refused = await client({ retry: { retries: 3, baseDelayMs: 20, maxDelayMs: 200, maxRetryAfterMs: 5_000 } }).wallet().catch((error: unknown) => error);
+      const refused = await client({ retry: { retries: 3, baseDelayMs: 20, maxDelayMs: 200, maxRetryAfterMs: 5_000 } })
+        .wallet()
+        .catch((error: unknown) => error);
       expect(refused).toBeInstanceOf(ApiError);
       expect((refused as ApiError).status).toBe(429);
       expect(seen).toHaveLength(1);
@@ -96,7 +105,9 @@ describe('The client retry policy', () => {
         calls += 1;
         throw new RangeError('refused by the caller');
       };
-      const refused = await client({ fetch: refusing }).wallet().catch((error: unknown) => error);
+      const refused = await client({ fetch: refusing })
+        .wallet()
+        .catch((error: unknown) => error);
       expect(refused).toBeInstanceOf(RangeError);
       expect(calls).toBe(1);
     });
@@ -105,7 +116,9 @@ describe('The client retry policy', () => {
   describe('When every attempt of a read fails', () => {
     it('stops after the last retry, with spacing that grows, and throws the last answer', async () => {
       script = [unavailable, unavailable, unavailable, unavailable, ok];
-      const refused = await client({ retry: { retries: 3, baseDelayMs: 40, maxDelayMs: 1_000 } }).wallet().catch((error: unknown) => error);
+      const refused = await client({ retry: { retries: 3, baseDelayMs: 40, maxDelayMs: 1_000 } })
+        .wallet()
+        .catch((error: unknown) => error);
       expect(refused).toBeInstanceOf(ApiError);
       expect((refused as ApiError).code).toBe('service_unavailable');
       expect(seen).toHaveLength(4);
@@ -122,14 +135,18 @@ describe('The client retry policy', () => {
       ['a 429', limited(1)],
     ])('sends it once and throws %s', async (_name, answer) => {
       script = [answer, ok];
-      const refused = await client().verify('nin', { nin: '21440414976' }).catch((error: unknown) => error);
+      const refused = await client()
+        .verify('nin', { nin: '21440414976' })
+        .catch((error: unknown) => error);
       expect(refused).toBeInstanceOf(ApiError);
       expect(seen.map((request) => `${request.method} ${request.path}`)).toEqual(['POST /v1/nin']);
     });
 
     it('sends it once and throws a network error', async () => {
       script = [hangUp, ok];
-      const refused = await client().verify('nin', { nin: '21440414976' }).catch((error: unknown) => error);
+      const refused = await client()
+        .verify('nin', { nin: '21440414976' })
+        .catch((error: unknown) => error);
       expect(refused).toBeInstanceOf(NetworkError);
       expect((refused as NetworkError).code).toBe('network_error');
       expect(seen).toHaveLength(1);
@@ -140,7 +157,9 @@ describe('The client retry policy', () => {
     it('abandons a check that takes longer, once, with a timeout error', async () => {
       script = [silent];
       const started = Date.now();
-      const refused = await client({ timeoutMs: 200 }).verify('nin', { nin: '21440414976' }).catch((error: unknown) => error);
+      const refused = await client({ timeoutMs: 200 })
+        .verify('nin', { nin: '21440414976' })
+        .catch((error: unknown) => error);
       expect(refused).toBeInstanceOf(NetworkError);
       expect((refused as NetworkError).code).toBe('timeout');
       expect(Date.now() - started).toBeLessThan(1_500);
@@ -152,7 +171,9 @@ describe('The client retry policy', () => {
       expect(await client({ timeoutMs: 200 }).wallet()).toEqual(wallet);
       expect(seen).toHaveLength(2);
       script = [stalls, ok];
-      const refused = await client({ timeoutMs: 200 }).verify('nin', { nin: '21440414976' }).catch((error: unknown) => error);
+      const refused = await client({ timeoutMs: 200 })
+        .verify('nin', { nin: '21440414976' })
+        .catch((error: unknown) => error);
       expect(refused).toBeInstanceOf(NetworkError);
       expect((refused as NetworkError).code).toBe('timeout');
       expect(seen).toHaveLength(3);

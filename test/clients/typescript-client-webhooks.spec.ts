@@ -16,7 +16,15 @@ const newSecret = secretOf('the secret after the rotation');
 const event: WebhookEvent = {
   type: 'verification.completed',
   timestamp: '2026-12-06T10:00:00.000Z',
-  data: { organizationId: 'org_1', environment: 'test', reference: 'vrf_01JD3Q9ZK8W6V2C4X7N5B0M1TR', scope: 'nin', status: 'found', charged: true, completedAt: '2026-12-06T10:00:00.000Z' },
+  data: {
+    organizationId: 'org_1',
+    environment: 'test',
+    reference: 'vrf_01JD3Q9ZK8W6V2C4X7N5B0M1TR',
+    scope: 'nin',
+    status: 'found',
+    charged: true,
+    completedAt: '2026-12-06T10:00:00.000Z',
+  },
 };
 
 /** The headers the service sends for `body`, signed at `at` with each secret (both during an overlap). */

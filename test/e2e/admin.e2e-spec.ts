@@ -13,7 +13,7 @@ const ISO_WITH_OFFSET = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?\+00:00$/;
 /** Everything the application logs, at every level, plus what reaches stdout and stderr. */
 class CapturingLogger implements LoggerService {
   readonly lines: string[] = [];
-  private record = (...parts: unknown[]) => void this.lines.push(parts.map((part) => (typeof part === 'string' ? part : JSON.stringify(part) ?? String(part))).join(' '));
+  private record = (...parts: unknown[]) => void this.lines.push(parts.map((part) => (typeof part === 'string' ? part : (JSON.stringify(part) ?? String(part)))).join(' '));
   log = this.record;
   error = this.record;
   warn = this.record;
@@ -82,7 +82,9 @@ describe('Admin API', () => {
       expect(events[0].metadata).toMatchObject({ actor: { type: 'operator', id: 'admin' } });
       expect(events[0].metadata.correlationId).toEqual(created.headers.get('x-request-id'));
       const wallet = await eventsOf(`wallet-${org.id}.test`);
-      expect(wallet).toEqual([expect.objectContaining({ type: 'WalletFunded', data: expect.objectContaining({ fundingReference: 'sandbox-credit', amountKobo: 250_000, environment: 'test' }) })]);
+      expect(wallet).toEqual([
+        expect.objectContaining({ type: 'WalletFunded', data: expect.objectContaining({ fundingReference: 'sandbox-credit', amountKobo: 250_000, environment: 'test' }) }),
+      ]);
       expect(await streamLength(`wallet-${org.id}.live`)).toBe(0);
 
       const fetched = await app.admin('GET', `/admin/v1/organizations/${org.id}`);
@@ -102,7 +104,10 @@ describe('Admin API', () => {
       expect(new Set(missing.body.error.details.fields.map((field: { field: string }) => field.field))).toEqual(new Set(['name', 'email']));
       const tooLong = await app.admin('POST', '/admin/v1/organizations', { name: 'x'.repeat(201), email: 'a@b.test' });
       expect(tooLong.status).toBe(422);
-      const notObject = await app.request('POST', '/admin/v1/organizations', { rawBody: '[1,2]', headers: { authorization: `Bearer ${app.adminToken}`, 'content-type': 'application/json' } });
+      const notObject = await app.request('POST', '/admin/v1/organizations', {
+        rawBody: '[1,2]',
+        headers: { authorization: `Bearer ${app.adminToken}`, 'content-type': 'application/json' },
+      });
       expect(notObject.status).toBe(422);
       expect(await logLength()).toBe(before);
     });
@@ -175,7 +180,11 @@ describe('Admin API', () => {
       expect(await streamLength(`organization-${id}`)).toBe(length);
       for (const body of [{ name: '   ' }, { name: 'x'.repeat(201) }, { name: 7 }, {}]) {
         const refused = await app.admin('PUT', `/admin/v1/organizations/${id}/name`, body);
-        expect({ body, status: refused.status, fields: [...new Set(refused.body.error?.details?.fields?.map((field: { field: string }) => field.field))] }).toEqual({ body, status: 422, fields: ['name'] });
+        expect({ body, status: refused.status, fields: [...new Set(refused.body.error?.details?.fields?.map((field: { field: string }) => field.field))] }).toEqual({
+          body,
+          status: 422,
+          fields: ['name'],
+        });
       }
       expect((await eventsOf(`organization-${id}`)).slice(1).map((event) => [event.type, event.data.name])).toEqual([['OrganizationRenamed', 'Acme Lending Holdings']]);
     });
@@ -237,7 +246,17 @@ describe('Admin API', () => {
       const listed = await app.admin('GET', `/admin/v1/organizations/${id}/keys`);
       expect(listed.status).toBe(200);
       expect(listed.body.data).toEqual([
-        { id: key.id, name: 'backend', prefix: key.prefix, last4: key.last4, environment: 'live', scopes: ['nin', 'bvn'], createdAt: key.createdAt, lastUsedAt: null, revokedAt: null },
+        {
+          id: key.id,
+          name: 'backend',
+          prefix: key.prefix,
+          last4: key.last4,
+          environment: 'live',
+          scopes: ['nin', 'bvn'],
+          createdAt: key.createdAt,
+          lastUsedAt: null,
+          revokedAt: null,
+        },
       ]);
       expect(JSON.stringify(listed.body)).not.toContain(key.key);
       const stored = await pool.query('select key_hash from api_keys where id = $1', [key.id]);
@@ -265,11 +284,18 @@ describe('Admin API', () => {
 
     async function concurrentKeys(): Promise<void> {
       const { id } = await createOrganization(app);
-      const issued = await Promise.all(Array.from({ length: 8 }, (_, index) => app.admin('POST', `/admin/v1/organizations/${id}/keys`, { environment: 'test', name: `k${index}` })));
+      const issued = await Promise.all(
+        Array.from({ length: 8 }, (_, index) => app.admin('POST', `/admin/v1/organizations/${id}/keys`, { environment: 'test', name: `k${index}` })),
+      );
       expect(issued.map((response) => response.status)).toEqual(Array(8).fill(201));
       const ids = new Set(issued.map((response) => response.body.data.id));
       expect(ids.size).toBe(8);
-      expect((await eventsOf(`organization-${id}`)).filter((event) => event.type === 'ApiKeyIssued').map((event) => event.data.keyId).sort()).toEqual([...ids].sort());
+      expect(
+        (await eventsOf(`organization-${id}`))
+          .filter((event) => event.type === 'ApiKeyIssued')
+          .map((event) => event.data.keyId)
+          .sort(),
+      ).toEqual([...ids].sort());
       expect((await app.admin('GET', `/admin/v1/organizations/${id}/keys`)).body.data).toHaveLength(8);
     }
 
@@ -376,9 +402,9 @@ describe('Admin API', () => {
       await app.admin('POST', `/admin/v1/organizations/${id}/keys`, { environment: keys[1].key });
       await app.admin('PUT', `/admin/v1/organizations/${id}/scopes`, { scopes: [keys[1].key] });
 
-      const tables = (await pool.query<{ table_name: string }>("select table_name from information_schema.tables where table_schema = 'public' and table_type = 'BASE TABLE'")).rows.map(
-        (row) => row.table_name,
-      );
+      const tables = (
+        await pool.query<{ table_name: string }>("select table_name from information_schema.tables where table_schema = 'public' and table_type = 'BASE TABLE'")
+      ).rows.map((row) => row.table_name);
       expect(tables).toEqual(expect.arrayContaining(['events', 'organizations', 'api_keys', 'api_key_usage']));
       const log = await allEvents(app.eventStore);
       for (const { key } of keys) {

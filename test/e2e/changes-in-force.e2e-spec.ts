@@ -90,12 +90,12 @@ async function warmedKey(): Promise<{ organizationId: string; keyId: string; key
 const bed = processTestBed('ledger-in-force-', {
   poolMax: 2,
   beforeTeardown: async () => {
-      if (service !== undefined && service.exitCode === null && service.signalCode === null) service.kill('SIGTERM');
+    if (service !== undefined && service.exitCode === null && service.signalCode === null) service.kill('SIGTERM');
     if (service !== undefined) await exited(service);
   },
 });
 
-describe('Operators\' changes are in force when the command returns', () => {
+describe("Operators' changes are in force when the command returns", () => {
   it('with no projection worker running, the CLI says the change is recorded and applies once one runs', async () => {
     const created = await spawnedCli('--json', 'org', 'create', '--name', 'Before Start Ltd', '--email', 'ops@before.example');
     expect(created.code).toBe(0);
@@ -119,7 +119,9 @@ describe('Operators\' changes are in force when the command returns', () => {
       expect(refused.status).toBe(403);
       expect(refused.body.error.code).toBe('scope_not_active');
       expect(scoped.code).toBe(0);
-      expect(scoped.stdout).toMatch(/In force on every instance of the service \(read models at position \d+; an instance trusts what it read about a key for at most \d+ ms, waited out here\)/);
+      expect(scoped.stdout).toMatch(
+        /In force on every instance of the service \(read models at position \d+; an instance trusts what it read about a key for at most \d+ ms, waited out here\)/,
+      );
       expect(await walletEvents(organizationId)).toBe(before);
       expect((await check(key, NIN_CHECK)).status).toBe(201);
     });

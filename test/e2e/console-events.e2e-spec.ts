@@ -54,8 +54,8 @@ describe('Console API: account and team changes are events with their actor', ()
     const ownerEmail = uniqueEmail('events-owner');
     secrets.add(ownerEmail).add('Events organization');
     const owner = new ConsoleClient(app);
-    const signedUp = await owner.signUp({ organizationName: 'Events organization', email: ownerEmail, password: PASSWORD });
-    expect(signedUp.status).toBe(201);
+    const signedUp = await owner.signUpAndSignIn({ organizationName: 'Events organization', email: ownerEmail, password: PASSWORD });
+    expect(signedUp.status).toBe(200);
     const ownerId = signedUp.body.data.user.id as string;
     const organizationId = signedUp.body.data.organization.id as string;
 
@@ -133,7 +133,7 @@ describe('Console API: account and team changes are events with their actor', ()
     const owner = new ConsoleClient(app);
     const ownerEmail = uniqueEmail('events-taken');
     secrets.add(ownerEmail);
-    const signedUp = await owner.signUp({ organizationName: 'Events taken', email: ownerEmail, password: PASSWORD });
+    const signedUp = await owner.signUpAndSignIn({ organizationName: 'Events taken', email: ownerEmail, password: PASSWORD });
     const ownerId = signedUp.body.data.user.id as string;
     // An invitation to an address that has an account already.
     expect((await owner.call('POST', '/console/api/team/invitations', { email: ownerEmail, role: 'developer' })).status).toBe(201);
@@ -145,7 +145,9 @@ describe('Console API: account and team changes are events with their actor', ()
     expect(refused.body.error.code).toBe('email_taken');
     // The refused account's transaction also kept the link unused.
     expect((await new ConsoleClient(app).call('GET', `/console/api/invitation?token=${encodeURIComponent(token)}`)).status).toBe(200);
-    const accepted = (await allEvents(app.eventStore)).filter((event) => event.type === 'ConsoleInvitationAccepted' && (event.data as { organizationId: string }).organizationId === signedUp.body.data.organization.id);
+    const accepted = (await allEvents(app.eventStore)).filter(
+      (event) => event.type === 'ConsoleInvitationAccepted' && (event.data as { organizationId: string }).organizationId === signedUp.body.data.organization.id,
+    );
     expect(accepted).toEqual([]);
     expect((await facts(ownerId)).map((fact) => fact.type)).toEqual(['ConsoleUserSignedUp', 'ConsoleInvitationSent']);
   });
@@ -173,7 +175,11 @@ describe('Console API: account and team changes are events with their actor', ()
     expect((await facts(operatorId)).map((fact) => [fact.type, fact.actor, fact.data])).toEqual([
       ['ConsoleOperatorCreated', { type: 'operator', id: 'admin' }, { schemaVersion: 1, userId: operatorId, role: 'admin', via: 'admin_token' }],
       ['ConsoleTotpEnrolled', operator(operatorId), { schemaVersion: 1, userId: operatorId }],
-      ['ConsoleInvitationSent', operator(operatorId), { schemaVersion: 1, userId: operatorId, invitationId: invited.body.data.id, kind: 'operator', organizationId: null, role: 'auditor' }],
+      [
+        'ConsoleInvitationSent',
+        operator(operatorId),
+        { schemaVersion: 1, userId: operatorId, invitationId: invited.body.data.id, kind: 'operator', organizationId: null, role: 'auditor' },
+      ],
     ]);
     expect((await facts(auditorId)).map((fact) => [fact.type, fact.actor])).toEqual([['ConsoleInvitationAccepted', operator(auditorId)]]);
   });
@@ -189,7 +195,10 @@ describe('Console API: account and team changes are events with their actor', ()
     const events = (await allEvents(app.eventStore)).filter((event) => event.streamId.startsWith('consoleUser-'));
     expect(events.length).toBeGreaterThanOrEqual(17);
     expect(secrets.size).toBeGreaterThan(15);
-    const stored = events.map((event) => JSON.stringify({ data: event.data, metadata: event.metadata })).join('\n').toLowerCase();
+    const stored = events
+      .map((event) => JSON.stringify({ data: event.data, metadata: event.metadata }))
+      .join('\n')
+      .toLowerCase();
     const found = [...secrets].filter((secret) => stored.includes(secret.toLowerCase()));
     expect(found).toEqual([]);
     expect(stored).not.toContain('@');

@@ -35,7 +35,7 @@ describe('An erasure racing a read of the same check', () => {
     }
   }
 
-  it("answers the erasure erased, with no personal data, and every read after it likewise", async () => {
+  it('answers the erasure erased, with no personal data, and every read after it likewise', async () => {
     const { id } = await createOrganization(app);
     const { key } = await issueKey(app, id);
     const headers = { 'x-service-key': key };

@@ -95,7 +95,14 @@ describe('Erasure of personal data', () => {
     const listed = await app.request('GET', '/v1/verifications?pageSize=100', { headers: as(who) });
     expect(listed.status).toBe(200);
     const summary = (listed.body.data as Record<string, unknown>[]).find((item) => item.reference === original.reference);
-    expect(summary).toEqual({ reference: original.reference, scope: original.scope, status: original.status, priceKobo: original.priceKobo, charged: original.charged, createdAt: original.createdAt });
+    expect(summary).toEqual({
+      reference: original.reference,
+      scope: original.scope,
+      status: original.status,
+      priceKobo: original.priceKobo,
+      charged: original.charged,
+      createdAt: original.createdAt,
+    });
   }
 
   /** The wallet once both checks' captures are in its read model. */
@@ -127,14 +134,24 @@ describe('Erasure of personal data', () => {
   }
 
   async function audit(who: Tenant): Promise<{ code: number; stdout: string }> {
-    const env = { PATH: process.env.PATH, ...(await testEventStoreEnv(database)), DATABASE_URL: database.url, DATA_ENCRYPTION_KEY: TEST_DATA_ENCRYPTION_KEY, DATA_DIR: join(buildDir, '.data') };
+    const env = {
+      PATH: process.env.PATH,
+      ...(await testEventStoreEnv(database)),
+      DATABASE_URL: database.url,
+      DATA_ENCRYPTION_KEY: TEST_DATA_ENCRYPTION_KEY,
+      DATA_DIR: join(buildDir, '.data'),
+    };
     try {
-      const { stdout } = await run(process.execPath, [join(buildDir, 'dist/src/audit/audit-cli.js'), '--org', who.organizationId, '--env', 'test', '--reconcile', '--format', 'json'], {
-        cwd: buildDir,
-        env,
-        timeout: 60_000,
-        maxBuffer: 64 * 1024 * 1024,
-      });
+      const { stdout } = await run(
+        process.execPath,
+        [join(buildDir, 'dist/src/audit/audit-cli.js'), '--org', who.organizationId, '--env', 'test', '--reconcile', '--format', 'json'],
+        {
+          cwd: buildDir,
+          env,
+          timeout: 60_000,
+          maxBuffer: 64 * 1024 * 1024,
+        },
+      );
       return { code: 0, stdout };
     } catch (error) {
       const failed = error as { code?: number; stdout?: string };
@@ -144,7 +161,11 @@ describe('Erasure of personal data', () => {
   }
 
   /** What must hold after any erasure: the projection rebuilt from the log, then a fresh instance, then the audit. */
-  async function erasedStaysErased(who: Tenant, erased: readonly { original: Record<string, unknown>; erasedAt: string }[], untouched: readonly { who: Tenant; original: Record<string, unknown> }[] = []) {
+  async function erasedStaysErased(
+    who: Tenant,
+    erased: readonly { original: Record<string, unknown>; erasedAt: string }[],
+    untouched: readonly { who: Tenant; original: Record<string, unknown> }[] = [],
+  ) {
     for (const { original } of erased) {
       const row = await readModelErased(original.reference as string);
       expect(row).toMatchObject({ request: {}, result: {} });
@@ -270,7 +291,7 @@ describe('Erasure of personal data', () => {
     ]);
   });
 
-  it('by retention: past its organization\'s retentionDays (set by an operator, as an event) the sweep erases, actor system:retention; an organization on the default keeps its data', async () => {
+  it("by retention: past its organization's retentionDays (set by an operator, as an event) the sweep erases, actor system:retention; an organization on the default keeps its data", async () => {
     const who = await tenant();
     const other = await tenant();
     const bad = await app.admin('PUT', `/admin/v1/organizations/${who.organizationId}/retention`, { retentionDays: 0 });
@@ -299,7 +320,7 @@ describe('Erasure of personal data', () => {
     await erasedStaysErased(who, [{ original, erasedAt }], [{ who: other, original: kept }]);
   });
 
-  it('offboarding: operators only (auditor 403 read_only, confirm must repeat the id); every verification of the organization reads as erased at once, another organization\'s are untouched, the wallet and the audit whole', async () => {
+  it("offboarding: operators only (auditor 403 read_only, confirm must repeat the id); every verification of the organization reads as erased at once, another organization's are untouched, the wallet and the audit whole", async () => {
     const who = await tenant();
     const other = await tenant();
     const originals = [await check(who, 'nin', { nin: NIN }), await check(who, 'phone', { phone: PHONE_LOCAL })];

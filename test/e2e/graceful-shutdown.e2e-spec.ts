@@ -29,7 +29,11 @@ async function call(baseUrl: string, method: string, path: string, headers: Reco
   const sentAtMs = Date.now();
   let response: Response;
   try {
-    response = await fetch(`${baseUrl}${path}`, { method, headers: { 'content-type': 'application/json', ...headers }, body: body === undefined ? undefined : JSON.stringify(body) });
+    response = await fetch(`${baseUrl}${path}`, {
+      method,
+      headers: { 'content-type': 'application/json', ...headers },
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
   } catch (error) {
     return { sentAtMs, endedAtMs: Date.now(), refused: String((error as Error).cause ?? error) };
   }
@@ -44,7 +48,7 @@ async function call(baseUrl: string, method: string, path: string, headers: Reco
 const bed = processTestBed('ledger-shutdown-', {
   poolMax: 4,
   beforeTeardown: async () => {
-      if (child !== undefined && child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+    if (child !== undefined && child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
     if (child !== undefined) await exited(child);
   },
 });
@@ -127,14 +131,18 @@ describe('Graceful shutdown of the service process', () => {
     expect(answered.filter((outcome) => ![201, 502, 503].includes(outcome.status ?? 0))).toEqual([]);
     for (const outcome of answered) expect(typeof outcome.body?.status).toBe('boolean');
     // Checks in flight at the signal were finished and answered: slow ones (502 at the provider timeout) after it.
-    const finishedAfterSignal = answered.filter((outcome) => outcome.sentAtMs < signalledAtMs && outcome.endedAtMs > signalledAtMs && (outcome.status === 201 || outcome.status === 502));
+    const finishedAfterSignal = answered.filter(
+      (outcome) => outcome.sentAtMs < signalledAtMs && outcome.endedAtMs > signalledAtMs && (outcome.status === 201 || outcome.status === 502),
+    );
     expect(finishedAfterSignal.filter((outcome) => outcome.status === 502 && outcome.endedAtMs - signalledAtMs > PROVIDER_TIMEOUT_MS / 3).length).toBeGreaterThan(0);
     expect(answered.filter((outcome) => outcome.status === 201).length).toBeGreaterThan(0);
     // Requests after the signal found the port closed (or a 503): nothing else.
     for (const outcome of outcomes.filter((entry) => entry.status === undefined)) expect(outcome.refused).toMatch(/ECONNREFUSED|ECONNRESET|other side closed|SocketError/);
 
     // No check started without its answer reaching the client: every verification in the log is one a client was told about.
-    const answeredReferences = new Set(answered.map((outcome) => outcome.body?.data?.reference ?? outcome.body?.error?.details?.reference).filter((reference) => reference !== undefined));
+    const answeredReferences = new Set(
+      answered.map((outcome) => outcome.body?.data?.reference ?? outcome.body?.error?.details?.reference).filter((reference) => reference !== undefined),
+    );
     const events = await allEvents(bed.events.store, { streamCategories: ['verification', 'wallet'] });
     const byStream = new Map<string, RecordedEvent[]>();
     for (const event of events) byStream.set(event.streamId, [...(byStream.get(event.streamId) ?? []), event]);

@@ -9,7 +9,7 @@ import { HELD_BACK_DEGRADED_SECONDS } from '../../src/health/log-holdback.monito
 import { startTestApp, type TestApp } from '../support/app.js';
 import { describeOnProject } from '../support/store-independent.js';
 
-describeOnProject('postgres', 'A PostgreSQL log held back by an open transaction', 'the visible bound is the PostgreSQL log\'s', () => {
+describeOnProject('postgres', 'A PostgreSQL log held back by an open transaction', "the visible bound is the PostgreSQL log's", () => {
   let app: TestApp;
   let holder: pg.Client;
   // A cluster of its own: the transaction held open here holds back every database of its cluster,
@@ -48,7 +48,11 @@ describeOnProject('postgres', 'A PostgreSQL log held back by an open transaction
     expect(degraded.status).toBe(200);
     expect(degraded.body.data).toMatchObject({
       status: 'degraded',
-      checks: { postgres: 'ok', eventStore: 'ok', eventLog: { status: 'held_back', holder: { kind: 'backend', pid, applicationName: 'forgotten-session', state: 'idle in transaction' } } },
+      checks: {
+        postgres: 'ok',
+        eventStore: 'ok',
+        eventLog: { status: 'held_back', holder: { kind: 'backend', pid, applicationName: 'forgotten-session', state: 'idle in transaction' } },
+      },
     });
     expect(degraded.body.data.checks.eventLog.heldBackSeconds).toBeGreaterThanOrEqual(HELD_BACK_DEGRADED_SECONDS);
     expect(degraded.body.data.reasons).toEqual([expect.stringMatching(new RegExp(`held back for \\d+\\.\\d s .* by backend pid ${pid} \\(idle in transaction`))]);
@@ -69,7 +73,10 @@ describeOnProject('postgres', 'A PostgreSQL log held back by an open transaction
     await holder.query('commit');
     await waitUntil(async () => (await app.request('GET', '/health/ready')).body.data.status === 'ready', 5_000, 'readiness to clear');
     await waitUntil(
-      async () => (await app.admin('GET', '/admin/v1/projections')).body.data.every((entry: { logHeldBack: unknown; state: string }) => entry.logHeldBack === null && entry.state !== 'held_back'),
+      async () =>
+        (await app.admin('GET', '/admin/v1/projections')).body.data.every(
+          (entry: { logHeldBack: unknown; state: string }) => entry.logHeldBack === null && entry.state !== 'held_back',
+        ),
       10_000,
       'the projections to catch up',
     );

@@ -48,7 +48,9 @@ describe('Operations: /metrics, security headers, CORS and the production switch
     expect(moved('ivl_http_request_duration_seconds_count', { method: 'GET', route: '/v1/verifications/:reference', status: '200' })).toBe(1);
     expect(moved('ivl_verification_provider_duration_seconds_count', { scope: 'bvn', outcome: 'failed' })).toBe(1);
     // Each check appends its request, its end and two wallet events: four appends on EventStoreDB, two write-sets on PostgreSQL.
-    expect(moved('ivl_event_store_append_duration_seconds_count', { store: app.eventStoreKind, outcome: 'ok' })).toBeGreaterThanOrEqual(3 * (app.eventStoreKind === 'postgres' ? 2 : 4));
+    expect(moved('ivl_event_store_append_duration_seconds_count', { store: app.eventStoreKind, outcome: 'ok' })).toBeGreaterThanOrEqual(
+      3 * (app.eventStoreKind === 'postgres' ? 2 : 4),
+    );
     // Six wallet commands, each check's reservation and then its capture (found, not found) or release (failed), in one batch or several, every batch appended.
     expect(moved('ivl_wallet_command_wait_seconds_count', {})).toBe(6);
     expect(moved('ivl_wallet_batch_commands_sum', {})).toBe(6);
@@ -90,11 +92,18 @@ describe('Operations: /metrics, security headers, CORS and the production switch
   });
 
   it('in production, /docs and /metrics answer 404 in the envelope; CORS_ORIGINS opens the API to the listed origins only', async () => {
-    const production = await startTestApp({ database: app.database, env: { NODE_ENV: 'production', PUBLIC_BASE_URL: 'https://api.example.com', CORS_ORIGINS: 'https://dashboard.example.com' } });
+    const production = await startTestApp({
+      database: app.database,
+      env: { NODE_ENV: 'production', PUBLIC_BASE_URL: 'https://api.example.com', CORS_ORIGINS: 'https://dashboard.example.com' },
+    });
     try {
       for (const path of ['/docs', '/docs/json', '/metrics']) {
         const response = await production.request('GET', path);
-        expect({ path, status: response.status, body: response.body }).toEqual({ path, status: 404, body: { status: false, error: expect.objectContaining({ code: 'not_found' }) } });
+        expect({ path, status: response.status, body: response.body }).toEqual({
+          path,
+          status: 404,
+          body: { status: false, error: expect.objectContaining({ code: 'not_found' }) },
+        });
       }
       const allowed = await fetch(`${production.baseUrl}/v1/nin`, {
         method: 'OPTIONS',

@@ -65,7 +65,7 @@ describeOnPostgresProjectOnly('Rate limits per API key (in memory)', reason, () 
     for (let i = 0; i < 5; i++) expect((await app.request('GET', '/v1/health', { headers: caller.headers })).status).toBe(200);
   });
 
-  it('applies the operators\' per-organization limit, and null returns to the default', async () => {
+  it("applies the operators' per-organization limit, and null returns to the default", async () => {
     const caller = await keyOf(app);
     const set = await app.admin('PUT', `/admin/v1/organizations/${caller.organizationId}/rate-limit`, { requestsPerMinute: 5 });
     expect(set.status).toBe(200);

@@ -212,7 +212,7 @@ describe('Read your own writes across two instances on one database', () => {
       }
     });
 
-    it('past 2 s the read answers 503 service_unavailable rather than a balance without the key\'s write', async () => {
+    it("past 2 s the read answers 503 service_unavailable rather than a balance without the key's write", async () => {
       const held = await holdProjections();
       try {
         const written = await runCheck(a, key, 0, expected);

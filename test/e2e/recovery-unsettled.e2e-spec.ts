@@ -43,7 +43,18 @@ describe('Recovery with checks it cannot settle', () => {
     await streams.request(
       {
         type: 'RequestVerification',
-        data: { reference, organizationId, environment: 'test', keyId: 'key_crashed', scope: 'nin', category: 'kyc', countryCode: 'NG', request: { nin: '12345678905' }, priceKobo: PRICE_KOBO, requestedAt: new Date().toISOString() },
+        data: {
+          reference,
+          organizationId,
+          environment: 'test',
+          keyId: 'key_crashed',
+          scope: 'nin',
+          category: 'kyc',
+          countryCode: 'NG',
+          request: { nin: '12345678905' },
+          priceKobo: PRICE_KOBO,
+          requestedAt: new Date().toISOString(),
+        },
       },
       context,
     );
@@ -71,7 +82,9 @@ describe('Recovery with checks it cannot settle', () => {
     }
     // The PostgreSQL log refuses deletes; an event the verification decider does not know stops its fold instead.
     for (const reference of references) {
-      await app.eventStore.append(`verification-${reference}`, [{ id: randomUUID(), type: 'VerificationTampered', data: { reference }, metadata: {} }], { expectedRevision: 'any' });
+      await app.eventStore.append(`verification-${reference}`, [{ id: randomUUID(), type: 'VerificationTampered', data: { reference }, metadata: {} }], {
+        expectedRevision: 'any',
+      });
     }
   }
 

@@ -44,7 +44,7 @@ describe('Sealed personal fields that cannot be opened', () => {
     }
   }
 
-  it('a ciphertext copied into another verification\'s event opens to nothing: the verification shows as erased, 200, and the incident is logged without the data', async () => {
+  it("a ciphertext copied into another verification's event opens to nothing: the verification shows as erased, 200, and the incident is logged without the data", async () => {
     const original = await app.request('POST', '/v1/nin', { body: { nin: NIN }, headers: headers() });
     expect(original.status).toBe(201);
     expect(original.body.data.personalDataErasedAt).toBeNull();
@@ -64,7 +64,10 @@ describe('Sealed personal fields that cannot be opened', () => {
     expect(read.status).toBe(200);
     expect(read.body.data).toMatchObject({ reference: forged, scope: 'nin', request: {}, result: {} });
     expect(read.body.data.personalDataErasedAt).toEqual(expect.stringMatching(/^\d{4}-\d{2}-\d{2}T.*\+00:00$/));
-    const incidents = captured.join('').split('\n').filter((line) => line.includes('Incident') && line.includes(forged));
+    const incidents = captured
+      .join('')
+      .split('\n')
+      .filter((line) => line.includes('Incident') && line.includes(forged));
     expect(incidents.length).toBeGreaterThan(0);
     expect(captured.join('')).not.toContain(NIN);
 

@@ -35,7 +35,14 @@ describeOnPostgresProjectOnly('Start-up without a mail transport', 'no store is 
   it('on an external database with neither SMTP_URL nor CONSOLE_MAIL_LOG_ONLY, the service refuses to start, naming both (exit 78)', async () => {
     const dir = await mkdtemp(join(tmpdir(), 'ledger-start-up-mail-'));
     try {
-      const env = { PATH: process.env.PATH, DATA_DIR: dir, PORT: '0', HOST: '127.0.0.1', DATABASE_URL: 'postgres://ledger:secret@127.0.0.1:1/ledger', DATA_ENCRYPTION_KEY: Buffer.alloc(32, 5).toString('base64') };
+      const env = {
+        PATH: process.env.PATH,
+        DATA_DIR: dir,
+        PORT: '0',
+        HOST: '127.0.0.1',
+        DATABASE_URL: 'postgres://ledger:secret@127.0.0.1:1/ledger',
+        DATA_ENCRYPTION_KEY: Buffer.alloc(32, 5).toString('base64'),
+      };
       const run = await runNode(DIST.main, [], { env, timeoutMs: 30_000 });
       expect(run.code).toBe(78);
       expect(run.stderr).toMatch(/SMTP_URL is required outside the embedded default.*CONSOLE_MAIL_LOG_ONLY=true/);
@@ -64,7 +71,10 @@ describeOnPostgresProjectOnly('The first start on the embedded default, stdout n
     expect(stdout).toContain('First run:');
 
     // Every line on stdout is a JSON log line: nothing printed beside the log stream.
-    const lines = stdout.trimEnd().split('\n').map((line) => JSON.parse(line) as { level: string; context?: string; msg: string });
+    const lines = stdout
+      .trimEnd()
+      .split('\n')
+      .map((line) => JSON.parse(line) as { level: string; context?: string; msg: string });
     expect(lines.filter((line) => line.context !== undefined && START_UP_CONTEXTS.includes(line.context))).toEqual([]);
     expect(lines.length).toBeLessThan(20);
 

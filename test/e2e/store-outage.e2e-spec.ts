@@ -118,7 +118,7 @@ async function outageScenario(app: TestApp, key: Record<string, string>, outage:
   // Readers see the log up to the oldest transaction still running (a projection batch, say), so
   // the recovery's last appends show a moment later: read until the log settles, then judge it.
   let log = await settlement(app);
-  for (const deadline = Date.now() + 10_000; !log.settled && Date.now() < deadline; ) {
+  for (const deadline = Date.now() + 10_000; !log.settled && Date.now() < deadline;) {
     await new Promise((wait) => setTimeout(wait, 100));
     log = await settlement(app);
   }
@@ -196,7 +196,12 @@ describeOnProject('esdb', 'When EventStoreDB goes away and comes back', 'the pos
     database = await createTestDatabase();
     app = await startTestApp({
       database,
-      env: { EVENT_STORE: 'esdb', EVENTSTORE_CONNECTION_STRING: server.connectionString, SANDBOX_CREDIT_KOBO: String(CREDIT_KOBO), PROVIDER_TIMEOUT_MS: String(PROVIDER_TIMEOUT_MS) },
+      env: {
+        EVENT_STORE: 'esdb',
+        EVENTSTORE_CONNECTION_STRING: server.connectionString,
+        SANDBOX_CREDIT_KOBO: String(CREDIT_KOBO),
+        PROVIDER_TIMEOUT_MS: String(PROVIDER_TIMEOUT_MS),
+      },
     });
     const organization = await createOrganization(app);
     key = { 'x-service-key': (await issueKey(app, organization.id)).key };

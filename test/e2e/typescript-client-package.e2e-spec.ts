@@ -69,7 +69,11 @@ describe('The TypeScript client as a package', () => {
 
     // A delivery signed as the service signs one, for the program to verify with the second of its two secrets.
     const secret = `whsec_${Buffer.from('a secret of thirty-two bytes....').toString('base64')}`;
-    const body = JSON.stringify({ type: 'wallet.funded', timestamp: '2026-12-06T10:00:00.000Z', data: { organizationId: 'org_1', environment: 'test', fundingReference: 'fund_1', amountKobo: 5_000 } });
+    const body = JSON.stringify({
+      type: 'wallet.funded',
+      timestamp: '2026-12-06T10:00:00.000Z',
+      data: { organizationId: 'org_1', environment: 'test', fundingReference: 'fund_1', amountKobo: 5_000 },
+    });
     const headers = { 'webhook-id': 'msg_evt_1', 'webhook-timestamp': String(Math.floor(Date.now() / 1000)) };
     const signature = new Webhook(secret).sign(headers['webhook-id'], new Date(Number(headers['webhook-timestamp']) * 1000), body);
     const delivery = JSON.stringify({ body, headers: { ...headers, 'webhook-signature': signature }, secret });
@@ -92,15 +96,23 @@ process.stdout.write(JSON.stringify({ firstName: check.result.firstName, read: r
     );
     await writeFile(
       join(project, 'tsconfig.json'),
-      JSON.stringify({ compilerOptions: { target: 'ES2022', module: 'NodeNext', moduleResolution: 'NodeNext', lib: ['ES2023', 'DOM'], types: [], strict: true, outDir: 'out', skipLibCheck: true }, files: ['program.ts'] }),
+      JSON.stringify({
+        compilerOptions: { target: 'ES2022', module: 'NodeNext', moduleResolution: 'NodeNext', lib: ['ES2023', 'DOM'], types: [], strict: true, outDir: 'out', skipLibCheck: true },
+        files: ['program.ts'],
+      }),
     );
     const compiled = await run(process.execPath, [TSC, '-p', 'tsconfig.json'], { cwd: project }).catch((error: { stdout?: string }) => ({ stdout: error.stdout ?? 'tsc failed' }));
     expect(compiled.stdout).toBe('');
 
     const { app, apiKey } = await service;
-    const { stdout } = await run(process.execPath, ['out/program.js'], { cwd: project, env: { PATH: process.env.PATH, BASE_URL: app.baseUrl, API_KEY: apiKey, DELIVERY: delivery } });
+    const { stdout } = await run(process.execPath, ['out/program.js'], {
+      cwd: project,
+      env: { PATH: process.env.PATH, BASE_URL: app.baseUrl, API_KEY: apiKey, DELIVERY: delivery },
+    });
     const outcome = JSON.parse(stdout) as { firstName: string; read: boolean; listed: string[]; reference: string; funded: number };
     expect(outcome).toEqual({ firstName: 'Blessing', read: true, listed: [outcome.reference], reference: expect.stringMatching(/^vrf_/), funded: 5_000 });
-    expect(JSON.parse(await readFile(join(project, 'node_modules', '@identity-verification-ledger', 'client', 'package.json'), 'utf8'))).toMatchObject({ name: '@identity-verification-ledger/client' });
+    expect(JSON.parse(await readFile(join(project, 'node_modules', '@identity-verification-ledger', 'client', 'package.json'), 'utf8'))).toMatchObject({
+      name: '@identity-verification-ledger/client',
+    });
   });
 });

@@ -21,7 +21,14 @@ describe('The TypeScript client', () => {
     const url = new URL(input.url);
     requested.push(`${input.method} ${url.pathname}${url.search}`);
     const text = await response.clone().text();
-    const problems = openApiValidator().check({ method: input.method, url: `${url.pathname}${url.search}`, status: response.status, contentType: response.headers.get('content-type'), text });
+    const problems = openApiValidator().check({
+      method: input.method,
+      url: `${url.pathname}${url.search}`,
+      status: response.status,
+      contentType: response.headers.get('content-type'),
+      text,
+      headers: [...response.headers.keys()],
+    });
     if (problems.length > 0) throw new Error(problems.join('\n'));
     return response;
   };
@@ -39,7 +46,10 @@ describe('The TypeScript client', () => {
   it('runs a check and reads it back, typed by scope', async () => {
     const check = await client.verify('nin', { nin: '21440414976' });
     expect(check).toMatchObject({ scope: 'nin', status: 'found', charged: true, result: { nin: '21440414976', firstName: 'Blessing' } });
-    const match = await client.verify('face_match', { image: 'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg==', bvn: '22126025250' });
+    const match = await client.verify('face_match', {
+      image: 'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg==',
+      bvn: '22126025250',
+    });
     expect(typeof match.result.match).toBe('boolean');
     const read = await client.getVerification(check.reference);
     expect(read).toMatchObject({ reference: check.reference, scope: 'nin' });
@@ -52,7 +62,8 @@ describe('The TypeScript client', () => {
     const expected = 1_000_000 - 4 * 10_000 - 20_000;
     const settled = { environment: 'test', balanceKobo: expected, reservedKobo: 0, availableKobo: expected };
     let wallet = await client.wallet();
-    for (const deadline = Date.now() + 5_000; JSON.stringify(wallet) !== JSON.stringify(settled) && Date.now() < deadline; wallet = await client.wallet()) await new Promise((wake) => setTimeout(wake, 50));
+    for (const deadline = Date.now() + 5_000; JSON.stringify(wallet) !== JSON.stringify(settled) && Date.now() < deadline; wallet = await client.wallet())
+      await new Promise((wake) => setTimeout(wake, 50));
     expect(wallet).toEqual(settled);
 
     requested.length = 0;
@@ -69,7 +80,8 @@ describe('The TypeScript client', () => {
       return all;
     };
     let transactions = await ledger();
-    for (const deadline = Date.now() + 5_000; transactions.filter((item) => item.type === 'debit').length < 5 && Date.now() < deadline; transactions = await ledger()) await new Promise((wake) => setTimeout(wake, 50));
+    for (const deadline = Date.now() + 5_000; transactions.filter((item) => item.type === 'debit').length < 5 && Date.now() < deadline; transactions = await ledger())
+      await new Promise((wake) => setTimeout(wake, 50));
     // The sandbox credit, and a reservation and a debit per charged check (five).
     expect(transactions.filter((transaction) => transaction.type === 'funding')).toHaveLength(1);
     expect(transactions.filter((transaction) => transaction.type === 'debit')).toHaveLength(5);
@@ -94,6 +106,80 @@ describe('The TypeScript client', () => {
       'GET /v1/verifications?page=2&pageSize=2',
       'GET /v1/verifications?page=3&pageSize=2',
     ]);
+  });
+
+  it("walks the wallet's ledger without duplicates while transactions arrive mid-walk", async () => {
+    const own = createLedgerClient({ baseUrl: app.baseUrl, apiKey: (await issueKey(app, (await createOrganization(app, { approved: true })).id)).key, fetch: validatingFetch });
+    for (const nin of ['57092406569', '34743670838']) await own.verify('nin', { nin });
+    // The sandbox credit, and a reservation and a debit per check: five, once the ledger's read model has them.
+    const key = (transaction: { type: string; reference: string }) => `${transaction.type} ${transaction.reference}`;
+    let before: string[] = [];
+    for (const deadline = Date.now() + 5_000; before.length < 5 && Date.now() < deadline;) {
+      before = [];
+      for await (const transaction of own.walletTransactions()) before.push(key(transaction));
+      if (before.length < 5) await new Promise((wake) => setTimeout(wake, 50));
+    }
+    expect(before).toHaveLength(5);
+
+    const walked: string[] = [];
+    for await (const transaction of own.walletTransactions(2)) {
+      walked.push(key(transaction));
+      // After the first page: two checks put four transactions at the front, more than a page, pushing the walked ones down past page 2.
+      if (walked.length === 2) for (const nin of ['21440414976', '57092406569']) await own.verify('nin', { nin });
+    }
+    expect(walked).toEqual(before);
+  });
+
+  it('manages verification flows and sessions: a flow and its next version, a session on it, listed, cancelled', async () => {
+    const flow = await client.verificationFlows.create({ name: 'Client flow', steps: [{ type: 'consent' }, { type: 'identity_number', kinds: ['nin'] }] });
+    expect(flow).toMatchObject({ version: 1, name: 'Client flow' });
+    expect((await client.verificationFlows.publish(flow.id, { name: 'Client flow v2', steps: flow.steps })).version).toBe(2);
+    expect((await client.verificationFlows.get(flow.id)).name).toBe('Client flow v2');
+    expect((await client.verificationFlows.list()).map((listed) => listed.id)).toContain(flow.id);
+    const session = await client.verificationSessions.create({ flowId: flow.id, customerId: 'cus_client' });
+    expect(session).toMatchObject({ status: 'created', flowVersion: 2, clientSecret: expect.stringMatching(/^vcs_/) });
+    expect((await client.verificationSessions.list({ flowId: flow.id })).map((listed) => listed.id)).toEqual([session.id]);
+    expect((await client.verificationSessions.cancel(session.id)).status).toBe('cancelled');
+    expect((await client.verificationSessions.get(session.id)).status).toBe('cancelled');
+  });
+
+  it('manages webhook endpoints through webhookEndpoints: create, list, get, update, rotate the secret, delete', async () => {
+    const own = createLedgerClient({ baseUrl: app.baseUrl, apiKey: (await issueKey(app, (await createOrganization(app, { approved: true })).id)).key, fetch: validatingFetch });
+    const hooks = own.webhookEndpoints;
+    expect(await hooks.list()).toEqual([]);
+    // A private address: the service refuses to deliver there, so no request leaves this machine.
+    const created = await hooks.create({ url: 'https://127.0.0.1/hooks', eventTypes: ['verification.completed'], description: 'first receiver' });
+    expect(created).toMatchObject({
+      id: expect.any(String),
+      url: 'https://127.0.0.1/hooks',
+      eventTypes: ['verification.completed'],
+      description: 'first receiver',
+      enabled: true,
+      environment: 'test',
+      secret: expect.stringMatching(/^whsec_/),
+    });
+    const { secret, ...shown } = created;
+    expect(await hooks.list()).toEqual([shown]);
+    expect(await hooks.get(created.id)).toEqual(shown);
+    expect(JSON.stringify(await hooks.list())).not.toContain(secret);
+
+    const updated = await hooks.update(created.id, { description: 'renamed receiver', enabled: false, eventTypes: [] });
+    expect(updated).toEqual({ ...shown, description: 'renamed receiver', enabled: false, eventTypes: [] });
+    expect(await hooks.get(created.id)).toEqual(updated);
+
+    const rotated = await hooks.rotateSecret(created.id, { overlapSeconds: 60 });
+    expect(rotated.secret).toMatch(/^whsec_/);
+    expect(rotated.secret).not.toBe(secret);
+    expect(await hooks.deliveries(created.id)).toEqual([]);
+
+    await hooks.delete(created.id);
+    expect(await hooks.list()).toEqual([]);
+    const gone = (await hooks.get(created.id).catch((error: unknown) => error)) as ApiError;
+    expect(gone).toBeInstanceOf(ApiError);
+    expect({ status: gone.status, code: gone.code }).toEqual({ status: 404, code: 'not_found' });
+    expect(requested.filter((line) => line.includes('/v1/webhook_endpoints')).map((line) => line.split(' ')[0])).toEqual(
+      expect.arrayContaining(['POST', 'GET', 'PATCH', 'DELETE']),
+    );
   });
 
   it('throws typed errors: the 402 with its details, and any other code', async () => {

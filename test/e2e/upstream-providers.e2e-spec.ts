@@ -46,10 +46,18 @@ describe('Upstream providers through the API', () => {
   });
 
   it('refuses a provider that cannot serve an active scope (422 naming it), and bad credentials field by field', async () => {
-    const unserved = await app.admin('PUT', `/admin/v1/organizations/${org.id}/provider`, { environment: 'live', provider: 'dojah', credentials: { appId: 'app-1', secretKey: DOJAH_SECRET } });
+    const unserved = await app.admin('PUT', `/admin/v1/organizations/${org.id}/provider`, {
+      environment: 'live',
+      provider: 'dojah',
+      credentials: { appId: 'app-1', secretKey: DOJAH_SECRET },
+    });
     expect(unserved.status).toBe(422);
     expect(unserved.body.error.details.fields[0]).toMatchObject({ field: 'scopes', message: expect.stringMatching(/^dojah cannot serve passport/) });
-    const badCredentials = await app.admin('PUT', `/admin/v1/organizations/${org.id}/provider`, { environment: 'live', provider: 'dojah', credentials: { appId: 'app-1', apiKey: DOJAH_SECRET } });
+    const badCredentials = await app.admin('PUT', `/admin/v1/organizations/${org.id}/provider`, {
+      environment: 'live',
+      provider: 'dojah',
+      credentials: { appId: 'app-1', apiKey: DOJAH_SECRET },
+    });
     expect(badCredentials.status).toBe(422);
     expect(badCredentials.body.error.details.fields.map((field: { field: string }) => field.field)).toEqual(['credentials.apiKey', 'credentials.secretKey']);
     expect(JSON.stringify(badCredentials.body)).not.toContain(DOJAH_SECRET);
@@ -57,7 +65,11 @@ describe('Upstream providers through the API', () => {
 
   it('stores the credentials encrypted: in no response, not in plain text in the event', async () => {
     expect((await app.admin('PUT', `/admin/v1/organizations/${org.id}/scopes`, { scopes: ['nin', 'bvn'] })).status).toBe(200);
-    const configured = await app.admin('PUT', `/admin/v1/organizations/${org.id}/provider`, { environment: 'live', provider: 'dojah', credentials: { appId: 'app-1', secretKey: DOJAH_SECRET } });
+    const configured = await app.admin('PUT', `/admin/v1/organizations/${org.id}/provider`, {
+      environment: 'live',
+      provider: 'dojah',
+      credentials: { appId: 'app-1', secretKey: DOJAH_SECRET },
+    });
     expect(configured.status).toBe(200);
     expect(configured.body.data.providers).toEqual({ live: { provider: 'dojah', fallback: null } });
     const fetched = await app.admin('GET', `/admin/v1/organizations/${org.id}`);

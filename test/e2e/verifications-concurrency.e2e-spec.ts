@@ -83,17 +83,25 @@ describe('Concurrent checks on one wallet, across two instances', () => {
     expect(walletEvents.filter((event) => event.type === 'WalletDebited')).toHaveLength(10);
     expect(await a.app.get(WalletLedger).balance({ organizationId: org.id, environment: 'test' })).toEqual({ balanceKobo: 0, reservedKobo: 0, availableKobo: 0 });
     const charged = responses.filter((r) => r.status === 201).map((r) => r.body.data.reference as string);
-    for (const reference of charged) expect(walletEvents.filter((event) => event.data.reference === reference).map((event) => event.type)).toEqual(['WalletFundsReserved', 'WalletDebited']);
+    for (const reference of charged)
+      expect(walletEvents.filter((event) => event.data.reference === reference).map((event) => event.type)).toEqual(['WalletFundsReserved', 'WalletDebited']);
     // Both instances wrote the stream; the expected-revision appends kept its hash chain linear.
     const history = await b.admin('GET', `/admin/v1/organizations/${org.id}/wallets/test/history?pageSize=1`);
-    expect(history.body.meta).toMatchObject({ total: walletEvents.length, balance: { balanceKobo: 0, reservedKobo: 0 }, chain: { verified: true, hashedEvents: walletEvents.length, breaks: 0 } });
+    expect(history.body.meta).toMatchObject({
+      total: walletEvents.length,
+      balance: { balanceKobo: 0, reservedKobo: 0 },
+      chain: { verified: true, hashedEvents: walletEvents.length, breaks: 0 },
+    });
 
     const listed = await eventually(
       () => b.request('GET', '/v1/verifications?status=found&pageSize=100', { headers: { 'x-service-key': key } }),
       (r) => r.body.meta?.total === 10,
     );
     expect(listed.body.meta.total).toBe(10);
-    const failed = await eventually(() => a.request('GET', '/v1/verifications?status=failed&pageSize=100', { headers: { 'x-service-key': key } }), (r) => r.body.meta?.total === 90);
+    const failed = await eventually(
+      () => a.request('GET', '/v1/verifications?status=failed&pageSize=100', { headers: { 'x-service-key': key } }),
+      (r) => r.body.meta?.total === 90,
+    );
     expect(failed.body.meta).toEqual({ total: 90, page: 1, pageSize: 100, totalPages: 1 });
   });
 });
@@ -181,7 +189,10 @@ describe('Crash safety and recovery', () => {
     const reference = await killedAfterReserve(rig);
     const pool = app.app.get<symbol, pg.Pool>(PG_POOL);
     // In the read model recovery reads, reserved just now.
-    await eventually(async () => (await pool.query('select 1 from wallet_reservations where reference = $1', [reference])).rowCount, (count) => count === 1);
+    await eventually(
+      async () => (await pool.query('select 1 from wallet_reservations where reference = $1', [reference])).rowCount,
+      (count) => count === 1,
+    );
     const clock = app.app.get(Clock);
     const ownNow = clock.now;
     clock.now = () => new Date(Date.now() + CRASH_DEADLINE_MS + 5_000);
@@ -225,12 +236,20 @@ describe('Crash safety and recovery', () => {
     expect(await typesOf(rig, `wallet-${org.id}.test`, reference)).toEqual(['WalletFundsReserved', 'WalletReservationReleased']);
     expect(await ledger.balance(wallet())).toEqual(before);
 
-    const got = await eventually(() => app.request('GET', `/v1/verifications/${reference}`, { headers: { 'x-service-key': key } }), (r) => r.status === 200);
+    const got = await eventually(
+      () => app.request('GET', `/v1/verifications/${reference}`, { headers: { 'x-service-key': key } }),
+      (r) => r.status === 200,
+    );
     expect(got.body.data).toMatchObject({ status: 'failed', charged: false, errorMessage: expect.stringContaining('not charged') });
 
     // A second pass, and a late request trying to finish it, change nothing.
     await recovery.runOnce(later());
-    const late = await streams.finish(reference, { ...(await streams.load(reference)), status: 'pending' } as never, { type: 'CompleteVerification', outcome: 'found', result: {}, at: new Date() }, context);
+    const late = await streams.finish(
+      reference,
+      { ...(await streams.load(reference)), status: 'pending' } as never,
+      { type: 'CompleteVerification', outcome: 'found', result: {}, at: new Date() },
+      context,
+    );
     expect(late.won).toBe(false);
     expect(late.state.status).toBe('failed');
     expect(await typesOf(rig, `verification-${reference}`)).toEqual(['VerificationRequested', 'VerificationFailed']);
@@ -278,120 +297,139 @@ describe('Crash safety and recovery', () => {
  * appends time out; the postgres event log has no index lag, and its lost answers are another
  * suite's (a dropped connection mid-commit).
  */
-describeOnProject('esdb', 'Settling behind a lagging index, and appends whose outcome is unknown', 'it stretches the EventStoreDB test server\'s index lag and times its appends out', () => {
-  let rig: CrashRig;
-  let control: EsdbTestServerControl;
-  const walletStream = () => `wallet-${rig.org.id}.test`;
-  const headers = () => ({ 'x-service-key': rig.key });
+describeOnProject(
+  'esdb',
+  'Settling behind a lagging index, and appends whose outcome is unknown',
+  "it stretches the EventStoreDB test server's index lag and times its appends out",
+  () => {
+    let rig: CrashRig;
+    let control: EsdbTestServerControl;
+    const walletStream = () => `wallet-${rig.org.id}.test`;
+    const headers = () => ({ 'x-service-key': rig.key });
 
-  beforeAll(async () => {
-    rig = await startCrashRig({ PROVIDER_TIMEOUT_MS: '1500' });
-    control = (await testEventStoreControl(rig.app.database)) as EsdbTestServerControl;
-  });
-  afterEach(async () => {
-    await control.clearFaults();
-    await control.configure({ readLagMs: DEFAULT_TEST_READ_LAG_MS, acknowledge: 'indexed' });
-    // What a test wrote under a longer lag would hold up the next one's reads (the index keeps log order).
-    await control.whenIndexed();
-  });
-  afterAll(async () => rig?.app.close());
+    beforeAll(async () => {
+      rig = await startCrashRig({ PROVIDER_TIMEOUT_MS: '1500' });
+      control = (await testEventStoreControl(rig.app.database)) as EsdbTestServerControl;
+    });
+    afterEach(async () => {
+      await control.clearFaults();
+      await control.configure({ readLagMs: DEFAULT_TEST_READ_LAG_MS, acknowledge: 'indexed' });
+      // What a test wrote under a longer lag would hold up the next one's reads (the index keeps log order).
+      await control.whenIndexed();
+    });
+    afterAll(async () => rig?.app.close());
 
-  /** The reference of the next reservation a request makes in this wallet. */
-  async function nextReservation(): Promise<string> {
-    const known = new Set((await rig.store.readStream(walletStream(), { maxCount: 10_000 })).map((event) => String(event.data.reference)));
-    const reserved = await eventually(
-      async () => (await rig.store.readStream(walletStream(), { maxCount: 10_000 })).filter((event) => event.type === 'WalletFundsReserved' && !known.has(String(event.data.reference))),
-      (events) => events.length > 0,
-    );
-    expect(reserved).toHaveLength(1);
-    return String(reserved[0].data.reference);
-  }
+    /** The reference of the next reservation a request makes in this wallet. */
+    async function nextReservation(): Promise<string> {
+      const known = new Set((await rig.store.readStream(walletStream(), { maxCount: 10_000 })).map((event) => String(event.data.reference)));
+      const reserved = await eventually(
+        async () =>
+          (await rig.store.readStream(walletStream(), { maxCount: 10_000 })).filter((event) => event.type === 'WalletFundsReserved' && !known.has(String(event.data.reference))),
+        (events) => events.length > 0,
+      );
+      expect(reserved).toHaveLength(1);
+      return String(reserved[0].data.reference);
+    }
 
-  it('recovery refused by a request whose completion it cannot read yet captures the charge; it never releases it', async () => {
-    const reference = await killedAfterReserve(rig);
-    const pending = await rig.streams.load(reference);
-    await control.configure({ readLagMs: 500 });
-    // The request's completion is written at once and readable 500 ms later.
-    const request = rig.streams.finish(reference, pending, { type: 'CompleteVerification', outcome: 'found', result: {}, at: new Date() }, crashContext);
-    await sleep(50);
-    expect(await rig.recovery.settle(reference, walletOf(rig), pastDeadline())).toBe('captured');
-    expect((await request).won).toBe(true);
-    expect(await typesOf(rig, `verification-${reference}`)).toEqual(['VerificationRequested', 'VerificationCompleted']);
-    expect(await typesOf(rig, walletStream(), reference)).toEqual(['WalletFundsReserved', 'WalletDebited']);
-  });
+    it('recovery refused by a request whose completion it cannot read yet captures the charge; it never releases it', async () => {
+      const reference = await killedAfterReserve(rig);
+      const pending = await rig.streams.load(reference);
+      await control.configure({ readLagMs: 500 });
+      // The request's completion is written at once and readable 500 ms later.
+      const request = rig.streams.finish(reference, pending, { type: 'CompleteVerification', outcome: 'found', result: {}, at: new Date() }, crashContext);
+      await sleep(50);
+      expect(await rig.recovery.settle(reference, walletOf(rig), pastDeadline())).toBe('captured');
+      expect((await request).won).toBe(true);
+      expect(await typesOf(rig, `verification-${reference}`)).toEqual(['VerificationRequested', 'VerificationCompleted']);
+      expect(await typesOf(rig, walletStream(), reference)).toEqual(['WalletFundsReserved', 'WalletDebited']);
+    });
 
-  it('a terminal event that stays unreadable through the re-reads: recovery moves no money and settles it on a later pass', async () => {
-    const reference = await killedAfterReserve(rig);
-    const pending = await rig.streams.load(reference);
-    // Longer than the re-reads (about 2.5 s), so acknowledged on write: a node waiting that long
-    // for its index would answer its own 2 s commit timeout instead.
-    await control.configure({ readLagMs: 4_000, acknowledge: 'written' });
-    expect((await rig.streams.finish(reference, pending, { type: 'CompleteVerification', outcome: 'not_found', result: {}, at: new Date() }, crashContext)).won).toBe(true);
-    expect(await rig.recovery.settle(reference, walletOf(rig), pastDeadline())).toBe('skipped');
-    expect(await typesOf(rig, walletStream(), reference)).toEqual(['WalletFundsReserved']);
-    await control.configure({ readLagMs: DEFAULT_TEST_READ_LAG_MS, acknowledge: 'indexed' });
-    // Everything written under the long lag (the node's own stats events too) readable before the next pass.
-    await control.whenIndexed();
-    expect((await rig.streams.load(reference)).status).toBe('not_found');
-    expect(await rig.recovery.settle(reference, walletOf(rig), pastDeadline())).toBe('captured');
-    expect(await typesOf(rig, walletStream(), reference)).toEqual(['WalletFundsReserved', 'WalletDebited']);
-  });
+    it('a terminal event that stays unreadable through the re-reads: recovery moves no money and settles it on a later pass', async () => {
+      const reference = await killedAfterReserve(rig);
+      const pending = await rig.streams.load(reference);
+      // Longer than the re-reads (about 2.5 s), so acknowledged on write: a node waiting that long
+      // for its index would answer its own 2 s commit timeout instead.
+      await control.configure({ readLagMs: 4_000, acknowledge: 'written' });
+      expect((await rig.streams.finish(reference, pending, { type: 'CompleteVerification', outcome: 'not_found', result: {}, at: new Date() }, crashContext)).won).toBe(true);
+      expect(await rig.recovery.settle(reference, walletOf(rig), pastDeadline())).toBe('skipped');
+      expect(await typesOf(rig, walletStream(), reference)).toEqual(['WalletFundsReserved']);
+      await control.configure({ readLagMs: DEFAULT_TEST_READ_LAG_MS, acknowledge: 'indexed' });
+      // Everything written under the long lag (the node's own stats events too) readable before the next pass.
+      await control.whenIndexed();
+      expect((await rig.streams.load(reference)).status).toBe('not_found');
+      expect(await rig.recovery.settle(reference, walletOf(rig), pastDeadline())).toBe('captured');
+      expect(await typesOf(rig, walletStream(), reference)).toEqual(['WalletFundsReserved', 'WalletDebited']);
+    });
 
-  it('a request refused by recovery answers by the winner (502, not charged), never 201 pending', async () => {
-    // Digit 3: the sandbox holds the check until the provider timeout (1.5 s); recovery fails it
-    // meanwhile, readable only 2.5 s later, after the request's own terminal append was refused.
-    const inFlight = rig.app.request('POST', '/v1/nin', { body: { nin: '12345678903' }, headers: headers() });
-    const reference = await nextReservation();
-    // Acknowledged on write: a node waiting 2.5 s for its index would answer its 2 s commit timeout.
-    await control.configure({ readLagMs: 2_500, acknowledge: 'written' });
-    const recovered = rig.recovery.settle(reference, walletOf(rig), pastDeadline());
-    const response = await inFlight;
-    expect({ status: response.status, error: response.body.error }).toMatchObject({ status: 502, error: { code: 'provider_failed', message: RECOVERED_MESSAGE, details: { reference } } });
-    expect(await recovered).toBe('failed');
-    await control.whenIndexed();
-    expect(await typesOf(rig, `verification-${reference}`)).toEqual(['VerificationRequested', 'VerificationFailed']);
-    expect(await typesOf(rig, walletStream(), reference)).toEqual(['WalletFundsReserved', 'WalletReservationReleased']);
-  });
+    it('a request refused by recovery answers by the winner (502, not charged), never 201 pending', async () => {
+      // Digit 3: the sandbox holds the check until the provider timeout (1.5 s); recovery fails it
+      // meanwhile, readable only 2.5 s later, after the request's own terminal append was refused.
+      const inFlight = rig.app.request('POST', '/v1/nin', { body: { nin: '12345678903' }, headers: headers() });
+      const reference = await nextReservation();
+      // Acknowledged on write: a node waiting 2.5 s for its index would answer its 2 s commit timeout.
+      await control.configure({ readLagMs: 2_500, acknowledge: 'written' });
+      const recovered = rig.recovery.settle(reference, walletOf(rig), pastDeadline());
+      const response = await inFlight;
+      expect({ status: response.status, error: response.body.error }).toMatchObject({
+        status: 502,
+        error: { code: 'provider_failed', message: RECOVERED_MESSAGE, details: { reference } },
+      });
+      expect(await recovered).toBe('failed');
+      await control.whenIndexed();
+      expect(await typesOf(rig, `verification-${reference}`)).toEqual(['VerificationRequested', 'VerificationFailed']);
+      expect(await typesOf(rig, walletStream(), reference)).toEqual(['WalletFundsReserved', 'WalletReservationReleased']);
+    });
 
-  it('a completion that commits but times out: the request reads it back and answers 201, charged, as the wallet holds it', async () => {
-    await control.failAppends({ outcome: 'commit-then-timeout', eventType: 'VerificationCompleted' });
-    const response = await rig.app.request('POST', '/v1/nin', { body: { nin: '12345678905' }, headers: headers() });
-    expect(response.status).toBe(201);
-    expect(response.body.data).toMatchObject({ status: 'found', charged: true });
-    const reference = response.body.data.reference as string;
-    expect(await typesOf(rig, `verification-${reference}`)).toEqual(['VerificationRequested', 'VerificationCompleted']);
-    expect(await typesOf(rig, walletStream(), reference)).toEqual(['WalletFundsReserved', 'WalletDebited']);
-    expect(await control.clearFaults()).toBe(0);
-  });
+    it('a completion that commits but times out: the request reads it back and answers 201, charged, as the wallet holds it', async () => {
+      await control.failAppends({ outcome: 'commit-then-timeout', eventType: 'VerificationCompleted' });
+      const response = await rig.app.request('POST', '/v1/nin', { body: { nin: '12345678905' }, headers: headers() });
+      expect(response.status).toBe(201);
+      expect(response.body.data).toMatchObject({ status: 'found', charged: true });
+      const reference = response.body.data.reference as string;
+      expect(await typesOf(rig, `verification-${reference}`)).toEqual(['VerificationRequested', 'VerificationCompleted']);
+      expect(await typesOf(rig, walletStream(), reference)).toEqual(['WalletFundsReserved', 'WalletDebited']);
+      expect(await control.clearFaults()).toBe(0);
+    });
 
-  it('a completion that times out unwritten: the check is failed in its place, released, and the client told 503 (not charged) with the reference', async () => {
-    await control.failAppends({ outcome: 'timeout-without-commit', eventType: 'VerificationCompleted' });
-    const response = await rig.app.request('POST', '/v1/nin', { body: { nin: '12345678905' }, headers: headers() });
-    expect({ status: response.status, code: response.body.error?.code, message: response.body.error?.message }).toEqual({ status: 503, code: 'service_unavailable', message: OUTCOME_UNKNOWN_MESSAGE });
-    const reference = response.body.error.details.reference as string;
-    const events = await rig.store.readStream(`verification-${reference}`, { maxCount: 10 });
-    expect(events.map((event) => [event.type, event.data.reasonCode])).toEqual([
-      ['VerificationRequested', undefined],
-      ['VerificationFailed', OUTCOME_UNKNOWN],
-    ]);
-    expect(await typesOf(rig, walletStream(), reference)).toEqual(['WalletFundsReserved', 'WalletReservationReleased']);
-    const shown = await eventually(() => rig.app.request('GET', `/v1/verifications/${reference}`, { headers: headers() }), (r) => r.status === 200);
-    expect(shown.body.data).toMatchObject({ status: 'failed', charged: false });
-  });
+    it('a completion that times out unwritten: the check is failed in its place, released, and the client told 503 (not charged) with the reference', async () => {
+      await control.failAppends({ outcome: 'timeout-without-commit', eventType: 'VerificationCompleted' });
+      const response = await rig.app.request('POST', '/v1/nin', { body: { nin: '12345678905' }, headers: headers() });
+      expect({ status: response.status, code: response.body.error?.code, message: response.body.error?.message }).toEqual({
+        status: 503,
+        code: 'service_unavailable',
+        message: OUTCOME_UNKNOWN_MESSAGE,
+      });
+      const reference = response.body.error.details.reference as string;
+      const events = await rig.store.readStream(`verification-${reference}`, { maxCount: 10 });
+      expect(events.map((event) => [event.type, event.data.reasonCode])).toEqual([
+        ['VerificationRequested', undefined],
+        ['VerificationFailed', OUTCOME_UNKNOWN],
+      ]);
+      expect(await typesOf(rig, walletStream(), reference)).toEqual(['WalletFundsReserved', 'WalletReservationReleased']);
+      const shown = await eventually(
+        () => rig.app.request('GET', `/v1/verifications/${reference}`, { headers: headers() }),
+        (r) => r.status === 200,
+      );
+      expect(shown.body.data).toMatchObject({ status: 'failed', charged: false });
+    });
 
-  it('a reservation that commits but whose answer is lost: 503 with the reference, the check failed and its price released', async () => {
-    await control.failAppends({ outcome: 'commit-then-timeout', eventType: 'WalletFundsReserved' });
-    const response = await rig.app.request('POST', '/v1/nin', { body: { nin: '12345678905' }, headers: headers() });
-    expect({ status: response.status, code: response.body.error?.code }).toEqual({ status: 503, code: 'service_unavailable' });
-    const reference = response.body.error.details.reference as string;
-    expect(reference).toMatch(/^vrf_/);
-    await control.whenIndexed();
-    expect(await typesOf(rig, `verification-${reference}`)).toEqual(['VerificationRequested', 'VerificationFailed']);
-    expect(await typesOf(rig, walletStream(), reference)).toEqual(['WalletFundsReserved', 'WalletReservationReleased']);
-    const shown = await eventually(() => rig.app.request('GET', `/v1/verifications/${reference}`, { headers: headers() }), (r) => r.status === 200);
-    expect(shown.body.data).toMatchObject({ status: 'failed', charged: false });
-  });
-});
+    it('a reservation that commits but whose answer is lost: 503 with the reference, the check failed and its price released', async () => {
+      await control.failAppends({ outcome: 'commit-then-timeout', eventType: 'WalletFundsReserved' });
+      const response = await rig.app.request('POST', '/v1/nin', { body: { nin: '12345678905' }, headers: headers() });
+      expect({ status: response.status, code: response.body.error?.code }).toEqual({ status: 503, code: 'service_unavailable' });
+      const reference = response.body.error.details.reference as string;
+      expect(reference).toMatch(/^vrf_/);
+      await control.whenIndexed();
+      expect(await typesOf(rig, `verification-${reference}`)).toEqual(['VerificationRequested', 'VerificationFailed']);
+      expect(await typesOf(rig, walletStream(), reference)).toEqual(['WalletFundsReserved', 'WalletReservationReleased']);
+      const shown = await eventually(
+        () => rig.app.request('GET', `/v1/verifications/${reference}`, { headers: headers() }),
+        (r) => r.status === 200,
+      );
+      expect(shown.body.data).toMatchObject({ status: 'failed', charged: false });
+    });
+  },
+);
 
 describe('Graceful shutdown and the embedded default', () => {
   it('closing the app mid-check lets the in-flight check finish and release its reservation', async () => {
@@ -405,7 +443,10 @@ describe('Graceful shutdown and the embedded default', () => {
       const before = await ledger.balance({ organizationId: org.id, environment: 'test' });
       // Digit 3: the sandbox hangs until the provider timeout.
       const inFlight = app.request('POST', '/v1/nin', { body: { nin: '12345678903' }, headers: { 'x-service-key': key } });
-      await eventually(async () => (await ledger.balance({ organizationId: org.id, environment: 'test' })).reservedKobo, (reserved) => reserved > 0);
+      await eventually(
+        async () => (await ledger.balance({ organizationId: org.id, environment: 'test' })).reservedKobo,
+        (reserved) => reserved > 0,
+      );
       const closing = app.close();
       closed = true;
       const response = await inFlight;
@@ -442,7 +483,10 @@ describe('Graceful shutdown and the embedded default', () => {
       expect(run.status).toBe(201);
       expect(run.body.data).toMatchObject({ status: 'found', charged: true });
       expect(await app.app.get(WalletLedger).balance({ organizationId: org.id, environment: 'live' })).toEqual({ balanceKobo: 40_000, reservedKobo: 0, availableKobo: 40_000 });
-      const liveList = await eventually(() => app.request('GET', '/v1/verifications', { headers }), (r) => r.body.meta?.total === 2);
+      const liveList = await eventually(
+        () => app.request('GET', '/v1/verifications', { headers }),
+        (r) => r.body.meta?.total === 2,
+      );
       expect(liveList.body.meta.total).toBe(2);
       expect((await app.request('GET', '/v1/verifications', { headers: { 'x-service-key': test.key } })).body.meta.total).toBe(0);
       expect((await app.request('GET', `/v1/verifications/${run.body.data.reference}`, { headers: { 'x-service-key': test.key } })).status).toBe(404);

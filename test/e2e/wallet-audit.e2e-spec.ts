@@ -31,7 +31,9 @@ describe('Wallet audit over HTTP', () => {
 
       const response = await app.admin('GET', history(id));
       expect(response.status).toBe(200);
-      expect(response.body.data.map((entry: Record<string, unknown>) => [entry.entryType, entry.amountKobo, entry.balanceKobo, entry.reservedKobo, entry.availableKobo, entry.chain])).toEqual([
+      expect(
+        response.body.data.map((entry: Record<string, unknown>) => [entry.entryType, entry.amountKobo, entry.balanceKobo, entry.reservedKobo, entry.availableKobo, entry.chain]),
+      ).toEqual([
         ['funding', 20_000, 20_000, 0, 20_000, 'hashed'],
         ['reservation', 10_000, 20_000, 10_000, 10_000, 'hashed'],
         ['debit', 10_000, 10_000, 0, 10_000, 'hashed'],
@@ -40,9 +42,16 @@ describe('Wallet audit over HTTP', () => {
       ]);
       const [, reservation, debit] = response.body.data;
       expect(reservation).toMatchObject({ reference: found.body.data.reference, scope: 'nin', revision: '1', actor: expect.stringMatching(/^api_key:key_/) });
-      expect(debit).toMatchObject({ reference: found.body.data.reference, scope: 'nin', occurredAt: expect.stringMatching(/\+00:00$/), hash: expect.stringMatching(/^[0-9a-f]{64}$/) });
+      expect(debit).toMatchObject({
+        reference: found.body.data.reference,
+        scope: 'nin',
+        occurredAt: expect.stringMatching(/\+00:00$/),
+        hash: expect.stringMatching(/^[0-9a-f]{64}$/),
+      });
       const events = await streamEvents(app.eventStore, `wallet-${id}.test`);
-      expect(response.body.data.map((entry: { position: string; eventId: string }) => [entry.position, entry.eventId])).toEqual(events.map((event) => [event.position.toString(), event.id]));
+      expect(response.body.data.map((entry: { position: string; eventId: string }) => [entry.position, entry.eventId])).toEqual(
+        events.map((event) => [event.position.toString(), event.id]),
+      );
 
       expect(response.body.meta).toMatchObject({
         total: 5,
@@ -52,7 +61,12 @@ describe('Wallet audit over HTTP', () => {
         asOf: null,
         lastRevision: '4',
         balance: { fundedKobo: 20_000, debitedKobo: 10_000, balanceKobo: 10_000, reservedKobo: 0, availableKobo: 10_000 },
-        totals: { funding: { count: 1, amountKobo: 20_000 }, reservation: { count: 2, amountKobo: 20_000 }, debit: { count: 1, amountKobo: 10_000 }, release: { count: 1, amountKobo: 10_000 } },
+        totals: {
+          funding: { count: 1, amountKobo: 20_000 },
+          reservation: { count: 2, amountKobo: 20_000 },
+          debit: { count: 1, amountKobo: 10_000 },
+          release: { count: 1, amountKobo: 10_000 },
+        },
         openReservations: 0,
         chain: { verified: true, hashedEvents: 5, unhashedEvents: 0, hashedFromRevision: '0', firstBreak: null, breaks: 0 },
         ledgerProblems: [],
@@ -128,7 +142,11 @@ describe('Wallet audit over HTTP', () => {
       const document = (await app.request('GET', '/docs/json')).body as { paths: Record<string, Record<string, unknown>> };
       const writes = Object.entries(document.paths)
         .filter(([path]) => path.startsWith('/admin/'))
-        .flatMap(([path, operations]) => Object.keys(operations).filter((method) => ['post', 'put', 'patch', 'delete'].includes(method)).map((method) => ({ method: method.toUpperCase(), path })));
+        .flatMap(([path, operations]) =>
+          Object.keys(operations)
+            .filter((method) => ['post', 'put', 'patch', 'delete'].includes(method))
+            .map((method) => ({ method: method.toUpperCase(), path })),
+        );
       // The audit routes are documented too.
       expect(Object.keys(document.paths['/admin/v1/organizations/{id}/wallets/{environment}/history'] ?? {})).toEqual(['get']);
       expect(Object.keys(document.paths['/v1/wallet/transactions'] ?? {})).toEqual(['get']);
@@ -170,8 +188,26 @@ describe('Wallet audit over HTTP', () => {
       expect(response.status).toBe(200);
       expect(response.body.data).toEqual([
         { type: 'debit', reference, scope: 'nin', amountKobo: PRICE_KOBO, balanceKobo: 0, reservedKobo: 0, availableKobo: 0, createdAt: expect.stringMatching(/\+00:00$/) },
-        { type: 'reservation', reference, scope: 'nin', amountKobo: PRICE_KOBO, balanceKobo: PRICE_KOBO, reservedKobo: PRICE_KOBO, availableKobo: 0, createdAt: expect.any(String) },
-        { type: 'funding', reference: 'TEST-1', scope: null, amountKobo: PRICE_KOBO, balanceKobo: PRICE_KOBO, reservedKobo: 0, availableKobo: PRICE_KOBO, createdAt: expect.any(String) },
+        {
+          type: 'reservation',
+          reference,
+          scope: 'nin',
+          amountKobo: PRICE_KOBO,
+          balanceKobo: PRICE_KOBO,
+          reservedKobo: PRICE_KOBO,
+          availableKobo: 0,
+          createdAt: expect.any(String),
+        },
+        {
+          type: 'funding',
+          reference: 'TEST-1',
+          scope: null,
+          amountKobo: PRICE_KOBO,
+          balanceKobo: PRICE_KOBO,
+          reservedKobo: 0,
+          availableKobo: PRICE_KOBO,
+          createdAt: expect.any(String),
+        },
       ]);
       expect(response.body.meta).toEqual({ total: 3, page: 1, pageSize: 20, totalPages: 1 });
 

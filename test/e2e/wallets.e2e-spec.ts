@@ -10,7 +10,7 @@ import { streams } from '../../src/common/streams.js';
 import { EVENT_STORE, type EventStore } from '../../src/event-store/event-store.port.js';
 import { OrganizationStore } from '../../src/organizations/organization.store.js';
 import { SandboxCreditSweep } from '../../src/organizations/sandbox-credit.js';
-import { READY_MADE_PEOPLE, sandboxPerson } from '../../src/providers/sandbox.world.js';
+import { READY_MADE_PEOPLE, sandboxPerson } from '../../src/scopes/sandbox-world.js';
 import { SANDBOX_CREDIT_REFERENCE } from '../../src/wallets/wallet.events.js';
 
 const SANDBOX_CREDIT_KOBO = 250_000;
@@ -92,7 +92,12 @@ describe('Wallets: admin funding and balances', () => {
     const fields = (response.body.error.details.fields as { field: string }[]).map((error) => error.field);
     expect(new Set(fields)).toEqual(new Set(['environment', 'amountKobo', 'reference']));
 
-    for (const body of [{ amountKobo: 0, reference: 'r' }, { amountKobo: -1, reference: 'r' }, { amountKobo: 10_000_000_001, reference: 'r' }, { amountKobo: '100', reference: 'r' }]) {
+    for (const body of [
+      { amountKobo: 0, reference: 'r' },
+      { amountKobo: -1, reference: 'r' },
+      { amountKobo: 10_000_000_001, reference: 'r' },
+      { amountKobo: '100', reference: 'r' },
+    ]) {
       const invalid = await app.admin('POST', `${wallet('test')}/fundings`, body);
       expect(invalid.status).toBe(422);
       expect(new Set(invalid.body.error.details.fields.map((error: { field: string }) => error.field))).toEqual(new Set(['amountKobo']));
@@ -116,7 +121,14 @@ describe('Wallets: admin funding and balances', () => {
     const organizations = app.app.get(OrganizationStore);
     const id = app.app.get(IdGenerator).organizationId();
     const context = { correlationId: 'test-interrupted-registration', actor: SYSTEM_ACTOR };
-    const command = { type: 'RegisterOrganization', organizationId: id, name: 'Interrupted', email: 'ops@interrupted.test', activeScopes: ['nin'], sandboxCreditKobo: SANDBOX_CREDIT_KOBO } as const;
+    const command = {
+      type: 'RegisterOrganization',
+      organizationId: id,
+      name: 'Interrupted',
+      email: 'ops@interrupted.test',
+      activeScopes: ['nin'],
+      sandboxCreditKobo: SANDBOX_CREDIT_KOBO,
+    } as const;
     await organizations.execute(id, command, context, { projectionWaitMs: 10_000 });
     expect((await app.admin('GET', wallet('test', id))).body.data.balanceKobo).toBe(0);
 

@@ -177,7 +177,11 @@ describe('EventStoreDB test server, through @eventstore/db-client', () => {
     it('reads forwards, backwards, from a revision and bounded, with data, metadata and created', async () => {
       const id = stream('read');
       const before = Date.now();
-      await client.appendToStream(id, ['A', 'B', 'C', 'D'].map((type, i) => event(type, { i })), { expectedRevision: 'no_stream' });
+      await client.appendToStream(
+        id,
+        ['A', 'B', 'C', 'D'].map((type, i) => event(type, { i })),
+        { expectedRevision: 'no_stream' },
+      );
       const forwards = await all(client.readStream(id, { maxCount: 3 }));
       expect(forwards.map((e) => [e.event?.type, e.event?.revision])).toEqual([
         ['A', 0n],
@@ -357,4 +361,3 @@ describe('EventStoreDB test server, through @eventstore/db-client', () => {
     await ownClient.dispose();
   });
 });
-

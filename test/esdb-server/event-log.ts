@@ -22,10 +22,7 @@
 import { randomUUID } from 'node:crypto';
 
 export type ExpectedRevision =
-  | { readonly kind: 'any' }
-  | { readonly kind: 'no_stream' }
-  | { readonly kind: 'stream_exists' }
-  | { readonly kind: 'revision'; readonly revision: bigint };
+  { readonly kind: 'any' } | { readonly kind: 'no_stream' } | { readonly kind: 'stream_exists' } | { readonly kind: 'revision'; readonly revision: bigint };
 
 export interface ProposedEvent {
   /** A lower-case canonical UUID. */
@@ -237,7 +234,13 @@ export class EventLog {
     const current = this.writtenLast(entry);
     if (hard) {
       const target = this.entry(streamId);
-      const tombstone = this.write(streamId, target, DELETED_STREAM, { id: randomUUID(), type: TOMBSTONE_EVENT_TYPE, isJson: false, data: new Uint8Array(), metadata: new Uint8Array() }, now);
+      const tombstone = this.write(
+        streamId,
+        target,
+        DELETED_STREAM,
+        { id: randomUUID(), type: TOMBSTONE_EVENT_TYPE, isJson: false, data: new Uint8Array(), metadata: new Uint8Array() },
+        now,
+      );
       target.tombstone = tombstone;
       return { kind: 'success', position: tombstone.position, lastSequence: tombstone.sequence };
     }
@@ -285,8 +288,17 @@ export class EventLog {
     const target = this.entry(metastream);
     const data = exact ? raw : { ...parseRawMetadata(target.records.at(-1)), ...raw };
     // JSON.stringify cannot write long.MaxValue exactly as a number: write the digits into the JSON.
-    const json = JSON.stringify(data, (_key, value: unknown) => (value === Number(DELETED_STREAM) ? '__DELETED_STREAM__' : value)).replace(/"__DELETED_STREAM__"/g, DELETED_STREAM.toString());
-    return this.write(metastream, target, BigInt(target.records.length), { id: randomUUID(), type: METADATA_EVENT_TYPE, isJson: true, data: encoder.encode(json), metadata: new Uint8Array() }, now);
+    const json = JSON.stringify(data, (_key, value: unknown) => (value === Number(DELETED_STREAM) ? '__DELETED_STREAM__' : value)).replace(
+      /"__DELETED_STREAM__"/g,
+      DELETED_STREAM.toString(),
+    );
+    return this.write(
+      metastream,
+      target,
+      BigInt(target.records.length),
+      { id: randomUUID(), type: METADATA_EVENT_TYPE, isJson: true, data: encoder.encode(json), metadata: new Uint8Array() },
+      now,
+    );
   }
 
   /** StorageWriterService.SoftUndeleteStream: the stream's metadata with `$tb` at the first event written after the delete. */

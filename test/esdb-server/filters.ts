@@ -5,9 +5,7 @@ export interface ServerFilter {
   allows(record: Pick<LogRecord, 'streamId' | 'type'>): boolean;
 }
 
-export type FilterSpec =
-  | { readonly on: 'stream' | 'type'; readonly regex: string }
-  | { readonly on: 'stream' | 'type'; readonly prefixes: readonly string[] };
+export type FilterSpec = { readonly on: 'stream' | 'type'; readonly regex: string } | { readonly on: 'stream' | 'type'; readonly prefixes: readonly string[] };
 
 /**
  * The rules every filtered $all read applies first: non-system streams pass, and of the system

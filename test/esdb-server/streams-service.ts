@@ -13,15 +13,7 @@ import type { EventLog, LogRecord } from './event-log.js';
 import { compileFilter, type ServerFilter } from './filters.js';
 import type { NodeBehaviour } from './node-behaviour.js';
 import { invalidArgument, StatusError, streamDeletedStatus, StreamsWrites, toStatus } from './streams-writes.js';
-import {
-  BadRequestError,
-  caughtUpResponse,
-  checkpointResponse,
-  confirmationResponse,
-  readEventResponse,
-  readStreamName,
-  streamNotFoundResponse,
-} from './wire.js';
+import { BadRequestError, caughtUpResponse, checkpointResponse, confirmationResponse, readEventResponse, readStreamName, streamNotFoundResponse } from './wire.js';
 
 export { MAX_APPEND_SIZE_BYTES } from './streams-writes.js';
 
@@ -90,8 +82,7 @@ function readFilter(options: ReadReq.Options): Filtered | undefined {
   } catch (error) {
     throw new BadRequestError(`invalid filter: ${error instanceof Error ? error.message : String(error)}`);
   }
-  const window =
-    filterOptions.getWindowCase() === streamsPb.ReadReq.Options.FilterOptions.WindowCase.MAX ? filterOptions.getMax() : READ_BATCH_SIZE;
+  const window = filterOptions.getWindowCase() === streamsPb.ReadReq.Options.FilterOptions.WindowCase.MAX ? filterOptions.getMax() : READ_BATCH_SIZE;
   const multiplier = filterOptions.getCheckpointintervalmultiplier();
   if (window <= 0 || multiplier <= 0) throw new BadRequestError('the filter window and checkpoint interval multiplier must be positive');
   return { filter, window, checkpointInterval: window * multiplier };
@@ -375,13 +366,7 @@ export class StreamsHandlers {
     return index;
   }
 
-  private async subscribeToStream(
-    streamId: string,
-    options: ReadReq.Options.StreamOptions,
-    structuredUuid: boolean,
-    writer: ResponseWriter,
-    signal: AbortSignal,
-  ): Promise<void> {
+  private async subscribeToStream(streamId: string, options: ReadReq.Options.StreamOptions, structuredUuid: boolean, writer: ResponseWriter, signal: AbortSignal): Promise<void> {
     const RevisionCase = streamsPb.ReadReq.Options.StreamOptions.RevisionOptionCase;
     const lastReadable = () => {
       const view = this.log.streamView(streamId);

@@ -17,16 +17,7 @@ import sharedPb from '@eventstore/db-client/generated/shared_pb.js';
 import statusPb from '@eventstore/db-client/generated/status_pb.js';
 import streamsPb from '@eventstore/db-client/generated/streams_pb.js';
 import type { Status as RpcStatus } from '@eventstore/db-client/generated/status_pb.js';
-import type {
-  AppendReq,
-  AppendResp,
-  BatchAppendReq,
-  BatchAppendResp,
-  DeleteReq,
-  DeleteResp,
-  TombstoneReq,
-  TombstoneResp,
-} from '@eventstore/db-client/generated/streams_pb.js';
+import type { AppendReq, AppendResp, BatchAppendReq, BatchAppendResp, DeleteReq, DeleteResp, TombstoneReq, TombstoneResp } from '@eventstore/db-client/generated/streams_pb.js';
 // google-protobuf is a dependency of @eventstore/db-client (its generated messages are built on it).
 import anyPb from 'google-protobuf/google/protobuf/any_pb.js';
 import type { AppendOutcome, DeleteOutcome, EventLog, ExpectedRevision, ProposedEvent } from './event-log.js';
@@ -360,7 +351,14 @@ export class StreamsWrites {
       const expected = appendExpected(options);
       const streamId = readStreamName(options.getStreamIdentifier());
       this.served.append += 1;
-      void commit(this.node, this.log, streamId, events.map((event) => event.type), () => this.log.append(streamId, expected, events), signal).then((committed) => {
+      void commit(
+        this.node,
+        this.log,
+        streamId,
+        events.map((event) => event.type),
+        () => this.log.append(streamId, expected, events),
+        signal,
+      ).then((committed) => {
         if (committed.kind === 'cancelled') return answer({ code: grpc.status.CANCELLED, details: 'cancelled' });
         if (committed.kind === 'timeout') return answer(timeoutStatus(committed.message));
         const outcome = committed.outcome;
@@ -445,7 +443,14 @@ export class StreamsWrites {
         pending.delete(key);
         inFlight += 1;
         this.served.batchAppend += 1;
-        void commit(this.node, this.log, batch.streamId, batch.events.map((event) => event.type), () => this.log.append(batch.streamId, batch.expected, batch.events), signal).then((committed) => {
+        void commit(
+          this.node,
+          this.log,
+          batch.streamId,
+          batch.events.map((event) => event.type),
+          () => this.log.append(batch.streamId, batch.expected, batch.events),
+          signal,
+        ).then((committed) => {
           if (committed.kind === 'answered') {
             const outcome = committed.outcome;
             send(correlation, batch.streamId, (response) => {
@@ -478,11 +483,23 @@ export class StreamsWrites {
   };
 
   readonly delete = (call: grpc.ServerUnaryCall<DeleteReq, DeleteResp>, callback: grpc.sendUnaryData<DeleteResp>): void => {
-    this.deleteStream(call, callback, false, () => new streamsPb.DeleteResp(), () => new streamsPb.DeleteResp.Position());
+    this.deleteStream(
+      call,
+      callback,
+      false,
+      () => new streamsPb.DeleteResp(),
+      () => new streamsPb.DeleteResp.Position(),
+    );
   };
 
   readonly tombstone = (call: grpc.ServerUnaryCall<TombstoneReq, TombstoneResp>, callback: grpc.sendUnaryData<TombstoneResp>): void => {
-    this.deleteStream(call, callback, true, () => new streamsPb.TombstoneResp(), () => new streamsPb.TombstoneResp.Position());
+    this.deleteStream(
+      call,
+      callback,
+      true,
+      () => new streamsPb.TombstoneResp(),
+      () => new streamsPb.TombstoneResp.Position(),
+    );
   };
 
   private deleteStream<Response extends DeleteResp | TombstoneResp>(

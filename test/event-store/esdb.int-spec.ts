@@ -151,7 +151,11 @@ describe('EsdbEventStore on deleted and truncated streams', () => {
   });
 
   async function written(streamId: string, count: number): Promise<void> {
-    await store.append(streamId, Array.from({ length: count }, (_, i) => event(`E${i}`)), { expectedRevision: 'no_stream' });
+    await store.append(
+      streamId,
+      Array.from({ length: count }, (_, i) => event(`E${i}`)),
+      { expectedRevision: 'no_stream' },
+    );
   }
 
   it('a stream that never existed still reads as empty, and one read from past a truncation still reads', async () => {

@@ -1,12 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { randomUUID } from 'node:crypto';
-import {
-  type EventStore,
-  type EventToAppend,
-  type RecordedEvent,
-  type Subscription,
-  WrongExpectedRevisionError,
-} from '../../src/event-store/event-store.port.js';
+import { type EventStore, type EventToAppend, type RecordedEvent, type Subscription, WrongExpectedRevisionError } from '../../src/event-store/event-store.port.js';
 
 export interface ContractTarget {
   readonly store: EventStore;

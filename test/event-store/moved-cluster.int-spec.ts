@@ -9,7 +9,15 @@ import { PositionEpochError } from '../../src/database/position-epoch.js';
 import { PostgresEventStore } from '../../src/event-store/postgres-event-store.js';
 import { rebuildProjection } from '../../projections/rebuild/rebuild.js';
 import { ProjectionRunner } from '../../projections/runner/projection-runner.js';
-import { actualCounts, appendCounted, checkpointOf, countingProjection, createCountingTable, expectedCounts, waitUntil } from '../../projections/runner/counting.projection.testing.js';
+import {
+  actualCounts,
+  appendCounted,
+  checkpointOf,
+  countingProjection,
+  createCountingTable,
+  expectedCounts,
+  waitUntil,
+} from '../../projections/runner/counting.projection.testing.js';
 import { withDatabase } from '../support/database-url.js';
 import { createTestDatabase, type TestDatabase } from '../support/database.js';
 import { describeOnProject } from '../support/store-independent.js';
@@ -163,7 +171,11 @@ describeOnProject('postgres', 'The PostgreSQL event log restored into another cl
     const writer = new PostgresEventStore({ pool: sourcePool, connectionString: source.url });
     const written = await writer.append(`moved-source-${randomUUID()}`, [{ id: randomUUID(), type: 'Counted', data: { n: 0 } }], { expectedRevision: 'no_stream' });
     await writer.close();
-    await waitUntil(async () => BigInt((await sourcePool.query<{ floor: string }>('select floor_position as floor from event_log_epoch')).rows[0].floor) >= written.position, 5_000, 'the floor to be recorded');
+    await waitUntil(
+      async () => BigInt((await sourcePool.query<{ floor: string }>('select floor_position as floor from event_log_epoch')).rows[0].floor) >= written.position,
+      5_000,
+      'the floor to be recorded',
+    );
     const target = await freshDatabase();
     await dumpAndRestore(sourcePool, target);
     const [{ newest }] = (await sourcePool.query<{ newest: string }>('select max(position) as newest from events')).rows;
@@ -181,7 +193,9 @@ describeOnProject('postgres', 'The PostgreSQL event log restored into another cl
     try {
       const pool = new pg.Pool({ connectionString: database.url, max: 1 });
       // A log whose newest position is at the top of the 64-bit range.
-      await pool.query(`insert into events (position, stream_id, revision, event_id, type, data, metadata) values (9223372036000000000, 'top-1', 0, $1, 'Top', '{}', '{}')`, [randomUUID()]);
+      await pool.query(`insert into events (position, stream_id, revision, event_id, type, data, metadata) values (9223372036000000000, 'top-1', 0, $1, 'Top', '{}', '{}')`, [
+        randomUUID(),
+      ]);
       await pool.end();
       const starting = runMigrations(database.url);
       await expect(starting).rejects.toBeInstanceOf(PositionEpochError);

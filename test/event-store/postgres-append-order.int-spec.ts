@@ -11,7 +11,7 @@ import { describeOnProject } from '../support/store-independent.js';
  * then waits for a stream another append writes meanwhile must still land above that append's
  * events: a stream's later event may never get a lower global position than an earlier one.
  */
-describeOnProject('postgres', 'PostgreSQL appends with any or stream_exists that wait for a stream', 'the PostgreSQL log\'s positions only', () => {
+describeOnProject('postgres', 'PostgreSQL appends with any or stream_exists that wait for a stream', "the PostgreSQL log's positions only", () => {
   let database: TestDatabase;
   const pools: pg.Pool[] = [];
   const stores: PostgresEventStore[] = [];
@@ -48,7 +48,7 @@ describeOnProject('postgres', 'PostgreSQL appends with any or stream_exists that
     }
   }
 
-  it.each<ExpectedRevision>(['any', 'stream_exists'])('with %s: the stream\'s later event gets the higher position', async (expectedRevision) => {
+  it.each<ExpectedRevision>(['any', 'stream_exists'])("with %s: the stream's later event gets the higher position", async (expectedRevision) => {
     const first = connect();
     const second = connect();
     const [locked, shared] = [streamId('locked'), streamId('shared')];

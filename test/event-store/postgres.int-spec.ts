@@ -3,7 +3,7 @@ import { randomUUID } from 'node:crypto';
 import pg from 'pg';
 import { PostgresEventStore } from '../../src/event-store/postgres-event-store.js';
 import type { RecordedEvent } from '../../src/event-store/event-store.port.js';
-import { writeSampleLogInDatabase } from '../../projections/runner/sample-log.testing.js';
+import { writeSampleLogInDatabase } from '../../src/event-store/postgres-sample-log.testing.js';
 import { createTestDatabase, type TestDatabase } from '../support/database.js';
 import { describeEventStoreContract } from './event-store.contract.js';
 
@@ -66,7 +66,12 @@ describe('PostgreSQL event log specifics', () => {
     const outcomes = await Promise.allSettled(sets.map((set) => store.appendMany(set)));
     expect(outcomes.map((outcome) => outcome.status === 'fulfilled')).toEqual(sets.map((_, index) => index !== 7));
     const own = await pool.query<{ stream_id: string; xmin: string }>('select stream_id, xmin::text from events where stream_id = any($1)', [sets.map((set) => set[0].streamId)]);
-    expect(own.rows.map((row) => row.stream_id).sort()).toEqual(sets.filter((_, index) => index !== 7).map((set) => set[0].streamId).sort());
+    expect(own.rows.map((row) => row.stream_id).sort()).toEqual(
+      sets
+        .filter((_, index) => index !== 7)
+        .map((set) => set[0].streamId)
+        .sort(),
+    );
     // Group commit: fewer transactions than write-sets.
     expect(new Set(own.rows.map((row) => row.xmin)).size).toBeLessThan(39);
     expect((await store.readStream(shared, { maxCount: 100 })).map((e) => e.revision)).toEqual(Array.from({ length: 40 }, (_, index) => BigInt(index)));
@@ -109,19 +114,31 @@ describe('PostgreSQL event log specifics', () => {
     const references = Array.from({ length: 30 }, id);
     // Batched: each set a new verification stream with its key and tokens, beside one shared stream; set 5 refused.
     const sets = references.map((reference, index) => [
-      { streamId: `verification-${reference}`, events: [event()], expectedRevision: 'no_stream' as const, keyRows: rows(reference, `key-${index}`, [`t1-${reference}`, `t2-${reference}`]) },
+      {
+        streamId: `verification-${reference}`,
+        events: [event()],
+        expectedRevision: 'no_stream' as const,
+        keyRows: rows(reference, `key-${index}`, [`t1-${reference}`, `t2-${reference}`]),
+      },
       { streamId: shared, events: [event()], expectedRevision: index === 5 ? 99n : ('any' as const) },
     ]);
     // Two sets creating one stream in the same moment, with different keys: one is written, and its key kept.
     const twin = id();
-    const twins = [0, 1].map((n) => [{ streamId: `verification-${twin}`, events: [event()], expectedRevision: 'no_stream' as const, keyRows: rows(twin, `twin-${n}`, [`twin-${n}`]) }]);
+    const twins = [0, 1].map((n) => [
+      { streamId: `verification-${twin}`, events: [event()], expectedRevision: 'no_stream' as const, keyRows: rows(twin, `twin-${n}`, [`twin-${n}`]) },
+    ]);
     const outcomes = await Promise.allSettled([...sets, ...twins].map((set) => store.appendMany(set)));
     expect(outcomes.slice(0, 30).map((outcome) => outcome.status === 'fulfilled')).toEqual(references.map((_, index) => index !== 5));
     expect(outcomes.slice(30).filter((outcome) => outcome.status === 'fulfilled')).toHaveLength(1);
 
-    const keys = await pool.query<{ reference: string; wrapped_key: string; xmin: string }>('select reference, wrapped_key, xmin::text from verification_keys where reference = any($1)', [references]);
+    const keys = await pool.query<{ reference: string; wrapped_key: string; xmin: string }>(
+      'select reference, wrapped_key, xmin::text from verification_keys where reference = any($1)',
+      [references],
+    );
     const tokens = await pool.query<{ reference: string; xmin: string }>('select reference, xmin::text from verification_subjects where reference = any($1)', [references]);
-    const events = await pool.query<{ stream_id: string; xmin: string }>('select stream_id, xmin::text from events where stream_id = any($1)', [references.map((r) => `verification-${r}`)]);
+    const events = await pool.query<{ stream_id: string; xmin: string }>('select stream_id, xmin::text from events where stream_id = any($1)', [
+      references.map((r) => `verification-${r}`),
+    ]);
     const written = references.filter((_, index) => index !== 5);
     expect(keys.rows.map((row) => row.reference).sort()).toEqual([...written].sort());
     expect(tokens.rows).toHaveLength(2 * written.length);

@@ -70,8 +70,14 @@ describe('projections CLI', () => {
   });
 
   it('names a configuration error and a usage error the same way, with their exit codes', async () => {
-    expect(await cli({ EVENT_STORE: 'nope' }, 'status')).toMatchObject({ code: 78, stderr: expect.stringMatching(/^error: config: .*EVENT_STORE must be one of .* \(exit 78\)\n$/) });
-    expect(await cli(unreachable, 'rebuild', 'nope')).toMatchObject({ code: 1, stderr: expect.stringMatching(/^error: usage: unknown projection "nope" \(known: .*\) \(exit 1\)\n$/) });
+    expect(await cli({ EVENT_STORE: 'nope' }, 'status')).toMatchObject({
+      code: 78,
+      stderr: expect.stringMatching(/^error: config: .*EVENT_STORE must be one of .* \(exit 78\)\n$/),
+    });
+    expect(await cli(unreachable, 'rebuild', 'nope')).toMatchObject({
+      code: 1,
+      stderr: expect.stringMatching(/^error: usage: unknown projection "nope" \(known: .*\) \(exit 1\)\n$/),
+    });
   });
 
   it('draws the rebuild progress with the projection name, not a {name} placeholder', async () => {

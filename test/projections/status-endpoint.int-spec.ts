@@ -20,10 +20,14 @@ describe('GET /admin/v1/projections', () => {
   });
 
   it('lists every projection with its position, head, lag, rate and the in-process worker holding it', async () => {
-    await waitUntil(async () => {
-      const response = await app.admin('GET', '/admin/v1/projections');
-      return response.body.data.every((entry: { worker: unknown }) => entry.worker !== null);
-    }, 10_000, 'the in-process workers to take their locks');
+    await waitUntil(
+      async () => {
+        const response = await app.admin('GET', '/admin/v1/projections');
+        return response.body.data.every((entry: { worker: unknown }) => entry.worker !== null);
+      },
+      10_000,
+      'the in-process workers to take their locks',
+    );
     const response = await app.admin('GET', '/admin/v1/projections');
     expect(response.status).toBe(200);
     expect(response.body.data.map((entry: { name: string }) => entry.name)).toEqual(PROJECTIONS.map((projection) => projection.name));

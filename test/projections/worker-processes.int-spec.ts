@@ -8,7 +8,7 @@ import type { EventStore } from '../../src/event-store/event-store.port.js';
 import { PROJECTIONS } from '../../projections/index.js';
 import { rebuildProjection } from '../../projections/rebuild/rebuild.js';
 import { checkpointOf, waitUntil } from '../../projections/runner/counting.projection.testing.js';
-import { writeSampleLog } from '../../projections/runner/sample-log.testing.js';
+import { writeSampleLog } from '../../src/event-store/postgres-sample-log.testing.js';
 import { readActiveWorkers, readProjectionStatus } from '../../projections/status/projection-status.js';
 import { createTestDatabase, type TestDatabase } from '../support/database.js';
 import { createTestEventStore, DEFAULT_TEST_READ_LAG_MS, testEventStoreControl, type TestEventStore } from '../support/event-store.js';
@@ -63,74 +63,78 @@ afterAll(async () => {
 const TEST_TIMEOUT_MS = 240_000;
 
 describe('Given two worker processes on a backlog', () => {
-  it('after kill -9 of the active one mid-batch, the standby takes over within seconds and the rows equal a clean rebuild', async () => {
-    expect(PROJECTIONS.length).toBeGreaterThan(0);
-    // The backlog is written with the EventStoreDB test server's index lag off: its thousands of
-    // appends, one after the other, would each wait for it. The workers then read it with the lag on.
-    // On EventStoreDB half as long: read with that lag, it still takes the workers seconds, where the
-    // full size made this suite take over four minutes beside the rest of `npm test` on a slow machine.
-    const control = await testEventStoreControl(database);
-    await control?.configure({ readLagMs: 0 });
-    const { lastPosition } = await writeSampleLog(pool, { organizations: 20, verifications: store.kind === 'esdb' ? 1_500 : 3_000, store });
-    await control?.configure({ readLagMs: DEFAULT_TEST_READ_LAG_MS });
-    const first = startWorker();
-    const second = startWorker();
-    const pids = [first.pid, second.pid];
+  it(
+    'after kill -9 of the active one mid-batch, the standby takes over within seconds and the rows equal a clean rebuild',
+    async () => {
+      expect(PROJECTIONS.length).toBeGreaterThan(0);
+      // The backlog is written with the EventStoreDB test server's index lag off: its thousands of
+      // appends, one after the other, would each wait for it. The workers then read it with the lag on.
+      // On EventStoreDB half as long: read with that lag, it still takes the workers seconds, where the
+      // full size made this suite take over four minutes beside the rest of `npm test` on a slow machine.
+      const control = await testEventStoreControl(database);
+      await control?.configure({ readLagMs: 0 });
+      const { lastPosition } = await writeSampleLog(pool, { organizations: 20, verifications: store.kind === 'esdb' ? 1_500 : 3_000, store });
+      await control?.configure({ readLagMs: DEFAULT_TEST_READ_LAG_MS });
+      const first = startWorker();
+      const second = startWorker();
+      const pids = [first.pid, second.pid];
 
-    // Mid-catch-up of the largest projection: some events applied, most not. Polled on PostgreSQL
-    // alone: the full status also reads the event log for the lag, which this wait does not need.
-    const target = 'verifications';
-    const positionOf = async (name: string) => (await checkpointOf(pool, name))?.position ?? 0n;
-    let victimPid = 0;
-    await waitUntil(
-      async () => {
-        const pid = (await readActiveWorkers(pool, PROJECTIONS)).get(target);
-        if (pid == null || (await positionOf(target)) === 0n) return false;
-        victimPid = pid;
-        return true;
-      },
-      30_000,
-      `a worker to start applying ${target}`,
-    );
-    const positionAtKill = await positionOf(target);
-    expect(positionAtKill).toBeLessThan(lastPosition);
-    const victim = workers.find((child) => child.pid === victimPid);
-    expect(victim).toBeDefined();
-    victim?.kill('SIGKILL');
-    await exited(victim as ChildProcess);
-    const survivorPid = pids.find((pid) => pid !== victimPid);
+      // Mid-catch-up of the largest projection: some events applied, most not. Polled on PostgreSQL
+      // alone: the full status also reads the event log for the lag, which this wait does not need.
+      const target = 'verifications';
+      const positionOf = async (name: string) => (await checkpointOf(pool, name))?.position ?? 0n;
+      let victimPid = 0;
+      await waitUntil(
+        async () => {
+          const pid = (await readActiveWorkers(pool, PROJECTIONS)).get(target);
+          if (pid == null || (await positionOf(target)) === 0n) return false;
+          victimPid = pid;
+          return true;
+        },
+        30_000,
+        `a worker to start applying ${target}`,
+      );
+      const positionAtKill = await positionOf(target);
+      expect(positionAtKill).toBeLessThan(lastPosition);
+      const victim = workers.find((child) => child.pid === victimPid);
+      expect(victim).toBeDefined();
+      victim?.kill('SIGKILL');
+      await exited(victim as ChildProcess);
+      const survivorPid = pids.find((pid) => pid !== victimPid);
 
-    // Measured on the lock holders alone: the full status also computes lag, whose cost depends on
-    // the event store (a client-side scan on EventStoreDB) and is not part of the takeover.
-    const takeoverMs = await waitUntil(
-      async () => {
-        const active = await readActiveWorkers(pool, PROJECTIONS);
-        return PROJECTIONS.every((projection) => active.get(projection.name) === survivorPid);
-      },
-      10_000,
-      'the standby to take every projection over',
-    );
-    expect(takeoverMs).toBeLessThan(5_000);
-    await waitUntil(
-      async () => (await readProjectionStatus(pool, store, PROJECTIONS)).every((status) => BigInt(status.position) >= lastPosition || status.lagEvents === 0),
-      90_000,
-      'the survivor to catch up',
-      250,
-    );
-    const statuses = await readProjectionStatus(pool, store, PROJECTIONS);
-    expect(statuses.map((status) => [status.name, status.state, status.lagEvents])).toEqual(PROJECTIONS.map((projection) => [projection.name, 'running', 0]));
+      // Measured on the lock holders alone: the full status also computes lag, whose cost depends on
+      // the event store (a client-side scan on EventStoreDB) and is not part of the takeover.
+      const takeoverMs = await waitUntil(
+        async () => {
+          const active = await readActiveWorkers(pool, PROJECTIONS);
+          return PROJECTIONS.every((projection) => active.get(projection.name) === survivorPid);
+        },
+        10_000,
+        'the standby to take every projection over',
+      );
+      expect(takeoverMs).toBeLessThan(5_000);
+      await waitUntil(
+        async () => (await readProjectionStatus(pool, store, PROJECTIONS)).every((status) => BigInt(status.position) >= lastPosition || status.lagEvents === 0),
+        90_000,
+        'the survivor to catch up',
+        250,
+      );
+      const statuses = await readProjectionStatus(pool, store, PROJECTIONS);
+      expect(statuses.map((status) => [status.name, status.state, status.lagEvents])).toEqual(PROJECTIONS.map((projection) => [projection.name, 'running', 0]));
 
-    const survivor = workers.find((child) => child.pid === survivorPid) as ChildProcess;
-    survivor.kill('SIGTERM');
-    await exited(survivor);
-    expect({ code: survivor.exitCode, output: survivor.exitCode === 0 ? '' : output.get(survivorPid ?? 0) }).toEqual({ code: 0, output: '' });
+      const survivor = workers.find((child) => child.pid === survivorPid) as ChildProcess;
+      survivor.kill('SIGTERM');
+      await exited(survivor);
+      expect({ code: survivor.exitCode, output: survivor.exitCode === 0 ? '' : output.get(survivorPid ?? 0) }).toEqual({ code: 0, output: '' });
 
-    // A clean replay of the whole log into shadow tables must match what the workers left, row for row.
-    for (const projection of PROJECTIONS) {
-      const result = await rebuildProjection(pool, store, database.url, projection, { verify: true, strict: true, maxBatch: 1_000 });
-      const differing = (result.differences ?? []).filter((difference) => difference.onlyLive > 0 || difference.onlyRebuilt > 0);
-      expect({ projection: projection.name, differing }).toEqual({ projection: projection.name, differing: [] });
-      expect(result.outcome).toBe('swapped');
-    }
-  }, TEST_TIMEOUT_MS);
+      // A clean replay of the whole log into shadow tables must match what the workers left, row for row.
+      for (const projection of PROJECTIONS) {
+        const result = await rebuildProjection(pool, store, database.url, projection, { verify: true, strict: true, maxBatch: 1_000 });
+        const differing = (result.differences ?? []).filter((difference) => difference.onlyLive > 0 || difference.onlyRebuilt > 0);
+        expect({ projection: projection.name, differing }).toEqual({ projection: projection.name, differing: [] });
+        expect(result.outcome).toBe('swapped');
+      }
+    },
+    TEST_TIMEOUT_MS,
+  );
 });

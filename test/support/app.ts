@@ -102,7 +102,7 @@ export async function startTestApp(options: StartTestAppOptions = {}): Promise<T
     const text = await response.text();
     if (validator !== undefined) {
       const problems = validator.check(
-        { method, url: path, status: response.status, contentType: response.headers.get('content-type'), text },
+        { method, url: path, status: response.status, contentType: response.headers.get('content-type'), text, headers: [...response.headers.keys()] },
         { unknownOperation: validation === 'strict' ? 'problem' : 'ignore' },
       );
       if (problems.length > 0) throw new Error(`The answer does not match the OpenAPI document:\n${problems.join('\n')}`);

@@ -1,8 +1,12 @@
 import type { TestApp, TestResponse } from './app.js';
+import { consoleOpenApiValidator } from './openapi-validator.js';
 
 /**
  * A browser-like client of the console API: keeps its cookies (as a browser would, per name),
- * sends the CSRF token it was last given, and reads the session first when it has none.
+ * sends the CSRF token it was last given, and reads the session first when it has none. Every
+ * answer from /console/api is checked against the console's OpenAPI document (openapi/console.json):
+ * a request no operation documents, a status it does not document, a body that does not match its
+ * schema, or a request body the server took that the document does not allow, throws.
  */
 export class ConsoleClient {
   readonly cookies = new Map<string, string>();
@@ -39,6 +43,22 @@ export class ConsoleClient {
       else this.cookies.set(name, value);
     }
     const text = await response.text();
+    if (path.startsWith('/console/api/')) {
+      const validator = consoleOpenApiValidator();
+      const problems = validator.check({
+        method,
+        url: path,
+        status: response.status,
+        contentType: response.headers.get('content-type'),
+        text,
+        headers: [...response.headers.keys()],
+      });
+      // A body the server took must be one the document allows (a refused one may be anything: the tests send bad ones on purpose).
+      const template = validator.operation(method, path)?.template;
+      const empty = body !== null && typeof body === 'object' && Object.keys(body).length === 0;
+      if (response.ok && body !== undefined && !empty && template !== undefined) problems.push(...validator.checkRequestBody(method, template, body));
+      if (problems.length > 0) throw new Error(`The answer does not match the console's OpenAPI document:\n${problems.join('\n')}`);
+    }
     let parsed: unknown = text;
     try {
       parsed = text === '' ? undefined : JSON.parse(text);
@@ -51,9 +71,17 @@ export class ConsoleClient {
     return result;
   }
 
+  /** The sign-up request alone: 202 `{ sent: true }` and no session, whether or not the address had an account. */
   async signUp(input: { organizationName: string; email: string; password: string }): Promise<TestResponse> {
     await this.session();
     return this.call('POST', '/console/api/signup', input);
+  }
+
+  /** Signs up, then signs in as the new account: the sign-in's answer (200 and the session), or the sign-up's when it was refused. */
+  async signUpAndSignIn(input: { organizationName: string; email: string; password: string }): Promise<TestResponse> {
+    const signedUp = await this.signUp(input);
+    if (signedUp.status !== 202) return signedUp;
+    return this.call('POST', '/console/api/login', { email: input.email, password: input.password });
   }
 }
 

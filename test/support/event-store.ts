@@ -54,7 +54,7 @@ function testReadLagMs(): string {
 export function startEsdbTestServerProcess(): Promise<TestServerProcess> {
   const script = process.env.TEST_ESDB_SERVER_SCRIPT;
   if (script === undefined) {
-    return Promise.reject(new Error('TEST_ESDB_SERVER_SCRIPT is unset: the integration projects\' global setup compiles the EventStoreDB test server'));
+    return Promise.reject(new Error("TEST_ESDB_SERVER_SCRIPT is unset: the integration projects' global setup compiles the EventStoreDB test server"));
   }
   const child = spawn(process.execPath, [script], { stdio: ['pipe', 'pipe', 'inherit'], env: { ...process.env, ESDB_TEST_READ_LAG_MS: testReadLagMs() } });
   const remote = remoteControl((line) => child.stdin.write(`${line}\n`));
@@ -172,7 +172,7 @@ const PAGE = 1_000;
 /** Every event of a stream, oldest first, through the port (works on both stores). */
 export async function streamEvents(store: EventStore, streamId: string): Promise<RecordedEvent[]> {
   const events: RecordedEvent[] = [];
-  for (let from = 0n; ; ) {
+  for (let from = 0n; ;) {
     const page = await store.readStream(streamId, { fromRevision: from, maxCount: PAGE });
     events.push(...page);
     if (page.length < PAGE) return events;

@@ -38,7 +38,8 @@ export function schemaArbitraries(document: { components?: { schemas?: Record<st
       return fc.stringMatching(new RegExp(anchored)).filter((value) => [...value].length >= min && [...value].length <= max);
     }
     if (schema.format === 'email') return fc.emailAddress().filter((value) => value.length <= (typeof schema.maxLength === 'number' ? schema.maxLength : 254));
-    if (schema.format === 'date-time') return fc.date({ min: new Date('2000-01-01T00:00:00Z'), max: new Date('2100-01-01T00:00:00Z'), noInvalidDate: true }).map((date) => date.toISOString());
+    if (schema.format === 'date-time')
+      return fc.date({ min: new Date('2000-01-01T00:00:00Z'), max: new Date('2100-01-01T00:00:00Z'), noInvalidDate: true }).map((date) => date.toISOString());
     const minLength = typeof schema.minLength === 'number' ? schema.minLength : 0;
     const maxLength = typeof schema.maxLength === 'number' ? Math.min(schema.maxLength, 64) : 40;
     return fc.string({ minLength, maxLength: Math.max(minLength, maxLength) });
@@ -51,9 +52,17 @@ export function schemaArbitraries(document: { components?: { schemas?: Record<st
       case 'boolean':
         return fc.boolean();
       case 'integer':
-        return fc.integer({ min: typeof schema.minimum === 'number' ? schema.minimum : -1_000_000, max: typeof schema.maximum === 'number' ? Math.min(schema.maximum, Number.MAX_SAFE_INTEGER) : 1_000_000 });
+        return fc.integer({
+          min: typeof schema.minimum === 'number' ? schema.minimum : -1_000_000,
+          max: typeof schema.maximum === 'number' ? Math.min(schema.maximum, Number.MAX_SAFE_INTEGER) : 1_000_000,
+        });
       case 'number':
-        return fc.double({ min: typeof schema.minimum === 'number' ? schema.minimum : -1e6, max: typeof schema.maximum === 'number' ? schema.maximum : 1e6, noNaN: true, noDefaultInfinity: true });
+        return fc.double({
+          min: typeof schema.minimum === 'number' ? schema.minimum : -1e6,
+          max: typeof schema.maximum === 'number' ? schema.maximum : 1e6,
+          noNaN: true,
+          noDefaultInfinity: true,
+        });
       case 'string':
         // The document's examples pass (the conformance suite sends them): one value that matches where no pattern can say how.
         return typeof schema.example === 'string' ? fc.oneof(fc.constant(schema.example), stringOf(schema)) : stringOf(schema);
@@ -74,7 +83,10 @@ export function schemaArbitraries(document: { components?: { schemas?: Record<st
     const properties = (schema.properties ?? {}) as Record<string, Schema>;
     const required = (schema.required ?? []) as string[];
     // A `oneOf` of `required` lists (exactly one of nin or bvn): each branch requires its own and leaves out the others'.
-    const branches = Array.isArray(schema.oneOf) && (schema.oneOf as Schema[]).every((branch) => Array.isArray(branch.required) && branch.properties === undefined) ? (schema.oneOf as { required: string[] }[]) : [{ required: [] }];
+    const branches =
+      Array.isArray(schema.oneOf) && (schema.oneOf as Schema[]).every((branch) => Array.isArray(branch.required) && branch.properties === undefined)
+        ? (schema.oneOf as { required: string[] }[])
+        : [{ required: [] }];
     const variants = branches.map((branch) => {
       const excluded = branches.flatMap((other) => (other === branch ? [] : other.required));
       const wanted = new Set([...required, ...branch.required]);
@@ -119,7 +131,9 @@ export function schemaArbitraries(document: { components?: { schemas?: Record<st
     if (properties.length > 0) {
       mutations.push(fc.tuple(base, fc.constantFrom(...properties), wrongValue).map(([value, name, wrong]) => withProperty(value, name, wrong)));
     }
-    mutations.push(fc.tuple(base, fc.oneof(hostile, fc.constantFrom('__proto__', 'constructor', 'extra')), wrongValue).map(([value, name, wrong]) => withProperty(value, name, wrong)));
+    mutations.push(
+      fc.tuple(base, fc.oneof(hostile, fc.constantFrom('__proto__', 'constructor', 'extra')), wrongValue).map(([value, name, wrong]) => withProperty(value, name, wrong)),
+    );
     return fc.oneof(...mutations);
   }
 

@@ -43,9 +43,17 @@ export function processTestBed(dirPrefix: string, options: { poolMax?: number; b
     return state;
   };
   return {
-    get database() { return ready().database; },
-    get pool() { return ready().pool; },
-    get events() { return ready().events; },
-    get dir() { return ready().dir; },
+    get database() {
+      return ready().database;
+    },
+    get pool() {
+      return ready().pool;
+    },
+    get events() {
+      return ready().events;
+    },
+    get dir() {
+      return ready().dir;
+    },
   };
 }

@@ -51,7 +51,11 @@ export async function startNodeProcess(script: string, options: StartOptions): P
 }
 
 /** A readiness check: the service at `baseUrl` answers its liveness route. */
-export const healthy = (baseUrl: string) => async () => (await fetch(`${baseUrl}/v1/health`).then((response) => response.status, () => 0)) === 200;
+export const healthy = (baseUrl: string) => async () =>
+  (await fetch(`${baseUrl}/v1/health`).then(
+    (response) => response.status,
+    () => 0,
+  )) === 200;
 
 export interface Run {
   readonly code: number;

@@ -50,25 +50,27 @@ function inProjectionTransaction(pool: pg.Pool, projection: Projection, work: (c
   );
 }
 
-/** Applies events through a projection's handlers one by one, in one transaction. */
+/** Applies events through the per-event path (`handle` with one event at a time), in one transaction. */
 export async function applyEvents(pool: pg.Pool, projection: Projection, events: readonly RecordedEvent[]): Promise<void> {
   await inProjectionTransaction(pool, projection, async (context) => {
-    for (const event of events) await projection.handle(event, context);
+    for (const event of events) await projection.handle([event], context);
   });
 }
 
-/** Applies events through a projection's set-based `handleBatch`, in one transaction. */
+/** Applies events through `handle` all at once, as a runner's batch, in one transaction. */
 export async function applyBatch(pool: pg.Pool, projection: Projection, events: readonly RecordedEvent[]): Promise<void> {
-  const handleBatch = projection.handleBatch;
-  if (handleBatch === undefined) throw new Error(`${projection.name} has no handleBatch`);
-  await inProjectionTransaction(pool, projection, (context) => handleBatch.call(projection, events, context));
+  await inProjectionTransaction(pool, projection, (context) => projection.handle(events, context));
 }
 
-/** Applies events as one page of the runner's page path (`applyPage`, with COPY), in one transaction. */
+/** Applies events as one page of the runner's page path (`handle` with a PageContext, COPY), in one transaction. */
 export async function applyPage(pool: pg.Pool, projection: Projection, events: readonly RecordedEvent[]): Promise<void> {
-  const applyPageOf = projection.applyPage;
-  if (applyPageOf === undefined) throw new Error(`${projection.name} has no applyPage`);
-  await inTransaction(pool, (client) => applyPageOf.call(projection, events, pageContext(client, projection, (table) => table)));
+  if (projection.pages !== true) throw new Error(`${projection.name} takes no pages`);
+  await inTransaction(pool, (client) =>
+    projection.handle(
+      events,
+      pageContext(client, projection, (table) => table),
+    ),
+  );
 }
 
 /** Every row of a table in a stable order, for "replayed twice, same rows" comparisons. */
