@@ -54,7 +54,7 @@ export default {
     {
       ...integration,
       displayName: { name: 'integration-esdb', color: 'magenta' },
-      // The embedded cluster's sharing, the build script, the console's static serving and the client's packaging do not depend on the event store: run once, above.
+      // The embedded cluster's sharing, the build script, the console's and the face models' static serving and the client's packaging do not depend on the event store: run once, above.
       testPathIgnorePatterns: [
         '/node_modules/',
         '<rootDir>/test/e2e/typescript-client-package\\.e2e-spec\\.ts$',
@@ -62,6 +62,18 @@ export default {
         '<rootDir>/test/e2e/embedded-cluster\\.e2e-spec\\.ts$',
         '<rootDir>/test/scripts/',
         '<rootDir>/test/console/',
+        '<rootDir>/test/face-checks/',
+        // Their subject is the console's accounts, the HTTP answers' shapes, the client and the master key's
+        // rotation, none of which depends on the store; the store's own part (events appended, read back,
+        // a wallet's and a check's paths) is what the other suites and each store's contract test run on both.
+        '<rootDir>/test/e2e/console-accounts\\.e2e-spec\\.ts$',
+        '<rootDir>/test/e2e/console-mail\\.e2e-spec\\.ts$',
+        '<rootDir>/test/e2e/console-second-factor\\.e2e-spec\\.ts$',
+        '<rootDir>/test/e2e/console-account-deletion\\.e2e-spec\\.ts$',
+        '<rootDir>/test/e2e/openapi-conformance\\.e2e-spec\\.ts$',
+        '<rootDir>/test/e2e/typescript-client\\.e2e-spec\\.ts$',
+        '<rootDir>/src/admin/rotate-master\\.e2e-spec\\.ts$',
+        '<rootDir>/src/admin/rotate-master-restart\\.e2e-spec\\.ts$',
       ],
       setupFiles: ['<rootDir>/test/support/esdb-project.setup.ts'],
     },

@@ -32,7 +32,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import pg from 'pg';
 import { callerRequestIdHash } from '../src/common/request-context.js';
-import { DEFAULT_SCOPE_PRICES_KOBO } from '../src/config/config.js';
+import { defaultScopePricesKobo } from '../src/config/config.js';
 import { freePort } from '../src/database/embedded-postgres.js';
 import { ChaosCluster } from './cluster.js';
 import { FAULT_KINDS, FaultInjector } from './faults.js';
@@ -75,7 +75,9 @@ const WEBHOOK_DRAIN_ROUND_MS = 2_000;
 /** Each organization's wallet holds this share of what its checks would be charged (three organizations). */
 const FUNDED_SHARES = [0.4, 0.6, 0.8];
 /** What a check is charged on average under load.ts's mix: 80 % of checks are found or not found (charged), of the scopes' prices. */
-const MEAN_CHARGE_KOBO = 0.8 * (0.4 * DEFAULT_SCOPE_PRICES_KOBO.nin + 0.25 * DEFAULT_SCOPE_PRICES_KOBO.bvn + 0.15 * DEFAULT_SCOPE_PRICES_KOBO.phone + 0.2 * DEFAULT_SCOPE_PRICES_KOBO.bank_account);
+const DEFAULT_SCOPE_PRICES_KOBO = defaultScopePricesKobo();
+const MEAN_CHARGE_KOBO =
+  0.8 * (0.4 * DEFAULT_SCOPE_PRICES_KOBO.nin + 0.25 * DEFAULT_SCOPE_PRICES_KOBO.bvn + 0.15 * DEFAULT_SCOPE_PRICES_KOBO.phone + 0.2 * DEFAULT_SCOPE_PRICES_KOBO.bank_account);
 
 const DIST = {
   main: fileURLToPath(new URL('../src/main.js', import.meta.url)),
@@ -263,7 +265,14 @@ async function main(): Promise<number> {
       const id: string = created.data.id;
       // Its endpoint first, its secret known to the receiver, so that even the funding is delivered.
       const path = `/hooks/${index}`;
-      const endpoint = await admin(first, adminToken, 'POST', `/admin/v1/organizations/${id}/webhook_endpoints`, { environment: 'test', url: `${receiverUrl}${path}`, eventTypes: [] }, [201]);
+      const endpoint = await admin(
+        first,
+        adminToken,
+        'POST',
+        `/admin/v1/organizations/${id}/webhook_endpoints`,
+        { environment: 'test', url: `${receiverUrl}${path}`, eventTypes: [] },
+        [201],
+      );
       secrets[path] = endpoint.data.secret;
       await writeFile(secretsFile, JSON.stringify(secrets));
       const endpointId: string = endpoint.data.id;
@@ -395,7 +404,10 @@ async function main(): Promise<number> {
       audits.push({ id, code: audit.code });
       if (audit.code !== 0) {
         // Its verdict lines and the reconcile's differences (`  <check>: <message>`), not the totals.
-        const findings = audit.stderr.split('\n').filter((line) => /^(error|reconcile)|^ {2}[a-z_]+: /.test(line)).slice(0, 20);
+        const findings = audit.stderr
+          .split('\n')
+          .filter((line) => /^(error|reconcile)|^ {2}[a-z_]+: /.test(line))
+          .slice(0, 20);
         discrepancies.push({ check: 'audit:wallet --reconcile', message: `${id} test: exit ${audit.code}\n      ${findings.join('\n      ')}` });
       }
     }
@@ -405,30 +417,40 @@ async function main(): Promise<number> {
       const detail = [...rebuildLines.filter((line) => !/identical$/.test(line)), ...rebuild.stderr.split('\n').filter((line) => /error/i.test(line))].slice(0, 30);
       discrepancies.push({ check: 'projections:rebuild --all --verify --strict', message: `exit ${rebuild.code}\n      ${detail.join('\n      ')}` });
     }
-    const webhookRows = await withClient(theCluster.url, async (client) =>
-      (await client.query<WebhookEventRow>(`select event_id::text as event_id, type, data from events where type in ('VerificationCompleted', 'WalletFunded') order by position`)).rows,
+    const webhookRows = await withClient(
+      theCluster.url,
+      async (client) =>
+        (await client.query<WebhookEventRow>(`select event_id::text as event_id, type, data from events where type in ('VerificationCompleted', 'WalletFunded') order by position`))
+          .rows,
     );
     const expectedDeliveries = expectedWebhooks(webhookRows, facts, new Set(organizations.map(({ id }) => id)));
     const received = parseRecord(await readFile(receivedFile, 'utf8').catch(() => ''));
     const webhooks = compareWebhooks(expectedDeliveries, received);
     discrepancies.push(...webhooks.discrepancies);
-    for (const exit of exits) discrepancies.push({ check: 'process ended by itself', message: `${exit.name} at ${(exit.atMs / 1_000).toFixed(1)} s: code ${exit.code}, signal ${exit.signal}` });
+    for (const exit of exits)
+      discrepancies.push({ check: 'process ended by itself', message: `${exit.name} at ${(exit.atMs / 1_000).toFixed(1)} s: code ${exit.code}, signal ${exit.signal}` });
 
     // The summary, on stdout.
     const out: string[] = [];
     const line = (text = '') => out.push(text);
     line(`chaos run: ${SECONDS} s of load at ${RATE} checks/s, seed ${SEED}; ${cpus().length} cores, Node ${process.version}`);
     line(`  2 API processes and 1 projection worker on an embedded PostgreSQL; sandbox latency ${SANDBOX_LATENCY_MS} ms, provider timeout ${PROVIDER_TIMEOUT_MS} ms,`);
-    line(`  recovery deadline ${RECOVERY_DEADLINE_MS} ms (a pass every ${RECOVERY_INTERVAL_MS} ms); settled ${settledAfterMs === undefined ? `NOT within ${SETTLE_TIMEOUT_MS / 1_000} s` : `${((RECOVERY_DEADLINE_MS + 3 * RECOVERY_INTERVAL_MS + settledAfterMs) / 1_000).toFixed(1)} s after the load stopped (at ${(answeredAtMs / 1_000).toFixed(0)} s)`}`);
+    line(
+      `  recovery deadline ${RECOVERY_DEADLINE_MS} ms (a pass every ${RECOVERY_INTERVAL_MS} ms); settled ${settledAfterMs === undefined ? `NOT within ${SETTLE_TIMEOUT_MS / 1_000} s` : `${((RECOVERY_DEADLINE_MS + 3 * RECOVERY_INTERVAL_MS + settledAfterMs) / 1_000).toFixed(1)} s after the load stopped (at ${(answeredAtMs / 1_000).toFixed(0)} s)`}`,
+    );
     line();
-    line(`faults injected: ${injector.faults.length} (times from the run's start; the load ran from ${(loadStartedAtMs / 1_000).toFixed(1)} s to ${(answeredAtMs / 1_000).toFixed(1)} s)`);
+    line(
+      `faults injected: ${injector.faults.length} (times from the run's start; the load ran from ${(loadStartedAtMs / 1_000).toFixed(1)} s to ${(answeredAtMs / 1_000).toFixed(1)} s)`,
+    );
     for (const kind of FAULT_KINDS) {
       const ofKind = injector.faults.filter((fault) => fault.kind === kind);
       const failed = ofKind.filter((fault) => fault.failed === true).length;
       line(`  ${pad(kind, 40)} ${pad(ofKind.length, 4)}${failed > 0 ? ` (${failed} not as meant)` : ''}`);
     }
     for (const fault of injector.faults) {
-      line(`    ${pad(`${(fault.atMs / 1_000).toFixed(1)} s`, 8)} ${fault.kind}: ${fault.detail}${fault.recoveredAfterMs === undefined ? '' : `; back after ${(fault.recoveredAfterMs / 1_000).toFixed(1)} s`}`);
+      line(
+        `    ${pad(`${(fault.atMs / 1_000).toFixed(1)} s`, 8)} ${fault.kind}: ${fault.detail}${fault.recoveredAfterMs === undefined ? '' : `; back after ${(fault.recoveredAfterMs / 1_000).toFixed(1)} s`}`,
+      );
     }
     line();
     const byStatus = new Map<string, number>();
@@ -438,14 +460,18 @@ async function main(): Promise<number> {
     }
     line(`checks sent: ${load.records.length} (${load.skipped} due but not sent: no API process up, or too many in flight)`);
     for (const [key, count] of [...byStatus].sort(([a], [b]) => a.localeCompare(b))) line(`  ${pad(key, 40)} ${count}`);
-    line(`  no answer, as the server has them: ${client.unanswered.charged} charged, ${client.unanswered.uncharged} not charged, ${client.unanswered.neverWritten} never written, ${client.unanswered.untraced} untraced (no answer brought the server's id; the log's checks hold them)`);
+    line(
+      `  no answer, as the server has them: ${client.unanswered.charged} charged, ${client.unanswered.uncharged} not charged, ${client.unanswered.neverWritten} never written, ${client.unanswered.untraced} untraced (no answer brought the server's id; the log's checks hold them)`,
+    );
     line(`  503 "not known yet", as the server settled them: ${client.notKnown.charged} charged, ${client.notKnown.uncharged} not charged`);
     line();
     line('wallets (test):');
     for (const [index, organization] of organizations.entries()) {
       const totals = facts.wallets.get(`wallet-${organization.id}.test`);
       const answered201 = load.records.filter((record) => record.organization === index && record.status === 201).length;
-      line(`  ${organization.id}: funded ${kobo(organization.fundedKobo)} (${Math.round(FUNDED_SHARES[index] * 100)} % of the load's cost), charged ${kobo(totals?.debitedKobo ?? 0)}, ${totals?.reservations ?? 0} reservations, ${answered201} answered 201`);
+      line(
+        `  ${organization.id}: funded ${kobo(organization.fundedKobo)} (${Math.round(FUNDED_SHARES[index] * 100)} % of the load's cost), charged ${kobo(totals?.debitedKobo ?? 0)}, ${totals?.reservations ?? 0} reservations, ${answered201} answered 201`,
+      );
     }
     line();
     const count = (check: string) => discrepancies.filter((discrepancy) => discrepancy.check === check).length;
@@ -453,12 +479,18 @@ async function main(): Promise<number> {
     line('checks:');
     line(`  audit:wallet --reconcile: ${audits.map((audit) => `exit ${audit.code}`).join(', ')}`);
     line(`  reservations left open: ${count('reservation left open') + count('read model: left open')}; verifications left open: ${count('verification left open')}`);
-    line(`  201 answers that are charged, completed verifications: ${answered([201]) - count('201 not charged') - count('201 without its verification') - count('201 not finished')} of ${answered([201])}`);
-    line(`  402, 502 and 503 answers with nothing charged: ${answered([402, 502, 503]) - count('402 but charged') - count('502 but charged') - count('503 but charged')} of ${answered([402, 502, 503])}`);
+    line(
+      `  201 answers that are charged, completed verifications: ${answered([201]) - count('201 not charged') - count('201 without its verification') - count('201 not finished')} of ${answered([201])}`,
+    );
+    line(
+      `  402, 502 and 503 answers with nothing charged: ${answered([402, 502, 503]) - count('402 but charged') - count('502 but charged') - count('503 but charged')} of ${answered([402, 502, 503])}`,
+    );
     line(`  negative balances: ${count('negative balance') + count('negative available balance')}`);
     line(`  projections:rebuild --all --verify --strict: exit ${rebuild.code}${rebuild.code === 0 ? ', every table identical' : ''}`);
     line(`  webhooks delivered (completed checks and fundings, signed, one webhook-id each): ${webhooks.delivered} of ${expectedDeliveries.length}`);
-    line(`    ${webhooks.requests} requests to the receiver (${received.filter((request) => request.answer === 'failed').length} answered 500, ${received.filter((request) => request.answer === 'held').length} held past the timeout), ${webhooks.duplicates} accepted more than once; ${resent} resent through the admin API, ${drainedAfterMs === undefined ? `deliveries still waiting after ${WEBHOOK_DRAIN_MS / 1_000} s` : `all succeeded ${(drainedAfterMs / 1_000).toFixed(1)} s after the log settled`}`);
+    line(
+      `    ${webhooks.requests} requests to the receiver (${received.filter((request) => request.answer === 'failed').length} answered 500, ${received.filter((request) => request.answer === 'held').length} held past the timeout), ${webhooks.duplicates} accepted more than once; ${resent} resent through the admin API, ${drainedAfterMs === undefined ? `deliveries still waiting after ${WEBHOOK_DRAIN_MS / 1_000} s` : `all succeeded ${(drainedAfterMs / 1_000).toFixed(1)} s after the log settled`}`,
+    );
     line(`  processes that ended by themselves: ${exits.length}`);
     line();
     line(`discrepancies: ${discrepancies.length}`);

@@ -16,7 +16,14 @@ import type { ChaosCluster } from './cluster.js';
 import type { ServiceProcess } from './processes.js';
 import type { Random } from './random.js';
 
-export const FAULT_KINDS = ['kill -9 of an API process', 'kill -9 of the projection worker', 'PostgreSQL stopped immediately', 'a session idle in transaction for 10 s', 'a connection dropped mid-append', 'kill -9 of the webhook receiver'] as const;
+export const FAULT_KINDS = [
+  'kill -9 of an API process',
+  'kill -9 of the projection worker',
+  'PostgreSQL stopped immediately',
+  'a session idle in transaction for 10 s',
+  'a connection dropped mid-append',
+  'kill -9 of the webhook receiver',
+] as const;
 export type FaultKind = (typeof FAULT_KINDS)[number];
 
 export interface FaultRecord {

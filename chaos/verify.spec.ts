@@ -7,7 +7,9 @@ const WALLET = 'wallet-org_1.test';
 
 /** One check's events: requested by `requestId`, then `terminal` (if any). */
 function verification(reference: string, requestId: string, terminal?: 'found' | 'failed' | 'rejected'): VerificationEventRow[] {
-  const rows: VerificationEventRow[] = [{ stream_id: `verification-${reference}`, type: 'VerificationRequested', data: { reference, organizationId: 'org_1' }, metadata: { correlationId: requestId } }];
+  const rows: VerificationEventRow[] = [
+    { stream_id: `verification-${reference}`, type: 'VerificationRequested', data: { reference, organizationId: 'org_1' }, metadata: { correlationId: requestId } },
+  ];
   if (terminal === 'found') rows.push({ stream_id: `verification-${reference}`, type: 'VerificationCompleted', data: { reference, outcome: 'found' }, metadata: {} });
   if (terminal === 'failed') rows.push({ stream_id: `verification-${reference}`, type: 'VerificationFailed', data: { reference }, metadata: {} });
   if (terminal === 'rejected') rows.push({ stream_id: `verification-${reference}`, type: 'VerificationRejected', data: { reference }, metadata: {} });
@@ -33,14 +35,26 @@ const answered = (requestId: string, status: number, extra: Partial<CheckRecord>
 describe('The chaos run checks', () => {
   const clean = logFacts(
     [...verification('vrf_A', 'req-a', 'found'), ...verification('vrf_B', 'req-b', 'failed'), ...verification('vrf_C', 'req-c', 'rejected')],
-    wallet(['WalletFunded', '', 15_000], ['WalletFundsReserved', 'vrf_A', 10_000], ['WalletFundsReserved', 'vrf_B', 5_000], ['WalletDebited', 'vrf_A', 10_000], ['WalletReservationReleased', 'vrf_B', 5_000]),
+    wallet(
+      ['WalletFunded', '', 15_000],
+      ['WalletFundsReserved', 'vrf_A', 10_000],
+      ['WalletFundsReserved', 'vrf_B', 5_000],
+      ['WalletDebited', 'vrf_A', 10_000],
+      ['WalletReservationReleased', 'vrf_B', 5_000],
+    ),
   );
 
   it('find nothing wrong in a log and a client record that agree', () => {
     expect(clean.discrepancies).toEqual([]);
     expect(settled(clean)).toBe(true);
     const client = compareWithClient(
-      [answered('req-a', 201, { reference: 'vrf_A', verificationStatus: 'found' }), answered('req-b', 502, { reference: 'vrf_B' }), answered('req-c', 402), answered('req-d', 503), { ...answered('req-e', 0), status: undefined }],
+      [
+        answered('req-a', 201, { reference: 'vrf_A', verificationStatus: 'found' }),
+        answered('req-b', 502, { reference: 'vrf_B' }),
+        answered('req-c', 402),
+        answered('req-d', 503),
+        { ...answered('req-e', 0), status: undefined },
+      ],
       clean,
     );
     expect(client).toEqual({ discrepancies: [], unanswered: { charged: 0, uncharged: 0, neverWritten: 1, untraced: 0 }, notKnown: { charged: 0, uncharged: 0 } });
@@ -58,17 +72,22 @@ describe('The chaos run checks', () => {
   });
 
   it("accept a 503 'not known yet' naming a reference whose request never reached the log, and flag any other 503 that names one", () => {
-    const client = compareWithClient(
-      [answered('req-x', 503, { reference: 'vrf_X', outcomeNotKnown: true }), answered('req-y', 503, { reference: 'vrf_Y' })],
-      clean,
-    );
+    const client = compareWithClient([answered('req-x', 503, { reference: 'vrf_X', outcomeNotKnown: true }), answered('req-y', 503, { reference: 'vrf_Y' })], clean);
     expect(client.discrepancies.map((discrepancy) => discrepancy.message)).toEqual(['req-y (nin, api-1): answered vrf_Y, the log has none for this request']);
     expect(client.notKnown).toEqual({ charged: 0, uncharged: 1 });
   });
 
-  it("match every check, answered or not, by the keyed hash of its own X-Request-Id when the run holds the key", () => {
+  it('match every check, answered or not, by the keyed hash of its own X-Request-Id when the run holds the key', () => {
     const hashed = logFacts(
-      [{ stream_id: 'verification-vrf_H', type: 'VerificationRequested', data: { reference: 'vrf_H', organizationId: 'org_1' }, metadata: { correlationId: 'server-id', callerRequestIdHash: 'hash-of-chaos-run-7' } }, { stream_id: 'verification-vrf_H', type: 'VerificationFailed', data: { reference: 'vrf_H' }, metadata: {} }],
+      [
+        {
+          stream_id: 'verification-vrf_H',
+          type: 'VerificationRequested',
+          data: { reference: 'vrf_H', organizationId: 'org_1' },
+          metadata: { correlationId: 'server-id', callerRequestIdHash: 'hash-of-chaos-run-7' },
+        },
+        { stream_id: 'verification-vrf_H', type: 'VerificationFailed', data: { reference: 'vrf_H' }, metadata: {} },
+      ],
       [],
     );
     const unanswered = { ...answered('chaos-run-7', 0), status: undefined, serverRequestId: undefined };
@@ -89,10 +108,19 @@ describe('The chaos run checks', () => {
   it('count a 503 that said the outcome was not known yet by how it was settled, charged or not, without flagging it', () => {
     const facts = logFacts(
       [...verification('vrf_A', 'req-a', 'found'), ...verification('vrf_B', 'req-b', 'failed')],
-      wallet(['WalletFunded', '', 20_000], ['WalletFundsReserved', 'vrf_A', 10_000], ['WalletFundsReserved', 'vrf_B', 5_000], ['WalletDebited', 'vrf_A', 10_000], ['WalletReservationReleased', 'vrf_B', 5_000]),
+      wallet(
+        ['WalletFunded', '', 20_000],
+        ['WalletFundsReserved', 'vrf_A', 10_000],
+        ['WalletFundsReserved', 'vrf_B', 5_000],
+        ['WalletDebited', 'vrf_A', 10_000],
+        ['WalletReservationReleased', 'vrf_B', 5_000],
+      ),
     );
     const client = compareWithClient(
-      [answered('req-a', 503, { errorCode: 'service_unavailable', reference: 'vrf_A', outcomeNotKnown: true }), answered('req-b', 503, { errorCode: 'service_unavailable', reference: 'vrf_B', outcomeNotKnown: true })],
+      [
+        answered('req-a', 503, { errorCode: 'service_unavailable', reference: 'vrf_A', outcomeNotKnown: true }),
+        answered('req-b', 503, { errorCode: 'service_unavailable', reference: 'vrf_B', outcomeNotKnown: true }),
+      ],
       facts,
     );
     expect(client.discrepancies).toEqual([]);
@@ -105,14 +133,24 @@ describe('The chaos run checks', () => {
       wallet(['WalletFunded', '', 20_000], ['WalletFundsReserved', 'vrf_B', 10_000], ['WalletDebited', 'vrf_B', 10_000]),
     );
     expect(facts.discrepancies.map((discrepancy) => discrepancy.check).sort()).toEqual(['verification finished twice', 'verification left open']);
-    const client = compareWithClient([answered('req-a', 201, { reference: 'vrf_A', verificationStatus: 'pending' }), answered('req-x', 500, { errorCode: 'internal_error' })], facts);
+    const client = compareWithClient(
+      [answered('req-a', 201, { reference: 'vrf_A', verificationStatus: 'pending' }), answered('req-x', 500, { errorCode: 'internal_error' })],
+      facts,
+    );
     expect(client.discrepancies.map((discrepancy) => discrepancy.check)).toEqual(['201 not charged', '201 not finished', 'unexpected answer']);
   });
 
   it('flag a balance or an available balance below zero, event by event, and a settlement of no reservation', () => {
     const facts = logFacts(
       [...verification('vrf_A', 'req-a', 'found'), ...verification('vrf_B', 'req-b', 'found')],
-      wallet(['WalletFunded', '', 10_000], ['WalletFundsReserved', 'vrf_A', 10_000], ['WalletFundsReserved', 'vrf_B', 10_000], ['WalletDebited', 'vrf_A', 10_000], ['WalletDebited', 'vrf_B', 10_000], ['WalletDebited', 'vrf_C', 10_000]),
+      wallet(
+        ['WalletFunded', '', 10_000],
+        ['WalletFundsReserved', 'vrf_A', 10_000],
+        ['WalletFundsReserved', 'vrf_B', 10_000],
+        ['WalletDebited', 'vrf_A', 10_000],
+        ['WalletDebited', 'vrf_B', 10_000],
+        ['WalletDebited', 'vrf_C', 10_000],
+      ),
     );
     expect(facts.discrepancies.map((discrepancy) => discrepancy.check)).toEqual([
       'negative available balance',
@@ -184,7 +222,12 @@ describe('The chaos run checks webhook deliveries', () => {
       request('msg_other', 'verification.completed', 'vrf_A', 'accepted'),
       request('msg_e-3', 'verification.completed', 'vrf_A', 'failed', false),
     ]);
-    expect(findings.discrepancies.map((discrepancy) => discrepancy.check)).toEqual(['webhook signature invalid', 'webhook not delivered', 'webhook-id not stable', 'webhook not delivered']);
+    expect(findings.discrepancies.map((discrepancy) => discrepancy.check)).toEqual([
+      'webhook signature invalid',
+      'webhook not delivered',
+      'webhook-id not stable',
+      'webhook not delivered',
+    ]);
     expect(findings.delivered).toBe(0);
   });
 

@@ -66,8 +66,12 @@ const TERMINAL = new Set(['VerificationCompleted', 'VerificationFailed', 'Verifi
 
 /** Reads the verification and wallet streams of the PostgreSQL event log. */
 export async function readLogFacts(client: pg.Client): Promise<LogFacts> {
-  const verificationRows = await client.query<VerificationEventRow>(`select stream_id, type, data, metadata from events where stream_id like 'verification-%' order by stream_id, revision`);
-  const walletRows = await client.query<WalletEventRow>(`select stream_id, revision::text as revision, type, data from events where stream_id like 'wallet-%' order by stream_id, events.revision`);
+  const verificationRows = await client.query<VerificationEventRow>(
+    `select stream_id, type, data, metadata from events where stream_id like 'verification-%' order by stream_id, revision`,
+  );
+  const walletRows = await client.query<WalletEventRow>(
+    `select stream_id, revision::text as revision, type, data from events where stream_id like 'wallet-%' order by stream_id, events.revision`,
+  );
   return logFacts(verificationRows.rows, walletRows.rows);
 }
 
@@ -129,7 +133,8 @@ export function logFacts(verificationRows: readonly VerificationEventRow[], wall
         totals.fundedKobo += amount;
         break;
       case 'WalletFundsReserved':
-        if (reserved.has(reference) || settledHere.has(`${stream}/${reference}`)) discrepancies.push({ check: 'reservation twice', message: `${where}: ${reference} reserved again` });
+        if (reserved.has(reference) || settledHere.has(`${stream}/${reference}`))
+          discrepancies.push({ check: 'reservation twice', message: `${where}: ${reference} reserved again` });
         reserved.set(reference, amount);
         reservedKobo += amount;
         totals.reservations += 1;
@@ -228,9 +233,15 @@ export function compareWithClient(
     if (record.status === 201) {
       const verification = record.reference === undefined ? undefined : facts.verifications.get(record.reference);
       if (verification === undefined || !references.includes(verification.reference)) {
-        discrepancies.push({ check: '201 without its verification', message: `${what}: answered ${record.reference ?? 'no reference'}, the log has ${references.join(', ') || 'none'} for this request` });
+        discrepancies.push({
+          check: '201 without its verification',
+          message: `${what}: answered ${record.reference ?? 'no reference'}, the log has ${references.join(', ') || 'none'} for this request`,
+        });
       } else if (!facts.debited.has(verification.reference)) {
-        discrepancies.push({ check: '201 not charged', message: `${what}: ${verification.reference} answered ${record.verificationStatus}, log ${verification.terminal.join(', ') || 'pending'}, never debited` });
+        discrepancies.push({
+          check: '201 not charged',
+          message: `${what}: ${verification.reference} answered ${record.verificationStatus}, log ${verification.terminal.join(', ') || 'pending'}, never debited`,
+        });
       }
       if (record.verificationStatus !== 'found' && record.verificationStatus !== 'not_found') {
         discrepancies.push({ check: '201 not finished', message: `${what}: ${record.reference} answered with status ${record.verificationStatus}` });
@@ -243,12 +254,16 @@ export function compareWithClient(
       else notKnown.uncharged += 1;
     }
     // 402, 502 and the other 503s: the client was told nothing was charged.
-    else if (charged.length > 0) discrepancies.push({ check: `${record.status} but charged`, message: `${what}: answered ${record.status} ${record.errorCode ?? ''}, yet ${charged.join(', ')} was debited` });
+    else if (charged.length > 0)
+      discrepancies.push({ check: `${record.status} but charged`, message: `${what}: answered ${record.status} ${record.errorCode ?? ''}, yet ${charged.join(', ')} was debited` });
     // A 503 "not known yet" may name a reference whose request never committed (the store went away
     // mid-append): nothing of this request in the log is then what it promised as much as anything.
     const neverWritten = record.outcomeNotKnown === true && references.length === 0;
     if (record.reference !== undefined && !references.includes(record.reference) && !neverWritten) {
-      discrepancies.push({ check: `${record.status} names another verification`, message: `${what}: answered ${record.reference}, the log has ${references.join(', ') || 'none'} for this request` });
+      discrepancies.push({
+        check: `${record.status} names another verification`,
+        message: `${what}: answered ${record.reference}, the log has ${references.join(', ') || 'none'} for this request`,
+      });
     }
   }
   return { discrepancies, unanswered, notKnown };
@@ -319,7 +334,8 @@ export function compareWebhooks(expected: readonly ExpectedWebhook[], received: 
   const discrepancies: Discrepancy[] = [];
   const byEvent = new Map<string, ReceivedWebhook[]>();
   for (const request of received) {
-    if (!request.verified) discrepancies.push({ check: 'webhook signature invalid', message: `${request.webhookId} (${request.type ?? 'no type'} ${request.reference ?? ''})`.trim() });
+    if (!request.verified)
+      discrepancies.push({ check: 'webhook signature invalid', message: `${request.webhookId} (${request.type ?? 'no type'} ${request.reference ?? ''})`.trim() });
     if (request.type === null || request.reference === null) continue;
     // A funding's reference is its organization's own: the same one may come from several organizations.
     const key = `${request.organizationId ?? ''} ${request.type} ${request.reference}`;
@@ -330,9 +346,14 @@ export function compareWebhooks(expected: readonly ExpectedWebhook[], received: 
   for (const event of expected) {
     const attempts = byEvent.get(`${event.organizationId} ${event.type} ${event.reference}`) ?? [];
     const otherIds = [...new Set(attempts.map((attempt) => attempt.webhookId).filter((id) => id !== event.webhookId))];
-    if (otherIds.length > 0) discrepancies.push({ check: 'webhook-id not stable', message: `${event.type} ${event.reference}: ${event.webhookId} expected, also received ${otherIds.join(', ')}` });
+    if (otherIds.length > 0)
+      discrepancies.push({ check: 'webhook-id not stable', message: `${event.type} ${event.reference}: ${event.webhookId} expected, also received ${otherIds.join(', ')}` });
     const accepted = attempts.filter((attempt) => attempt.answer === 'accepted' && attempt.verified && attempt.webhookId === event.webhookId).length;
-    if (accepted === 0) discrepancies.push({ check: 'webhook not delivered', message: `${event.type} ${event.reference} (${event.organizationId}), ${event.webhookId}: ${attempts.length} attempts seen, none accepted` });
+    if (accepted === 0)
+      discrepancies.push({
+        check: 'webhook not delivered',
+        message: `${event.type} ${event.reference} (${event.organizationId}), ${event.webhookId}: ${attempts.length} attempts seen, none accepted`,
+      });
     else delivered += 1;
     if (accepted > 1) duplicates += 1;
   }

@@ -97,7 +97,11 @@ function main(): void {
       let verified = false;
       if (secret !== undefined) {
         try {
-          new Webhook(secret).verify(body, { 'webhook-id': header('webhook-id'), 'webhook-timestamp': header('webhook-timestamp'), 'webhook-signature': header('webhook-signature') });
+          new Webhook(secret).verify(body, {
+            'webhook-id': header('webhook-id'),
+            'webhook-timestamp': header('webhook-timestamp'),
+            'webhook-signature': header('webhook-signature'),
+          });
           verified = true;
         } catch {
           verified = false;

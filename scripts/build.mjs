@@ -117,19 +117,20 @@ async function newestMs(path) {
 }
 
 /**
- * Builds the console (console/, a Vite single-page app) into dist/console when a file of it, the
+ * Builds the console (console/, a Vite single-page app) into dist/console (or `app`, the hosted
+ * page's widget/, into dist/widget) when a file of it, the
  * lock file (a library's version) or this script changed since the last console build, and answers
  * whether it built. A tree without console/ (the build's own test) has nothing to build.
  */
-export async function buildConsole({ force = false } = {}) {
-  const stamp = join('dist', 'console', STAMP);
-  const inputsMs = Math.max(await newestMs('console'), await newestMs('package-lock.json'), await newestMs(fileURLToPath(import.meta.url)));
-  if (inputsMs === 0 || (await mtimeMs('console/vite.config.ts')) === undefined) return false;
+export async function buildConsole({ force = false, app = 'console' } = {}) {
+  const stamp = join('dist', app, STAMP);
+  const inputsMs = Math.max(await newestMs(app), await newestMs('package-lock.json'), await newestMs(fileURLToPath(import.meta.url)));
+  if (inputsMs === 0 || (await mtimeMs(`${app}/vite.config.ts`)) === undefined) return false;
   const stampMs = await mtimeMs(stamp);
   if (!force && stampMs !== undefined && inputsMs <= stampMs) return false;
   const startedMs = Date.now();
   const { build } = await import('vite');
-  await build({ configFile: 'console/vite.config.ts', logLevel: 'warn' });
+  await build({ configFile: `${app}/vite.config.ts`, logLevel: 'warn' });
   await writeFile(stamp, '');
   await utimes(stamp, startedMs / 1_000, startedMs / 1_000);
   return true;
@@ -139,3 +140,5 @@ const force = process.argv.includes('--force');
 const count = await compileTree(['src', 'projections', 'bench', 'chaos'], 'dist', { force });
 if (count > 0) process.stderr.write(`built ${count} files into dist/\n`);
 if (await buildConsole({ force })) process.stderr.write('built the console into dist/console/\n');
+// The hosted verification page (widget/), the same way.
+if (await buildConsole({ force, app: 'widget' })) process.stderr.write('built the hosted page into dist/widget/\n');

@@ -1,4 +1,4 @@
-// `npm test`: the type check, every jest suite and the console's browser tests, run side by side.
+// `npm test`: every jest suite, and beside it the type check and lint, then the browser tests.
 //
 // Each of the three spends most of its time waiting (jest on PostgreSQL, the event store and child
 // processes, the browser tests on the service and the pages), so on a 2-core machine running them
@@ -18,6 +18,8 @@ const JEST = [node, ['--experimental-vm-modules', '--no-warnings=ExperimentalWar
 // `npm run typecheck`, through the npm that runs this script when there is one.
 const NPM = process.env.npm_execpath === undefined ? ['npm', []] : [node, [process.env.npm_execpath]];
 const TYPECHECK = [[NPM[0], [...NPM[1], 'run', '--silent', 'typecheck']]];
+// ESLint (typescript-eslint's type-aware rules) after the type check, in the same turn: both read the whole program.
+const LINT = [NPM[0], [...NPM[1], 'run', '--silent', 'lint']];
 const BROWSER = [node, ['scripts/browser-tests.mjs']];
 const BUILD = [node, ['scripts/build.mjs']];
 
@@ -61,7 +63,11 @@ function summary(results) {
 const oneAtATime = process.argv.includes('--one-at-a-time');
 if (oneAtATime) {
   const results = [];
-  for (const [name, commands] of [['the type check', TYPECHECK], ['jest', [JEST]], ['the browser tests', [BROWSER]]]) {
+  for (const [name, commands] of [
+    ['the type check and lint', [...TYPECHECK, LINT]],
+    ['jest', [JEST]],
+    ['the browser tests', [BROWSER]],
+  ]) {
     const result = await timed(name, inTurn(commands, { held: false }));
     results.push(result);
     if (!result.ok) break;
@@ -75,14 +81,19 @@ if (!built.ok) {
   process.stderr.write('npm test: the build failed\n');
   process.exit(1);
 }
-process.stdout.write('npm test: the type check and the browser tests run beside jest; their output follows jest\'s.\n');
-const typecheck = timed('the type check', inTurn(TYPECHECK, { held: true }));
-// One Playwright worker beside jest, where alone they take two: the browser tests then load the
-// machine less while jest runs, and still end well before it.
-const browser = timed('the browser tests', run([BROWSER[0], [...BROWSER[1], '--workers=1']], { held: true }));
+process.stdout.write("npm test: the type check, lint and the browser tests run beside jest; their output follows jest's.\n");
+const typecheck = timed('the type check and lint', inTurn([...TYPECHECK, LINT], { held: true }));
+// One Playwright worker beside jest, where alone they take two, and only once the type check and
+// lint are over: three at once beside jest's two workers left the machine's first minutes so
+// loaded that a read waiting for its own writes met its 2 s bound (503) in read-your-writes. In
+// turn they still end before jest does.
+const browser = typecheck.then(() => timed('the browser tests', run([BROWSER[0], [...BROWSER[1], '--workers=1']], { held: true })));
 const jest = await timed('jest', run(JEST, { held: false }));
 const results = [jest];
-for (const [heading, pending] of [['the type check', typecheck], ['the browser tests', browser]]) {
+for (const [heading, pending] of [
+  ['the type check and lint', typecheck],
+  ['the browser tests', browser],
+]) {
   const result = await pending;
   process.stdout.write(`\n==== ${heading} ====\n${result.output || '(no output)\n'}`);
   results.push(result);

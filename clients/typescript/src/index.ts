@@ -8,7 +8,8 @@ import { webhookEndpoints, type JsonRequest, type WebhookEndpoints } from './web
  * (openapi-fetch over the types openapi-typescript made from the OpenAPI document): every
  * operation, typed by path. Around it, a thin layer: answers unwrapped from the envelope, errors
  * thrown as typed `ApiError`s (the 402's details included), lists walked page by page, a timeout,
- * retries for reads (transport.ts), webhook endpoints and the verification of webhook deliveries.
+ * retries for reads (transport.ts), webhook endpoints, verification flows and sessions, and the
+ * verification of webhook deliveries.
  */
 
 export type { components, operations, paths } from './schema.js';
@@ -22,6 +23,32 @@ export type Wallet = Schemas['Wallet'];
 export type WalletTransaction = Schemas['WalletTransaction'];
 export type PagingMeta = Schemas['PagingMeta'];
 export type Scope = VerificationSummary['scope'];
+export type VerificationFlow = Schemas['VerificationFlow'];
+export type VerificationFlowInput = Schemas['VerificationFlowInput'];
+export type VerificationSession = Schemas['VerificationSession'];
+export type CreatedVerificationSession = Schemas['CreatedVerificationSession'];
+export type VerificationSessionInput = Schemas['VerificationSessionInput'];
+export type VerificationSessionStatus = VerificationSession['status'];
+
+/** The key's verification flows: a flow's versions are whole definitions; sessions keep the version they started with. */
+export interface VerificationFlows {
+  create(input: VerificationFlowInput): Promise<VerificationFlow>;
+  /** The next version of the flow (the whole definition again). */
+  publish(id: string, input: VerificationFlowInput): Promise<VerificationFlow>;
+  get(id: string): Promise<VerificationFlow>;
+  list(page?: number, pageSize?: number): Promise<VerificationFlow[]>;
+}
+
+/** The key's verification sessions: one person's pass through a flow on the hosted page. */
+export interface VerificationSessions {
+  /** A session; send the person to `hostedUrl` (its `clientSecret` is shown this once). */
+  create(input: VerificationSessionInput): Promise<CreatedVerificationSession>;
+  get(id: string): Promise<VerificationSession>;
+  list(filters?: { status?: VerificationSessionStatus; flowId?: string; page?: number; pageSize?: number }): Promise<VerificationSession[]>;
+  cancel(id: string): Promise<VerificationSession>;
+  /** Erases what the person gave (selfies, numbers, the customer id) and the session's verifications. */
+  erase(id: string): Promise<VerificationSession>;
+}
 
 type CheckOperation<S extends Scope> = paths[`/v1/${S}`]['post'];
 /** The body of a check of scope S. */
@@ -117,10 +144,7 @@ async function readPage<T>(fetchPage: (page: number) => Promise<Answer<T[]>>, pa
  * been seen or arrived after the walk began, and is skipped. Items of the same millisecond as the
  * last are told apart by their reference, the only ones remembered.
  */
-export async function* newestFirstPages<T extends { reference: string; createdAt: string }>(
-  fetchPage: (page: number) => Promise<Answer<T[]>>,
-  pageSize = 100,
-): AsyncGenerator<T> {
+export async function* newestFirstPages<T extends { reference: string; createdAt: string }>(fetchPage: (page: number) => Promise<Answer<T[]>>, pageSize = 100): AsyncGenerator<T> {
   let lastAtMs = Infinity;
   let seenAtLast = new Set<string>();
   for (let page = 1; ; page++) {
@@ -137,6 +161,42 @@ export async function* newestFirstPages<T extends { reference: string; createdAt
       yield item;
     }
     if (last) return;
+  }
+}
+
+/**
+ * Every transaction of a wallet's ledger, most recent first, each once. The ledger is paged by
+ * offset, newest first, and only ever grows at the front: a transaction that arrives during the
+ * walk pushes those already walked down into the next pages. The walk counts the arrivals by the
+ * ledger's total (each page answers it) and starts each page that many places further on, skipping
+ * the arrivals (as the verifications' walk does) and what it has walked. A transaction is one
+ * movement of one reference (`type` and `reference` name it once in a wallet), and those of the last
+ * page walked are remembered too, in case one arrived between the count and the page's read.
+ */
+export async function* newestFirstLedger<T extends { type: string; reference: string }>(fetchPage: (page: number) => Promise<Answer<T[]>>, pageSize = 100): AsyncGenerator<T> {
+  const name = (item: T) => `${item.type}\u0000${item.reference}`;
+  let totalAtStart: number | undefined;
+  let walked = 0;
+  let recent = new Set<string>();
+  for (let page = 1; page <= MAX_PAGE;) {
+    const { data, error, response } = await fetchPage(page);
+    if (!response.ok || data === undefined) throw toApiError(response.status, error, response.headers.get('x-request-id'));
+    const meta = data.meta as PagingMeta;
+    totalAtStart ??= meta.total;
+    const arrived = Math.max(0, meta.total - totalAtStart);
+    // The place, in the ledger as it is now, of the first transaction not walked yet.
+    const next = walked + arrived;
+    const first = (page - 1) * meta.pageSize;
+    const seen = new Set<string>();
+    for (const item of data.data.slice(Math.max(0, next - first))) {
+      if (recent.has(name(item))) continue;
+      seen.add(name(item));
+      walked += 1;
+      yield item;
+    }
+    recent = seen.size > 0 ? seen : recent;
+    if (data.data.length < meta.pageSize || walked + arrived >= meta.total) return;
+    page = Math.max(page + 1, Math.floor((walked + arrived) / meta.pageSize) + 1);
   }
 }
 
@@ -173,10 +233,15 @@ export interface LedgerClient {
    */
   verifications(filters?: VerificationFilters, pageSize?: number): AsyncGenerator<VerificationSummary>;
   wallet(): Promise<Wallet>;
-  /** Every transaction of the wallet, most recent first, across all pages. */
+  /**
+   * Every transaction of the wallet, most recent first, across all pages, each once: transactions
+   * that arrive during the walk are not included and do not make it repeat any.
+   */
   walletTransactions(pageSize?: number): AsyncGenerator<WalletTransaction>;
   /** The webhook endpoints of the key's organization and environment, and their deliveries. */
   readonly webhookEndpoints: WebhookEndpoints;
+  readonly verificationFlows: VerificationFlows;
+  readonly verificationSessions: VerificationSessions;
 }
 
 export function createLedgerClient(options: LedgerClientOptions): LedgerClient {
@@ -210,7 +275,20 @@ export function createLedgerClient(options: LedgerClientOptions): LedgerClient {
     getVerification: (reference) => unwrap(raw.GET('/v1/verifications/{reference}', { params: { path: { reference } } })),
     verifications: (filters = {}, pageSize = 100) => newestFirstPages((page) => raw.GET('/v1/verifications', { params: { query: { ...filters, page, pageSize } } }), pageSize),
     wallet: () => unwrap(raw.GET('/v1/wallet')),
-    walletTransactions: (pageSize = 100) => allPages((page) => raw.GET('/v1/wallet/transactions', { params: { query: { page, pageSize } } }), pageSize),
+    walletTransactions: (pageSize = 100) => newestFirstLedger((page) => raw.GET('/v1/wallet/transactions', { params: { query: { page, pageSize } } }), pageSize),
     webhookEndpoints: webhookEndpoints(request),
+    verificationFlows: {
+      create: (input) => unwrap(raw.POST('/v1/verification_flows', { body: input })),
+      publish: (id, input) => unwrap(raw.POST('/v1/verification_flows/{id}/versions', { params: { path: { id } }, body: input })),
+      get: (id) => unwrap(raw.GET('/v1/verification_flows/{id}', { params: { path: { id } } })),
+      list: (page = 1, pageSize = 20) => unwrap(raw.GET('/v1/verification_flows', { params: { query: { page, pageSize } } })),
+    },
+    verificationSessions: {
+      create: (input) => unwrap(raw.POST('/v1/verification_sessions', { body: input })),
+      get: (id) => unwrap(raw.GET('/v1/verification_sessions/{id}', { params: { path: { id } } })),
+      list: (filters = {}) => unwrap(raw.GET('/v1/verification_sessions', { params: { query: filters } })),
+      cancel: (id) => unwrap(raw.POST('/v1/verification_sessions/{id}/cancel', { params: { path: { id } } })),
+      erase: (id) => unwrap(raw.POST('/v1/verification_sessions/{id}/erase', { params: { path: { id } } })),
+    },
   };
 }

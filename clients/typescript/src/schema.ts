@@ -292,9 +292,110 @@ export interface paths {
         put?: never;
         /**
          * Erase a data subject's personal data
-         * @description Erases every verification of the caller's organization and environment (of its scopes only, for a key restricted to some scopes) that carries the identifier, at most 500 a call: call again until references is empty. Checks still running are listed in pending, not erased.
+         * @description Erases every verification of the caller's organization and environment (of its scopes only, for a key restricted to some scopes) that carries the identifier, at most 500 a call: call again until references is empty. Checks still running are listed in pending, not erased. A hold in force on the subject or any of its checks answers 409 legal_hold and erases none. Recorded in the record of erasures.
          */
         post: operations["eraseDataSubject"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/data-subjects/export": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Export a data subject's personal data
+         * @description Everything the service holds on the subject in the caller's organization and environment (of its scopes only, for a key restricted to some scopes), for a data subject's access request: every verification carrying the identifier as GET answers it (request, result, portrait link), the holds, and earlier exports and erasures of the subject; at most 500 verifications. With `Accept: application/zip`, a ZIP of export.json and the portraits (portraits/{reference}.jpg or .png). Recorded as an export. Answered with Cache-Control: no-store.
+         */
+        post: operations["exportDataSubject"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/data-subjects/holds": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List holds
+         * @description The holds of the caller's organization and environment, lifted ones included, most recent first. To a key restricted to some scopes, a hold on a check of another scope shows reference null.
+         */
+        get: operations["listHolds"];
+        put?: never;
+        /**
+         * Place a hold
+         * @description Stops the erasure (by reference, by subject, by retention) of one verification, or of every verification of the caller's organization and environment carrying a data subject's identifier (those run later included), until lifted or until `until`. Erasures it stops answer 409 legal_hold with its reason. To a key restricted to some scopes, a check of another scope is not_found.
+         */
+        post: operations["placeHold"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/data-subjects/holds/{holdId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Get a hold */
+        get: operations["getHold"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/data-subjects/holds/{holdId}/lift": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Lift a hold
+         * @description Erasure and retention apply again to what it held (unless another hold is in force). Lifting again answers the same. No body.
+         */
+        post: operations["liftHold"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/data-subjects/requests": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List exports and erasures
+         * @description The record of the caller's organization and environment: each export and each erasure asked for through the API (by reference or by subject), who asked and when, by reference and masked identifier, most recent first (to a key restricted to some scopes, only references of checks of its scopes). Retention's erasures are on the verifications themselves.
+         */
+        get: operations["listDataSubjectRequests"];
+        put?: never;
+        post?: never;
         delete?: never;
         options?: never;
         head?: never;
@@ -332,7 +433,7 @@ export interface paths {
         put?: never;
         /**
          * Erase a verification's personal data
-         * @description Destroys the verification's data key and deletes its portrait. Answers the verification as GET does from then on: every non-personal field, request and result {}, personalDataErasedAt set. Erasing again answers the same. No body. To a key restricted to some scopes, a check of another scope is not_found.
+         * @description Destroys the verification's data key and deletes its portrait. Answers the verification as GET does from then on: every non-personal field, request and result {}, personalDataErasedAt set. Erasing again answers the same. No body. To a key restricted to some scopes, a check of another scope is not_found. A hold in force answers 409 legal_hold. Recorded in the record of erasures.
          */
         post: operations["eraseVerification"];
         delete?: never;
@@ -514,6 +615,174 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/verification_flows": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List flows
+         * @description The key's environment's flows at their newest versions, newest first.
+         */
+        get: operations["listVerificationFlows"];
+        put?: never;
+        /**
+         * Create a flow
+         * @description Version 1 of a flow: its steps, decision rule, branding, allowed origins, redirect and session lifetime.
+         */
+        post: operations["createVerificationFlow"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/verification_flows/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get a flow
+         * @description At its newest version.
+         */
+        get: operations["getVerificationFlow"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/verification_flows/{id}/links": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Create a reusable link
+         * @description Each visit of the link starts a session of the flow's newest version, its checks run on this key (and counted against its rate limit); the session's customerId is `link:{id}`. A flow has at most 20 links (409 `conflict` past them).
+         */
+        post: operations["createVerificationFlowLink"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/verification_flows/{id}/versions": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Publish a new version
+         * @description The whole definition again, as the next version. Sessions already started keep the version they started with.
+         */
+        post: operations["publishVerificationFlowVersion"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/verification_sessions": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List sessions
+         * @description The key's environment's sessions, newest first.
+         */
+        get: operations["listVerificationSessions"];
+        put?: never;
+        /**
+         * Start a session
+         * @description One person's pass through the flow's newest version. Send the person to hostedUrl; the clientSecret (in its fragment) is shown this once. The checks the session runs are ordinary verifications on this key, charged to its wallet.
+         */
+        post: operations["createVerificationSession"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/verification_sessions/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get a session
+         * @description Its status and, once decided, the decision and the verifications it ran.
+         */
+        get: operations["getVerificationSession"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/verification_sessions/{id}/cancel": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Cancel a session
+         * @description Its client secret stops working. A submitted or ended session cannot be cancelled.
+         */
+        post: operations["cancelVerificationSession"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/verification_sessions/{id}/erase": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Erase a session's personal data
+         * @description The selfies, the customer id, metadata, consent and identity number become unreadable for good, and the verifications the session ran are erased.
+         */
+        post: operations["eraseVerificationSession"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/health": {
         parameters: {
             query?: never;
@@ -528,6 +797,66 @@ export interface paths {
         get: operations["getHealth"];
         put?: never;
         post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/admin/v1/data-subject-requests": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List exports and erasures of all organizations
+         * @description The record of data-subject exports and erasures, most recent first; `organizationId` and `environment` narrow it.
+         */
+        get: operations["adminListDataSubjectRequests"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/admin/v1/holds": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List holds of all organizations
+         * @description Lifted ones included, most recent first.
+         */
+        get: operations["adminListHolds"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/admin/v1/holds/{holdId}/lift": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Lift a hold
+         * @description Any organization's hold. Lifting again answers the same. No body.
+         */
+        post: operations["adminLiftHold"];
         delete?: never;
         options?: never;
         head?: never;
@@ -778,6 +1107,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/admin/v1/organizations/{organizationId}/holds": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Place a hold on an organization's check or data subject
+         * @description As on /v1, with the environment in the body.
+         */
+        post: operations["adminPlaceHold"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/admin/v1/keys/{keyId}": {
         parameters: {
             query?: never;
@@ -816,6 +1165,30 @@ export interface paths {
          * @description The answer holds the full key, shown this once; the service keeps only its hash. At most 200 keys per organization.
          */
         post: operations["issueApiKey"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/admin/v1/organizations/{id}/topup_limits": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get an organization's top-up limits
+         * @description The limits in force for top-ups of both its wallets, and what an operator set. Admin and auditor tokens.
+         */
+        get: operations["getTopUpLimits"];
+        /**
+         * Set an organization's top-up limits
+         * @description Per top-up and per Lagos day, for both its wallets, recorded as an event; null goes back to the deployment's setting.
+         */
+        put: operations["setTopUpLimits"];
+        post?: never;
         delete?: never;
         options?: never;
         head?: never;
@@ -987,6 +1360,70 @@ export interface paths {
         put?: never;
         /** Rotate the signing secret */
         post: operations["adminRotateWebhookSecret"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/admin/v1/verification_sessions/{id}/review": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A session's evidence for review
+         * @description The session, its history, the identity record's portrait link, whether a selfie can be shown.
+         */
+        get: operations["adminGetSessionReview"];
+        put?: never;
+        /**
+         * Approve or decline a session in review
+         * @description With a reason of the decision's fixed list. Only a session in review (409 `session_not_in_review`), not once erased (403 `personal_data_destroyed`). Fires `verification_session.approved` or `.declined`.
+         */
+        post: operations["adminDecideSessionReview"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/admin/v1/verification_sessions/{id}/selfie": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A session's selfie
+         * @description Opened from the sealed store for the reviewer; `Cache-Control: no-store`. 404 once erased.
+         */
+        get: operations["adminGetSessionSelfie"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/admin/v1/verification_sessions/in_review": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Sessions in review
+         * @description Every organization's sessions waiting for a person's decision, oldest first.
+         */
+        get: operations["adminListSessionsInReview"];
+        put?: never;
+        post?: never;
         delete?: never;
         options?: never;
         head?: never;
@@ -1347,6 +1784,53 @@ export interface components {
                 message: string;
                 /** @description empty for this code */
                 details: Record<string, never>;
+            };
+        };
+        /** @description 409 `session_closed`: the verification session is submitted, decided, expired or cancelled: nothing more is accepted on it */
+        SessionClosedError: {
+            /** @constant */
+            status: false;
+            error: {
+                /** @constant */
+                code: "session_closed";
+                /** @description for people; never personal data */
+                message: string;
+                /** @description empty for this code */
+                details: Record<string, never>;
+            };
+        };
+        /** @description 409 `session_not_in_review`: only a verification session in review (needs_review) can be approved or declined by a person */
+        SessionNotInReviewError: {
+            /** @constant */
+            status: false;
+            error: {
+                /** @constant */
+                code: "session_not_in_review";
+                /** @description for people; never personal data */
+                message: string;
+                /** @description empty for this code */
+                details: Record<string, never>;
+            };
+        };
+        /** @description 409 `legal_hold`: a hold on the check or its data subject stops the erasure until lifted; nothing is erased */
+        LegalHoldError: {
+            /** @constant */
+            status: false;
+            error: {
+                /** @constant */
+                code: "legal_hold";
+                /** @description for people; never personal data */
+                message: string;
+                details: {
+                    holdId: string;
+                    /** @description the hold's reason code */
+                    reason: string;
+                    /**
+                     * Format: date-time
+                     * @example null
+                     */
+                    until: string | null;
+                };
             };
         };
         /** @description 409 `funding_reference_conflict`: the funding reference already credited the wallet with another amount; nothing is credited */
@@ -2545,6 +3029,222 @@ export interface components {
             /** @description verifications of the subject still running, not erased: erase them once finished */
             pending: components["schemas"]["Reference"][];
         };
+        /** @description exactly one of `reference` and `subject` */
+        HoldInput: {
+            reference?: components["schemas"]["Reference"];
+            subject?: components["schemas"]["DataSubject"];
+            /**
+             * @description a code, so that no free text (which could carry personal data) is kept
+             * @enum {string}
+             */
+            reason: "aml_record_keeping" | "litigation" | "regulator_request" | "fraud_investigation" | "restriction_requested";
+            /**
+             * Format: date-time
+             * @description when the hold ends (at most 3,660 days ahead); absent or null: until lifted
+             * @example null
+             */
+            until?: string | null;
+        };
+        /** @description exactly one of `reference` and `subject` */
+        AdminHoldInput: {
+            /** @enum {string} */
+            environment: "test" | "live";
+            reference?: components["schemas"]["Reference"];
+            subject?: components["schemas"]["DataSubject"];
+            /**
+             * @description a code, so that no free text (which could carry personal data) is kept
+             * @enum {string}
+             */
+            reason: "aml_record_keeping" | "litigation" | "regulator_request" | "fraud_investigation" | "restriction_requested";
+            /**
+             * Format: date-time
+             * @description when the hold ends (at most 3,660 days ahead); absent or null: until lifted
+             * @example null
+             */
+            until?: string | null;
+        };
+        Hold: {
+            /** @example hld_01JD3Q9ZK8W6V2C4X7N5B0M1TR */
+            id: string;
+            /** @enum {string} */
+            environment: "test" | "live";
+            /** @description the check held, or null for a subject */
+            reference: components["schemas"]["Reference"] | null;
+            /** @description the subject held, or null for a check */
+            subject: {
+                kind: string;
+                /** @example ***976 */
+                maskedIdentifier: string;
+            } | null;
+            /** @enum {string} */
+            reason: "aml_record_keeping" | "litigation" | "regulator_request" | "fraud_investigation" | "restriction_requested";
+            /**
+             * Format: date-time
+             * @example null
+             */
+            until: string | null;
+            /** @description not lifted and not past `until`: erasure and retention are stopped */
+            inForce: boolean;
+            /**
+             * Format: date-time
+             * @example 2026-11-22T07:15:00.123+00:00
+             */
+            placedAt: string;
+            /** @description who: an API key (its id), a console user (its id), an operator or the service; never a name or an email */
+            placedBy: {
+                /** @enum {string} */
+                type: "api_key" | "user" | "operator" | "system";
+                id: string;
+            };
+            /**
+             * Format: date-time
+             * @example null
+             */
+            liftedAt: string | null;
+            liftedBy: {
+                /** @enum {string} */
+                type: "api_key" | "user" | "operator" | "system";
+                id: string;
+            } | null;
+        };
+        OperatorHold: {
+            /** @example hld_01JD3Q9ZK8W6V2C4X7N5B0M1TR */
+            id: string;
+            /** @enum {string} */
+            environment: "test" | "live";
+            /** @description the check held, or null for a subject */
+            reference: components["schemas"]["Reference"] | null;
+            /** @description the subject held, or null for a check */
+            subject: {
+                kind: string;
+                /** @example ***976 */
+                maskedIdentifier: string;
+            } | null;
+            /** @enum {string} */
+            reason: "aml_record_keeping" | "litigation" | "regulator_request" | "fraud_investigation" | "restriction_requested";
+            /**
+             * Format: date-time
+             * @example null
+             */
+            until: string | null;
+            /** @description not lifted and not past `until`: erasure and retention are stopped */
+            inForce: boolean;
+            /**
+             * Format: date-time
+             * @example 2026-11-22T07:15:00.123+00:00
+             */
+            placedAt: string;
+            /** @description who: an API key (its id), a console user (its id), an operator or the service; never a name or an email */
+            placedBy: {
+                /** @enum {string} */
+                type: "api_key" | "user" | "operator" | "system";
+                id: string;
+            };
+            /**
+             * Format: date-time
+             * @example null
+             */
+            liftedAt: string | null;
+            liftedBy: {
+                /** @enum {string} */
+                type: "api_key" | "user" | "operator" | "system";
+                id: string;
+            } | null;
+            /** @example org_01JD3Q9ZK8W6V2C4X7N5B0M1TR */
+            organizationId: string;
+        };
+        DataSubjectRequest: {
+            /** @example dsr_01JD3Q9ZK8W6V2C4X7N5B0M1TR */
+            id: string;
+            /** @enum {string} */
+            type: "export" | "erasure";
+            /** @enum {string} */
+            environment: "test" | "live";
+            /** @description null for an erasure by reference */
+            subject: {
+                kind: string;
+                /** @example ***976 */
+                maskedIdentifier: string;
+            } | null;
+            /** @description the verifications exported or erased */
+            references: components["schemas"]["Reference"][];
+            /** @description an erasure's checks still running, not erased */
+            pending: components["schemas"]["Reference"][];
+            /** @enum {string|null} */
+            format: "json" | "zip" | null;
+            /** @description who: an API key (its id), a console user (its id), an operator or the service; never a name or an email */
+            actor: {
+                /** @enum {string} */
+                type: "api_key" | "user" | "operator" | "system";
+                id: string;
+            };
+            /**
+             * Format: date-time
+             * @example 2026-11-22T07:15:00.123+00:00
+             */
+            at: string;
+        };
+        OperatorDataSubjectRequest: {
+            /** @example dsr_01JD3Q9ZK8W6V2C4X7N5B0M1TR */
+            id: string;
+            /** @enum {string} */
+            type: "export" | "erasure";
+            /** @enum {string} */
+            environment: "test" | "live";
+            /** @description null for an erasure by reference */
+            subject: {
+                kind: string;
+                /** @example ***976 */
+                maskedIdentifier: string;
+            } | null;
+            /** @description the verifications exported or erased */
+            references: components["schemas"]["Reference"][];
+            /** @description an erasure's checks still running, not erased */
+            pending: components["schemas"]["Reference"][];
+            /** @enum {string|null} */
+            format: "json" | "zip" | null;
+            /** @description who: an API key (its id), a console user (its id), an operator or the service; never a name or an email */
+            actor: {
+                /** @enum {string} */
+                type: "api_key" | "user" | "operator" | "system";
+                id: string;
+            };
+            /**
+             * Format: date-time
+             * @example 2026-11-22T07:15:00.123+00:00
+             */
+            at: string;
+            /** @example org_01JD3Q9ZK8W6V2C4X7N5B0M1TR */
+            organizationId: string;
+        };
+        SubjectExport: {
+            /** @example dsr_01JD3Q9ZK8W6V2C4X7N5B0M1TR */
+            exportId: string;
+            /**
+             * Format: date-time
+             * @example 2026-11-22T07:15:00.123+00:00
+             */
+            exportedAt: string;
+            /** @description the identifier's kind and its last 3 characters; never the identifier */
+            subject: {
+                kind: string;
+                /** @example ***976 */
+                maskedIdentifier: string;
+            };
+            /** @description each as GET answers it: request, result, portrait link */
+            verifications: components["schemas"]["Verification"][];
+            /** @description in the ZIP only: the portrait files beside export.json */
+            portraitFiles?: {
+                reference: components["schemas"]["Reference"];
+                file: string;
+                /** @enum {string} */
+                contentType: "image/jpeg" | "image/png";
+            }[];
+            /** @description holds on the subject or its checks, lifted ones included */
+            holds: components["schemas"]["Hold"][];
+            /** @description earlier exports and erasures of the subject */
+            requests: components["schemas"]["DataSubjectRequest"][];
+        };
         /** @description The key's wallet: one per organization and environment */
         Wallet: {
             /** @enum {string} */
@@ -2631,6 +3331,24 @@ export interface components {
             /** @description the funding reference (a bank transfer id, say): it credits the wallet once */
             reference: string;
         };
+        TopUpLimits: {
+            /** @example org_01JD3Q9ZK8W6V2C4X7N5B0M1TR */
+            organizationId: string;
+            /** @description the smallest top-up, in kobo (the deployment's TOPUP_MIN_KOBO) */
+            minTopUpKobo: number;
+            /** @description the largest top-up in force, in kobo */
+            maxTopUpKobo: number;
+            /** @description the most a wallet may be topped up by per Lagos day, in kobo */
+            dailyLimitKobo: number;
+            own: components["schemas"]["OwnTopUpLimits"];
+        };
+        /** @description The organization's own limits, for both environments; null falls back to the deployment's TOPUP_MAX_KOBO / TOPUP_DAILY_LIMIT_KOBO */
+        OwnTopUpLimits: {
+            /** @description kobo; null: the deployment's setting */
+            maxTopUpKobo: number | null;
+            /** @description kobo; null: the deployment's setting */
+            dailyLimitKobo: number | null;
+        };
         WebhookEndpoint: {
             /** @example whe_01JD3Q9ZK8W6V2C4X7N5B0M1TR */
             id: string;
@@ -2640,7 +3358,7 @@ export interface components {
              */
             url: string;
             /** @description the event types sent to it; empty: every type */
-            eventTypes: ("verification.completed" | "verification.failed" | "wallet.funded" | "wallet.low_balance" | "key.created" | "key.revoked" | "organization.approved" | "organization.suspended" | "personal_data.erased" | "verification_session.approved" | "verification_session.declined" | "verification_session.needs_review" | "verification_session.expired" | "verification_session.cancelled")[];
+            eventTypes: ("verification.completed" | "verification.failed" | "wallet.funded" | "wallet.low_balance" | "key.created" | "key.revoked" | "organization.approved" | "organization.suspended" | "personal_data.erased" | "verification_session.created" | "verification_session.submitted" | "verification_session.approved" | "verification_session.declined" | "verification_session.needs_review" | "verification_session.expired" | "verification_session.cancelled")[];
             /** @example production receiver */
             description: string | null;
             /** @description false: nothing is sent (turned off by its owner, or by the service after days of failures) */
@@ -2662,7 +3380,7 @@ export interface components {
              */
             url: string;
             /** @description the event types sent to it; empty: every type */
-            eventTypes: ("verification.completed" | "verification.failed" | "wallet.funded" | "wallet.low_balance" | "key.created" | "key.revoked" | "organization.approved" | "organization.suspended" | "personal_data.erased" | "verification_session.approved" | "verification_session.declined" | "verification_session.needs_review" | "verification_session.expired" | "verification_session.cancelled")[];
+            eventTypes: ("verification.completed" | "verification.failed" | "wallet.funded" | "wallet.low_balance" | "key.created" | "key.revoked" | "organization.approved" | "organization.suspended" | "personal_data.erased" | "verification_session.created" | "verification_session.submitted" | "verification_session.approved" | "verification_session.declined" | "verification_session.needs_review" | "verification_session.expired" | "verification_session.cancelled")[];
             /** @example production receiver */
             description: string | null;
             /** @description false: nothing is sent (turned off by its owner, or by the service after days of failures) */
@@ -2687,7 +3405,7 @@ export interface components {
              */
             url: string;
             /** @description the event types sent to it; empty: every type */
-            eventTypes?: ("verification.completed" | "verification.failed" | "wallet.funded" | "wallet.low_balance" | "key.created" | "key.revoked" | "organization.approved" | "organization.suspended" | "personal_data.erased" | "verification_session.approved" | "verification_session.declined" | "verification_session.needs_review" | "verification_session.expired" | "verification_session.cancelled")[];
+            eventTypes?: ("verification.completed" | "verification.failed" | "wallet.funded" | "wallet.low_balance" | "key.created" | "key.revoked" | "organization.approved" | "organization.suspended" | "personal_data.erased" | "verification_session.created" | "verification_session.submitted" | "verification_session.approved" | "verification_session.declined" | "verification_session.needs_review" | "verification_session.expired" | "verification_session.cancelled")[];
             /** @example production receiver */
             description?: string | null;
             /** @default true */
@@ -2702,7 +3420,7 @@ export interface components {
              */
             url: string;
             /** @description the event types sent to it; empty: every type */
-            eventTypes?: ("verification.completed" | "verification.failed" | "wallet.funded" | "wallet.low_balance" | "key.created" | "key.revoked" | "organization.approved" | "organization.suspended" | "personal_data.erased" | "verification_session.approved" | "verification_session.declined" | "verification_session.needs_review" | "verification_session.expired" | "verification_session.cancelled")[];
+            eventTypes?: ("verification.completed" | "verification.failed" | "wallet.funded" | "wallet.low_balance" | "key.created" | "key.revoked" | "organization.approved" | "organization.suspended" | "personal_data.erased" | "verification_session.created" | "verification_session.submitted" | "verification_session.approved" | "verification_session.declined" | "verification_session.needs_review" | "verification_session.expired" | "verification_session.cancelled")[];
             /** @example production receiver */
             description?: string | null;
             /** @default true */
@@ -2715,7 +3433,7 @@ export interface components {
              */
             url?: string;
             /** @description the event types sent to it; empty: every type */
-            eventTypes?: ("verification.completed" | "verification.failed" | "wallet.funded" | "wallet.low_balance" | "key.created" | "key.revoked" | "organization.approved" | "organization.suspended" | "personal_data.erased" | "verification_session.approved" | "verification_session.declined" | "verification_session.needs_review" | "verification_session.expired" | "verification_session.cancelled")[];
+            eventTypes?: ("verification.completed" | "verification.failed" | "wallet.funded" | "wallet.low_balance" | "key.created" | "key.revoked" | "organization.approved" | "organization.suspended" | "personal_data.erased" | "verification_session.created" | "verification_session.submitted" | "verification_session.approved" | "verification_session.declined" | "verification_session.needs_review" | "verification_session.expired" | "verification_session.cancelled")[];
             /** @example production receiver */
             description?: string | null;
             enabled?: boolean;
@@ -2772,7 +3490,7 @@ export interface components {
              */
             webhookId: string;
             /** @enum {string} */
-            eventType: "verification.completed" | "verification.failed" | "wallet.funded" | "wallet.low_balance" | "key.created" | "key.revoked" | "organization.approved" | "organization.suspended" | "personal_data.erased" | "verification_session.approved" | "verification_session.declined" | "verification_session.needs_review" | "verification_session.expired" | "verification_session.cancelled";
+            eventType: "verification.completed" | "verification.failed" | "wallet.funded" | "wallet.low_balance" | "key.created" | "key.revoked" | "organization.approved" | "organization.suspended" | "personal_data.erased" | "verification_session.created" | "verification_session.submitted" | "verification_session.approved" | "verification_session.declined" | "verification_session.needs_review" | "verification_session.expired" | "verification_session.cancelled";
             /** @enum {string} */
             status: "pending" | "succeeded" | "failed";
             /**
@@ -2823,6 +3541,385 @@ export interface components {
              * @example 10000
              */
             thresholdKobo: number | null;
+        };
+        VerificationFlowInput: {
+            /** @example Onboarding */
+            name: string;
+            /**
+             * @description in order: consent first, identity_number before selfie
+             * @example [
+             *       {
+             *         "type": "consent"
+             *       },
+             *       {
+             *         "type": "identity_number",
+             *         "kinds": [
+             *           "nin",
+             *           "bvn"
+             *         ]
+             *       },
+             *       {
+             *         "type": "selfie"
+             *       }
+             *     ]
+             */
+            steps: {
+                /** @enum {string} */
+                type: "consent" | "identity_number" | "selfie" | "documents";
+                /** @description identity_number: the numbers the person may give; documents: the documents the person may photograph (drivers_licence_front and _back read as drivers_licence) */
+                kinds?: ("nin" | "vnin" | "bvn" | "pvc" | "passport" | "phone" | "voters_card" | "drivers_licence" | "drivers_licence_front" | "drivers_licence_back")[];
+            }[];
+            decision?: {
+                /**
+                 * @description face_match's confidence (0 to 100) that approves; 80 when absent
+                 * @example 80
+                 */
+                faceMatchThreshold?: number;
+                /**
+                 * @description points below the threshold that go to review instead of declined; 10 when absent
+                 * @example 10
+                 */
+                reviewMarginPoints?: number;
+                /**
+                 * @description required: a selfie without an active step (head turn, blink) the server saw in its frames goes to review (liveness_not_shown), a chosen file included; required when absent in a flow with a selfie, else off; versions made before this rule read as off
+                 * @example required
+                 * @enum {string}
+                 */
+                liveness?: "required" | "off";
+            };
+            branding?: {
+                /** @example Acme Bank */
+                displayName?: string;
+                /** @example #1c7ed6 */
+                colour?: string;
+                /** @example https://acme.example/onboarding/done */
+                logoUrl?: string | null;
+            };
+            /** @description origins whose pages may frame the hosted page */
+            allowedOrigins?: string[];
+            /** @example https://acme.example/onboarding/done */
+            redirectUrl?: string | null;
+            /**
+             * @description 1,800 when absent
+             * @example 1800
+             */
+            sessionLifetimeSeconds?: number;
+        };
+        VerificationFlow: {
+            /** @example vfl_01JD3Q9ZK8W6V2C4X7N5B0M1TR */
+            id: string;
+            version: number;
+            /** @enum {string} */
+            environment: "test" | "live";
+            /** @example Onboarding */
+            name: string;
+            /**
+             * @description in order: consent first, identity_number before selfie
+             * @example [
+             *       {
+             *         "type": "consent"
+             *       },
+             *       {
+             *         "type": "identity_number",
+             *         "kinds": [
+             *           "nin",
+             *           "bvn"
+             *         ]
+             *       },
+             *       {
+             *         "type": "selfie"
+             *       }
+             *     ]
+             */
+            steps: {
+                /** @enum {string} */
+                type: "consent" | "identity_number" | "selfie" | "documents";
+                /** @description identity_number: the numbers the person may give; documents: the documents the person may photograph (drivers_licence_front and _back read as drivers_licence) */
+                kinds?: ("nin" | "vnin" | "bvn" | "pvc" | "passport" | "phone" | "voters_card" | "drivers_licence" | "drivers_licence_front" | "drivers_licence_back")[];
+            }[];
+            decision: {
+                /**
+                 * @description face_match's confidence (0 to 100) that approves; 80 when absent
+                 * @example 80
+                 */
+                faceMatchThreshold?: number;
+                /**
+                 * @description points below the threshold that go to review instead of declined; 10 when absent
+                 * @example 10
+                 */
+                reviewMarginPoints?: number;
+                /**
+                 * @description required: a selfie without an active step (head turn, blink) the server saw in its frames goes to review (liveness_not_shown), a chosen file included; required when absent in a flow with a selfie, else off; versions made before this rule read as off
+                 * @example required
+                 * @enum {string}
+                 */
+                liveness?: "required" | "off";
+            };
+            branding: {
+                /** @example Acme Bank */
+                displayName?: string;
+                /** @example #1c7ed6 */
+                colour?: string;
+                /** @example https://acme.example/onboarding/done */
+                logoUrl?: string | null;
+            };
+            /** @description origins whose pages may frame the hosted page */
+            allowedOrigins: string[];
+            /** @example https://acme.example/onboarding/done */
+            redirectUrl: string | null;
+            /**
+             * @description 1,800 when absent
+             * @example 1800
+             */
+            sessionLifetimeSeconds: number;
+            /**
+             * Format: date-time
+             * @example 2026-11-22T07:15:00.123+00:00
+             */
+            createdAt: string;
+            /**
+             * Format: date-time
+             * @example 2026-11-22T07:15:00.123+00:00
+             */
+            updatedAt: string;
+        };
+        VerificationFlowLink: {
+            /** @example vln_01JD3Q9ZK8W6V2C4X7N5B0M1TR */
+            id: string;
+            /** @example vfl_01JD3Q9ZK8W6V2C4X7N5B0M1TR */
+            flowId: string;
+            /**
+             * @description share it: each visit starts a session
+             * @example https://ledger.example/verify/start/vln_01JD3Q9ZK8W6V2C4X7N5B0M1TR
+             */
+            url: string;
+            /**
+             * Format: date-time
+             * @example 2026-11-22T07:15:00.123+00:00
+             */
+            createdAt: string;
+        };
+        VerificationSessionInput: {
+            /** @example vfl_01JD3Q9ZK8W6V2C4X7N5B0M1TR */
+            flowId: string;
+            /** @example cus_4821 */
+            customerId: string;
+            /** @description at most 2 KiB of JSON, sealed */
+            metadata?: Record<string, never> | null;
+        };
+        VerificationSession: {
+            /** @example vss_01JD3Q9ZK8W6V2C4X7N5B0M1TR */
+            id: string;
+            /** @enum {string} */
+            environment: "test" | "live";
+            /** @example vfl_01JD3Q9ZK8W6V2C4X7N5B0M1TR */
+            flowId: string;
+            /** @description the flow version the session started with and keeps */
+            flowVersion: number;
+            /** @enum {string} */
+            status: "created" | "in_progress" | "submitted" | "approved" | "declined" | "needs_review" | "expired" | "cancelled";
+            /** @description null once the personal data was erased */
+            customerId: string | null;
+            metadata: Record<string, never> | null;
+            decision: {
+                reasons: ("identity_not_found" | "face_match_unavailable" | "face_match_close" | "face_mismatch" | "liveness_not_shown")[];
+                faceMatchConfidence: number | null;
+                /** @description a person's decision of a session the rule sent to review: approved or declined, with a reason of a fixed list */
+                review: {
+                    /** @enum {string} */
+                    decision: "approved" | "declined";
+                    /** @enum {string} */
+                    reason: "faces_match" | "identity_confirmed_otherwise" | "faces_differ" | "selfie_unusable" | "suspected_spoof" | "record_doubtful";
+                    /** @enum {string} */
+                    reviewedBy: "organization" | "operator";
+                    /**
+                     * Format: date-time
+                     * @example 2026-11-22T07:15:00.123+00:00
+                     */
+                    reviewedAt: string;
+                } | null;
+            } | null;
+            /**
+             * @description the active step the server saw across the frames the page sent with the latest selfie (frames of another face do not count); null for none (a chosen file, a still face)
+             * @enum {string|null}
+             */
+            liveness: "head_turn" | "blink" | null;
+            /** @description the document sides photographed and accepted by the server, each once */
+            documents: {
+                /** @enum {string} */
+                document: "passport" | "voters_card" | "drivers_licence";
+                /** @enum {string} */
+                side: "data_page" | "front" | "back";
+            }[];
+            /** @description the ordinary verifications the session ran */
+            verifications: {
+                /** @example vrf_01JD3Q9ZK8W6V2C4X7N5B0M1TR */
+                identity: string | null;
+                /** @example vrf_01JD3Q9ZK8W6V2C4X7N5B0M1TR */
+                faceMatch: string | null;
+            };
+            /**
+             * Format: date-time
+             * @example 2026-11-22T07:15:00.123+00:00
+             */
+            expiresAt: string;
+            /**
+             * Format: date-time
+             * @example 2026-11-22T07:15:00.123+00:00
+             */
+            createdAt: string;
+            /**
+             * Format: date-time
+             * @example null
+             */
+            submittedAt: string | null;
+            /**
+             * Format: date-time
+             * @example null
+             */
+            decidedAt: string | null;
+            /**
+             * Format: date-time
+             * @example null
+             */
+            personalDataErasedAt: string | null;
+        };
+        /** @description A reason of the fixed list of the decision: no free text (it would invite personal data). */
+        VerificationSessionReviewInput: {
+            /** @enum {string} */
+            decision: "approved" | "declined";
+            /**
+             * @description approved: faces_match, identity_confirmed_otherwise; declined: faces_differ, selfie_unusable, suspected_spoof, record_doubtful
+             * @enum {string}
+             */
+            reason: "faces_match" | "identity_confirmed_otherwise" | "faces_differ" | "selfie_unusable" | "suspected_spoof" | "record_doubtful";
+        };
+        VerificationSessionInReview: {
+            /** @example vss_01JD3Q9ZK8W6V2C4X7N5B0M1TR */
+            id: string;
+            organizationId: string;
+            /** @enum {string} */
+            environment: "test" | "live";
+            /** @example vfl_01JD3Q9ZK8W6V2C4X7N5B0M1TR */
+            flowId: string;
+            reasons: string[];
+            faceMatchConfidence: number | null;
+            /**
+             * Format: date-time
+             * @example 2026-11-22T07:15:00.123+00:00
+             */
+            decidedAt: string;
+        };
+        VerificationSessionReview: {
+            session: components["schemas"]["VerificationSession"];
+            organizationId: string;
+            /**
+             * @description the kind of number the identity check ran on (never the number)
+             * @enum {string|null}
+             */
+            identityKind: "nin" | "vnin" | "bvn" | "pvc" | "passport" | "phone" | null;
+            /** @description the session's steps, from its stream, oldest first */
+            history: {
+                /** @enum {string} */
+                step: "created" | "consent_given" | "identity_checked" | "selfie_captured" | "document_captured" | "submitted" | "decided" | "reviewed" | "expired" | "cancelled" | "personal_data_erased" | "other";
+                /**
+                 * Format: date-time
+                 * @example 2026-11-22T07:15:00.123+00:00
+                 */
+                at: string;
+            }[];
+            /** @description whether the latest selfie can be shown (not once erased) */
+            selfie: boolean;
+            /** @description the identity record's portrait: a signed, expiring link, as on the check itself */
+            portraitUrl: string | null;
+            reviewReasons: {
+                approved: ("faces_match" | "identity_confirmed_otherwise")[];
+                declined: ("faces_differ" | "selfie_unusable" | "suspected_spoof" | "record_doubtful")[];
+            };
+        };
+        CreatedVerificationSession: {
+            /** @example vss_01JD3Q9ZK8W6V2C4X7N5B0M1TR */
+            id: string;
+            /** @enum {string} */
+            environment: "test" | "live";
+            /** @example vfl_01JD3Q9ZK8W6V2C4X7N5B0M1TR */
+            flowId: string;
+            /** @description the flow version the session started with and keeps */
+            flowVersion: number;
+            /** @enum {string} */
+            status: "created" | "in_progress" | "submitted" | "approved" | "declined" | "needs_review" | "expired" | "cancelled";
+            /** @description null once the personal data was erased */
+            customerId: string | null;
+            metadata: Record<string, never> | null;
+            decision: {
+                reasons: ("identity_not_found" | "face_match_unavailable" | "face_match_close" | "face_mismatch" | "liveness_not_shown")[];
+                faceMatchConfidence: number | null;
+                /** @description a person's decision of a session the rule sent to review: approved or declined, with a reason of a fixed list */
+                review: {
+                    /** @enum {string} */
+                    decision: "approved" | "declined";
+                    /** @enum {string} */
+                    reason: "faces_match" | "identity_confirmed_otherwise" | "faces_differ" | "selfie_unusable" | "suspected_spoof" | "record_doubtful";
+                    /** @enum {string} */
+                    reviewedBy: "organization" | "operator";
+                    /**
+                     * Format: date-time
+                     * @example 2026-11-22T07:15:00.123+00:00
+                     */
+                    reviewedAt: string;
+                } | null;
+            } | null;
+            /**
+             * @description the active step the server saw across the frames the page sent with the latest selfie (frames of another face do not count); null for none (a chosen file, a still face)
+             * @enum {string|null}
+             */
+            liveness: "head_turn" | "blink" | null;
+            /** @description the document sides photographed and accepted by the server, each once */
+            documents: {
+                /** @enum {string} */
+                document: "passport" | "voters_card" | "drivers_licence";
+                /** @enum {string} */
+                side: "data_page" | "front" | "back";
+            }[];
+            /** @description the ordinary verifications the session ran */
+            verifications: {
+                /** @example vrf_01JD3Q9ZK8W6V2C4X7N5B0M1TR */
+                identity: string | null;
+                /** @example vrf_01JD3Q9ZK8W6V2C4X7N5B0M1TR */
+                faceMatch: string | null;
+            };
+            /**
+             * Format: date-time
+             * @example 2026-11-22T07:15:00.123+00:00
+             */
+            expiresAt: string;
+            /**
+             * Format: date-time
+             * @example 2026-11-22T07:15:00.123+00:00
+             */
+            createdAt: string;
+            /**
+             * Format: date-time
+             * @example null
+             */
+            submittedAt: string | null;
+            /**
+             * Format: date-time
+             * @example null
+             */
+            decidedAt: string | null;
+            /**
+             * Format: date-time
+             * @example null
+             */
+            personalDataErasedAt: string | null;
+            /** @description the hosted page; the client secret is in its fragment */
+            hostedUrl: string;
+            /**
+             * @description shown once: authorises the browser on this session only, until it expires or is decided
+             * @example vcs_Jq3mZt7Yw0cXk2Vb9Rn4Lp8Hs6Df1Ga5Ue3Io7Ky0Tq
+             */
+            clientSecret: string;
         };
         Organization: {
             /** @example org_01JD3Q9ZK8W6V2C4X7N5B0M1TR */
@@ -3155,6 +4252,20 @@ export interface components {
                 "application/json": components["schemas"]["BadRequestError"];
             };
         };
+        /** @description `bad_request`: malformed JSON, an empty JSON body, an unparsable request line or URL */
+        KeyedBadRequest: {
+            headers: {
+                "X-Request-Id": components["headers"]["XRequestId"];
+                "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                "X-Consistency-Token": components["headers"]["XConsistencyToken"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["BadRequestError"];
+            };
+        };
         /** @description `unauthenticated`: the key or bearer token is missing, unknown, revoked or malformed */
         Unauthenticated: {
             headers: {
@@ -3166,9 +4277,13 @@ export interface components {
             };
         };
         /** @description `insufficient_balance`: the wallet's available balance is below the price; the verification is recorded as failed and not charged */
-        InsufficientBalance: {
+        KeyedInsufficientBalance: {
             headers: {
                 "X-Request-Id": components["headers"]["XRequestId"];
+                "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                "X-Consistency-Token": components["headers"]["XConsistencyToken"];
                 [name: string]: unknown;
             };
             content: {
@@ -3176,9 +4291,13 @@ export interface components {
             };
         };
         /** @description `personal_data_destroyed`: the organization's personal data was destroyed (offboarded): it can run no more checks */
-        PersonalDataDestroyed: {
+        KeyedPersonalDataDestroyed: {
             headers: {
                 "X-Request-Id": components["headers"]["XRequestId"];
+                "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                "X-Consistency-Token": components["headers"]["XConsistencyToken"];
                 [name: string]: unknown;
             };
             content: {
@@ -3205,10 +4324,38 @@ export interface components {
                 "application/json": components["schemas"]["NotFoundError"];
             };
         };
+        /** @description `not_found`: no such resource for the caller (another organization or environment included) */
+        KeyedNotFound: {
+            headers: {
+                "X-Request-Id": components["headers"]["XRequestId"];
+                "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                "X-Consistency-Token": components["headers"]["XConsistencyToken"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["NotFoundError"];
+            };
+        };
         /** @description `request_timeout`: the request was not received in time */
         RequestTimeout: {
             headers: {
                 "X-Request-Id": components["headers"]["XRequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["RequestTimeoutError"];
+            };
+        };
+        /** @description `request_timeout`: the request was not received in time */
+        KeyedRequestTimeout: {
+            headers: {
+                "X-Request-Id": components["headers"]["XRequestId"];
+                "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                "X-Consistency-Token": components["headers"]["XConsistencyToken"];
                 [name: string]: unknown;
             };
             content: {
@@ -3225,14 +4372,56 @@ export interface components {
                 "application/json": components["schemas"]["ConflictError"];
             };
         };
-        /** @description `verification_pending`: the check is still running: erase it once it has finished */
-        VerificationPending: {
+        /** @description `conflict`: the organization changed concurrently too many times in a row, or its key limit (200) is reached */
+        KeyedConflict: {
+            headers: {
+                "X-Request-Id": components["headers"]["XRequestId"];
+                "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                "X-Consistency-Token": components["headers"]["XConsistencyToken"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["ConflictError"];
+            };
+        };
+        /** @description `session_closed`: the verification session is submitted, decided, expired or cancelled: nothing more is accepted on it */
+        KeyedSessionClosed: {
+            headers: {
+                "X-Request-Id": components["headers"]["XRequestId"];
+                "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                "X-Consistency-Token": components["headers"]["XConsistencyToken"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["SessionClosedError"];
+            };
+        };
+        /** @description `session_not_in_review`: only a verification session in review (needs_review) can be approved or declined by a person */
+        SessionNotInReview: {
             headers: {
                 "X-Request-Id": components["headers"]["XRequestId"];
                 [name: string]: unknown;
             };
             content: {
-                "application/json": components["schemas"]["VerificationPendingError"];
+                "application/json": components["schemas"]["SessionNotInReviewError"];
+            };
+        };
+        /** @description `legal_hold`: a hold on the check or its data subject stops the erasure until lifted; nothing is erased */
+        KeyedLegalHold: {
+            headers: {
+                "X-Request-Id": components["headers"]["XRequestId"];
+                "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                "X-Consistency-Token": components["headers"]["XConsistencyToken"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["LegalHoldError"];
             };
         };
         /** @description `funding_reference_conflict`: the funding reference already credited the wallet with another amount; nothing is credited */
@@ -3255,10 +4444,38 @@ export interface components {
                 "application/json": components["schemas"]["PayloadTooLargeError"];
             };
         };
+        /** @description `payload_too_large`: a body above 2 MiB */
+        KeyedPayloadTooLarge: {
+            headers: {
+                "X-Request-Id": components["headers"]["XRequestId"];
+                "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                "X-Consistency-Token": components["headers"]["XConsistencyToken"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["PayloadTooLargeError"];
+            };
+        };
         /** @description `uri_too_long`: a URL above 2,048 characters or a path segment above 200 */
         UriTooLong: {
             headers: {
                 "X-Request-Id": components["headers"]["XRequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["UriTooLongError"];
+            };
+        };
+        /** @description `uri_too_long`: a URL above 2,048 characters or a path segment above 200 */
+        KeyedUriTooLong: {
+            headers: {
+                "X-Request-Id": components["headers"]["XRequestId"];
+                "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                "X-Consistency-Token": components["headers"]["XConsistencyToken"];
                 [name: string]: unknown;
             };
             content: {
@@ -3275,6 +4492,20 @@ export interface components {
                 "application/json": components["schemas"]["UnsupportedMediaTypeError"];
             };
         };
+        /** @description `unsupported_media_type`: a body that is not `application/json` */
+        KeyedUnsupportedMediaType: {
+            headers: {
+                "X-Request-Id": components["headers"]["XRequestId"];
+                "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                "X-Consistency-Token": components["headers"]["XConsistencyToken"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["UnsupportedMediaTypeError"];
+            };
+        };
         /** @description `validation_failed`: invalid input (body, path or query; at most 16 query parameters of at most 256 characters) */
         ValidationFailed: {
             headers: {
@@ -3285,10 +4516,28 @@ export interface components {
                 "application/json": components["schemas"]["ValidationFailedError"];
             };
         };
-        /** @description `rate_limited`: the key's requests this minute are used up; `Retry-After` gives the seconds to wait */
-        RateLimited: {
+        /** @description `validation_failed`: invalid input (body, path or query; at most 16 query parameters of at most 256 characters) */
+        KeyedValidationFailed: {
             headers: {
                 "X-Request-Id": components["headers"]["XRequestId"];
+                "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                "X-Consistency-Token": components["headers"]["XConsistencyToken"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["ValidationFailedError"];
+            };
+        };
+        /** @description `rate_limited`: the key's requests this minute are used up; `Retry-After` gives the seconds to wait */
+        KeyedRateLimited: {
+            headers: {
+                "X-Request-Id": components["headers"]["XRequestId"];
+                "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                "X-Consistency-Token": components["headers"]["XConsistencyToken"];
                 "Retry-After": components["headers"]["RetryAfter"];
                 [name: string]: unknown;
             };
@@ -3306,6 +4555,20 @@ export interface components {
                 "application/json": components["schemas"]["HeadersTooLargeError"];
             };
         };
+        /** @description `headers_too_large`: the request line and headers above 16 KiB */
+        KeyedHeadersTooLarge: {
+            headers: {
+                "X-Request-Id": components["headers"]["XRequestId"];
+                "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                "X-Consistency-Token": components["headers"]["XConsistencyToken"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["HeadersTooLargeError"];
+            };
+        };
         /** @description `internal_error`: a bug: the answer says nothing more, the log has the rest */
         InternalError: {
             headers: {
@@ -3316,10 +4579,28 @@ export interface components {
                 "application/json": components["schemas"]["InternalErrorError"];
             };
         };
-        /** @description `provider_failed`: the provider failed or timed out; the verification is recorded as failed and not charged */
-        ProviderFailed: {
+        /** @description `internal_error`: a bug: the answer says nothing more, the log has the rest */
+        KeyedInternalError: {
             headers: {
                 "X-Request-Id": components["headers"]["XRequestId"];
+                "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                "X-Consistency-Token": components["headers"]["XConsistencyToken"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["InternalErrorError"];
+            };
+        };
+        /** @description `provider_failed`: the provider failed or timed out; the verification is recorded as failed and not charged */
+        KeyedProviderFailed: {
+            headers: {
+                "X-Request-Id": components["headers"]["XRequestId"];
+                "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                "X-Consistency-Token": components["headers"]["XConsistencyToken"];
                 [name: string]: unknown;
             };
             content: {
@@ -3330,6 +4611,21 @@ export interface components {
         ServiceUnavailable: {
             headers: {
                 "X-Request-Id": components["headers"]["XRequestId"];
+                "Retry-After": components["headers"]["RetryAfter"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["ServiceUnavailableError"];
+            };
+        };
+        /** @description `service_unavailable`: PostgreSQL or the event store is unreachable, the service is shutting down, a wallet is too busy, or a read model did not show the key's own writes within 2 s: try again shortly. On a check, details carry its reference when one was made: not charged, or its outcome not known yet (GET it once settled) */
+        KeyedServiceUnavailable: {
+            headers: {
+                "X-Request-Id": components["headers"]["XRequestId"];
+                "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                "X-Consistency-Token": components["headers"]["XConsistencyToken"];
                 "Retry-After": components["headers"]["RetryAfter"];
                 [name: string]: unknown;
             };
@@ -3417,29 +4713,33 @@ export interface operations {
                     };
                 };
             };
-            400: components["responses"]["BadRequest"];
+            400: components["responses"]["KeyedBadRequest"];
             401: components["responses"]["Unauthenticated"];
-            402: components["responses"]["InsufficientBalance"];
+            402: components["responses"]["KeyedInsufficientBalance"];
             /** @description `organization_not_approved`: a live key of an organization not yet approved; `organization_suspended`: a key of a suspended organization; `scope_not_active`: the scope is not active for the organization; `scope_not_allowed`: the key was issued for other scopes; `provider_not_configured`: a live key, and no live upstream provider configured; `scope_not_supported_by_provider`: the configured upstream cannot run this scope; `personal_data_destroyed`: the organization's personal data was destroyed (offboarded): it can run no more checks */
             403: {
                 headers: {
                     "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    "X-Consistency-Token": components["headers"]["XConsistencyToken"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["OrganizationNotApprovedError"] | components["schemas"]["OrganizationSuspendedError"] | components["schemas"]["ScopeNotActiveError"] | components["schemas"]["ScopeNotAllowedError"] | components["schemas"]["ProviderNotConfiguredError"] | components["schemas"]["ScopeNotSupportedByProviderError"] | components["schemas"]["PersonalDataDestroyedError"];
                 };
             };
-            408: components["responses"]["RequestTimeout"];
-            413: components["responses"]["PayloadTooLarge"];
-            414: components["responses"]["UriTooLong"];
-            415: components["responses"]["UnsupportedMediaType"];
-            422: components["responses"]["ValidationFailed"];
-            429: components["responses"]["RateLimited"];
-            431: components["responses"]["HeadersTooLarge"];
-            500: components["responses"]["InternalError"];
-            502: components["responses"]["ProviderFailed"];
-            503: components["responses"]["ServiceUnavailable"];
+            408: components["responses"]["KeyedRequestTimeout"];
+            413: components["responses"]["KeyedPayloadTooLarge"];
+            414: components["responses"]["KeyedUriTooLong"];
+            415: components["responses"]["KeyedUnsupportedMediaType"];
+            422: components["responses"]["KeyedValidationFailed"];
+            429: components["responses"]["KeyedRateLimited"];
+            431: components["responses"]["KeyedHeadersTooLarge"];
+            500: components["responses"]["KeyedInternalError"];
+            502: components["responses"]["KeyedProviderFailed"];
+            503: components["responses"]["KeyedServiceUnavailable"];
         };
     };
     verifyBvn: {
@@ -3519,29 +4819,33 @@ export interface operations {
                     };
                 };
             };
-            400: components["responses"]["BadRequest"];
+            400: components["responses"]["KeyedBadRequest"];
             401: components["responses"]["Unauthenticated"];
-            402: components["responses"]["InsufficientBalance"];
+            402: components["responses"]["KeyedInsufficientBalance"];
             /** @description `organization_not_approved`: a live key of an organization not yet approved; `organization_suspended`: a key of a suspended organization; `scope_not_active`: the scope is not active for the organization; `scope_not_allowed`: the key was issued for other scopes; `provider_not_configured`: a live key, and no live upstream provider configured; `scope_not_supported_by_provider`: the configured upstream cannot run this scope; `personal_data_destroyed`: the organization's personal data was destroyed (offboarded): it can run no more checks */
             403: {
                 headers: {
                     "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    "X-Consistency-Token": components["headers"]["XConsistencyToken"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["OrganizationNotApprovedError"] | components["schemas"]["OrganizationSuspendedError"] | components["schemas"]["ScopeNotActiveError"] | components["schemas"]["ScopeNotAllowedError"] | components["schemas"]["ProviderNotConfiguredError"] | components["schemas"]["ScopeNotSupportedByProviderError"] | components["schemas"]["PersonalDataDestroyedError"];
                 };
             };
-            408: components["responses"]["RequestTimeout"];
-            413: components["responses"]["PayloadTooLarge"];
-            414: components["responses"]["UriTooLong"];
-            415: components["responses"]["UnsupportedMediaType"];
-            422: components["responses"]["ValidationFailed"];
-            429: components["responses"]["RateLimited"];
-            431: components["responses"]["HeadersTooLarge"];
-            500: components["responses"]["InternalError"];
-            502: components["responses"]["ProviderFailed"];
-            503: components["responses"]["ServiceUnavailable"];
+            408: components["responses"]["KeyedRequestTimeout"];
+            413: components["responses"]["KeyedPayloadTooLarge"];
+            414: components["responses"]["KeyedUriTooLong"];
+            415: components["responses"]["KeyedUnsupportedMediaType"];
+            422: components["responses"]["KeyedValidationFailed"];
+            429: components["responses"]["KeyedRateLimited"];
+            431: components["responses"]["KeyedHeadersTooLarge"];
+            500: components["responses"]["KeyedInternalError"];
+            502: components["responses"]["KeyedProviderFailed"];
+            503: components["responses"]["KeyedServiceUnavailable"];
         };
     };
     verifyFaceMatch: {
@@ -3606,29 +4910,33 @@ export interface operations {
                     };
                 };
             };
-            400: components["responses"]["BadRequest"];
+            400: components["responses"]["KeyedBadRequest"];
             401: components["responses"]["Unauthenticated"];
-            402: components["responses"]["InsufficientBalance"];
+            402: components["responses"]["KeyedInsufficientBalance"];
             /** @description `organization_not_approved`: a live key of an organization not yet approved; `organization_suspended`: a key of a suspended organization; `scope_not_active`: the scope is not active for the organization; `scope_not_allowed`: the key was issued for other scopes; `provider_not_configured`: a live key, and no live upstream provider configured; `scope_not_supported_by_provider`: the configured upstream cannot run this scope; `personal_data_destroyed`: the organization's personal data was destroyed (offboarded): it can run no more checks */
             403: {
                 headers: {
                     "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    "X-Consistency-Token": components["headers"]["XConsistencyToken"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["OrganizationNotApprovedError"] | components["schemas"]["OrganizationSuspendedError"] | components["schemas"]["ScopeNotActiveError"] | components["schemas"]["ScopeNotAllowedError"] | components["schemas"]["ProviderNotConfiguredError"] | components["schemas"]["ScopeNotSupportedByProviderError"] | components["schemas"]["PersonalDataDestroyedError"];
                 };
             };
-            408: components["responses"]["RequestTimeout"];
-            413: components["responses"]["PayloadTooLarge"];
-            414: components["responses"]["UriTooLong"];
-            415: components["responses"]["UnsupportedMediaType"];
-            422: components["responses"]["ValidationFailed"];
-            429: components["responses"]["RateLimited"];
-            431: components["responses"]["HeadersTooLarge"];
-            500: components["responses"]["InternalError"];
-            502: components["responses"]["ProviderFailed"];
-            503: components["responses"]["ServiceUnavailable"];
+            408: components["responses"]["KeyedRequestTimeout"];
+            413: components["responses"]["KeyedPayloadTooLarge"];
+            414: components["responses"]["KeyedUriTooLong"];
+            415: components["responses"]["KeyedUnsupportedMediaType"];
+            422: components["responses"]["KeyedValidationFailed"];
+            429: components["responses"]["KeyedRateLimited"];
+            431: components["responses"]["KeyedHeadersTooLarge"];
+            500: components["responses"]["KeyedInternalError"];
+            502: components["responses"]["KeyedProviderFailed"];
+            503: components["responses"]["KeyedServiceUnavailable"];
         };
     };
     verifyNin: {
@@ -3698,29 +5006,33 @@ export interface operations {
                     };
                 };
             };
-            400: components["responses"]["BadRequest"];
+            400: components["responses"]["KeyedBadRequest"];
             401: components["responses"]["Unauthenticated"];
-            402: components["responses"]["InsufficientBalance"];
+            402: components["responses"]["KeyedInsufficientBalance"];
             /** @description `organization_not_approved`: a live key of an organization not yet approved; `organization_suspended`: a key of a suspended organization; `scope_not_active`: the scope is not active for the organization; `scope_not_allowed`: the key was issued for other scopes; `provider_not_configured`: a live key, and no live upstream provider configured; `scope_not_supported_by_provider`: the configured upstream cannot run this scope; `personal_data_destroyed`: the organization's personal data was destroyed (offboarded): it can run no more checks */
             403: {
                 headers: {
                     "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    "X-Consistency-Token": components["headers"]["XConsistencyToken"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["OrganizationNotApprovedError"] | components["schemas"]["OrganizationSuspendedError"] | components["schemas"]["ScopeNotActiveError"] | components["schemas"]["ScopeNotAllowedError"] | components["schemas"]["ProviderNotConfiguredError"] | components["schemas"]["ScopeNotSupportedByProviderError"] | components["schemas"]["PersonalDataDestroyedError"];
                 };
             };
-            408: components["responses"]["RequestTimeout"];
-            413: components["responses"]["PayloadTooLarge"];
-            414: components["responses"]["UriTooLong"];
-            415: components["responses"]["UnsupportedMediaType"];
-            422: components["responses"]["ValidationFailed"];
-            429: components["responses"]["RateLimited"];
-            431: components["responses"]["HeadersTooLarge"];
-            500: components["responses"]["InternalError"];
-            502: components["responses"]["ProviderFailed"];
-            503: components["responses"]["ServiceUnavailable"];
+            408: components["responses"]["KeyedRequestTimeout"];
+            413: components["responses"]["KeyedPayloadTooLarge"];
+            414: components["responses"]["KeyedUriTooLong"];
+            415: components["responses"]["KeyedUnsupportedMediaType"];
+            422: components["responses"]["KeyedValidationFailed"];
+            429: components["responses"]["KeyedRateLimited"];
+            431: components["responses"]["KeyedHeadersTooLarge"];
+            500: components["responses"]["KeyedInternalError"];
+            502: components["responses"]["KeyedProviderFailed"];
+            503: components["responses"]["KeyedServiceUnavailable"];
         };
     };
     verifyPassport: {
@@ -3789,29 +5101,33 @@ export interface operations {
                     };
                 };
             };
-            400: components["responses"]["BadRequest"];
+            400: components["responses"]["KeyedBadRequest"];
             401: components["responses"]["Unauthenticated"];
-            402: components["responses"]["InsufficientBalance"];
+            402: components["responses"]["KeyedInsufficientBalance"];
             /** @description `organization_not_approved`: a live key of an organization not yet approved; `organization_suspended`: a key of a suspended organization; `scope_not_active`: the scope is not active for the organization; `scope_not_allowed`: the key was issued for other scopes; `provider_not_configured`: a live key, and no live upstream provider configured; `scope_not_supported_by_provider`: the configured upstream cannot run this scope; `personal_data_destroyed`: the organization's personal data was destroyed (offboarded): it can run no more checks */
             403: {
                 headers: {
                     "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    "X-Consistency-Token": components["headers"]["XConsistencyToken"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["OrganizationNotApprovedError"] | components["schemas"]["OrganizationSuspendedError"] | components["schemas"]["ScopeNotActiveError"] | components["schemas"]["ScopeNotAllowedError"] | components["schemas"]["ProviderNotConfiguredError"] | components["schemas"]["ScopeNotSupportedByProviderError"] | components["schemas"]["PersonalDataDestroyedError"];
                 };
             };
-            408: components["responses"]["RequestTimeout"];
-            413: components["responses"]["PayloadTooLarge"];
-            414: components["responses"]["UriTooLong"];
-            415: components["responses"]["UnsupportedMediaType"];
-            422: components["responses"]["ValidationFailed"];
-            429: components["responses"]["RateLimited"];
-            431: components["responses"]["HeadersTooLarge"];
-            500: components["responses"]["InternalError"];
-            502: components["responses"]["ProviderFailed"];
-            503: components["responses"]["ServiceUnavailable"];
+            408: components["responses"]["KeyedRequestTimeout"];
+            413: components["responses"]["KeyedPayloadTooLarge"];
+            414: components["responses"]["KeyedUriTooLong"];
+            415: components["responses"]["KeyedUnsupportedMediaType"];
+            422: components["responses"]["KeyedValidationFailed"];
+            429: components["responses"]["KeyedRateLimited"];
+            431: components["responses"]["KeyedHeadersTooLarge"];
+            500: components["responses"]["KeyedInternalError"];
+            502: components["responses"]["KeyedProviderFailed"];
+            503: components["responses"]["KeyedServiceUnavailable"];
         };
     };
     verifyPhone: {
@@ -3881,29 +5197,33 @@ export interface operations {
                     };
                 };
             };
-            400: components["responses"]["BadRequest"];
+            400: components["responses"]["KeyedBadRequest"];
             401: components["responses"]["Unauthenticated"];
-            402: components["responses"]["InsufficientBalance"];
+            402: components["responses"]["KeyedInsufficientBalance"];
             /** @description `organization_not_approved`: a live key of an organization not yet approved; `organization_suspended`: a key of a suspended organization; `scope_not_active`: the scope is not active for the organization; `scope_not_allowed`: the key was issued for other scopes; `provider_not_configured`: a live key, and no live upstream provider configured; `scope_not_supported_by_provider`: the configured upstream cannot run this scope; `personal_data_destroyed`: the organization's personal data was destroyed (offboarded): it can run no more checks */
             403: {
                 headers: {
                     "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    "X-Consistency-Token": components["headers"]["XConsistencyToken"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["OrganizationNotApprovedError"] | components["schemas"]["OrganizationSuspendedError"] | components["schemas"]["ScopeNotActiveError"] | components["schemas"]["ScopeNotAllowedError"] | components["schemas"]["ProviderNotConfiguredError"] | components["schemas"]["ScopeNotSupportedByProviderError"] | components["schemas"]["PersonalDataDestroyedError"];
                 };
             };
-            408: components["responses"]["RequestTimeout"];
-            413: components["responses"]["PayloadTooLarge"];
-            414: components["responses"]["UriTooLong"];
-            415: components["responses"]["UnsupportedMediaType"];
-            422: components["responses"]["ValidationFailed"];
-            429: components["responses"]["RateLimited"];
-            431: components["responses"]["HeadersTooLarge"];
-            500: components["responses"]["InternalError"];
-            502: components["responses"]["ProviderFailed"];
-            503: components["responses"]["ServiceUnavailable"];
+            408: components["responses"]["KeyedRequestTimeout"];
+            413: components["responses"]["KeyedPayloadTooLarge"];
+            414: components["responses"]["KeyedUriTooLong"];
+            415: components["responses"]["KeyedUnsupportedMediaType"];
+            422: components["responses"]["KeyedValidationFailed"];
+            429: components["responses"]["KeyedRateLimited"];
+            431: components["responses"]["KeyedHeadersTooLarge"];
+            500: components["responses"]["KeyedInternalError"];
+            502: components["responses"]["KeyedProviderFailed"];
+            503: components["responses"]["KeyedServiceUnavailable"];
         };
     };
     verifyPnv: {
@@ -3973,29 +5293,33 @@ export interface operations {
                     };
                 };
             };
-            400: components["responses"]["BadRequest"];
+            400: components["responses"]["KeyedBadRequest"];
             401: components["responses"]["Unauthenticated"];
-            402: components["responses"]["InsufficientBalance"];
+            402: components["responses"]["KeyedInsufficientBalance"];
             /** @description `organization_not_approved`: a live key of an organization not yet approved; `organization_suspended`: a key of a suspended organization; `scope_not_active`: the scope is not active for the organization; `scope_not_allowed`: the key was issued for other scopes; `provider_not_configured`: a live key, and no live upstream provider configured; `scope_not_supported_by_provider`: the configured upstream cannot run this scope; `personal_data_destroyed`: the organization's personal data was destroyed (offboarded): it can run no more checks */
             403: {
                 headers: {
                     "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    "X-Consistency-Token": components["headers"]["XConsistencyToken"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["OrganizationNotApprovedError"] | components["schemas"]["OrganizationSuspendedError"] | components["schemas"]["ScopeNotActiveError"] | components["schemas"]["ScopeNotAllowedError"] | components["schemas"]["ProviderNotConfiguredError"] | components["schemas"]["ScopeNotSupportedByProviderError"] | components["schemas"]["PersonalDataDestroyedError"];
                 };
             };
-            408: components["responses"]["RequestTimeout"];
-            413: components["responses"]["PayloadTooLarge"];
-            414: components["responses"]["UriTooLong"];
-            415: components["responses"]["UnsupportedMediaType"];
-            422: components["responses"]["ValidationFailed"];
-            429: components["responses"]["RateLimited"];
-            431: components["responses"]["HeadersTooLarge"];
-            500: components["responses"]["InternalError"];
-            502: components["responses"]["ProviderFailed"];
-            503: components["responses"]["ServiceUnavailable"];
+            408: components["responses"]["KeyedRequestTimeout"];
+            413: components["responses"]["KeyedPayloadTooLarge"];
+            414: components["responses"]["KeyedUriTooLong"];
+            415: components["responses"]["KeyedUnsupportedMediaType"];
+            422: components["responses"]["KeyedValidationFailed"];
+            429: components["responses"]["KeyedRateLimited"];
+            431: components["responses"]["KeyedHeadersTooLarge"];
+            500: components["responses"]["KeyedInternalError"];
+            502: components["responses"]["KeyedProviderFailed"];
+            503: components["responses"]["KeyedServiceUnavailable"];
         };
     };
     verifyPremiumBankAccount: {
@@ -4067,29 +5391,33 @@ export interface operations {
                     };
                 };
             };
-            400: components["responses"]["BadRequest"];
+            400: components["responses"]["KeyedBadRequest"];
             401: components["responses"]["Unauthenticated"];
-            402: components["responses"]["InsufficientBalance"];
+            402: components["responses"]["KeyedInsufficientBalance"];
             /** @description `organization_not_approved`: a live key of an organization not yet approved; `organization_suspended`: a key of a suspended organization; `scope_not_active`: the scope is not active for the organization; `scope_not_allowed`: the key was issued for other scopes; `provider_not_configured`: a live key, and no live upstream provider configured; `scope_not_supported_by_provider`: the configured upstream cannot run this scope; `personal_data_destroyed`: the organization's personal data was destroyed (offboarded): it can run no more checks */
             403: {
                 headers: {
                     "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    "X-Consistency-Token": components["headers"]["XConsistencyToken"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["OrganizationNotApprovedError"] | components["schemas"]["OrganizationSuspendedError"] | components["schemas"]["ScopeNotActiveError"] | components["schemas"]["ScopeNotAllowedError"] | components["schemas"]["ProviderNotConfiguredError"] | components["schemas"]["ScopeNotSupportedByProviderError"] | components["schemas"]["PersonalDataDestroyedError"];
                 };
             };
-            408: components["responses"]["RequestTimeout"];
-            413: components["responses"]["PayloadTooLarge"];
-            414: components["responses"]["UriTooLong"];
-            415: components["responses"]["UnsupportedMediaType"];
-            422: components["responses"]["ValidationFailed"];
-            429: components["responses"]["RateLimited"];
-            431: components["responses"]["HeadersTooLarge"];
-            500: components["responses"]["InternalError"];
-            502: components["responses"]["ProviderFailed"];
-            503: components["responses"]["ServiceUnavailable"];
+            408: components["responses"]["KeyedRequestTimeout"];
+            413: components["responses"]["KeyedPayloadTooLarge"];
+            414: components["responses"]["KeyedUriTooLong"];
+            415: components["responses"]["KeyedUnsupportedMediaType"];
+            422: components["responses"]["KeyedValidationFailed"];
+            429: components["responses"]["KeyedRateLimited"];
+            431: components["responses"]["KeyedHeadersTooLarge"];
+            500: components["responses"]["KeyedInternalError"];
+            502: components["responses"]["KeyedProviderFailed"];
+            503: components["responses"]["KeyedServiceUnavailable"];
         };
     };
     verifyPvc: {
@@ -4159,29 +5487,33 @@ export interface operations {
                     };
                 };
             };
-            400: components["responses"]["BadRequest"];
+            400: components["responses"]["KeyedBadRequest"];
             401: components["responses"]["Unauthenticated"];
-            402: components["responses"]["InsufficientBalance"];
+            402: components["responses"]["KeyedInsufficientBalance"];
             /** @description `organization_not_approved`: a live key of an organization not yet approved; `organization_suspended`: a key of a suspended organization; `scope_not_active`: the scope is not active for the organization; `scope_not_allowed`: the key was issued for other scopes; `provider_not_configured`: a live key, and no live upstream provider configured; `scope_not_supported_by_provider`: the configured upstream cannot run this scope; `personal_data_destroyed`: the organization's personal data was destroyed (offboarded): it can run no more checks */
             403: {
                 headers: {
                     "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    "X-Consistency-Token": components["headers"]["XConsistencyToken"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["OrganizationNotApprovedError"] | components["schemas"]["OrganizationSuspendedError"] | components["schemas"]["ScopeNotActiveError"] | components["schemas"]["ScopeNotAllowedError"] | components["schemas"]["ProviderNotConfiguredError"] | components["schemas"]["ScopeNotSupportedByProviderError"] | components["schemas"]["PersonalDataDestroyedError"];
                 };
             };
-            408: components["responses"]["RequestTimeout"];
-            413: components["responses"]["PayloadTooLarge"];
-            414: components["responses"]["UriTooLong"];
-            415: components["responses"]["UnsupportedMediaType"];
-            422: components["responses"]["ValidationFailed"];
-            429: components["responses"]["RateLimited"];
-            431: components["responses"]["HeadersTooLarge"];
-            500: components["responses"]["InternalError"];
-            502: components["responses"]["ProviderFailed"];
-            503: components["responses"]["ServiceUnavailable"];
+            408: components["responses"]["KeyedRequestTimeout"];
+            413: components["responses"]["KeyedPayloadTooLarge"];
+            414: components["responses"]["KeyedUriTooLong"];
+            415: components["responses"]["KeyedUnsupportedMediaType"];
+            422: components["responses"]["KeyedValidationFailed"];
+            429: components["responses"]["KeyedRateLimited"];
+            431: components["responses"]["KeyedHeadersTooLarge"];
+            500: components["responses"]["KeyedInternalError"];
+            502: components["responses"]["KeyedProviderFailed"];
+            503: components["responses"]["KeyedServiceUnavailable"];
         };
     };
     listVerifications: {
@@ -4246,12 +5578,12 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthenticated"];
-            414: components["responses"]["UriTooLong"];
-            422: components["responses"]["ValidationFailed"];
-            429: components["responses"]["RateLimited"];
-            431: components["responses"]["HeadersTooLarge"];
-            500: components["responses"]["InternalError"];
-            503: components["responses"]["ServiceUnavailable"];
+            414: components["responses"]["KeyedUriTooLong"];
+            422: components["responses"]["KeyedValidationFailed"];
+            429: components["responses"]["KeyedRateLimited"];
+            431: components["responses"]["KeyedHeadersTooLarge"];
+            500: components["responses"]["KeyedInternalError"];
+            503: components["responses"]["KeyedServiceUnavailable"];
         };
     };
     getVerification: {
@@ -4320,15 +5652,15 @@ export interface operations {
                     };
                 };
             };
-            400: components["responses"]["BadRequest"];
+            400: components["responses"]["KeyedBadRequest"];
             401: components["responses"]["Unauthenticated"];
-            404: components["responses"]["NotFound"];
-            414: components["responses"]["UriTooLong"];
-            422: components["responses"]["ValidationFailed"];
-            429: components["responses"]["RateLimited"];
-            431: components["responses"]["HeadersTooLarge"];
-            500: components["responses"]["InternalError"];
-            503: components["responses"]["ServiceUnavailable"];
+            404: components["responses"]["KeyedNotFound"];
+            414: components["responses"]["KeyedUriTooLong"];
+            422: components["responses"]["KeyedValidationFailed"];
+            429: components["responses"]["KeyedRateLimited"];
+            431: components["responses"]["KeyedHeadersTooLarge"];
+            500: components["responses"]["KeyedInternalError"];
+            503: components["responses"]["KeyedServiceUnavailable"];
         };
     };
     verifyVnin: {
@@ -4394,29 +5726,33 @@ export interface operations {
                     };
                 };
             };
-            400: components["responses"]["BadRequest"];
+            400: components["responses"]["KeyedBadRequest"];
             401: components["responses"]["Unauthenticated"];
-            402: components["responses"]["InsufficientBalance"];
+            402: components["responses"]["KeyedInsufficientBalance"];
             /** @description `organization_not_approved`: a live key of an organization not yet approved; `organization_suspended`: a key of a suspended organization; `scope_not_active`: the scope is not active for the organization; `scope_not_allowed`: the key was issued for other scopes; `provider_not_configured`: a live key, and no live upstream provider configured; `scope_not_supported_by_provider`: the configured upstream cannot run this scope; `personal_data_destroyed`: the organization's personal data was destroyed (offboarded): it can run no more checks */
             403: {
                 headers: {
                     "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    "X-Consistency-Token": components["headers"]["XConsistencyToken"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["OrganizationNotApprovedError"] | components["schemas"]["OrganizationSuspendedError"] | components["schemas"]["ScopeNotActiveError"] | components["schemas"]["ScopeNotAllowedError"] | components["schemas"]["ProviderNotConfiguredError"] | components["schemas"]["ScopeNotSupportedByProviderError"] | components["schemas"]["PersonalDataDestroyedError"];
                 };
             };
-            408: components["responses"]["RequestTimeout"];
-            413: components["responses"]["PayloadTooLarge"];
-            414: components["responses"]["UriTooLong"];
-            415: components["responses"]["UnsupportedMediaType"];
-            422: components["responses"]["ValidationFailed"];
-            429: components["responses"]["RateLimited"];
-            431: components["responses"]["HeadersTooLarge"];
-            500: components["responses"]["InternalError"];
-            502: components["responses"]["ProviderFailed"];
-            503: components["responses"]["ServiceUnavailable"];
+            408: components["responses"]["KeyedRequestTimeout"];
+            413: components["responses"]["KeyedPayloadTooLarge"];
+            414: components["responses"]["KeyedUriTooLong"];
+            415: components["responses"]["KeyedUnsupportedMediaType"];
+            422: components["responses"]["KeyedValidationFailed"];
+            429: components["responses"]["KeyedRateLimited"];
+            431: components["responses"]["KeyedHeadersTooLarge"];
+            500: components["responses"]["KeyedInternalError"];
+            502: components["responses"]["KeyedProviderFailed"];
+            503: components["responses"]["KeyedServiceUnavailable"];
         };
     };
     getWallet: {
@@ -4461,12 +5797,12 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthenticated"];
-            414: components["responses"]["UriTooLong"];
-            422: components["responses"]["ValidationFailed"];
-            429: components["responses"]["RateLimited"];
-            431: components["responses"]["HeadersTooLarge"];
-            500: components["responses"]["InternalError"];
-            503: components["responses"]["ServiceUnavailable"];
+            414: components["responses"]["KeyedUriTooLong"];
+            422: components["responses"]["KeyedValidationFailed"];
+            429: components["responses"]["KeyedRateLimited"];
+            431: components["responses"]["KeyedHeadersTooLarge"];
+            500: components["responses"]["KeyedInternalError"];
+            503: components["responses"]["KeyedServiceUnavailable"];
         };
     };
     listWalletTransactions: {
@@ -4529,12 +5865,12 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthenticated"];
-            414: components["responses"]["UriTooLong"];
-            422: components["responses"]["ValidationFailed"];
-            429: components["responses"]["RateLimited"];
-            431: components["responses"]["HeadersTooLarge"];
-            500: components["responses"]["InternalError"];
-            503: components["responses"]["ServiceUnavailable"];
+            414: components["responses"]["KeyedUriTooLong"];
+            422: components["responses"]["KeyedValidationFailed"];
+            429: components["responses"]["KeyedRateLimited"];
+            431: components["responses"]["KeyedHeadersTooLarge"];
+            500: components["responses"]["KeyedInternalError"];
+            503: components["responses"]["KeyedServiceUnavailable"];
         };
     };
     eraseDataSubject: {
@@ -4582,17 +5918,592 @@ export interface operations {
                     };
                 };
             };
-            400: components["responses"]["BadRequest"];
+            400: components["responses"]["KeyedBadRequest"];
             401: components["responses"]["Unauthenticated"];
-            408: components["responses"]["RequestTimeout"];
-            413: components["responses"]["PayloadTooLarge"];
-            414: components["responses"]["UriTooLong"];
-            415: components["responses"]["UnsupportedMediaType"];
-            422: components["responses"]["ValidationFailed"];
-            429: components["responses"]["RateLimited"];
-            431: components["responses"]["HeadersTooLarge"];
-            500: components["responses"]["InternalError"];
-            503: components["responses"]["ServiceUnavailable"];
+            408: components["responses"]["KeyedRequestTimeout"];
+            409: components["responses"]["KeyedLegalHold"];
+            413: components["responses"]["KeyedPayloadTooLarge"];
+            414: components["responses"]["KeyedUriTooLong"];
+            415: components["responses"]["KeyedUnsupportedMediaType"];
+            422: components["responses"]["KeyedValidationFailed"];
+            429: components["responses"]["KeyedRateLimited"];
+            431: components["responses"]["KeyedHeadersTooLarge"];
+            500: components["responses"]["KeyedInternalError"];
+            /** @description `service_unavailable`: PostgreSQL or the event store is unreachable, the service is shutting down, a wallet is too busy, or a read model did not show the key's own writes within 2 s: try again shortly. On a check, details carry its reference when one was made: not charged, or its outcome not known yet (GET it once settled); `change_not_in_force`: the operator's change is recorded, but the read models did not apply it within 2 s; it takes effect once they do, and repeating the command is safe */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    "X-Consistency-Token": components["headers"]["XConsistencyToken"];
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ServiceUnavailableError"] | components["schemas"]["ChangeNotInForceError"];
+                };
+            };
+        };
+    };
+    exportDataSubject: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description `application/zip` for the ZIP; anything else answers JSON */
+                Accept?: "application/json" | "application/zip";
+            };
+            path?: never;
+            cookie?: never;
+        };
+        /** @description exactly one identifier */
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["DataSubject"];
+            };
+        };
+        responses: {
+            /** @description The export: JSON, or the ZIP */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    "X-Consistency-Token": components["headers"]["XConsistencyToken"];
+                    /** @description no-store */
+                    "Cache-Control"?: "no-store";
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "status": true,
+                     *       "data": {
+                     *         "exportId": "dsr_01JD3Q9ZK8W6V2C4X7N5B0M1TR",
+                     *         "exportedAt": "2026-11-22T07:15:00.123+00:00",
+                     *         "subject": {
+                     *           "kind": "text",
+                     *           "maskedIdentifier": "***976"
+                     *         },
+                     *         "verifications": [
+                     *           {
+                     *             "reference": "vrf_01JD3Q9ZK8W6V2C4X7N5B0M1TR",
+                     *             "scope": "nin",
+                     *             "category": "kyc",
+                     *             "countryCode": "NG",
+                     *             "status": "found",
+                     *             "request": {
+                     *               "nin": "21440414976"
+                     *             },
+                     *             "result": {
+                     *               "nin": "text",
+                     *               "firstName": "text",
+                     *               "middleName": "text",
+                     *               "lastName": "text",
+                     *               "gender": "Female",
+                     *               "dateOfBirth": "1993-06-10",
+                     *               "phoneNumber": "08150292236",
+                     *               "stateOfOrigin": "text",
+                     *               "lgaOfOrigin": "text",
+                     *               "residentialAddress": "text",
+                     *               "stateOfResidence": "text",
+                     *               "portraitUrl": "https://api.example.com/v1/portraits/prt_0123456789abcdef_1f_2a0?expires=1795000000&signature=3q2-7wAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA",
+                     *               "portraitUrlExpiresAt": "2026-11-22T07:15:00.123+00:00"
+                     *             },
+                     *             "errorMessage": "text",
+                     *             "failureReason": "provider_error",
+                     *             "priceKobo": 10000,
+                     *             "charged": true,
+                     *             "createdAt": "2026-11-22T07:15:00.123+00:00",
+                     *             "personalDataErasedAt": null
+                     *           }
+                     *         ],
+                     *         "portraitFiles": [
+                     *           {
+                     *             "reference": "vrf_01JD3Q9ZK8W6V2C4X7N5B0M1TR",
+                     *             "file": "text",
+                     *             "contentType": "image/jpeg"
+                     *           }
+                     *         ],
+                     *         "holds": [
+                     *           {
+                     *             "id": "hld_01JD3Q9ZK8W6V2C4X7N5B0M1TR",
+                     *             "environment": "test",
+                     *             "reference": "vrf_01JD3Q9ZK8W6V2C4X7N5B0M1TR",
+                     *             "subject": {
+                     *               "kind": "text",
+                     *               "maskedIdentifier": "***976"
+                     *             },
+                     *             "reason": "aml_record_keeping",
+                     *             "until": null,
+                     *             "inForce": true,
+                     *             "placedAt": "2026-11-22T07:15:00.123+00:00",
+                     *             "placedBy": {
+                     *               "type": "api_key",
+                     *               "id": "text"
+                     *             },
+                     *             "liftedAt": null,
+                     *             "liftedBy": {
+                     *               "type": "api_key",
+                     *               "id": "text"
+                     *             }
+                     *           }
+                     *         ],
+                     *         "requests": [
+                     *           {
+                     *             "id": "dsr_01JD3Q9ZK8W6V2C4X7N5B0M1TR",
+                     *             "type": "export",
+                     *             "environment": "test",
+                     *             "subject": {
+                     *               "kind": "text",
+                     *               "maskedIdentifier": "***976"
+                     *             },
+                     *             "references": [
+                     *               "vrf_01JD3Q9ZK8W6V2C4X7N5B0M1TR"
+                     *             ],
+                     *             "pending": [
+                     *               "vrf_01JD3Q9ZK8W6V2C4X7N5B0M1TR"
+                     *             ],
+                     *             "format": "json",
+                     *             "actor": {
+                     *               "type": "api_key",
+                     *               "id": "text"
+                     *             },
+                     *             "at": "2026-11-22T07:15:00.123+00:00"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        /** @constant */
+                        status: true;
+                        data: components["schemas"]["SubjectExport"];
+                    };
+                    /** @example # HELP http_requests_total Requests answered */
+                    "application/zip": string;
+                };
+            };
+            400: components["responses"]["KeyedBadRequest"];
+            401: components["responses"]["Unauthenticated"];
+            408: components["responses"]["KeyedRequestTimeout"];
+            413: components["responses"]["KeyedPayloadTooLarge"];
+            414: components["responses"]["KeyedUriTooLong"];
+            415: components["responses"]["KeyedUnsupportedMediaType"];
+            422: components["responses"]["KeyedValidationFailed"];
+            429: components["responses"]["KeyedRateLimited"];
+            431: components["responses"]["KeyedHeadersTooLarge"];
+            500: components["responses"]["KeyedInternalError"];
+            /** @description `service_unavailable`: PostgreSQL or the event store is unreachable, the service is shutting down, a wallet is too busy, or a read model did not show the key's own writes within 2 s: try again shortly. On a check, details carry its reference when one was made: not charged, or its outcome not known yet (GET it once settled); `change_not_in_force`: the operator's change is recorded, but the read models did not apply it within 2 s; it takes effect once they do, and repeating the command is safe */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    "X-Consistency-Token": components["headers"]["XConsistencyToken"];
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ServiceUnavailableError"] | components["schemas"]["ChangeNotInForceError"];
+                };
+            };
+        };
+    };
+    listHolds: {
+        parameters: {
+            query?: {
+                /** @description from 1 (at most 1,000,000); default 1 */
+                page?: number;
+                /** @description default 20; larger values than 100 are capped at 100 */
+                pageSize?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of holds */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    "X-Consistency-Token": components["headers"]["XConsistencyToken"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "status": true,
+                     *       "data": [
+                     *         {
+                     *           "id": "hld_01JD3Q9ZK8W6V2C4X7N5B0M1TR",
+                     *           "environment": "test",
+                     *           "reference": "vrf_01JD3Q9ZK8W6V2C4X7N5B0M1TR",
+                     *           "subject": {
+                     *             "kind": "text",
+                     *             "maskedIdentifier": "***976"
+                     *           },
+                     *           "reason": "aml_record_keeping",
+                     *           "until": null,
+                     *           "inForce": true,
+                     *           "placedAt": "2026-11-22T07:15:00.123+00:00",
+                     *           "placedBy": {
+                     *             "type": "api_key",
+                     *             "id": "text"
+                     *           },
+                     *           "liftedAt": null,
+                     *           "liftedBy": {
+                     *             "type": "api_key",
+                     *             "id": "text"
+                     *           }
+                     *         }
+                     *       ],
+                     *       "meta": {
+                     *         "total": 0,
+                     *         "page": 1,
+                     *         "pageSize": 1,
+                     *         "totalPages": 0
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        /** @constant */
+                        status: true;
+                        data: components["schemas"]["Hold"][];
+                        meta: components["schemas"]["PagingMeta"];
+                    };
+                };
+            };
+            401: components["responses"]["Unauthenticated"];
+            414: components["responses"]["KeyedUriTooLong"];
+            422: components["responses"]["KeyedValidationFailed"];
+            429: components["responses"]["KeyedRateLimited"];
+            431: components["responses"]["KeyedHeadersTooLarge"];
+            500: components["responses"]["KeyedInternalError"];
+            503: components["responses"]["KeyedServiceUnavailable"];
+        };
+    };
+    placeHold: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["HoldInput"];
+            };
+        };
+        responses: {
+            /** @description The hold, in force */
+            201: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    "X-Consistency-Token": components["headers"]["XConsistencyToken"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "status": true,
+                     *       "data": {
+                     *         "id": "hld_01JD3Q9ZK8W6V2C4X7N5B0M1TR",
+                     *         "environment": "test",
+                     *         "reference": "vrf_01JD3Q9ZK8W6V2C4X7N5B0M1TR",
+                     *         "subject": {
+                     *           "kind": "text",
+                     *           "maskedIdentifier": "***976"
+                     *         },
+                     *         "reason": "aml_record_keeping",
+                     *         "until": null,
+                     *         "inForce": true,
+                     *         "placedAt": "2026-11-22T07:15:00.123+00:00",
+                     *         "placedBy": {
+                     *           "type": "api_key",
+                     *           "id": "text"
+                     *         },
+                     *         "liftedAt": null,
+                     *         "liftedBy": {
+                     *           "type": "api_key",
+                     *           "id": "text"
+                     *         }
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        /** @constant */
+                        status: true;
+                        data: components["schemas"]["Hold"];
+                    };
+                };
+            };
+            400: components["responses"]["KeyedBadRequest"];
+            401: components["responses"]["Unauthenticated"];
+            404: components["responses"]["KeyedNotFound"];
+            408: components["responses"]["KeyedRequestTimeout"];
+            409: components["responses"]["KeyedConflict"];
+            413: components["responses"]["KeyedPayloadTooLarge"];
+            414: components["responses"]["KeyedUriTooLong"];
+            415: components["responses"]["KeyedUnsupportedMediaType"];
+            422: components["responses"]["KeyedValidationFailed"];
+            429: components["responses"]["KeyedRateLimited"];
+            431: components["responses"]["KeyedHeadersTooLarge"];
+            500: components["responses"]["KeyedInternalError"];
+            /** @description `service_unavailable`: PostgreSQL or the event store is unreachable, the service is shutting down, a wallet is too busy, or a read model did not show the key's own writes within 2 s: try again shortly. On a check, details carry its reference when one was made: not charged, or its outcome not known yet (GET it once settled); `change_not_in_force`: the operator's change is recorded, but the read models did not apply it within 2 s; it takes effect once they do, and repeating the command is safe */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    "X-Consistency-Token": components["headers"]["XConsistencyToken"];
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ServiceUnavailableError"] | components["schemas"]["ChangeNotInForceError"];
+                };
+            };
+        };
+    };
+    getHold: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description the hold */
+                holdId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The hold */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    "X-Consistency-Token": components["headers"]["XConsistencyToken"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "status": true,
+                     *       "data": {
+                     *         "id": "hld_01JD3Q9ZK8W6V2C4X7N5B0M1TR",
+                     *         "environment": "test",
+                     *         "reference": "vrf_01JD3Q9ZK8W6V2C4X7N5B0M1TR",
+                     *         "subject": {
+                     *           "kind": "text",
+                     *           "maskedIdentifier": "***976"
+                     *         },
+                     *         "reason": "aml_record_keeping",
+                     *         "until": null,
+                     *         "inForce": true,
+                     *         "placedAt": "2026-11-22T07:15:00.123+00:00",
+                     *         "placedBy": {
+                     *           "type": "api_key",
+                     *           "id": "text"
+                     *         },
+                     *         "liftedAt": null,
+                     *         "liftedBy": {
+                     *           "type": "api_key",
+                     *           "id": "text"
+                     *         }
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        /** @constant */
+                        status: true;
+                        data: components["schemas"]["Hold"];
+                    };
+                };
+            };
+            400: components["responses"]["KeyedBadRequest"];
+            401: components["responses"]["Unauthenticated"];
+            404: components["responses"]["KeyedNotFound"];
+            414: components["responses"]["KeyedUriTooLong"];
+            422: components["responses"]["KeyedValidationFailed"];
+            429: components["responses"]["KeyedRateLimited"];
+            431: components["responses"]["KeyedHeadersTooLarge"];
+            500: components["responses"]["KeyedInternalError"];
+            503: components["responses"]["KeyedServiceUnavailable"];
+        };
+    };
+    liftHold: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description the hold */
+                holdId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The hold, lifted */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    "X-Consistency-Token": components["headers"]["XConsistencyToken"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "status": true,
+                     *       "data": {
+                     *         "id": "hld_01JD3Q9ZK8W6V2C4X7N5B0M1TR",
+                     *         "environment": "test",
+                     *         "reference": "vrf_01JD3Q9ZK8W6V2C4X7N5B0M1TR",
+                     *         "subject": {
+                     *           "kind": "text",
+                     *           "maskedIdentifier": "***976"
+                     *         },
+                     *         "reason": "aml_record_keeping",
+                     *         "until": null,
+                     *         "inForce": true,
+                     *         "placedAt": "2026-11-22T07:15:00.123+00:00",
+                     *         "placedBy": {
+                     *           "type": "api_key",
+                     *           "id": "text"
+                     *         },
+                     *         "liftedAt": null,
+                     *         "liftedBy": {
+                     *           "type": "api_key",
+                     *           "id": "text"
+                     *         }
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        /** @constant */
+                        status: true;
+                        data: components["schemas"]["Hold"];
+                    };
+                };
+            };
+            400: components["responses"]["KeyedBadRequest"];
+            401: components["responses"]["Unauthenticated"];
+            404: components["responses"]["KeyedNotFound"];
+            408: components["responses"]["KeyedRequestTimeout"];
+            409: components["responses"]["KeyedConflict"];
+            413: components["responses"]["KeyedPayloadTooLarge"];
+            414: components["responses"]["KeyedUriTooLong"];
+            415: components["responses"]["KeyedUnsupportedMediaType"];
+            422: components["responses"]["KeyedValidationFailed"];
+            429: components["responses"]["KeyedRateLimited"];
+            431: components["responses"]["KeyedHeadersTooLarge"];
+            500: components["responses"]["KeyedInternalError"];
+            /** @description `service_unavailable`: PostgreSQL or the event store is unreachable, the service is shutting down, a wallet is too busy, or a read model did not show the key's own writes within 2 s: try again shortly. On a check, details carry its reference when one was made: not charged, or its outcome not known yet (GET it once settled); `change_not_in_force`: the operator's change is recorded, but the read models did not apply it within 2 s; it takes effect once they do, and repeating the command is safe */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    "X-Consistency-Token": components["headers"]["XConsistencyToken"];
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ServiceUnavailableError"] | components["schemas"]["ChangeNotInForceError"];
+                };
+            };
+        };
+    };
+    listDataSubjectRequests: {
+        parameters: {
+            query?: {
+                /** @description from 1 (at most 1,000,000); default 1 */
+                page?: number;
+                /** @description default 20; larger values than 100 are capped at 100 */
+                pageSize?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of the record */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    "X-Consistency-Token": components["headers"]["XConsistencyToken"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "status": true,
+                     *       "data": [
+                     *         {
+                     *           "id": "dsr_01JD3Q9ZK8W6V2C4X7N5B0M1TR",
+                     *           "type": "export",
+                     *           "environment": "test",
+                     *           "subject": {
+                     *             "kind": "text",
+                     *             "maskedIdentifier": "***976"
+                     *           },
+                     *           "references": [
+                     *             "vrf_01JD3Q9ZK8W6V2C4X7N5B0M1TR"
+                     *           ],
+                     *           "pending": [
+                     *             "vrf_01JD3Q9ZK8W6V2C4X7N5B0M1TR"
+                     *           ],
+                     *           "format": "json",
+                     *           "actor": {
+                     *             "type": "api_key",
+                     *             "id": "text"
+                     *           },
+                     *           "at": "2026-11-22T07:15:00.123+00:00"
+                     *         }
+                     *       ],
+                     *       "meta": {
+                     *         "total": 0,
+                     *         "page": 1,
+                     *         "pageSize": 1,
+                     *         "totalPages": 0
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        /** @constant */
+                        status: true;
+                        data: components["schemas"]["DataSubjectRequest"][];
+                        meta: components["schemas"]["PagingMeta"];
+                    };
+                };
+            };
+            401: components["responses"]["Unauthenticated"];
+            414: components["responses"]["KeyedUriTooLong"];
+            422: components["responses"]["KeyedValidationFailed"];
+            429: components["responses"]["KeyedRateLimited"];
+            431: components["responses"]["KeyedHeadersTooLarge"];
+            500: components["responses"]["KeyedInternalError"];
+            503: components["responses"]["KeyedServiceUnavailable"];
         };
     };
     searchDataSubject: {
@@ -4637,17 +6548,17 @@ export interface operations {
                     };
                 };
             };
-            400: components["responses"]["BadRequest"];
+            400: components["responses"]["KeyedBadRequest"];
             401: components["responses"]["Unauthenticated"];
-            408: components["responses"]["RequestTimeout"];
-            413: components["responses"]["PayloadTooLarge"];
-            414: components["responses"]["UriTooLong"];
-            415: components["responses"]["UnsupportedMediaType"];
-            422: components["responses"]["ValidationFailed"];
-            429: components["responses"]["RateLimited"];
-            431: components["responses"]["HeadersTooLarge"];
-            500: components["responses"]["InternalError"];
-            503: components["responses"]["ServiceUnavailable"];
+            408: components["responses"]["KeyedRequestTimeout"];
+            413: components["responses"]["KeyedPayloadTooLarge"];
+            414: components["responses"]["KeyedUriTooLong"];
+            415: components["responses"]["KeyedUnsupportedMediaType"];
+            422: components["responses"]["KeyedValidationFailed"];
+            429: components["responses"]["KeyedRateLimited"];
+            431: components["responses"]["KeyedHeadersTooLarge"];
+            500: components["responses"]["KeyedInternalError"];
+            503: components["responses"]["KeyedServiceUnavailable"];
         };
     };
     eraseVerification: {
@@ -4716,19 +6627,46 @@ export interface operations {
                     };
                 };
             };
-            400: components["responses"]["BadRequest"];
+            400: components["responses"]["KeyedBadRequest"];
             401: components["responses"]["Unauthenticated"];
-            404: components["responses"]["NotFound"];
-            408: components["responses"]["RequestTimeout"];
-            409: components["responses"]["VerificationPending"];
-            413: components["responses"]["PayloadTooLarge"];
-            414: components["responses"]["UriTooLong"];
-            415: components["responses"]["UnsupportedMediaType"];
-            422: components["responses"]["ValidationFailed"];
-            429: components["responses"]["RateLimited"];
-            431: components["responses"]["HeadersTooLarge"];
-            500: components["responses"]["InternalError"];
-            503: components["responses"]["ServiceUnavailable"];
+            404: components["responses"]["KeyedNotFound"];
+            408: components["responses"]["KeyedRequestTimeout"];
+            /** @description `verification_pending`: the check is still running: erase it once it has finished; `legal_hold`: a hold on the check or its data subject stops the erasure until lifted; nothing is erased */
+            409: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    "X-Consistency-Token": components["headers"]["XConsistencyToken"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["VerificationPendingError"] | components["schemas"]["LegalHoldError"];
+                };
+            };
+            413: components["responses"]["KeyedPayloadTooLarge"];
+            414: components["responses"]["KeyedUriTooLong"];
+            415: components["responses"]["KeyedUnsupportedMediaType"];
+            422: components["responses"]["KeyedValidationFailed"];
+            429: components["responses"]["KeyedRateLimited"];
+            431: components["responses"]["KeyedHeadersTooLarge"];
+            500: components["responses"]["KeyedInternalError"];
+            /** @description `service_unavailable`: PostgreSQL or the event store is unreachable, the service is shutting down, a wallet is too busy, or a read model did not show the key's own writes within 2 s: try again shortly. On a check, details carry its reference when one was made: not charged, or its outcome not known yet (GET it once settled); `change_not_in_force`: the operator's change is recorded, but the read models did not apply it within 2 s; it takes effect once they do, and repeating the command is safe */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    "X-Consistency-Token": components["headers"]["XConsistencyToken"];
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ServiceUnavailableError"] | components["schemas"]["ChangeNotInForceError"];
+                };
+            };
         };
     };
     getPortrait: {
@@ -4817,12 +6755,12 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthenticated"];
-            414: components["responses"]["UriTooLong"];
-            422: components["responses"]["ValidationFailed"];
-            429: components["responses"]["RateLimited"];
-            431: components["responses"]["HeadersTooLarge"];
-            500: components["responses"]["InternalError"];
-            503: components["responses"]["ServiceUnavailable"];
+            414: components["responses"]["KeyedUriTooLong"];
+            422: components["responses"]["KeyedValidationFailed"];
+            429: components["responses"]["KeyedRateLimited"];
+            431: components["responses"]["KeyedHeadersTooLarge"];
+            500: components["responses"]["KeyedInternalError"];
+            503: components["responses"]["KeyedServiceUnavailable"];
         };
     };
     setLowBalanceThreshold: {
@@ -4865,17 +6803,17 @@ export interface operations {
                     };
                 };
             };
-            400: components["responses"]["BadRequest"];
+            400: components["responses"]["KeyedBadRequest"];
             401: components["responses"]["Unauthenticated"];
-            408: components["responses"]["RequestTimeout"];
-            413: components["responses"]["PayloadTooLarge"];
-            414: components["responses"]["UriTooLong"];
-            415: components["responses"]["UnsupportedMediaType"];
-            422: components["responses"]["ValidationFailed"];
-            429: components["responses"]["RateLimited"];
-            431: components["responses"]["HeadersTooLarge"];
-            500: components["responses"]["InternalError"];
-            503: components["responses"]["ServiceUnavailable"];
+            408: components["responses"]["KeyedRequestTimeout"];
+            413: components["responses"]["KeyedPayloadTooLarge"];
+            414: components["responses"]["KeyedUriTooLong"];
+            415: components["responses"]["KeyedUnsupportedMediaType"];
+            422: components["responses"]["KeyedValidationFailed"];
+            429: components["responses"]["KeyedRateLimited"];
+            431: components["responses"]["KeyedHeadersTooLarge"];
+            500: components["responses"]["KeyedInternalError"];
+            503: components["responses"]["KeyedServiceUnavailable"];
         };
     };
     listWebhookEndpoints: {
@@ -4924,12 +6862,12 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthenticated"];
-            414: components["responses"]["UriTooLong"];
-            422: components["responses"]["ValidationFailed"];
-            429: components["responses"]["RateLimited"];
-            431: components["responses"]["HeadersTooLarge"];
-            500: components["responses"]["InternalError"];
-            503: components["responses"]["ServiceUnavailable"];
+            414: components["responses"]["KeyedUriTooLong"];
+            422: components["responses"]["KeyedValidationFailed"];
+            429: components["responses"]["KeyedRateLimited"];
+            431: components["responses"]["KeyedHeadersTooLarge"];
+            500: components["responses"]["KeyedInternalError"];
+            503: components["responses"]["KeyedServiceUnavailable"];
         };
     };
     createWebhookEndpoint: {
@@ -4980,19 +6918,19 @@ export interface operations {
                     };
                 };
             };
-            400: components["responses"]["BadRequest"];
+            400: components["responses"]["KeyedBadRequest"];
             401: components["responses"]["Unauthenticated"];
-            403: components["responses"]["PersonalDataDestroyed"];
-            408: components["responses"]["RequestTimeout"];
-            409: components["responses"]["Conflict"];
-            413: components["responses"]["PayloadTooLarge"];
-            414: components["responses"]["UriTooLong"];
-            415: components["responses"]["UnsupportedMediaType"];
-            422: components["responses"]["ValidationFailed"];
-            429: components["responses"]["RateLimited"];
-            431: components["responses"]["HeadersTooLarge"];
-            500: components["responses"]["InternalError"];
-            503: components["responses"]["ServiceUnavailable"];
+            403: components["responses"]["KeyedPersonalDataDestroyed"];
+            408: components["responses"]["KeyedRequestTimeout"];
+            409: components["responses"]["KeyedConflict"];
+            413: components["responses"]["KeyedPayloadTooLarge"];
+            414: components["responses"]["KeyedUriTooLong"];
+            415: components["responses"]["KeyedUnsupportedMediaType"];
+            422: components["responses"]["KeyedValidationFailed"];
+            429: components["responses"]["KeyedRateLimited"];
+            431: components["responses"]["KeyedHeadersTooLarge"];
+            500: components["responses"]["KeyedInternalError"];
+            503: components["responses"]["KeyedServiceUnavailable"];
         };
     };
     getWebhookEndpoint: {
@@ -5041,15 +6979,15 @@ export interface operations {
                     };
                 };
             };
-            400: components["responses"]["BadRequest"];
+            400: components["responses"]["KeyedBadRequest"];
             401: components["responses"]["Unauthenticated"];
-            404: components["responses"]["NotFound"];
-            414: components["responses"]["UriTooLong"];
-            422: components["responses"]["ValidationFailed"];
-            429: components["responses"]["RateLimited"];
-            431: components["responses"]["HeadersTooLarge"];
-            500: components["responses"]["InternalError"];
-            503: components["responses"]["ServiceUnavailable"];
+            404: components["responses"]["KeyedNotFound"];
+            414: components["responses"]["KeyedUriTooLong"];
+            422: components["responses"]["KeyedValidationFailed"];
+            429: components["responses"]["KeyedRateLimited"];
+            431: components["responses"]["KeyedHeadersTooLarge"];
+            500: components["responses"]["KeyedInternalError"];
+            503: components["responses"]["KeyedServiceUnavailable"];
         };
     };
     deleteWebhookEndpoint: {
@@ -5091,16 +7029,16 @@ export interface operations {
                     };
                 };
             };
-            400: components["responses"]["BadRequest"];
+            400: components["responses"]["KeyedBadRequest"];
             401: components["responses"]["Unauthenticated"];
-            404: components["responses"]["NotFound"];
-            409: components["responses"]["Conflict"];
-            414: components["responses"]["UriTooLong"];
-            422: components["responses"]["ValidationFailed"];
-            429: components["responses"]["RateLimited"];
-            431: components["responses"]["HeadersTooLarge"];
-            500: components["responses"]["InternalError"];
-            503: components["responses"]["ServiceUnavailable"];
+            404: components["responses"]["KeyedNotFound"];
+            409: components["responses"]["KeyedConflict"];
+            414: components["responses"]["KeyedUriTooLong"];
+            422: components["responses"]["KeyedValidationFailed"];
+            429: components["responses"]["KeyedRateLimited"];
+            431: components["responses"]["KeyedHeadersTooLarge"];
+            500: components["responses"]["KeyedInternalError"];
+            503: components["responses"]["KeyedServiceUnavailable"];
         };
     };
     updateWebhookEndpoint: {
@@ -5153,19 +7091,19 @@ export interface operations {
                     };
                 };
             };
-            400: components["responses"]["BadRequest"];
+            400: components["responses"]["KeyedBadRequest"];
             401: components["responses"]["Unauthenticated"];
-            404: components["responses"]["NotFound"];
-            408: components["responses"]["RequestTimeout"];
-            409: components["responses"]["Conflict"];
-            413: components["responses"]["PayloadTooLarge"];
-            414: components["responses"]["UriTooLong"];
-            415: components["responses"]["UnsupportedMediaType"];
-            422: components["responses"]["ValidationFailed"];
-            429: components["responses"]["RateLimited"];
-            431: components["responses"]["HeadersTooLarge"];
-            500: components["responses"]["InternalError"];
-            503: components["responses"]["ServiceUnavailable"];
+            404: components["responses"]["KeyedNotFound"];
+            408: components["responses"]["KeyedRequestTimeout"];
+            409: components["responses"]["KeyedConflict"];
+            413: components["responses"]["KeyedPayloadTooLarge"];
+            414: components["responses"]["KeyedUriTooLong"];
+            415: components["responses"]["KeyedUnsupportedMediaType"];
+            422: components["responses"]["KeyedValidationFailed"];
+            429: components["responses"]["KeyedRateLimited"];
+            431: components["responses"]["KeyedHeadersTooLarge"];
+            500: components["responses"]["KeyedInternalError"];
+            503: components["responses"]["KeyedServiceUnavailable"];
         };
     };
     listWebhookDeliveries: {
@@ -5237,15 +7175,15 @@ export interface operations {
                     };
                 };
             };
-            400: components["responses"]["BadRequest"];
+            400: components["responses"]["KeyedBadRequest"];
             401: components["responses"]["Unauthenticated"];
-            404: components["responses"]["NotFound"];
-            414: components["responses"]["UriTooLong"];
-            422: components["responses"]["ValidationFailed"];
-            429: components["responses"]["RateLimited"];
-            431: components["responses"]["HeadersTooLarge"];
-            500: components["responses"]["InternalError"];
-            503: components["responses"]["ServiceUnavailable"];
+            404: components["responses"]["KeyedNotFound"];
+            414: components["responses"]["KeyedUriTooLong"];
+            422: components["responses"]["KeyedValidationFailed"];
+            429: components["responses"]["KeyedRateLimited"];
+            431: components["responses"]["KeyedHeadersTooLarge"];
+            500: components["responses"]["KeyedInternalError"];
+            503: components["responses"]["KeyedServiceUnavailable"];
         };
     };
     resendWebhookDelivery: {
@@ -5288,18 +7226,18 @@ export interface operations {
                     };
                 };
             };
-            400: components["responses"]["BadRequest"];
+            400: components["responses"]["KeyedBadRequest"];
             401: components["responses"]["Unauthenticated"];
-            404: components["responses"]["NotFound"];
-            408: components["responses"]["RequestTimeout"];
-            413: components["responses"]["PayloadTooLarge"];
-            414: components["responses"]["UriTooLong"];
-            415: components["responses"]["UnsupportedMediaType"];
-            422: components["responses"]["ValidationFailed"];
-            429: components["responses"]["RateLimited"];
-            431: components["responses"]["HeadersTooLarge"];
-            500: components["responses"]["InternalError"];
-            503: components["responses"]["ServiceUnavailable"];
+            404: components["responses"]["KeyedNotFound"];
+            408: components["responses"]["KeyedRequestTimeout"];
+            413: components["responses"]["KeyedPayloadTooLarge"];
+            414: components["responses"]["KeyedUriTooLong"];
+            415: components["responses"]["KeyedUnsupportedMediaType"];
+            422: components["responses"]["KeyedValidationFailed"];
+            429: components["responses"]["KeyedRateLimited"];
+            431: components["responses"]["KeyedHeadersTooLarge"];
+            500: components["responses"]["KeyedInternalError"];
+            503: components["responses"]["KeyedServiceUnavailable"];
         };
     };
     resendWebhookDeliveries: {
@@ -5344,18 +7282,18 @@ export interface operations {
                     };
                 };
             };
-            400: components["responses"]["BadRequest"];
+            400: components["responses"]["KeyedBadRequest"];
             401: components["responses"]["Unauthenticated"];
-            404: components["responses"]["NotFound"];
-            408: components["responses"]["RequestTimeout"];
-            413: components["responses"]["PayloadTooLarge"];
-            414: components["responses"]["UriTooLong"];
-            415: components["responses"]["UnsupportedMediaType"];
-            422: components["responses"]["ValidationFailed"];
-            429: components["responses"]["RateLimited"];
-            431: components["responses"]["HeadersTooLarge"];
-            500: components["responses"]["InternalError"];
-            503: components["responses"]["ServiceUnavailable"];
+            404: components["responses"]["KeyedNotFound"];
+            408: components["responses"]["KeyedRequestTimeout"];
+            413: components["responses"]["KeyedPayloadTooLarge"];
+            414: components["responses"]["KeyedUriTooLong"];
+            415: components["responses"]["KeyedUnsupportedMediaType"];
+            422: components["responses"]["KeyedValidationFailed"];
+            429: components["responses"]["KeyedRateLimited"];
+            431: components["responses"]["KeyedHeadersTooLarge"];
+            500: components["responses"]["KeyedInternalError"];
+            503: components["responses"]["KeyedServiceUnavailable"];
         };
     };
     rotateWebhookSecret: {
@@ -5400,19 +7338,891 @@ export interface operations {
                     };
                 };
             };
-            400: components["responses"]["BadRequest"];
+            400: components["responses"]["KeyedBadRequest"];
             401: components["responses"]["Unauthenticated"];
-            404: components["responses"]["NotFound"];
-            408: components["responses"]["RequestTimeout"];
-            409: components["responses"]["Conflict"];
-            413: components["responses"]["PayloadTooLarge"];
-            414: components["responses"]["UriTooLong"];
-            415: components["responses"]["UnsupportedMediaType"];
-            422: components["responses"]["ValidationFailed"];
-            429: components["responses"]["RateLimited"];
-            431: components["responses"]["HeadersTooLarge"];
-            500: components["responses"]["InternalError"];
-            503: components["responses"]["ServiceUnavailable"];
+            404: components["responses"]["KeyedNotFound"];
+            408: components["responses"]["KeyedRequestTimeout"];
+            409: components["responses"]["KeyedConflict"];
+            413: components["responses"]["KeyedPayloadTooLarge"];
+            414: components["responses"]["KeyedUriTooLong"];
+            415: components["responses"]["KeyedUnsupportedMediaType"];
+            422: components["responses"]["KeyedValidationFailed"];
+            429: components["responses"]["KeyedRateLimited"];
+            431: components["responses"]["KeyedHeadersTooLarge"];
+            500: components["responses"]["KeyedInternalError"];
+            503: components["responses"]["KeyedServiceUnavailable"];
+        };
+    };
+    listVerificationFlows: {
+        parameters: {
+            query?: {
+                /** @description from 1 (at most 1,000,000); default 1 */
+                page?: number;
+                /** @description default 20; larger values than 100 are capped at 100 */
+                pageSize?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of flows */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    "X-Consistency-Token": components["headers"]["XConsistencyToken"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "status": true,
+                     *       "data": [
+                     *         {
+                     *           "id": "vfl_01JD3Q9ZK8W6V2C4X7N5B0M1TR",
+                     *           "version": 1,
+                     *           "environment": "test",
+                     *           "name": "Onboarding",
+                     *           "steps": [
+                     *             {
+                     *               "type": "consent"
+                     *             },
+                     *             {
+                     *               "type": "identity_number",
+                     *               "kinds": [
+                     *                 "nin",
+                     *                 "bvn"
+                     *               ]
+                     *             },
+                     *             {
+                     *               "type": "selfie"
+                     *             }
+                     *           ],
+                     *           "decision": {
+                     *             "faceMatchThreshold": 80,
+                     *             "reviewMarginPoints": 10,
+                     *             "liveness": "required"
+                     *           },
+                     *           "branding": {
+                     *             "displayName": "Acme Bank",
+                     *             "colour": "#1c7ed6",
+                     *             "logoUrl": "https://acme.example/onboarding/done"
+                     *           },
+                     *           "allowedOrigins": [
+                     *             "https://acme.example"
+                     *           ],
+                     *           "redirectUrl": "https://acme.example/onboarding/done",
+                     *           "sessionLifetimeSeconds": 1800,
+                     *           "createdAt": "2026-11-22T07:15:00.123+00:00",
+                     *           "updatedAt": "2026-11-22T07:15:00.123+00:00"
+                     *         }
+                     *       ],
+                     *       "meta": {
+                     *         "total": 0,
+                     *         "page": 1,
+                     *         "pageSize": 1,
+                     *         "totalPages": 0
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        /** @constant */
+                        status: true;
+                        data: components["schemas"]["VerificationFlow"][];
+                        meta: components["schemas"]["PagingMeta"];
+                    };
+                };
+            };
+            401: components["responses"]["Unauthenticated"];
+            403: components["responses"]["KeyedPersonalDataDestroyed"];
+            414: components["responses"]["KeyedUriTooLong"];
+            422: components["responses"]["KeyedValidationFailed"];
+            429: components["responses"]["KeyedRateLimited"];
+            431: components["responses"]["KeyedHeadersTooLarge"];
+            500: components["responses"]["KeyedInternalError"];
+            503: components["responses"]["KeyedServiceUnavailable"];
+        };
+    };
+    createVerificationFlow: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["VerificationFlowInput"];
+            };
+        };
+        responses: {
+            /** @description The flow */
+            201: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    "X-Consistency-Token": components["headers"]["XConsistencyToken"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "status": true,
+                     *       "data": {
+                     *         "id": "vfl_01JD3Q9ZK8W6V2C4X7N5B0M1TR",
+                     *         "version": 1,
+                     *         "environment": "test",
+                     *         "name": "Onboarding",
+                     *         "steps": [
+                     *           {
+                     *             "type": "consent"
+                     *           },
+                     *           {
+                     *             "type": "identity_number",
+                     *             "kinds": [
+                     *               "nin",
+                     *               "bvn"
+                     *             ]
+                     *           },
+                     *           {
+                     *             "type": "selfie"
+                     *           }
+                     *         ],
+                     *         "decision": {
+                     *           "faceMatchThreshold": 80,
+                     *           "reviewMarginPoints": 10,
+                     *           "liveness": "required"
+                     *         },
+                     *         "branding": {
+                     *           "displayName": "Acme Bank",
+                     *           "colour": "#1c7ed6",
+                     *           "logoUrl": "https://acme.example/onboarding/done"
+                     *         },
+                     *         "allowedOrigins": [
+                     *           "https://acme.example"
+                     *         ],
+                     *         "redirectUrl": "https://acme.example/onboarding/done",
+                     *         "sessionLifetimeSeconds": 1800,
+                     *         "createdAt": "2026-11-22T07:15:00.123+00:00",
+                     *         "updatedAt": "2026-11-22T07:15:00.123+00:00"
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        /** @constant */
+                        status: true;
+                        data: components["schemas"]["VerificationFlow"];
+                    };
+                };
+            };
+            400: components["responses"]["KeyedBadRequest"];
+            401: components["responses"]["Unauthenticated"];
+            403: components["responses"]["KeyedPersonalDataDestroyed"];
+            408: components["responses"]["KeyedRequestTimeout"];
+            413: components["responses"]["KeyedPayloadTooLarge"];
+            414: components["responses"]["KeyedUriTooLong"];
+            415: components["responses"]["KeyedUnsupportedMediaType"];
+            422: components["responses"]["KeyedValidationFailed"];
+            429: components["responses"]["KeyedRateLimited"];
+            431: components["responses"]["KeyedHeadersTooLarge"];
+            500: components["responses"]["KeyedInternalError"];
+            503: components["responses"]["KeyedServiceUnavailable"];
+        };
+    };
+    getVerificationFlow: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description the flow */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The flow */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    "X-Consistency-Token": components["headers"]["XConsistencyToken"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "status": true,
+                     *       "data": {
+                     *         "id": "vfl_01JD3Q9ZK8W6V2C4X7N5B0M1TR",
+                     *         "version": 1,
+                     *         "environment": "test",
+                     *         "name": "Onboarding",
+                     *         "steps": [
+                     *           {
+                     *             "type": "consent"
+                     *           },
+                     *           {
+                     *             "type": "identity_number",
+                     *             "kinds": [
+                     *               "nin",
+                     *               "bvn"
+                     *             ]
+                     *           },
+                     *           {
+                     *             "type": "selfie"
+                     *           }
+                     *         ],
+                     *         "decision": {
+                     *           "faceMatchThreshold": 80,
+                     *           "reviewMarginPoints": 10,
+                     *           "liveness": "required"
+                     *         },
+                     *         "branding": {
+                     *           "displayName": "Acme Bank",
+                     *           "colour": "#1c7ed6",
+                     *           "logoUrl": "https://acme.example/onboarding/done"
+                     *         },
+                     *         "allowedOrigins": [
+                     *           "https://acme.example"
+                     *         ],
+                     *         "redirectUrl": "https://acme.example/onboarding/done",
+                     *         "sessionLifetimeSeconds": 1800,
+                     *         "createdAt": "2026-11-22T07:15:00.123+00:00",
+                     *         "updatedAt": "2026-11-22T07:15:00.123+00:00"
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        /** @constant */
+                        status: true;
+                        data: components["schemas"]["VerificationFlow"];
+                    };
+                };
+            };
+            400: components["responses"]["KeyedBadRequest"];
+            401: components["responses"]["Unauthenticated"];
+            403: components["responses"]["KeyedPersonalDataDestroyed"];
+            404: components["responses"]["KeyedNotFound"];
+            414: components["responses"]["KeyedUriTooLong"];
+            422: components["responses"]["KeyedValidationFailed"];
+            429: components["responses"]["KeyedRateLimited"];
+            431: components["responses"]["KeyedHeadersTooLarge"];
+            500: components["responses"]["KeyedInternalError"];
+            503: components["responses"]["KeyedServiceUnavailable"];
+        };
+    };
+    createVerificationFlowLink: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description the flow */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The link */
+            201: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    "X-Consistency-Token": components["headers"]["XConsistencyToken"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "status": true,
+                     *       "data": {
+                     *         "id": "vln_01JD3Q9ZK8W6V2C4X7N5B0M1TR",
+                     *         "flowId": "vfl_01JD3Q9ZK8W6V2C4X7N5B0M1TR",
+                     *         "url": "https://ledger.example/verify/start/vln_01JD3Q9ZK8W6V2C4X7N5B0M1TR",
+                     *         "createdAt": "2026-11-22T07:15:00.123+00:00"
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        /** @constant */
+                        status: true;
+                        data: components["schemas"]["VerificationFlowLink"];
+                    };
+                };
+            };
+            400: components["responses"]["KeyedBadRequest"];
+            401: components["responses"]["Unauthenticated"];
+            403: components["responses"]["KeyedPersonalDataDestroyed"];
+            404: components["responses"]["KeyedNotFound"];
+            408: components["responses"]["KeyedRequestTimeout"];
+            409: components["responses"]["KeyedConflict"];
+            413: components["responses"]["KeyedPayloadTooLarge"];
+            414: components["responses"]["KeyedUriTooLong"];
+            415: components["responses"]["KeyedUnsupportedMediaType"];
+            422: components["responses"]["KeyedValidationFailed"];
+            429: components["responses"]["KeyedRateLimited"];
+            431: components["responses"]["KeyedHeadersTooLarge"];
+            500: components["responses"]["KeyedInternalError"];
+            503: components["responses"]["KeyedServiceUnavailable"];
+        };
+    };
+    publishVerificationFlowVersion: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description the flow */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["VerificationFlowInput"];
+            };
+        };
+        responses: {
+            /** @description The flow at its new version */
+            201: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    "X-Consistency-Token": components["headers"]["XConsistencyToken"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "status": true,
+                     *       "data": {
+                     *         "id": "vfl_01JD3Q9ZK8W6V2C4X7N5B0M1TR",
+                     *         "version": 1,
+                     *         "environment": "test",
+                     *         "name": "Onboarding",
+                     *         "steps": [
+                     *           {
+                     *             "type": "consent"
+                     *           },
+                     *           {
+                     *             "type": "identity_number",
+                     *             "kinds": [
+                     *               "nin",
+                     *               "bvn"
+                     *             ]
+                     *           },
+                     *           {
+                     *             "type": "selfie"
+                     *           }
+                     *         ],
+                     *         "decision": {
+                     *           "faceMatchThreshold": 80,
+                     *           "reviewMarginPoints": 10,
+                     *           "liveness": "required"
+                     *         },
+                     *         "branding": {
+                     *           "displayName": "Acme Bank",
+                     *           "colour": "#1c7ed6",
+                     *           "logoUrl": "https://acme.example/onboarding/done"
+                     *         },
+                     *         "allowedOrigins": [
+                     *           "https://acme.example"
+                     *         ],
+                     *         "redirectUrl": "https://acme.example/onboarding/done",
+                     *         "sessionLifetimeSeconds": 1800,
+                     *         "createdAt": "2026-11-22T07:15:00.123+00:00",
+                     *         "updatedAt": "2026-11-22T07:15:00.123+00:00"
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        /** @constant */
+                        status: true;
+                        data: components["schemas"]["VerificationFlow"];
+                    };
+                };
+            };
+            400: components["responses"]["KeyedBadRequest"];
+            401: components["responses"]["Unauthenticated"];
+            403: components["responses"]["KeyedPersonalDataDestroyed"];
+            404: components["responses"]["KeyedNotFound"];
+            408: components["responses"]["KeyedRequestTimeout"];
+            409: components["responses"]["KeyedConflict"];
+            413: components["responses"]["KeyedPayloadTooLarge"];
+            414: components["responses"]["KeyedUriTooLong"];
+            415: components["responses"]["KeyedUnsupportedMediaType"];
+            422: components["responses"]["KeyedValidationFailed"];
+            429: components["responses"]["KeyedRateLimited"];
+            431: components["responses"]["KeyedHeadersTooLarge"];
+            500: components["responses"]["KeyedInternalError"];
+            503: components["responses"]["KeyedServiceUnavailable"];
+        };
+    };
+    listVerificationSessions: {
+        parameters: {
+            query?: {
+                /** @description only sessions of this flow */
+                flowId?: string;
+                /** @description only sessions with this status */
+                status?: "created" | "in_progress" | "submitted" | "approved" | "declined" | "needs_review" | "expired" | "cancelled";
+                /** @description from 1 (at most 1,000,000); default 1 */
+                page?: number;
+                /** @description default 20; larger values than 100 are capped at 100 */
+                pageSize?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of sessions */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    "X-Consistency-Token": components["headers"]["XConsistencyToken"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "status": true,
+                     *       "data": [
+                     *         {
+                     *           "id": "vss_01JD3Q9ZK8W6V2C4X7N5B0M1TR",
+                     *           "environment": "test",
+                     *           "flowId": "vfl_01JD3Q9ZK8W6V2C4X7N5B0M1TR",
+                     *           "flowVersion": 1,
+                     *           "status": "created",
+                     *           "customerId": "text",
+                     *           "metadata": {},
+                     *           "decision": {
+                     *             "reasons": [
+                     *               "identity_not_found"
+                     *             ],
+                     *             "faceMatchConfidence": 0,
+                     *             "review": {
+                     *               "decision": "approved",
+                     *               "reason": "faces_match",
+                     *               "reviewedBy": "organization",
+                     *               "reviewedAt": "2026-11-22T07:15:00.123+00:00"
+                     *             }
+                     *           },
+                     *           "liveness": "head_turn",
+                     *           "documents": [
+                     *             {
+                     *               "document": "passport",
+                     *               "side": "data_page"
+                     *             }
+                     *           ],
+                     *           "verifications": {
+                     *             "identity": "vrf_01JD3Q9ZK8W6V2C4X7N5B0M1TR",
+                     *             "faceMatch": "vrf_01JD3Q9ZK8W6V2C4X7N5B0M1TR"
+                     *           },
+                     *           "expiresAt": "2026-11-22T07:15:00.123+00:00",
+                     *           "createdAt": "2026-11-22T07:15:00.123+00:00",
+                     *           "submittedAt": null,
+                     *           "decidedAt": null,
+                     *           "personalDataErasedAt": null
+                     *         }
+                     *       ],
+                     *       "meta": {
+                     *         "total": 0,
+                     *         "page": 1,
+                     *         "pageSize": 1,
+                     *         "totalPages": 0
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        /** @constant */
+                        status: true;
+                        data: components["schemas"]["VerificationSession"][];
+                        meta: components["schemas"]["PagingMeta"];
+                    };
+                };
+            };
+            401: components["responses"]["Unauthenticated"];
+            414: components["responses"]["KeyedUriTooLong"];
+            422: components["responses"]["KeyedValidationFailed"];
+            429: components["responses"]["KeyedRateLimited"];
+            431: components["responses"]["KeyedHeadersTooLarge"];
+            500: components["responses"]["KeyedInternalError"];
+            503: components["responses"]["KeyedServiceUnavailable"];
+        };
+    };
+    createVerificationSession: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["VerificationSessionInput"];
+            };
+        };
+        responses: {
+            /** @description The session, with its hosted URL and client secret */
+            201: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    "X-Consistency-Token": components["headers"]["XConsistencyToken"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "status": true,
+                     *       "data": {
+                     *         "id": "vss_01JD3Q9ZK8W6V2C4X7N5B0M1TR",
+                     *         "environment": "test",
+                     *         "flowId": "vfl_01JD3Q9ZK8W6V2C4X7N5B0M1TR",
+                     *         "flowVersion": 1,
+                     *         "status": "created",
+                     *         "customerId": "text",
+                     *         "metadata": {},
+                     *         "decision": {
+                     *           "reasons": [
+                     *             "identity_not_found"
+                     *           ],
+                     *           "faceMatchConfidence": 0,
+                     *           "review": {
+                     *             "decision": "approved",
+                     *             "reason": "faces_match",
+                     *             "reviewedBy": "organization",
+                     *             "reviewedAt": "2026-11-22T07:15:00.123+00:00"
+                     *           }
+                     *         },
+                     *         "liveness": "head_turn",
+                     *         "documents": [
+                     *           {
+                     *             "document": "passport",
+                     *             "side": "data_page"
+                     *           }
+                     *         ],
+                     *         "verifications": {
+                     *           "identity": "vrf_01JD3Q9ZK8W6V2C4X7N5B0M1TR",
+                     *           "faceMatch": "vrf_01JD3Q9ZK8W6V2C4X7N5B0M1TR"
+                     *         },
+                     *         "expiresAt": "2026-11-22T07:15:00.123+00:00",
+                     *         "createdAt": "2026-11-22T07:15:00.123+00:00",
+                     *         "submittedAt": null,
+                     *         "decidedAt": null,
+                     *         "personalDataErasedAt": null,
+                     *         "hostedUrl": "text",
+                     *         "clientSecret": "vcs_Jq3mZt7Yw0cXk2Vb9Rn4Lp8Hs6Df1Ga5Ue3Io7Ky0Tq"
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        /** @constant */
+                        status: true;
+                        data: components["schemas"]["CreatedVerificationSession"];
+                    };
+                };
+            };
+            400: components["responses"]["KeyedBadRequest"];
+            401: components["responses"]["Unauthenticated"];
+            403: components["responses"]["KeyedPersonalDataDestroyed"];
+            408: components["responses"]["KeyedRequestTimeout"];
+            413: components["responses"]["KeyedPayloadTooLarge"];
+            414: components["responses"]["KeyedUriTooLong"];
+            415: components["responses"]["KeyedUnsupportedMediaType"];
+            422: components["responses"]["KeyedValidationFailed"];
+            429: components["responses"]["KeyedRateLimited"];
+            431: components["responses"]["KeyedHeadersTooLarge"];
+            500: components["responses"]["KeyedInternalError"];
+            503: components["responses"]["KeyedServiceUnavailable"];
+        };
+    };
+    getVerificationSession: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description the session */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The session */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    "X-Consistency-Token": components["headers"]["XConsistencyToken"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "status": true,
+                     *       "data": {
+                     *         "id": "vss_01JD3Q9ZK8W6V2C4X7N5B0M1TR",
+                     *         "environment": "test",
+                     *         "flowId": "vfl_01JD3Q9ZK8W6V2C4X7N5B0M1TR",
+                     *         "flowVersion": 1,
+                     *         "status": "created",
+                     *         "customerId": "text",
+                     *         "metadata": {},
+                     *         "decision": {
+                     *           "reasons": [
+                     *             "identity_not_found"
+                     *           ],
+                     *           "faceMatchConfidence": 0,
+                     *           "review": {
+                     *             "decision": "approved",
+                     *             "reason": "faces_match",
+                     *             "reviewedBy": "organization",
+                     *             "reviewedAt": "2026-11-22T07:15:00.123+00:00"
+                     *           }
+                     *         },
+                     *         "liveness": "head_turn",
+                     *         "documents": [
+                     *           {
+                     *             "document": "passport",
+                     *             "side": "data_page"
+                     *           }
+                     *         ],
+                     *         "verifications": {
+                     *           "identity": "vrf_01JD3Q9ZK8W6V2C4X7N5B0M1TR",
+                     *           "faceMatch": "vrf_01JD3Q9ZK8W6V2C4X7N5B0M1TR"
+                     *         },
+                     *         "expiresAt": "2026-11-22T07:15:00.123+00:00",
+                     *         "createdAt": "2026-11-22T07:15:00.123+00:00",
+                     *         "submittedAt": null,
+                     *         "decidedAt": null,
+                     *         "personalDataErasedAt": null
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        /** @constant */
+                        status: true;
+                        data: components["schemas"]["VerificationSession"];
+                    };
+                };
+            };
+            400: components["responses"]["KeyedBadRequest"];
+            401: components["responses"]["Unauthenticated"];
+            404: components["responses"]["KeyedNotFound"];
+            414: components["responses"]["KeyedUriTooLong"];
+            422: components["responses"]["KeyedValidationFailed"];
+            429: components["responses"]["KeyedRateLimited"];
+            431: components["responses"]["KeyedHeadersTooLarge"];
+            500: components["responses"]["KeyedInternalError"];
+            503: components["responses"]["KeyedServiceUnavailable"];
+        };
+    };
+    cancelVerificationSession: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description the session */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The session */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    "X-Consistency-Token": components["headers"]["XConsistencyToken"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "status": true,
+                     *       "data": {
+                     *         "id": "vss_01JD3Q9ZK8W6V2C4X7N5B0M1TR",
+                     *         "environment": "test",
+                     *         "flowId": "vfl_01JD3Q9ZK8W6V2C4X7N5B0M1TR",
+                     *         "flowVersion": 1,
+                     *         "status": "created",
+                     *         "customerId": "text",
+                     *         "metadata": {},
+                     *         "decision": {
+                     *           "reasons": [
+                     *             "identity_not_found"
+                     *           ],
+                     *           "faceMatchConfidence": 0,
+                     *           "review": {
+                     *             "decision": "approved",
+                     *             "reason": "faces_match",
+                     *             "reviewedBy": "organization",
+                     *             "reviewedAt": "2026-11-22T07:15:00.123+00:00"
+                     *           }
+                     *         },
+                     *         "liveness": "head_turn",
+                     *         "documents": [
+                     *           {
+                     *             "document": "passport",
+                     *             "side": "data_page"
+                     *           }
+                     *         ],
+                     *         "verifications": {
+                     *           "identity": "vrf_01JD3Q9ZK8W6V2C4X7N5B0M1TR",
+                     *           "faceMatch": "vrf_01JD3Q9ZK8W6V2C4X7N5B0M1TR"
+                     *         },
+                     *         "expiresAt": "2026-11-22T07:15:00.123+00:00",
+                     *         "createdAt": "2026-11-22T07:15:00.123+00:00",
+                     *         "submittedAt": null,
+                     *         "decidedAt": null,
+                     *         "personalDataErasedAt": null
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        /** @constant */
+                        status: true;
+                        data: components["schemas"]["VerificationSession"];
+                    };
+                };
+            };
+            400: components["responses"]["KeyedBadRequest"];
+            401: components["responses"]["Unauthenticated"];
+            404: components["responses"]["KeyedNotFound"];
+            408: components["responses"]["KeyedRequestTimeout"];
+            409: components["responses"]["KeyedSessionClosed"];
+            413: components["responses"]["KeyedPayloadTooLarge"];
+            414: components["responses"]["KeyedUriTooLong"];
+            415: components["responses"]["KeyedUnsupportedMediaType"];
+            422: components["responses"]["KeyedValidationFailed"];
+            429: components["responses"]["KeyedRateLimited"];
+            431: components["responses"]["KeyedHeadersTooLarge"];
+            500: components["responses"]["KeyedInternalError"];
+            503: components["responses"]["KeyedServiceUnavailable"];
+        };
+    };
+    eraseVerificationSession: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description the session */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The session, erased */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    "X-Consistency-Token": components["headers"]["XConsistencyToken"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "status": true,
+                     *       "data": {
+                     *         "id": "vss_01JD3Q9ZK8W6V2C4X7N5B0M1TR",
+                     *         "environment": "test",
+                     *         "flowId": "vfl_01JD3Q9ZK8W6V2C4X7N5B0M1TR",
+                     *         "flowVersion": 1,
+                     *         "status": "created",
+                     *         "customerId": "text",
+                     *         "metadata": {},
+                     *         "decision": {
+                     *           "reasons": [
+                     *             "identity_not_found"
+                     *           ],
+                     *           "faceMatchConfidence": 0,
+                     *           "review": {
+                     *             "decision": "approved",
+                     *             "reason": "faces_match",
+                     *             "reviewedBy": "organization",
+                     *             "reviewedAt": "2026-11-22T07:15:00.123+00:00"
+                     *           }
+                     *         },
+                     *         "liveness": "head_turn",
+                     *         "documents": [
+                     *           {
+                     *             "document": "passport",
+                     *             "side": "data_page"
+                     *           }
+                     *         ],
+                     *         "verifications": {
+                     *           "identity": "vrf_01JD3Q9ZK8W6V2C4X7N5B0M1TR",
+                     *           "faceMatch": "vrf_01JD3Q9ZK8W6V2C4X7N5B0M1TR"
+                     *         },
+                     *         "expiresAt": "2026-11-22T07:15:00.123+00:00",
+                     *         "createdAt": "2026-11-22T07:15:00.123+00:00",
+                     *         "submittedAt": null,
+                     *         "decidedAt": null,
+                     *         "personalDataErasedAt": null
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        /** @constant */
+                        status: true;
+                        data: components["schemas"]["VerificationSession"];
+                    };
+                };
+            };
+            400: components["responses"]["KeyedBadRequest"];
+            401: components["responses"]["Unauthenticated"];
+            404: components["responses"]["KeyedNotFound"];
+            408: components["responses"]["KeyedRequestTimeout"];
+            /** @description `conflict`: the organization changed concurrently too many times in a row, or its key limit (200) is reached; `legal_hold`: a hold on the check or its data subject stops the erasure until lifted; nothing is erased */
+            409: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    "X-Consistency-Token": components["headers"]["XConsistencyToken"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ConflictError"] | components["schemas"]["LegalHoldError"];
+                };
+            };
+            413: components["responses"]["KeyedPayloadTooLarge"];
+            414: components["responses"]["KeyedUriTooLong"];
+            415: components["responses"]["KeyedUnsupportedMediaType"];
+            422: components["responses"]["KeyedValidationFailed"];
+            429: components["responses"]["KeyedRateLimited"];
+            431: components["responses"]["KeyedHeadersTooLarge"];
+            500: components["responses"]["KeyedInternalError"];
+            503: components["responses"]["KeyedServiceUnavailable"];
         };
     };
     getHealth: {
@@ -5457,6 +8267,233 @@ export interface operations {
             431: components["responses"]["HeadersTooLarge"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    adminListDataSubjectRequests: {
+        parameters: {
+            query?: {
+                environment?: "test" | "live";
+                organizationId?: string;
+                /** @description from 1 (at most 1,000,000); default 1 */
+                page?: number;
+                /** @description default 20; larger values than 100 are capped at 100 */
+                pageSize?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of the record */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "status": true,
+                     *       "data": [
+                     *         {
+                     *           "id": "dsr_01JD3Q9ZK8W6V2C4X7N5B0M1TR",
+                     *           "type": "export",
+                     *           "environment": "test",
+                     *           "subject": {
+                     *             "kind": "text",
+                     *             "maskedIdentifier": "***976"
+                     *           },
+                     *           "references": [
+                     *             "vrf_01JD3Q9ZK8W6V2C4X7N5B0M1TR"
+                     *           ],
+                     *           "pending": [
+                     *             "vrf_01JD3Q9ZK8W6V2C4X7N5B0M1TR"
+                     *           ],
+                     *           "format": "json",
+                     *           "actor": {
+                     *             "type": "api_key",
+                     *             "id": "text"
+                     *           },
+                     *           "at": "2026-11-22T07:15:00.123+00:00",
+                     *           "organizationId": "org_01JD3Q9ZK8W6V2C4X7N5B0M1TR"
+                     *         }
+                     *       ],
+                     *       "meta": {
+                     *         "total": 0,
+                     *         "page": 1,
+                     *         "pageSize": 1,
+                     *         "totalPages": 0
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        /** @constant */
+                        status: true;
+                        data: components["schemas"]["OperatorDataSubjectRequest"][];
+                        meta: components["schemas"]["PagingMeta"];
+                    };
+                };
+            };
+            401: components["responses"]["Unauthenticated"];
+            404: components["responses"]["NotFound"];
+            414: components["responses"]["UriTooLong"];
+            422: components["responses"]["ValidationFailed"];
+            431: components["responses"]["HeadersTooLarge"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    adminListHolds: {
+        parameters: {
+            query?: {
+                /** @description from 1 (at most 1,000,000); default 1 */
+                page?: number;
+                /** @description default 20; larger values than 100 are capped at 100 */
+                pageSize?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of holds */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "status": true,
+                     *       "data": [
+                     *         {
+                     *           "id": "hld_01JD3Q9ZK8W6V2C4X7N5B0M1TR",
+                     *           "environment": "test",
+                     *           "reference": "vrf_01JD3Q9ZK8W6V2C4X7N5B0M1TR",
+                     *           "subject": {
+                     *             "kind": "text",
+                     *             "maskedIdentifier": "***976"
+                     *           },
+                     *           "reason": "aml_record_keeping",
+                     *           "until": null,
+                     *           "inForce": true,
+                     *           "placedAt": "2026-11-22T07:15:00.123+00:00",
+                     *           "placedBy": {
+                     *             "type": "api_key",
+                     *             "id": "text"
+                     *           },
+                     *           "liftedAt": null,
+                     *           "liftedBy": {
+                     *             "type": "api_key",
+                     *             "id": "text"
+                     *           },
+                     *           "organizationId": "org_01JD3Q9ZK8W6V2C4X7N5B0M1TR"
+                     *         }
+                     *       ],
+                     *       "meta": {
+                     *         "total": 0,
+                     *         "page": 1,
+                     *         "pageSize": 1,
+                     *         "totalPages": 0
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        /** @constant */
+                        status: true;
+                        data: components["schemas"]["OperatorHold"][];
+                        meta: components["schemas"]["PagingMeta"];
+                    };
+                };
+            };
+            401: components["responses"]["Unauthenticated"];
+            404: components["responses"]["NotFound"];
+            414: components["responses"]["UriTooLong"];
+            422: components["responses"]["ValidationFailed"];
+            431: components["responses"]["HeadersTooLarge"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    adminLiftHold: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description the hold */
+                holdId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The hold, lifted */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "status": true,
+                     *       "data": {
+                     *         "id": "hld_01JD3Q9ZK8W6V2C4X7N5B0M1TR",
+                     *         "environment": "test",
+                     *         "reference": "vrf_01JD3Q9ZK8W6V2C4X7N5B0M1TR",
+                     *         "subject": {
+                     *           "kind": "text",
+                     *           "maskedIdentifier": "***976"
+                     *         },
+                     *         "reason": "aml_record_keeping",
+                     *         "until": null,
+                     *         "inForce": true,
+                     *         "placedAt": "2026-11-22T07:15:00.123+00:00",
+                     *         "placedBy": {
+                     *           "type": "api_key",
+                     *           "id": "text"
+                     *         },
+                     *         "liftedAt": null,
+                     *         "liftedBy": {
+                     *           "type": "api_key",
+                     *           "id": "text"
+                     *         }
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        /** @constant */
+                        status: true;
+                        data: components["schemas"]["Hold"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthenticated"];
+            403: components["responses"]["ReadOnly"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            414: components["responses"]["UriTooLong"];
+            415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["ValidationFailed"];
+            431: components["responses"]["HeadersTooLarge"];
+            500: components["responses"]["InternalError"];
+            /** @description `service_unavailable`: PostgreSQL or the event store is unreachable, the service is shutting down, a wallet is too busy, or a read model did not show the key's own writes within 2 s: try again shortly. On a check, details carry its reference when one was made: not charged, or its outcome not known yet (GET it once settled); `change_not_in_force`: the operator's change is recorded, but the read models did not apply it within 2 s; it takes effect once they do, and repeating the command is safe */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ServiceUnavailableError"] | components["schemas"]["ChangeNotInForceError"];
+                };
+            };
         };
     };
     listOrganizations: {
@@ -6407,6 +9444,88 @@ export interface operations {
             };
         };
     };
+    adminPlaceHold: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description the organization */
+                organizationId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["AdminHoldInput"];
+            };
+        };
+        responses: {
+            /** @description The hold, in force */
+            201: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "status": true,
+                     *       "data": {
+                     *         "id": "hld_01JD3Q9ZK8W6V2C4X7N5B0M1TR",
+                     *         "environment": "test",
+                     *         "reference": "vrf_01JD3Q9ZK8W6V2C4X7N5B0M1TR",
+                     *         "subject": {
+                     *           "kind": "text",
+                     *           "maskedIdentifier": "***976"
+                     *         },
+                     *         "reason": "aml_record_keeping",
+                     *         "until": null,
+                     *         "inForce": true,
+                     *         "placedAt": "2026-11-22T07:15:00.123+00:00",
+                     *         "placedBy": {
+                     *           "type": "api_key",
+                     *           "id": "text"
+                     *         },
+                     *         "liftedAt": null,
+                     *         "liftedBy": {
+                     *           "type": "api_key",
+                     *           "id": "text"
+                     *         }
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        /** @constant */
+                        status: true;
+                        data: components["schemas"]["Hold"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthenticated"];
+            403: components["responses"]["ReadOnly"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            414: components["responses"]["UriTooLong"];
+            415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["ValidationFailed"];
+            431: components["responses"]["HeadersTooLarge"];
+            500: components["responses"]["InternalError"];
+            /** @description `service_unavailable`: PostgreSQL or the event store is unreachable, the service is shutting down, a wallet is too busy, or a read model did not show the key's own writes within 2 s: try again shortly. On a check, details carry its reference when one was made: not charged, or its outcome not known yet (GET it once settled); `change_not_in_force`: the operator's change is recorded, but the read models did not apply it within 2 s; it takes effect once they do, and repeating the command is safe */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ServiceUnavailableError"] | components["schemas"]["ChangeNotInForceError"];
+                };
+            };
+        };
+    };
     revokeApiKey: {
         parameters: {
             query?: never;
@@ -6599,6 +9718,116 @@ export interface operations {
                     "application/json": components["schemas"]["ServiceUnavailableError"] | components["schemas"]["ChangeNotInForceError"];
                 };
             };
+        };
+    };
+    getTopUpLimits: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description the organization */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The limits */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "status": true,
+                     *       "data": {
+                     *         "organizationId": "org_01JD3Q9ZK8W6V2C4X7N5B0M1TR",
+                     *         "minTopUpKobo": 0,
+                     *         "maxTopUpKobo": 0,
+                     *         "dailyLimitKobo": 0,
+                     *         "own": {
+                     *           "maxTopUpKobo": 100,
+                     *           "dailyLimitKobo": 100
+                     *         }
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        /** @constant */
+                        status: true;
+                        data: components["schemas"]["TopUpLimits"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthenticated"];
+            404: components["responses"]["NotFound"];
+            414: components["responses"]["UriTooLong"];
+            422: components["responses"]["ValidationFailed"];
+            431: components["responses"]["HeadersTooLarge"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    setTopUpLimits: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description the organization */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["OwnTopUpLimits"];
+            };
+        };
+        responses: {
+            /** @description The limits now in force */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "status": true,
+                     *       "data": {
+                     *         "organizationId": "org_01JD3Q9ZK8W6V2C4X7N5B0M1TR",
+                     *         "minTopUpKobo": 0,
+                     *         "maxTopUpKobo": 0,
+                     *         "dailyLimitKobo": 0,
+                     *         "own": {
+                     *           "maxTopUpKobo": 100,
+                     *           "dailyLimitKobo": 100
+                     *         }
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        /** @constant */
+                        status: true;
+                        data: components["schemas"]["TopUpLimits"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthenticated"];
+            403: components["responses"]["ReadOnly"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
+            413: components["responses"]["PayloadTooLarge"];
+            414: components["responses"]["UriTooLong"];
+            415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["ValidationFailed"];
+            431: components["responses"]["HeadersTooLarge"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     getOrganizationWallet: {
@@ -7302,6 +10531,295 @@ export interface operations {
             413: components["responses"]["PayloadTooLarge"];
             414: components["responses"]["UriTooLong"];
             415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["ValidationFailed"];
+            431: components["responses"]["HeadersTooLarge"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    adminGetSessionReview: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description the session */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The session for review */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "status": true,
+                     *       "data": {
+                     *         "session": {
+                     *           "id": "vss_01JD3Q9ZK8W6V2C4X7N5B0M1TR",
+                     *           "environment": "test",
+                     *           "flowId": "vfl_01JD3Q9ZK8W6V2C4X7N5B0M1TR",
+                     *           "flowVersion": 1,
+                     *           "status": "created",
+                     *           "customerId": "text",
+                     *           "metadata": {},
+                     *           "decision": {
+                     *             "reasons": [
+                     *               "identity_not_found"
+                     *             ],
+                     *             "faceMatchConfidence": 0,
+                     *             "review": {
+                     *               "decision": "approved",
+                     *               "reason": "faces_match",
+                     *               "reviewedBy": "organization",
+                     *               "reviewedAt": "2026-11-22T07:15:00.123+00:00"
+                     *             }
+                     *           },
+                     *           "liveness": "head_turn",
+                     *           "documents": [
+                     *             {
+                     *               "document": "passport",
+                     *               "side": "data_page"
+                     *             }
+                     *           ],
+                     *           "verifications": {
+                     *             "identity": "vrf_01JD3Q9ZK8W6V2C4X7N5B0M1TR",
+                     *             "faceMatch": "vrf_01JD3Q9ZK8W6V2C4X7N5B0M1TR"
+                     *           },
+                     *           "expiresAt": "2026-11-22T07:15:00.123+00:00",
+                     *           "createdAt": "2026-11-22T07:15:00.123+00:00",
+                     *           "submittedAt": null,
+                     *           "decidedAt": null,
+                     *           "personalDataErasedAt": null
+                     *         },
+                     *         "organizationId": "text",
+                     *         "identityKind": "nin",
+                     *         "history": [
+                     *           {
+                     *             "step": "created",
+                     *             "at": "2026-11-22T07:15:00.123+00:00"
+                     *           }
+                     *         ],
+                     *         "selfie": true,
+                     *         "portraitUrl": "text",
+                     *         "reviewReasons": {
+                     *           "approved": [
+                     *             "faces_match"
+                     *           ],
+                     *           "declined": [
+                     *             "faces_differ"
+                     *           ]
+                     *         }
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        /** @constant */
+                        status: true;
+                        data: components["schemas"]["VerificationSessionReview"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthenticated"];
+            404: components["responses"]["NotFound"];
+            414: components["responses"]["UriTooLong"];
+            422: components["responses"]["ValidationFailed"];
+            431: components["responses"]["HeadersTooLarge"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    adminDecideSessionReview: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description the session */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["VerificationSessionReviewInput"];
+            };
+        };
+        responses: {
+            /** @description The session, decided */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "status": true,
+                     *       "data": {
+                     *         "id": "vss_01JD3Q9ZK8W6V2C4X7N5B0M1TR",
+                     *         "environment": "test",
+                     *         "flowId": "vfl_01JD3Q9ZK8W6V2C4X7N5B0M1TR",
+                     *         "flowVersion": 1,
+                     *         "status": "created",
+                     *         "customerId": "text",
+                     *         "metadata": {},
+                     *         "decision": {
+                     *           "reasons": [
+                     *             "identity_not_found"
+                     *           ],
+                     *           "faceMatchConfidence": 0,
+                     *           "review": {
+                     *             "decision": "approved",
+                     *             "reason": "faces_match",
+                     *             "reviewedBy": "organization",
+                     *             "reviewedAt": "2026-11-22T07:15:00.123+00:00"
+                     *           }
+                     *         },
+                     *         "liveness": "head_turn",
+                     *         "documents": [
+                     *           {
+                     *             "document": "passport",
+                     *             "side": "data_page"
+                     *           }
+                     *         ],
+                     *         "verifications": {
+                     *           "identity": "vrf_01JD3Q9ZK8W6V2C4X7N5B0M1TR",
+                     *           "faceMatch": "vrf_01JD3Q9ZK8W6V2C4X7N5B0M1TR"
+                     *         },
+                     *         "expiresAt": "2026-11-22T07:15:00.123+00:00",
+                     *         "createdAt": "2026-11-22T07:15:00.123+00:00",
+                     *         "submittedAt": null,
+                     *         "decidedAt": null,
+                     *         "personalDataErasedAt": null
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        /** @constant */
+                        status: true;
+                        data: components["schemas"]["VerificationSession"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthenticated"];
+            /** @description `read_only`: the auditor token on a change; `personal_data_destroyed`: the organization's personal data was destroyed (offboarded): it can run no more checks */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ReadOnlyError"] | components["schemas"]["PersonalDataDestroyedError"];
+                };
+            };
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
+            409: components["responses"]["SessionNotInReview"];
+            413: components["responses"]["PayloadTooLarge"];
+            414: components["responses"]["UriTooLong"];
+            415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["ValidationFailed"];
+            431: components["responses"]["HeadersTooLarge"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    adminGetSessionSelfie: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description the session */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The image */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /** @example (the image bytes) */
+                    "image/jpeg": string;
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthenticated"];
+            404: components["responses"]["NotFound"];
+            414: components["responses"]["UriTooLong"];
+            422: components["responses"]["ValidationFailed"];
+            431: components["responses"]["HeadersTooLarge"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    adminListSessionsInReview: {
+        parameters: {
+            query?: {
+                /** @description from 1 (at most 1,000,000); default 1 */
+                page?: number;
+                /** @description default 20; larger values than 100 are capped at 100 */
+                pageSize?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of sessions in review */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "status": true,
+                     *       "data": [
+                     *         {
+                     *           "id": "vss_01JD3Q9ZK8W6V2C4X7N5B0M1TR",
+                     *           "organizationId": "text",
+                     *           "environment": "test",
+                     *           "flowId": "vfl_01JD3Q9ZK8W6V2C4X7N5B0M1TR",
+                     *           "reasons": [
+                     *             "text"
+                     *           ],
+                     *           "faceMatchConfidence": 0,
+                     *           "decidedAt": "2026-11-22T07:15:00.123+00:00"
+                     *         }
+                     *       ],
+                     *       "meta": {
+                     *         "total": 0,
+                     *         "page": 1,
+                     *         "pageSize": 1,
+                     *         "totalPages": 0
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        /** @constant */
+                        status: true;
+                        data: components["schemas"]["VerificationSessionInReview"][];
+                        meta: components["schemas"]["PagingMeta"];
+                    };
+                };
+            };
+            401: components["responses"]["Unauthenticated"];
+            404: components["responses"]["NotFound"];
+            414: components["responses"]["UriTooLong"];
             422: components["responses"]["ValidationFailed"];
             431: components["responses"]["HeadersTooLarge"];
             500: components["responses"]["InternalError"];
