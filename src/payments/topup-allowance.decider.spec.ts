@@ -45,6 +45,19 @@ describe("A wallet's day of top-ups", () => {
       .when(reserve('b', 1_000_000))
       .then([reserved('b', 1_000_000)]));
 
+  it('counts a released reference again when asked to explicitly (paid after all), within the limit; else writes nothing', () => {
+    const again = (reference: string, amountKobo: number): AllowanceCommand => ({ type: 'ReserveAllowanceAgain', ...day, reference, amountKobo, limitKobo: 1_000_000 });
+    given([reserved('a', 600_000), released('a', 600_000), reserved('b', 400_000)])
+      .when(again('a', 600_000))
+      .then([reserved('a', 600_000)]);
+    given([reserved('a', 600_000), released('a', 600_000), reserved('b', 400_001)])
+      .when(again('a', 600_000))
+      .then([]);
+    given([reserved('a', 600_000)])
+      .when(again('a', 600_000))
+      .then([]);
+  });
+
   it('releases nothing it did not count', () =>
     given([released('a', 600_000)])
       .when({ type: 'ReleaseAllowance', ...day, reference: 'a' })

@@ -21,13 +21,27 @@ export type AllowanceCommand =
       readonly amountKobo: number;
       readonly limitKobo: number | null;
     }
+  /**
+   * A released top-up that was paid after all: counted again if the day's limit has room, else
+   * nothing is written (the caller reads whether it is counted).
+   */
+  | {
+      readonly type: 'ReserveAllowanceAgain';
+      readonly organizationId: string;
+      readonly environment: string;
+      readonly day: string;
+      readonly reference: string;
+      readonly amountKobo: number;
+      readonly limitKobo: number;
+    }
   | { readonly type: 'ReleaseAllowance'; readonly organizationId: string; readonly environment: string; readonly day: string; readonly reference: string };
 
 export const initialAllowance: AllowanceState = { counted: new Map(), released: new Set(), totalKobo: 0 };
 
 /**
  * A wallet's day of top-ups: each reference counted once, within the limit unless it is null (a
- * transfer that has arrived); released once, and a released reference is not counted again.
+ * transfer that has arrived); released once, and a released reference is counted again only when
+ * asked to explicitly (its payment came after all), and only within the limit.
  */
 export function decideAllowance(command: AllowanceCommand, state: AllowanceState): TopUpAllowanceEvent[] {
   const { organizationId, environment, day, reference } = command;
@@ -37,6 +51,15 @@ export function decideAllowance(command: AllowanceCommand, state: AllowanceState
       if (command.limitKobo !== null && state.totalKobo + command.amountKobo > command.limitKobo) {
         throw new ValidationFailed([{ field: 'amountKobo', message: `is above what is left of today's top-up limit (${Math.max(0, command.limitKobo - state.totalKobo)} kobo)` }]);
       }
+      return [
+        {
+          type: 'TopUpAllowanceReserved',
+          data: { organizationId, environment, day, reference, amountKobo: command.amountKobo, limitKobo: command.limitKobo, schemaVersion: SCHEMA_VERSION },
+        },
+      ];
+    }
+    case 'ReserveAllowanceAgain': {
+      if (state.counted.has(reference) || state.totalKobo + command.amountKobo > command.limitKobo) return [];
       return [
         {
           type: 'TopUpAllowanceReserved',
@@ -59,6 +82,7 @@ export function decideAllowance(command: AllowanceCommand, state: AllowanceState
 export function evolveAllowance(state: AllowanceState, event: TopUpAllowanceEvent): AllowanceState {
   switch (event.type) {
     case 'TopUpAllowanceReserved':
+      // A reference released, then counted again, stays in `released`: a replayed ReserveAllowance still counts it once.
       return { ...state, counted: new Map(state.counted).set(event.data.reference, event.data.amountKobo), totalKobo: state.totalKobo + event.data.amountKobo };
     case 'TopUpAllowanceReleased': {
       const counted = new Map(state.counted);

@@ -1,7 +1,7 @@
 import { describe, it } from '@jest/globals';
 import { InvariantViolated, NotFound } from '../common/errors.js';
-import { givenFor } from '../event-sourcing/decider.testing.js';
-import { topUpDecider, type TopUpCommand, type VerifiedTransaction } from './topup.decider.js';
+import { GIVEN_AT, givenFor } from '../event-sourcing/decider.testing.js';
+import { CHECKOUT_LIFETIME_MS, topUpDecider, type TopUpCommand, type VerifiedTransaction } from './topup.decider.js';
 import type { TopUpEvent } from './topup.events.js';
 
 const ids = { reference: 'top_01JD3Q9ZK8W6V2C4X7N5B0M1TR', organizationId: 'org_01JD3Q9ZK8W6V2C4X7N5B0M1TR', environment: 'live', schemaVersion: 1 };
@@ -20,10 +20,12 @@ const verified = (over: Partial<VerifiedTransaction> = {}): VerifiedTransaction 
   providerTransactionId: '4099260516',
   ...over,
 });
-const record = (over: Partial<VerifiedTransaction> = {}, reportedKobo: number | null = null): TopUpCommand => ({
+/** The verification judged a minute after the top-up was initiated (the givens happened at GIVEN_AT). */
+const record = (over: Partial<VerifiedTransaction> = {}, reportedKobo: number | null = null, at = new Date(GIVEN_AT.getTime() + 60_000)): TopUpCommand => ({
   type: 'RecordVerification',
   verified: verified(over),
   reportedKobo,
+  at,
 });
 const given = givenFor(topUpDecider);
 
@@ -49,6 +51,25 @@ describe('Top-up decider', () => {
     given([initiated, { type: 'TopUpFailed', data: { ...ids, status: 'abandoned' } }])
       .when(record())
       .then([paid]));
+
+  it("leaves a checkout Paystack answers `abandoned` open within its lifetime (the payer may still pay), and fails it after", () => {
+    given([initiated])
+      .when(record({ status: 'abandoned' }, null, new Date(GIVEN_AT.getTime() + CHECKOUT_LIFETIME_MS - 1)))
+      .then([]);
+    given([initiated])
+      .when(record({ status: 'abandoned' }, null, new Date(GIVEN_AT.getTime() + CHECKOUT_LIFETIME_MS)))
+      .then([{ type: 'TopUpFailed', data: { ...ids, status: 'abandoned' } }]);
+  });
+
+  it('fails a declined payment at once', () =>
+    given([initiated])
+      .when(record({ status: 'failed' }))
+      .then([{ type: 'TopUpFailed', data: { ...ids, status: 'failed' } }]));
+
+  it("holds for an operator a failed top-up paid after all when its day's allowance could not count it again", () =>
+    given([initiated, { type: 'TopUpFailed', data: { ...ids, status: 'abandoned' } }])
+      .when({ ...record(), overDailyLimit: true } as TopUpCommand)
+      .then([{ type: 'TopUpFlagged', data: { ...ids, reason: 'over_daily_limit', initiatedKobo: 500_000, verifiedKobo: 500_000, reportedKobo: null, currency: 'NGN' } }]));
 
   it('writes nothing for a pending transaction, nor for a second failure', () =>
     given([initiated, { type: 'TopUpFailed', data: { ...ids, status: 'failed' } }])

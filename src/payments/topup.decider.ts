@@ -1,9 +1,15 @@
 import { InvariantViolated, NotFound, ValidationFailed } from '../common/errors.js';
 import type { Environment } from '../common/environment.js';
-import type { Decider } from '../event-sourcing/decider.js';
+import type { Decider, EventMeta } from '../event-sourcing/decider.js';
 import type { TopUpEvent } from './topup.events.js';
 
 const SCHEMA_VERSION = 1;
+/**
+ * How long a checkout stays the payer's to finish. Paystack's verify answers `abandoned` for a
+ * transaction initialized and not paid yet, and the payer may still pay it later: within this time
+ * `abandoned` is not final (the top-up stays open, its allowance counted); after it, the top-up fails.
+ */
+export const CHECKOUT_LIFETIME_MS = 2 * 3_600_000;
 
 export type TopUpStatus = 'none' | 'initiated' | 'paid' | 'credited' | 'failed' | 'flagged';
 export const RAILS = ['paystack', 'sandbox'] as const;
@@ -23,6 +29,8 @@ export interface TopUpState {
   readonly feesKobo: number;
   /** The Lagos day whose top-up allowance counted it ('' when none did). */
   readonly day: string;
+  /** When it was initiated (null before). */
+  readonly initiatedAt: Date | null;
 }
 
 /** What the provider's API said of the transaction (GET /transaction/verify/:reference, or the sandbox's same answer). */
@@ -46,8 +54,19 @@ export type TopUpCommand =
       readonly amountKobo: number;
       readonly day: string;
     }
-  /** `reportedKobo`: the amount a webhook carried, when the verification follows one. */
-  | { readonly type: 'RecordVerification'; readonly verified: VerifiedTransaction; readonly reportedKobo: number | null }
+  /**
+   * `reportedKobo`: the amount a webhook carried, when the verification follows one; `at`: when the
+   * verification is judged (an `abandoned` checkout younger than its lifetime is not final);
+   * `overDailyLimit`: a top-up that had failed is now paid, and its day's allowance could not count
+   * it again within the limit.
+   */
+  | {
+      readonly type: 'RecordVerification';
+      readonly verified: VerifiedTransaction;
+      readonly reportedKobo: number | null;
+      readonly at: Date;
+      readonly overDailyLimit?: boolean;
+    }
   | { readonly type: 'MarkCredited' };
 
 export const initialTopUpState: TopUpState = {
@@ -60,6 +79,7 @@ export const initialTopUpState: TopUpState = {
   paidKobo: 0,
   feesKobo: 0,
   day: '',
+  initiatedAt: null,
 };
 
 function ids(state: TopUpState) {
@@ -69,7 +89,9 @@ function ids(state: TopUpState) {
 /**
  * A top-up's rules: initiated, then paid (only on the provider's verified word, in naira, for the
  * amount initiated and, when a webhook named one, the amount it named), then credited once; or
- * failed (a later verified success still pays it); or flagged for an operator, crediting nothing.
+ * failed (`abandoned` only once its checkout's lifetime is over; a later verified success still
+ * pays it if its day's allowance can count it again, else it is flagged `over_daily_limit`); or
+ * flagged for an operator, crediting nothing.
  */
 export function decide(command: TopUpCommand, state: TopUpState): TopUpEvent[] {
   switch (command.type) {
@@ -88,6 +110,7 @@ export function decide(command: TopUpCommand, state: TopUpState): TopUpEvent[] {
       if (state.status === 'paid' || state.status === 'credited' || state.status === 'flagged') return [];
       const { verified, reportedKobo } = command;
       if (verified.status === 'pending') return [];
+      if (verified.status === 'abandoned' && state.initiatedAt !== null && command.at.getTime() - state.initiatedAt.getTime() < CHECKOUT_LIFETIME_MS) return [];
       if (verified.status !== 'success') return state.status === 'failed' ? [] : [{ type: 'TopUpFailed', data: { ...ids(state), status: verified.status } }];
       const mismatch =
         verified.currency !== 'NGN'
@@ -100,6 +123,14 @@ export function decide(command: TopUpCommand, state: TopUpState): TopUpEvent[] {
           {
             type: 'TopUpFlagged',
             data: { ...ids(state), reason: mismatch, initiatedKobo: state.initiatedKobo, verifiedKobo: verified.amountKobo, reportedKobo, currency: verified.currency.slice(0, 8) },
+          },
+        ];
+      }
+      if (state.status === 'failed' && command.overDailyLimit === true) {
+        return [
+          {
+            type: 'TopUpFlagged',
+            data: { ...ids(state), reason: 'over_daily_limit', initiatedKobo: state.initiatedKobo, verifiedKobo: verified.amountKobo, reportedKobo, currency: 'NGN' },
           },
         ];
       }
@@ -129,7 +160,7 @@ export function decide(command: TopUpCommand, state: TopUpState): TopUpEvent[] {
   }
 }
 
-export function evolve(state: TopUpState, event: TopUpEvent): TopUpState {
+export function evolve(state: TopUpState, event: TopUpEvent, meta?: EventMeta): TopUpState {
   switch (event.type) {
     case 'TopUpInitiated':
       return {
@@ -141,6 +172,7 @@ export function evolve(state: TopUpState, event: TopUpEvent): TopUpState {
         rail: event.data.rail as Rail,
         initiatedKobo: event.data.amountKobo,
         day: event.data.day ?? '',
+        initiatedAt: meta?.occurredAt ?? null,
       };
     case 'TopUpPaid':
       return { ...state, status: 'paid', paidKobo: event.data.amountKobo, feesKobo: event.data.feesKobo };

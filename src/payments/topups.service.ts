@@ -332,10 +332,12 @@ export class TopUps {
 
   /**
    * Verifies the top-up with its rail and, when paid, credits its wallet once. `reportedKobo`: the
-   * amount a webhook named. A rail that does not answer leaves the top-up as it was, for a retry
-   * (the provider's next delivery, the payer's return, the recovery sweep): ServiceUnavailable.
+   * amount a webhook named; `at`: when the verification is judged (the sweep's pass; an `abandoned`
+   * checkout younger than its lifetime stays open). A rail that does not answer leaves the top-up
+   * as it was, for a retry (the provider's next delivery, the payer's return, the recovery sweep):
+   * ServiceUnavailable.
    */
-  async confirm(reference: string, reportedKobo: number | null, context: CommandContext): Promise<TopUpState> {
+  async confirm(reference: string, reportedKobo: number | null, context: CommandContext, at: Date = this.clock.now()): Promise<TopUpState> {
     let state = await this.state(reference);
     if (state.status === 'credited' || state.status === 'flagged') return state;
     if (state.status !== 'paid') {
@@ -349,7 +351,8 @@ export class TopUps {
         throw error;
       }
       if (verified === null) return state;
-      state = await this.execute(reference, { type: 'RecordVerification', verified, reportedKobo }, context);
+      const overDailyLimit = state.status === 'failed' && verified.status === 'success' ? !(await this.countAgain(state, verified.amountKobo, context)) : false;
+      state = await this.execute(reference, { type: 'RecordVerification', verified, reportedKobo, at, overDailyLimit }, context);
       if ((state.status === 'failed' || state.status === 'flagged') && state.day !== '') {
         await this.allowance({ type: 'ReleaseAllowance', organizationId: state.organizationId, environment: state.environment, day: state.day, reference }, context);
       }
@@ -365,6 +368,28 @@ export class TopUps {
     if (handled.status === 'conflict') throw new ServiceUnavailable('The top-up is being changed concurrently; try again');
     if (handled.status === 'appended' && before === 'paid') await this.receipt(handled.folded.state);
     return handled.folded.state;
+  }
+
+  /**
+   * A top-up that failed (its allowance given back) and was paid after all. Crediting it without
+   * counting it again would let the day's top-ups pass the limit; crediting it over the limit would
+   * make the limit a promise the ledger does not keep. So it is counted again on its day's allowance
+   * stream when the limit has room (then credited), and otherwise held for an operator, flagged
+   * `over_daily_limit`: the payer's money sits at the provider, and `audit:payments` and the
+   * console's Payments audit report it as settled and uncredited until an operator refunds it (or
+   * funds the wallet under their own reference). A finance auditor can then prove each day's
+   * credits against the limit from the log, with every exception named. True when counted.
+   */
+  private async countAgain(state: TopUpState, amountKobo: number, context: CommandContext): Promise<boolean> {
+    if (state.day === '') return true;
+    const { dailyLimitKobo } = await this.limits(state.organizationId);
+    const handled = await this.allowances.handle(
+      { id: topUpAllowanceStream(state.organizationId, state.environment, state.day), decider: allowanceDecider },
+      { type: 'ReserveAllowanceAgain', organizationId: state.organizationId, environment: state.environment, day: state.day, reference: state.reference, amountKobo, limitKobo: dailyLimitKobo },
+      context,
+    );
+    if (handled.status === 'conflict') throw new ServiceUnavailable('Top-ups of this wallet are being started concurrently; try again');
+    return handled.folded.state.counted.has(state.reference);
   }
 
   /**

@@ -6,7 +6,8 @@ interface Transaction {
   id: number;
   reference: string;
   amount: number;
-  status: 'ongoing' | 'success' | 'failed' | 'abandoned';
+  /** `abandoned` until the payer pays: what Paystack's verify answers for a transaction initialized and not (yet) paid. */
+  status: 'success' | 'failed' | 'abandoned';
   fees: number;
   currency: string;
   paidAt: string | null;
@@ -17,7 +18,8 @@ interface Transaction {
  * /transaction/initialize` (Bearer secret key; amount in kobo, our reference, callback_url) and `GET
  * /transaction/verify/:reference`; an unknown reference is 400 `{status: false}`. It signs its
  * webhooks as Paystack does: `x-paystack-signature`, hex HMAC-SHA512 of the raw body under the
- * secret key. `down(n)` answers the next n verifications 503.
+ * secret key. `down(n)` answers the next n verifications 503. As Paystack does, verify answers
+ * `abandoned` for a transaction initialized and not paid yet: the payer may still pay it.
  */
 export class PaystackStub {
   readonly transactions = new Map<string, Transaction>();
@@ -55,7 +57,7 @@ export class PaystackStub {
 
   /** A transfer of `amount` kobo arrived on a dedicated account: a paid transaction under Paystack's own reference. */
   transfer(reference: string, amount: number): Transaction {
-    this.transactions.set(reference, { id: this.nextId++, reference, amount, status: 'ongoing', fees: 0, currency: 'NGN', paidAt: null });
+    this.transactions.set(reference, { id: this.nextId++, reference, amount, status: 'abandoned', fees: 0, currency: 'NGN', paidAt: null });
     return this.pay(reference);
   }
 
@@ -159,7 +161,7 @@ export class PaystackStub {
         id: this.nextId++,
         reference: input.reference,
         amount: Number(input.amount),
-        status: 'ongoing',
+        status: 'abandoned',
         fees: 0,
         currency: input.currency,
         paidAt: null,
