@@ -69,13 +69,31 @@ export async function readTopUps(pool: pg.Pool, organizationId: string, environm
   return { total: Number(count.rows[0].total), topUps: rows.rows.map(view) };
 }
 
-/** Top-ups neither credited nor given up, started between `from` and `to`, oldest first. */
+export const TOPUP_RECOVERY_CHECKS_TABLE = 'topup_recovery_checks';
+
+/**
+ * Top-ups neither credited nor given up, started between `from` and `to`: those the recovery sweep
+ * verified longest ago first (never verified before any), then oldest first. So a pass is not
+ * always the same oldest ones: checkouts nobody pays cannot keep a newer top-up out of every pass.
+ */
 export async function unfinishedTopUps(pool: pg.Pool, from: Date, to: Date, limit: number): Promise<string[]> {
   const { rows } = await pool.query<{ reference: string }>(
-    `select reference from ${TOPUPS_TABLE} where status in ('initiated', 'paid') and created_at >= $1 and created_at < $2 order by created_at limit $3`,
+    `select t.reference from ${TOPUPS_TABLE} t left join ${TOPUP_RECOVERY_CHECKS_TABLE} c on c.reference = t.reference
+      where t.status in ('initiated', 'paid') and t.created_at >= $1 and t.created_at < $2
+      order by c.checked_at nulls first, t.created_at, t.reference limit $3`,
     [from, to, limit],
   );
   return rows.map((row) => row.reference);
+}
+
+/** The sweep verified these top-ups at `at`; checks older than `forgetBefore` (of top-ups it gave up on, or finished) are dropped. */
+export async function recordRecoveryChecks(pool: pg.Pool, references: readonly string[], at: Date, forgetBefore: Date): Promise<void> {
+  await pool.query(
+    `insert into ${TOPUP_RECOVERY_CHECKS_TABLE} (reference, checked_at) select unnest($1::text[]), $2
+       on conflict (reference) do update set checked_at = greatest(${TOPUP_RECOVERY_CHECKS_TABLE}.checked_at, excluded.checked_at)`,
+    [references, at],
+  );
+  await pool.query(`delete from ${TOPUP_RECOVERY_CHECKS_TABLE} where checked_at < $1`, [forgetBefore]);
 }
 
 /** Every credited top-up, for the auditor's reconciliation. */

@@ -33,6 +33,7 @@ import { WebhookEndpointLeases1796000002740 } from './1796000002740-webhook-endp
 import { SubjectIdentifiers1796000002750 } from './1796000002750-subject-identifiers.js';
 import { SessionDocuments1796000002720 } from './1796000002720-session-documents.js';
 import { SessionIdentityReferences1796000002760 } from './1796000002760-session-identity-references.js';
+import { TopUpRecoveryChecks1796000002800 } from './1796000002800-topup-recovery-checks.js';
 import { Webhooks1796000000600 } from './1796000000600-webhooks.js';
 import { ContactSealing1796000001100 } from './1796000001100-contact-sealing.js';
 import { DataSubjectRights1796000001200 } from './1796000001200-data-subject-rights.js';
@@ -83,4 +84,5 @@ export const MIGRATIONS = [
   SubjectIdentifiers1796000002750,
   SessionDocuments1796000002720,
   SessionIdentityReferences1796000002760,
+  TopUpRecoveryChecks1796000002800,
 ];
