@@ -1,11 +1,13 @@
 /**
  * `npm run audit:payments [-- --csv <file>]`
  *
- * Matches every credited top-up in the event log against its payment provider's transaction
- * (verified by reference; the sandbox rail answers the same way) and against the wallet fundings
- * made under its reference. Prints a summary, writes the findings as CSV (`--csv`, else
- * payments-audit.csv). Exit codes: 0 no difference, 1 differences (or transactions that could not
- * be verified), 3 could not run.
+ * Checks every top-up in the event log against its payment provider's transaction (verified by
+ * reference; the sandbox rail answers the same way) and the wallet fundings under its reference,
+ * as the console's Payments audit does (`checkTopUp`): a credited one must be funded once and
+ * settled for its amount; one not credited must be neither funded nor settled (a settled payment
+ * never credited is `uncredited`, or `flagged` when held for an operator). Prints a summary, writes
+ * the findings as CSV (`--csv`, else payments-audit.csv). Exit codes: 0 no difference, 1
+ * differences (or transactions that could not be verified), 2 usage, 3 could not run.
  */
 import { writeFile } from 'node:fs/promises';
 import { ConfigError, loadConfig } from '../config/config.js';
@@ -51,7 +53,7 @@ async function main(argv: readonly string[]): Promise<number> {
     await writeFile(csvPath, findingsCsv(result.findings));
     const counts = new Map<string, number>();
     for (const finding of result.findings) counts.set(finding.kind, (counts.get(finding.kind) ?? 0) + 1);
-    process.stdout.write(`credited top-ups: ${result.credited} (${result.creditedKobo} kobo)\n`);
+    process.stdout.write(`top-ups: ${result.topUps}, credited: ${result.credited} (${result.creditedKobo} kobo)\n`);
     process.stdout.write(result.findings.length === 0 ? 'differences: none\n' : `differences: ${[...counts].map(([kind, count]) => `${count} ${kind}`).join(', ')}\n`);
     process.stdout.write(`csv: ${csvPath}\n`);
     return result.findings.length === 0 ? 0 : 1;
