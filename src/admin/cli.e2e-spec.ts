@@ -173,6 +173,11 @@ describe('admin CLI', () => {
     const tooMuch = await cli('wallet', 'fund', id, '--env', 'live', '--amount', String(MAX_FUNDING_KOBO + 1), '--reference', 'too-much');
     expect(tooMuch.code).toBe(1);
     expect(tooMuch.stderr).toContain(`amount: amount must be an integer number of kobo from 1 to ${MAX_FUNDING_KOBO}`);
+    // A top-up's reference namespace is the top-ups' own: an operator's funding there could take a top-up's credit.
+    const topUpNamespace = await cli('wallet', 'fund', id, '--env', 'live', '--amount', '1000', '--reference', 'topup:top_01JD3Q9ZK8W6V2C4X7N5B0M1TR');
+    expect(topUpNamespace.code).toBe(1);
+    expect(topUpNamespace.stderr).toContain('reference: ');
+    expect(topUpNamespace.stderr).toContain('topup:');
     expect(await eventTypes(`wallet-${id}.live`)).toEqual(['WalletFunded']);
     expect((await cli('wallet', 'fund', 'org_01JD3Q9ZK8W6V2C4X7N5B0M1TR', '--env', 'test', '--amount', '1', '--reference', 'r')).stderr).toContain('error: not_found:');
   });

@@ -27,7 +27,7 @@ import { validateBody } from '../common/validation.js';
 import { PG_POOL } from '../database/pool.js';
 import { EVENT_STORE, type EventStore } from '../event-store/event-store.port.js';
 import { PROJECTION_WAIT_MS, ProjectionWaiter } from '../read-models/projection-waiter.js';
-import { FUNDING_REFERENCE } from './funding-reference.js';
+import { FUNDING_REFERENCE, FUNDING_REFERENCE_MESSAGE } from './funding-reference.js';
 import { assertOrganizationExists } from './organization-exists.js';
 import { MAX_FUNDING_KOBO } from './wallet.decider.js';
 import { type WalletBalance, WalletLedger } from './wallet-ledger.port.js';
@@ -40,7 +40,7 @@ export class FundWalletDto {
   amountKobo!: number;
 
   @IsString()
-  @Matches(FUNDING_REFERENCE, { message: 'reference must be 1 to 100 characters of A-Z, a-z, 0-9, ".", "_", ":" or "-"' })
+  @Matches(FUNDING_REFERENCE, { message: FUNDING_REFERENCE_MESSAGE })
   reference!: string;
 }
 

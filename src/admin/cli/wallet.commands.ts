@@ -27,7 +27,7 @@ export function addWalletCommands(program: Command, setJob: SetJob): void {
         if (!/^\d{1,13}$/.test(options.amount) || Number(options.amount) < 1 || Number(options.amount) > k.MAX_FUNDING_KOBO) {
           errors.push({ field: 'amount', message: `amount must be an integer number of kobo from 1 to ${k.MAX_FUNDING_KOBO}` });
         }
-        if (!k.FUNDING_REFERENCE.test(options.reference)) errors.push({ field: 'reference', message: 'reference must be 1 to 100 letters, digits or . _ : -' });
+        if (!k.FUNDING_REFERENCE.test(options.reference)) errors.push({ field: 'reference', message: k.FUNDING_REFERENCE_MESSAGE });
         if (errors.length > 0) throw new ValidationFailed(errors);
         await app.get(k.OrganizationStore).loadExisting(orgId);
         const ledger = app.get(k.WalletLedger, { strict: false });
