@@ -3328,7 +3328,7 @@ export interface components {
         Funding: {
             /** @description the amount to credit, in kobo */
             amountKobo: number;
-            /** @description the funding reference (a bank transfer id, say): it credits the wallet once */
+            /** @description the funding reference (a bank transfer id, say): it credits the wallet once; `topup:` is reserved for top-ups */
             reference: string;
         };
         TopUpLimits: {
