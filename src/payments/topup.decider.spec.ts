@@ -52,7 +52,7 @@ describe('Top-up decider', () => {
       .when(record())
       .then([paid]));
 
-  it("leaves a checkout Paystack answers `abandoned` open within its lifetime (the payer may still pay), and fails it after", () => {
+  it('leaves a checkout Paystack answers `abandoned` open within its lifetime (the payer may still pay), and fails it after', () => {
     given([initiated])
       .when(record({ status: 'abandoned' }, null, new Date(GIVEN_AT.getTime() + CHECKOUT_LIFETIME_MS - 1)))
       .then([]);

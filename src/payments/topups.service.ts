@@ -385,7 +385,15 @@ export class TopUps {
     const { dailyLimitKobo } = await this.limits(state.organizationId);
     const handled = await this.allowances.handle(
       { id: topUpAllowanceStream(state.organizationId, state.environment, state.day), decider: allowanceDecider },
-      { type: 'ReserveAllowanceAgain', organizationId: state.organizationId, environment: state.environment, day: state.day, reference: state.reference, amountKobo, limitKobo: dailyLimitKobo },
+      {
+        type: 'ReserveAllowanceAgain',
+        organizationId: state.organizationId,
+        environment: state.environment,
+        day: state.day,
+        reference: state.reference,
+        amountKobo,
+        limitKobo: dailyLimitKobo,
+      },
       context,
     );
     if (handled.status === 'conflict') throw new ServiceUnavailable('Top-ups of this wallet are being started concurrently; try again');

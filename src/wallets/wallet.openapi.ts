@@ -49,7 +49,11 @@ export function walletSchemas(): Record<string, Schema> {
       additionalProperties: false,
       properties: {
         amountKobo: { type: 'integer', minimum: 1, maximum: MAX_FUNDING_KOBO, description: 'the amount to credit, in kobo' },
-        reference: { type: 'string', pattern: FUNDING_REFERENCE.source, description: 'the funding reference (a bank transfer id, say): it credits the wallet once; `topup:` is reserved for top-ups' },
+        reference: {
+          type: 'string',
+          pattern: FUNDING_REFERENCE.source,
+          description: 'the funding reference (a bank transfer id, say): it credits the wallet once; `topup:` is reserved for top-ups',
+        },
       },
     },
   };

@@ -162,9 +162,12 @@ describe('Wallet top-ups', () => {
   it("holds the daily limit when the payer pays after the sweep saw Paystack's 'abandoned' (checkout not finished yet)", async () => {
     const { id } = await createOrganization(first, { approved: true });
     await topUps(first).setLimits(id, { maxTopUpKobo: null, dailyLimitKobo: 300_000 }, context);
-    const begin = (amountKobo: number) => topUps(first).initiate({ organizationId: id, environment: 'live' }, { amountKobo, channel: 'card', email: 'finance@example.test' }, context);
+    const begin = (amountKobo: number) =>
+      topUps(first).initiate({ organizationId: id, environment: 'live' }, { amountKobo, channel: 'card', email: 'finance@example.test' }, context);
     const credited = async () =>
-      (await streamEvents(first.eventStore, `wallet-${id}.live`)).filter((event) => event.type === 'WalletFunded').reduce((sum, event) => sum + (event.data.amountKobo as number), 0);
+      (await streamEvents(first.eventStore, `wallet-${id}.live`))
+        .filter((event) => event.type === 'WalletFunded')
+        .reduce((sum, event) => sum + (event.data.amountKobo as number), 0);
     const a = await begin(200_000);
     // The payer is still on Paystack's checkout: verify answers `abandoned`, which is not final yet.
     expect((await topUps(first).rail('paystack')!.verify(a.reference))?.status).toBe('abandoned');
@@ -182,7 +185,8 @@ describe('Wallet top-ups', () => {
   it("a payment after its top-up failed (checkout lifetime over) is credited with its allowance counted again, or held for an operator when the day's limit is spent", async () => {
     const { id } = await createOrganization(first, { approved: true });
     await topUps(first).setLimits(id, { maxTopUpKobo: null, dailyLimitKobo: 300_000 }, context);
-    const begin = (amountKobo: number) => topUps(first).initiate({ organizationId: id, environment: 'live' }, { amountKobo, channel: 'card', email: 'finance@example.test' }, context);
+    const begin = (amountKobo: number) =>
+      topUps(first).initiate({ organizationId: id, environment: 'live' }, { amountKobo, channel: 'card', email: 'finance@example.test' }, context);
     const credited = async () =>
       (await streamEvents(first.eventStore, `wallet-${id}.live`)).filter((event) => event.type === 'WalletFunded').map((event) => event.data.amountKobo as number);
     const late = new Date(Date.now() + CHECKOUT_LIFETIME_MS + 60_000);
@@ -209,7 +213,13 @@ describe('Wallet top-ups', () => {
   });
 
   it('finishes a top-up recorded paid whose credit a crash cut short, with or without its wallet funding written: credited once', async () => {
-    const handler = new EventSourcedHandler({ store: first.eventStore, clock: first.app.get(Clock), ids: first.app.get(IdGenerator), retry: linearJitter(10, 5), paging: { pageSize: 100, maxPages: 10 } });
+    const handler = new EventSourcedHandler({
+      store: first.eventStore,
+      clock: first.app.get(Clock),
+      ids: first.app.get(IdGenerator),
+      retry: linearJitter(10, 5),
+      paging: { pageSize: 100, maxPages: 10 },
+    });
     const paidOnly = await start('live', 150_000);
     const funded = await start('live', 160_000);
     for (const { reference } of [paidOnly, funded]) {
