@@ -21,16 +21,14 @@ test('a finance member tops the test wallet up through the sandbox checkout, onc
   await expect(finance.getByText('₦500.00').first()).toBeVisible();
   const checkout = finance.url();
   const rise = (text: string) => Number(text.replace(/[^0-9.]/g, ''));
-  // The issue's "done when": the balance shows the ₦500 within a second of the click, back on the wallet.
+  // The issue's "done when": the balance shows the ₦500 within a second of the click, back on the
+  // wallet. Waited for longer, so that a miss reports how long it took.
   const clicked = Date.now();
   await finance.getByRole('button', { name: 'Pay ₦500.00' }).click();
-  await expect
-    .poll(async () => rise(await balance.innerText({ timeout: 1_000 })) - rise(before), { timeout: Math.max(1, 1_000 - (Date.now() - clicked)), intervals: [25] })
-    .toBe(500);
+  await expect.poll(async () => rise(await balance.innerText()) - rise(before), { timeout: 10_000, intervals: [25] }).toBe(500);
   const elapsedMs = Date.now() - clicked;
   test.info().annotations.push({ type: 'balance-rise-ms', description: String(elapsedMs) });
-  console.log(`balance rose ${elapsedMs} ms after the click`);
-  expect(elapsedMs).toBeLessThanOrEqual(1_000);
+  expect(elapsedMs, `the balance rose ${elapsedMs} ms after the click`).toBeLessThanOrEqual(1_000);
 
   // Credited once, with the fees shown apart.
   await expect(finance).toHaveURL(/\/console\/wallet\?topup=top_/);
