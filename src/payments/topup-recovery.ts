@@ -25,8 +25,8 @@ export interface TopUpRecoveryReport {
 /**
  * Finishes what a webhook and the payer's return left undone: a provider down during verify, a
  * crash between verifying and crediting, a webhook that never came. Each pass verifies up to 50
- * unfinished top-ups of the last two days, those it verified longest ago first, and credits those paid; the wallet credits each
- * top-up's reference once, so every instance may run it side by side.
+ * unfinished top-ups of the last two days, those verified longest ago first, and credits those
+ * paid; the wallet credits each top-up's reference once, so every instance may run it side by side.
  */
 @Injectable()
 export class TopUpRecoverySweep extends PeriodicSweep<TopUpRecoveryReport> {

@@ -14,9 +14,12 @@ export type TopUpInitiated = Event<'TopUpInitiated', TopUpIds & { rail: string; 
 /** The provider confirmed the payment (verified by its API): `amountKobo` is what it settled, `feesKobo` its fees as it reported them. */
 export type TopUpPaid = Event<'TopUpPaid', TopUpIds & { amountKobo: number; feesKobo: number; currency: string; paidAt: string; providerTransactionId: string }>;
 export type TopUpCredited = Event<'TopUpCredited', TopUpIds & { amountKobo: number; fundingReference: string }>;
-/** The provider says the payment did not happen (`failed`, `abandoned`, `reversed`); a later success still pays it. */
+/**
+ * The provider says the payment did not happen (`failed`, `reversed`, or `abandoned` past the checkout's
+ * lifetime); a later success pays it if its day's allowance can count it again, else flags it.
+ */
 export type TopUpFailed = Event<'TopUpFailed', TopUpIds & { status: string }>;
-/** Nothing credited: amounts or currency disagree; an operator looks. */
+/** Nothing credited: amounts or currency disagree, or (`over_daily_limit`) a failed top-up paid after its day's limit was spent; an operator looks. */
 export type TopUpFlagged = Event<'TopUpFlagged', TopUpIds & { reason: string; initiatedKobo: number; verifiedKobo: number; reportedKobo: number | null; currency: string }>;
 
 export type TopUpEvent = TopUpInitiated | TopUpPaid | TopUpCredited | TopUpFailed | TopUpFlagged;

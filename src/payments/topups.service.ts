@@ -376,8 +376,8 @@ export class TopUps {
    * make the limit a promise the ledger does not keep. So it is counted again on its day's allowance
    * stream when the limit has room (then credited), and otherwise held for an operator, flagged
    * `over_daily_limit`: the payer's money sits at the provider, and `audit:payments` and the
-   * console's Payments audit report it as settled and uncredited until an operator refunds it (or
-   * funds the wallet under their own reference). A finance auditor can then prove each day's
+   * console's Payments audit report it (held, settled, not credited) until an operator refunds it
+   * (or funds the wallet under their own reference). A finance auditor can then prove each day's
    * credits against the limit from the log, with every exception named. True when counted.
    */
   private async countAgain(state: TopUpState, amountKobo: number, context: CommandContext): Promise<boolean> {
