@@ -138,7 +138,7 @@ const STATUS_TEXT: Record<TopUp['status'], string> = {
   paid: 'Paid: crediting the wallet…',
   credited: 'Credited',
   failed: 'Not paid',
-  flagged: 'Held for review: the amounts did not match, nothing was credited',
+  flagged: 'Held for review (the amounts did not match, or the day’s limit was spent): nothing was credited',
 };
 
 /** The top-up the payer came back from (`?topup=` on the page's address), until it is finished. */
