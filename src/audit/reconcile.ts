@@ -338,7 +338,8 @@ export async function reconcileWallet(store: EventStore, pool: pg.Pool, wallet: 
   try {
     // Every comparison below joins whole sets on equality, where a hash join is linear; a nested
     // loop, which the planner picks when the read models' statistics lag a bulk load, made
-    // --reconcile quadratic (76 s for a 50,000-event wallet). The session is this command's own.
+    // --reconcile quadratic (76 s for a 50,000-event wallet on a 2-core virtual machine; its time
+    // now, with the machine, in docs/benchmarks.md's audit rows). The session is this command's own.
     await client.query("set enable_nestloop = off; set work_mem = '64MB'; set jit = off");
     await client.query(`create temporary table audit_charges (
       entry_type text not null, reference text not null, amount_kobo bigint not null, position bigint not null, occurred_at timestamptz not null)`);
