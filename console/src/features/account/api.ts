@@ -4,8 +4,9 @@ import type { Body, Data } from '../../types';
 
 export type SignInSession = Data<'listSessions'>[number];
 
+/** The user's own sign-in sessions: not the flows' verification sessions (`flowsKeys.sessions`). */
 export const accountKeys = {
-  sessions: ['sessions'] as const,
+  sessions: ['sign-in-sessions'] as const,
   mailbox: ['mailbox'] as const,
   invitation: (token: string) => ['invitation', token] as const,
 };
