@@ -19,6 +19,17 @@ export default tseslint.config(
     languageOptions: { parserOptions: { project: './console/tsconfig.json', tsconfigRootDir: import.meta.dirname } },
   },
   {
+    // Pages only call their feature's hooks: each query, key and mutation is written once, in
+    // console/src/features/<feature>/api.ts (types from the library stay allowed).
+    files: ['console/src/pages/**/*.tsx', 'console/src/components/**/*.tsx'],
+    rules: {
+      '@typescript-eslint/no-restricted-imports': [
+        'error',
+        { paths: [{ name: '@tanstack/react-query', message: 'Call a hook of console/src/features/<feature>/api.ts instead.', allowTypeImports: true }] },
+      ],
+    },
+  },
+  {
     files: ['widget/src/**/*.ts'],
     extends: [js.configs.recommended, ...tseslint.configs.recommendedTypeChecked],
     languageOptions: { parserOptions: { project: './widget/tsconfig.json', tsconfigRootDir: import.meta.dirname } },

@@ -12,7 +12,8 @@ export const PG_POOL = Symbol('PgPool');
  * it estimates dearer than its custom ones afresh on every call, and a `limit $n offset $m` is such
  * a statement: the generic plan assumes a tenth of the table. The list of verifications was
  * replanned on each request, its planning costing more than its run: pgbench of the list statement
- * (100,000 rows, 20 connections, 2 cores) ran 13,900 calls/s under `auto` and 33,100 with generic plans.
+ * (100,000 rows, 20 connections) on a 2-core virtual machine ran 13,900 calls/s under `auto` and
+ * 33,100 with generic plans. The list's current figures, each with its machine: docs/benchmarks.md.
  */
 const GENERIC_PLANS = '-c plan_cache_mode=force_generic_plan';
 

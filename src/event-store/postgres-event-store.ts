@@ -72,7 +72,8 @@ const FLOOR_INTERVAL_MS = 5_000;
 /**
  * How long a readAll waits for the events committed before it to become visible, and how often it
  * looks. Longer than the transactions the service itself holds open (a rebuild's fold of 1,000,000
- * events holds its id for 1.6 to 2.6 s), which hold the bound back across the whole cluster.
+ * events held its id for 1.6 to 2.6 s on a 2-core virtual machine), which hold the bound back
+ * across the whole cluster.
  */
 const READ_ALL_WAIT_MS = 5_000;
 const READ_ALL_POLL_MS = 2;

@@ -1,7 +1,7 @@
 import type { JsonObject } from '../event-store/event-store.port.js';
 import { localPhone, rawBase64 } from '../scopes/input-formats.js';
 import type { Scope } from '../scopes/scopes.js';
-import { normaliseFaceMatch, normaliseRecord, type Normalised, type NormaliseOptions } from './normalise.js';
+import { normaliseFaceMatch, normaliseRecord, type Normalised, type NormaliseOptions, type RecordScope } from './normalise.js';
 
 /**
  * What Dojah is asked for each scope it serves, and where its answer's `entity` holds the result
@@ -21,7 +21,7 @@ export interface DojahScope {
 
 /** A record read by the scope's normaliser: nothing recognised is no record. */
 const record =
-  (scope: Scope) =>
+  (scope: RecordScope) =>
   (entity: Readonly<Record<string, unknown>>, input: Input, options: NormaliseOptions): Normalised | undefined => {
     const normalised = normaliseRecord(scope, entity, { input }, options);
     return normalised.recognised === 0 ? undefined : normalised;

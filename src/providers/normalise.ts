@@ -264,12 +264,17 @@ const NIN_RECORD = (b: ResultBuilder): ResultBuilder =>
 const BANK_ACCOUNT = (b: ResultBuilder, input: Input): ResultBuilder =>
   b.echo('accountNumber', N.accountNumber, input.account_number).text('accountName').echo('bankCode', N.bankCode, input.bank).text('bankName');
 
+interface RecordReader {
+  readonly portrait: boolean;
+  readonly read: (b: ResultBuilder, input: Input, flat: Flat, options: NormaliseOptions) => void;
+}
+
 /**
  * How an upstream record of each scope reads into its result fields (src/scopes/registry/), and
  * whether it may carry a portrait. A scope answered otherwise (face_match: normaliseFaceMatch) has
  * none.
  */
-const RECORD_READERS: { readonly [S in Scope]?: { readonly portrait: boolean; readonly read: (b: ResultBuilder, input: Input, flat: Flat, options: NormaliseOptions) => void } } = {
+const RECORD_READERS = {
   nin: { portrait: true, read: (b, input) => NIN_RECORD(b).echo('nin', N.nin, input.nin) },
   pnv: { portrait: true, read: (b) => NIN_RECORD(b) },
   phone: {
@@ -314,16 +319,22 @@ const RECORD_READERS: { readonly [S in Scope]?: { readonly portrait: boolean; re
       if (pick(flat, ['identity_type'])?.toUpperCase() === 'BVN') b.set('bvn', pick(flat, ['identity_number']));
     },
   },
-};
+} satisfies { readonly [S in Scope]?: RecordReader };
+
+/**
+ * The scopes read as records: `normaliseRecord` takes only these, so an upstream's map
+ * (`*.scopes.ts`) that reads a record of a scope with no reader above fails to compile.
+ */
+export type RecordScope = keyof typeof RECORD_READERS;
+export const isRecordScope = (scope: string): scope is RecordScope => Object.hasOwn(RECORD_READERS, scope);
 
 /**
  * One found record of `scope` in the spec's fields. `record` is the upstream's object that holds
  * the person (Dojah's `entity`, Prembly's `nin_data` / `data`); a portrait in it goes beside the
  * result, never inside.
  */
-export function normaliseRecord(scope: Scope, record: Readonly<Record<string, unknown>>, context: RecordContext, options: NormaliseOptions): Normalised {
-  const reader = RECORD_READERS[scope];
-  if (reader === undefined) throw new Error(`invariant: ${scope} answers are not records`);
+export function normaliseRecord(scope: RecordScope, record: Readonly<Record<string, unknown>>, context: RecordContext, options: NormaliseOptions): Normalised {
+  const reader: RecordReader = RECORD_READERS[scope];
   const flat = flatten(record);
   const b = new ResultBuilder(flat, options);
   reader.read(b, context.input, flat, options);

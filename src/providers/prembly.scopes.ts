@@ -1,7 +1,7 @@
 import type { JsonObject } from '../event-store/event-store.port.js';
 import { localPhone, rawBase64 } from '../scopes/input-formats.js';
 import type { Scope } from '../scopes/scopes.js';
-import { normaliseFaceMatch, normaliseRecord, type NormaliseOptions } from './normalise.js';
+import { normaliseFaceMatch, normaliseRecord, type NormaliseOptions, type RecordScope } from './normalise.js';
 
 /**
  * What Prembly is asked for each scope it serves, and where a found answer holds the result
@@ -29,7 +29,7 @@ const RECORD_FIELDS = ['nin_data', 'data', 'account_data', 'bvn_data', 'vnin_dat
 
 /** The record under one of RECORD_FIELDS, read by the scope's normaliser: nothing recognised is no record. */
 const record =
-  (scope: Scope) =>
+  (scope: RecordScope) =>
   (body: Readonly<Record<string, unknown>>, input: Input, options: NormaliseOptions): { result: JsonObject; portrait?: Buffer } | undefined => {
     const found = RECORD_FIELDS.map((field) => body[field]).find(isObject);
     if (found === undefined) return undefined;

@@ -68,3 +68,31 @@ describe('References to documents outside the repository', () => {
     expect(mentions).toEqual([]);
   });
 });
+
+/**
+ * A measured figure, a rate ("N events/s", "N requests/s") or a ratio ("0.7×", "4× faster"), means
+ * little without the machine it was measured on. Outside docs/benchmarks.md, whose table gives every
+ * row its machine, a paragraph (or table row) quoting one names a machine or links to that table.
+ * Settings ("CHAOS_RATE (9/s)") carry no unit word and a product ("× 1,000,000") no digit before the
+ * sign, so neither is taken for a figure.
+ */
+const MEASURED_FIGURE = /\d[\d,.]*\s?(?:events|requests|req|calls|checks|erasures|rows|statements)\/s\b|\d(?:[.,]\d+)?\s?×(?!\s?\d)/;
+const MACHINE_REFERENCE = /benchmarks\.md|\bmachine\b|\d-core|\bEPYC\b|\bXeon\b|\bApple M\d/i;
+
+/** Paragraphs of a Markdown text, each table row on its own; fenced code left out. */
+function paragraphs(text: string): string[] {
+  const withoutCode = text.replace(/^```[\s\S]*?^```/gm, '');
+  return withoutCode.split(/\n\s*\n/).flatMap((block) => (block.trimStart().startsWith('|') ? block.split('\n') : [block]));
+}
+
+describe('Figures in the docs', () => {
+  it('name their machine, or point to the benchmarks table, wherever a rate or a ratio is quoted', () => {
+    const files = [...docs().filter((path) => path !== 'docs/benchmarks.md'), 'README.md', 'CONTRIBUTING.md'];
+    const unnamed = files.flatMap((path) =>
+      paragraphs(read(path))
+        .filter((paragraph) => MEASURED_FIGURE.test(paragraph) && !MACHINE_REFERENCE.test(paragraph))
+        .map((paragraph) => `${path}: ${paragraph.match(MEASURED_FIGURE)?.[0]} in "${paragraph.slice(0, 80)}…"`),
+    );
+    expect(unnamed).toEqual([]);
+  });
+});

@@ -1,22 +1,18 @@
 import { Alert, Anchor, Button, PasswordInput, Stack, Text, TextInput } from '@mantine/core';
-import { useMutation } from '@tanstack/react-query';
 import { useState, type FormEvent } from 'react';
 import { Link, useLocation } from 'wouter';
 import { errorText } from '../api';
 import { SignedOutCard } from '../components/signed-out-card';
-import { sessionRequests } from '../features/account/api';
+import { useSignIn as useSignInRequest, useSignUp } from '../features/account/api';
 import { useSetSession } from '../session';
 
 /** Signs in, keeps the session it answers and opens `then`. */
 function useSignIn(then: string) {
   const setSession = useSetSession();
   const [, navigate] = useLocation();
-  return useMutation({
-    mutationFn: sessionRequests.signIn,
-    onSuccess: (session) => {
-      setSession(session);
-      navigate(then);
-    },
+  return useSignInRequest((session) => {
+    setSession(session);
+    navigate(then);
   });
 }
 
@@ -66,7 +62,7 @@ export function SignupPage() {
   const [email, setEmail] = useState('');
   const [password, setPassword] = useState('');
   // The answer is the same whether the address is new or has an account already (its holder is mailed): no session, a mail.
-  const signUp = useMutation({ mutationFn: sessionRequests.signUp });
+  const signUp = useSignUp();
   const submit = (event: FormEvent) => {
     event.preventDefault();
     signUp.mutate({ organizationName, email, password });

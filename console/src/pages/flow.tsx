@@ -7,23 +7,29 @@ import { CopyButton } from '../components/copy';
 import { when } from '../dates';
 import { useCreateFlowLink, useFlow, useFlowLinks, useSaveFlow, type Flow, type FlowInput } from '../features/flows/api';
 import { useEnvironment } from '../session';
+import type { Schemas } from '../types';
 
 type Kind = NonNullable<FlowInput['steps'][number]['kinds']>[number];
-/** The numbers a person may give (the server's list). */
-const IDENTITY_KINDS: readonly { value: Kind; label: string }[] = [
-  { value: 'nin', label: 'NIN' },
-  { value: 'vnin', label: 'Virtual NIN' },
-  { value: 'bvn', label: 'BVN' },
-  { value: 'pvc', label: "Voter's card (VIN)" },
-  { value: 'passport', label: 'Passport' },
-  { value: 'phone', label: 'Phone number' },
-];
-/** The documents a person may photograph (the server's list). */
-const DOCUMENT_KINDS: readonly { value: Kind; label: string }[] = [
-  { value: 'passport', label: "Passport's data page" },
-  { value: 'voters_card', label: "Voter's card" },
-  { value: 'drivers_licence', label: "Driver's licence, front and back" },
-];
+/** The numbers a person may give and the documents they may photograph, as the server's schemas name them. */
+type IdentityKind = NonNullable<Schemas['VerificationSessionReview']['identityKind']>;
+type DocumentKind = Schemas['VerificationSession']['documents'][number]['document'];
+/** The form's label of each; a kind the server adds fails to compile here until it is labelled. */
+const IDENTITY_LABELS: Record<IdentityKind, string> = {
+  nin: 'NIN',
+  vnin: 'Virtual NIN',
+  bvn: 'BVN',
+  pvc: "Voter's card (VIN)",
+  passport: 'Passport',
+  phone: 'Phone number',
+};
+const DOCUMENT_LABELS: Record<DocumentKind, string> = {
+  passport: "Passport's data page",
+  voters_card: "Voter's card",
+  drivers_licence: "Driver's licence, front and back",
+};
+const choices = <K extends Kind>(labels: Record<K, string>) => (Object.entries(labels) as [K, string][]).map(([value, label]) => ({ value, label }));
+const IDENTITY_KINDS = choices(IDENTITY_LABELS);
+const DOCUMENT_KINDS = choices(DOCUMENT_LABELS);
 /** The steps after the identity number, in the flow's own order. */
 type Later = 'selfie' | 'documents';
 

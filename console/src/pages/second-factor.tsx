@@ -1,6 +1,4 @@
 import { Alert, Anchor, Badge, Button, Group, Paper, PasswordInput, SimpleGrid, Stack, Switch, Text, TextInput, Title } from '@mantine/core';
-import { startAuthentication, startRegistration } from '@simplewebauthn/browser';
-import { useMutation } from '@tanstack/react-query';
 import { useState, type FormEvent } from 'react';
 import { renderSVG } from 'uqr';
 import { useLocation } from 'wouter';
@@ -11,11 +9,12 @@ import { Failure } from '../components/common';
 import { SignedOutCard } from '../components/signed-out-card';
 import { sessionRequests } from '../features/account/api';
 import {
-  secondFactorRequests as requests,
+  usePasskeyChanges,
   usePasskeys,
-  useRefreshPasskeys,
   useSecondFactorStatus,
-  type Passkey,
+  useSecondFactorStep,
+  useSetSecondFactorRequirement,
+  useTotpChanges,
   type SecondFactorStatus as Status,
 } from '../features/second-factor/api';
 import { useForgetSession, useRefreshSession, useSession, useSetSession, type Session } from '../session';
@@ -47,27 +46,14 @@ function BackupCodes({ codes, onDone }: { codes: string[]; onDone: () => void })
 function TotpPanel({ status, onChange }: { status: Status; onChange: () => Promise<void> }) {
   const [code, setCode] = useState('');
   const [codes, setCodes] = useState<string[] | null>(null);
-  const setup = useMutation({ mutationFn: requests.setUpTotp });
-  const confirm = useMutation({
-    mutationFn: () => requests.confirmTotp(code),
-    onSuccess: (data) => {
+  const { setup, confirm, disable, renew } = useTotpChanges({
+    codesShown: (shown) => {
       setCode('');
-      setCodes(data.backupCodes);
+      setCodes(shown);
     },
-  });
-  const disable = useMutation({
-    mutationFn: () => requests.disableTotp(code),
-    onSuccess: async () => {
+    turnedOff: async () => {
       setCode('');
-      setup.reset();
       await onChange();
-    },
-  });
-  const renew = useMutation({
-    mutationFn: () => requests.renewBackupCodes(code),
-    onSuccess: (data) => {
-      setCode('');
-      setCodes(data.backupCodes);
     },
   });
   const done = async () => {
@@ -111,10 +97,10 @@ function TotpPanel({ status, onChange }: { status: Status; onChange: () => Promi
           </Text>
           <Group align="end">
             {codeInput}
-            <Button variant="outline" onClick={() => renew.mutate()} loading={renew.isPending}>
+            <Button variant="outline" onClick={() => renew.mutate(code)} loading={renew.isPending}>
               New backup codes
             </Button>
-            <Button variant="outline" color="red.9" onClick={() => disable.mutate()} loading={disable.isPending}>
+            <Button variant="outline" color="red.9" onClick={() => disable.mutate(code)} loading={disable.isPending}>
               Turn off
             </Button>
           </Group>
@@ -123,7 +109,7 @@ function TotpPanel({ status, onChange }: { status: Status; onChange: () => Promi
         <form
           onSubmit={(event: FormEvent) => {
             event.preventDefault();
-            confirm.mutate();
+            confirm.mutate(code);
           }}
         >
           <Stack>
@@ -149,26 +135,9 @@ function TotpPanel({ status, onChange }: { status: Status; onChange: () => Promi
 
 function PasskeysPanel({ onChange }: { onChange: () => Promise<void> }) {
   const passkeys = usePasskeys();
-  const refreshPasskeys = useRefreshPasskeys();
   const [name, setName] = useState('');
   const [names, setNames] = useState<Record<string, string>>({});
-  const changed = async () => {
-    await refreshPasskeys();
-    await onChange();
-  };
-  const add = useMutation({
-    mutationFn: async () => {
-      const optionsJSON = await requests.registrationOptions();
-      const response = await startRegistration({ optionsJSON });
-      return requests.registerPasskey(response, name.trim() || 'Passkey');
-    },
-    onSuccess: async () => {
-      setName('');
-      await changed();
-    },
-  });
-  const rename = useMutation({ mutationFn: (row: Passkey) => requests.renamePasskey(row.id, names[row.id] ?? row.name), onSuccess: changed });
-  const remove = useMutation({ mutationFn: (row: Passkey) => requests.removePasskey(row.id), onSuccess: changed });
+  const { add, rename, remove } = usePasskeyChanges({ added: () => setName(''), changed: onChange });
   return (
     <Paper withBorder p="md" mb="md">
       <Title order={2} size="h4" mb="sm">
@@ -183,10 +152,10 @@ function PasskeysPanel({ onChange }: { onChange: () => Promise<void> }) {
               added {when(row.createdAt)}
               {row.lastUsedAt ? `, last used ${when(row.lastUsedAt)}` : ''}
             </Text>
-            <Button size="xs" variant="outline" onClick={() => rename.mutate(row)}>
+            <Button size="xs" variant="outline" onClick={() => rename.mutate({ id: row.id, name: names[row.id] ?? row.name })}>
               Rename
             </Button>
-            <Button size="xs" variant="outline" color="red.9" onClick={() => remove.mutate(row)}>
+            <Button size="xs" variant="outline" color="red.9" onClick={() => remove.mutate(row.id)}>
               Remove
             </Button>
           </Group>
@@ -195,7 +164,7 @@ function PasskeysPanel({ onChange }: { onChange: () => Promise<void> }) {
       <form
         onSubmit={(event: FormEvent) => {
           event.preventDefault();
-          add.mutate();
+          add.mutate(name.trim() || 'Passkey');
         }}
       >
         <Group align="end">
@@ -235,7 +204,7 @@ export function SecondFactorPanel() {
 /** The owner's switch: every member needs a second factor to reach anything. */
 export function RequirementPanel() {
   const status = useSecondFactorStatus();
-  const change = useMutation({ mutationFn: requests.setRequirement, onSuccess: () => void status.refetch() });
+  const change = useSetSecondFactorRequirement();
   return (
     <Paper withBorder p="md" mb="md">
       <Title order={2} size="h4" mb="sm">
@@ -269,15 +238,7 @@ export default function SecondFactorStepPage() {
     setSession(next);
     navigate('/');
   };
-  const verify = useMutation({ mutationFn: () => requests.verify(backup ? { backupCode: code } : { code }), onSuccess: finish });
-  const passkey = useMutation({
-    mutationFn: async () => {
-      const optionsJSON = await requests.authenticationOptions();
-      const response = await startAuthentication({ optionsJSON });
-      return requests.verifyPasskey(response);
-    },
-    onSuccess: finish,
-  });
+  const { verify, passkey } = useSecondFactorStep(finish);
   const signOut = async () => {
     await sessionRequests.signOut();
     await forget();
@@ -301,7 +262,7 @@ export default function SecondFactorStepPage() {
         <form
           onSubmit={(event: FormEvent) => {
             event.preventDefault();
-            verify.mutate();
+            verify.mutate(backup ? { backupCode: code } : { code });
           }}
         >
           <Stack>

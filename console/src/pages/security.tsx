@@ -1,11 +1,10 @@
 import { Badge, Button, Checkbox, Paper, PasswordInput, Stack, Table, Text, TextInput, Title } from '@mantine/core';
 import { Scroll } from '../components/scroll';
-import { useMutation } from '@tanstack/react-query';
 import { useState, type FormEvent } from 'react';
 import { errorText } from '../api';
 import { when } from '../dates';
 import { Failure, Loading, PageTitle } from '../components/common';
-import { endSignInSession, sessionRequests, useRefreshSignInSessions, useSignInSessions, type SignInSession as SessionRow } from '../features/account/api';
+import { useChangePassword, useDeleteAccount, useEndSignInSession, useSignInSessions } from '../features/account/api';
 import { useForgetSession, useSession } from '../session';
 import { RequirementPanel, SecondFactorPanel } from './second-factor';
 
@@ -18,17 +17,7 @@ function browserOf(userAgent: string | null): string {
 export function SessionsPanel() {
   const forget = useForgetSession();
   const sessions = useSignInSessions();
-  const refreshSessions = useRefreshSignInSessions();
-  const revoke = useMutation({
-    mutationFn: async (row: SessionRow) => {
-      await endSignInSession(row.id);
-      return row;
-    },
-    onSuccess: async (row) => {
-      if (row.current) await forget();
-      else await refreshSessions();
-    },
-  });
+  const revoke = useEndSignInSession(forget);
   return (
     <Paper withBorder p="md" mb="md">
       <Title order={2} size="h4" mb="sm">
@@ -76,15 +65,18 @@ export function SessionsPanel() {
 export function PasswordPanel() {
   const [currentPassword, setCurrent] = useState('');
   const [newPassword, setNew] = useState('');
-  const change = useMutation({ mutationFn: () => sessionRequests.changePassword({ currentPassword, newPassword }) });
+  const change = useChangePassword();
   const submit = (event: FormEvent) => {
     event.preventDefault();
-    change.mutate(undefined, {
-      onSuccess: () => {
-        setCurrent('');
-        setNew('');
+    change.mutate(
+      { currentPassword, newPassword },
+      {
+        onSuccess: () => {
+          setCurrent('');
+          setNew('');
+        },
       },
-    });
+    );
   };
   return (
     <Paper withBorder p="md" maw={480}>
@@ -120,10 +112,10 @@ export function DeleteAccountPanel({ totpEnabled }: { totpEnabled: boolean }) {
   const [password, setPassword] = useState('');
   const [code, setCode] = useState('');
   const [sure, setSure] = useState(false);
-  const remove = useMutation({ mutationFn: () => sessionRequests.deleteAccount(password !== '' ? { password } : { code }), onSuccess: () => forget() });
+  const remove = useDeleteAccount(forget);
   const submit = (event: FormEvent) => {
     event.preventDefault();
-    remove.mutate();
+    remove.mutate(password !== '' ? { password } : { code });
   };
   return (
     <Paper withBorder p="md" maw={480} mt="md">

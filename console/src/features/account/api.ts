@@ -1,23 +1,32 @@
-import { useQuery, useQueryClient } from '@tanstack/react-query';
-import { del, get, post, query } from '../../api';
+import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
+import { ApiError, del, get, post, query } from '../../api';
 import type { Body, Data } from '../../types';
 
 export type SignInSession = Data<'listSessions'>[number];
 
+/** The user's own sign-in sessions: not the flows' verification sessions (`flowsKeys.sessions`). */
 export const accountKeys = {
-  sessions: ['sessions'] as const,
+  sessions: ['sign-in-sessions'] as const,
   mailbox: ['mailbox'] as const,
   invitation: (token: string) => ['invitation', token] as const,
 };
 
 export const useSignInSessions = () => useQuery({ queryKey: accountKeys.sessions, queryFn: ({ signal }) => get<SignInSession[]>('/sessions', signal) });
 
-export function useRefreshSignInSessions() {
+/** Ends a sign-in session: the current one hands over to `endedCurrent` (the page forgets the session), another reads the list again; either is awaited. */
+export function useEndSignInSession(endedCurrent: () => Promise<unknown>) {
   const client = useQueryClient();
-  return () => client.invalidateQueries({ queryKey: accountKeys.sessions });
+  return useMutation({
+    mutationFn: async (row: SignInSession) => {
+      await del(`/sessions/${encodeURIComponent(row.id)}`);
+      return row;
+    },
+    onSuccess: async (row) => {
+      if (row.current) await endedCurrent();
+      else await client.invalidateQueries({ queryKey: accountKeys.sessions });
+    },
+  });
 }
-
-export const endSignInSession = (id: string) => del(`/sessions/${encodeURIComponent(id)}`);
 
 /** The development mailbox, read every `refetchMs`. */
 export const useMailbox = (refetchMs: number) =>
@@ -42,3 +51,39 @@ export const sessionRequests = {
   signOut: () => post('/logout'),
   deleteAccount: (proof: Body<'deleteAccount'>) => post('/account/delete', proof),
 };
+
+/** Signs in; `signedIn` keeps the session it answers and opens the next page. */
+export const useSignIn = (signedIn: (session: Data<'signIn'>) => void) => useMutation({ mutationFn: sessionRequests.signIn, onSuccess: signedIn });
+
+/** Signs up: the answer is the same whether the address is new or has an account already (its holder is mailed): no session, a mail. */
+export const useSignUp = () => useMutation({ mutationFn: sessionRequests.signUp });
+
+/** Whether an operator's sign-in was refused only for want of the authenticator's code. */
+export const needsOperatorCode = (error: unknown): boolean => error instanceof ApiError && error.code === 'totp_required';
+
+/** An operator's sign-in; a refusal for want of the code calls `codeRequired`, so the form asks for it. */
+export function useOperatorSignIn(handlers: { signedIn: (session: Data<'signInOperator'>) => void; codeRequired: () => void }) {
+  return useMutation({
+    mutationFn: sessionRequests.signInOperator,
+    onSuccess: handlers.signedIn,
+    onError: (error) => {
+      if (needsOperatorCode(error)) handlers.codeRequired();
+    },
+  });
+}
+
+/** The first operator account, made with the service's admin token. */
+export const useBootstrapOperator = (created: (session: Data<'bootstrapOperator'>) => void) => useMutation({ mutationFn: sessionRequests.bootstrapOperator, onSuccess: created });
+
+/** An operator's authenticator set-up: the secret, then the code that confirms it (answering the session). */
+export function useOperatorTotpEnrolment(confirmed: (session: Data<'confirmOperatorTotp'>) => void) {
+  return {
+    setup: useMutation({ mutationFn: sessionRequests.setUpOperatorTotp }),
+    confirm: useMutation({ mutationFn: sessionRequests.confirmOperatorTotp, onSuccess: confirmed }),
+  };
+}
+
+export const useChangePassword = () => useMutation({ mutationFn: sessionRequests.changePassword });
+
+/** Deletes the signed-in account; `deleted` (awaited) forgets the session. */
+export const useDeleteAccount = (deleted: () => Promise<unknown>) => useMutation({ mutationFn: sessionRequests.deleteAccount, onSuccess: () => deleted() });

@@ -32,6 +32,7 @@ export const flowsKeys = {
   sessions: ['sessions'] as const,
   sessionList: (environment: Environment, page: number, status: string | null) => ['sessions', environment, 'list', page, status] as const,
   session: (environment: Environment, id: string) => ['sessions', environment, id] as const,
+  operatorSessions: ['operator-sessions'] as const,
   queue: (page: number) => ['operator-sessions', 'queue', page] as const,
   operatorSession: (id: string) => ['operator-sessions', id] as const,
 };
@@ -117,6 +118,6 @@ export function useOperatorDecideSession(id: string) {
   const client = useQueryClient();
   return useMutation({
     mutationFn: (input: ReviewInput) => post<Data<'operatorDecideSessionReview'>>(`${operatorSessionPath(id)}/review`, input),
-    onSettled: () => client.invalidateQueries({ queryKey: ['operator-sessions'] }),
+    onSettled: () => client.invalidateQueries({ queryKey: flowsKeys.operatorSessions }),
   });
 }

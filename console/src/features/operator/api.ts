@@ -41,8 +41,8 @@ const organizationPath = (id: string) => `/operator/organizations/${encodeURICom
 export const useOrganizationDetail = (id: string) =>
   useQuery({ queryKey: operatorKeys.organization(id), queryFn: ({ signal }) => get<OrganizationDetail>(organizationPath(id), signal) });
 
-/** An organization's changes; the page reads the operator queries again after each (useRefreshOperator). */
-export function organizationRequests(id: string) {
+/** An organization's changes, as requests (useOrganizationChanges and useApprove wrap them). */
+function organizationRequests(id: string) {
   const path = organizationPath(id);
   return {
     approve: () => post<Data<'approveOrganization'>>(`${path}/approve`),
@@ -59,6 +59,69 @@ export function organizationRequests(id: string) {
   };
 }
 
+/** The provider form: the credentials are JSON text, parsed when the form is sent. */
+export interface ProviderForm {
+  environment: Environment;
+  provider: Provider;
+  fallback: Provider | '';
+  credentials: string;
+  fallbackCredentials: string;
+}
+
+/** A JSON text field's value, or undefined when left empty (a parse error is the mutation's error, shown by the form). */
+function jsonField(text: string): Record<string, string> | undefined {
+  return text.trim() === '' ? undefined : (JSON.parse(text) as Record<string, string>);
+}
+
+const providerConfiguration = (form: ProviderForm): Body<'setOrganizationProvider'> => ({
+  environment: form.environment,
+  provider: form.provider,
+  credentials: jsonField(form.credentials),
+  // A fallback is another upstream with its own credentials.
+  fallback: form.fallback === '' ? undefined : { provider: form.fallback, credentials: jsonField(form.fallbackCredentials) },
+});
+
+/**
+ * An organization's changes on its operator page. Each reads the operator queries again: the plain
+ * ones wait for it (the button spins until the page shows the change); the three whose form the
+ * page clears first hand the answer to `handlers` and do not wait.
+ */
+export function useOrganizationChanges(id: string, handlers: { providerSet: () => void; funded: () => void; keyIssued: (key: Data<'issueOrganizationKey'>) => void }) {
+  const requests = organizationRequests(id);
+  const refresh = useRefreshOperator();
+  return {
+    approve: useMutation({ mutationFn: requests.approve, onSuccess: refresh }),
+    suspend: useMutation({ mutationFn: requests.suspend, onSuccess: refresh }),
+    reinstate: useMutation({ mutationFn: requests.reinstate, onSuccess: refresh }),
+    setScopes: useMutation({ mutationFn: requests.setScopes, onSuccess: refresh }),
+    setPrices: useMutation({ mutationFn: requests.setPrices, onSuccess: refresh }),
+    rename: useMutation({ mutationFn: requests.rename, onSuccess: refresh }),
+    setRateLimit: useMutation({ mutationFn: requests.setRateLimit, onSuccess: refresh }),
+    setProvider: useMutation({
+      mutationFn: (form: ProviderForm) => requests.setProvider(providerConfiguration(form)),
+      onSuccess: () => {
+        handlers.providerSet();
+        void refresh();
+      },
+    }),
+    fund: useMutation({
+      mutationFn: ({ environment, funding }: { environment: Environment; funding: Body<'fundWallet'> }) => requests.fund(environment, funding),
+      onSuccess: () => {
+        handlers.funded();
+        void refresh();
+      },
+    }),
+    issueKey: useMutation({
+      mutationFn: requests.issueKey,
+      onSuccess: (key) => {
+        handlers.keyIssued(key);
+        void refresh();
+      },
+    }),
+    revokeKey: useMutation({ mutationFn: requests.revokeKey, onSuccess: refresh }),
+  };
+}
+
 export const useApprovalQueue = () => useQuery({ queryKey: operatorKeys.queue, queryFn: ({ signal }) => get<Data<'getApprovalQueue'>>('/operator/approval-queue', signal) });
 
 export function useApprove() {
@@ -68,7 +131,17 @@ export function useApprove() {
 
 export const useOperators = () => useQuery({ queryKey: operatorKeys.operators, queryFn: ({ signal }) => get<Data<'getOperators'>>('/operator/operators', signal) });
 
-export const inviteOperator = (invitation: Body<'inviteOperator'>) => post<Data<'inviteOperator'>>('/operator/operators/invitations', invitation);
+/** Invites an operator; `onInvited` clears the form, and the operators are read again. */
+export function useInviteOperator(onInvited: () => void) {
+  const client = useQueryClient();
+  return useMutation({
+    mutationFn: (invitation: Body<'inviteOperator'>) => post<Data<'inviteOperator'>>('/operator/operators/invitations', invitation),
+    onSuccess: () => {
+      onInvited();
+      void client.invalidateQueries({ queryKey: operatorKeys.operators });
+    },
+  });
+}
 
 const walletPath = (wallet: AuditedWallet) => `${organizationPath(wallet.organization)}/wallets/${wallet.environment}`;
 

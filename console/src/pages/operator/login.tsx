@@ -1,10 +1,9 @@
 import { Alert, Anchor, Button, Code, Paper, PasswordInput, Stack, Text, TextInput, Title } from '@mantine/core';
 import { CodeBlock } from '../../components/code';
-import { useMutation } from '@tanstack/react-query';
 import { useState, type FormEvent } from 'react';
 import { useLocation } from 'wouter';
-import { ApiError, errorText } from '../../api';
-import { sessionRequests } from '../../features/account/api';
+import { errorText } from '../../api';
+import { needsOperatorCode, useBootstrapOperator, useOperatorSignIn, useOperatorTotpEnrolment } from '../../features/account/api';
 import { isOperator, useSession, useSetSession } from '../../session';
 import { renderSVG } from 'uqr';
 
@@ -15,21 +14,18 @@ function SignIn() {
   const [password, setPassword] = useState('');
   const [totpCode, setTotpCode] = useState('');
   const [needsCode, setNeedsCode] = useState(false);
-  const login = useMutation({
-    mutationFn: () => sessionRequests.signInOperator({ email, password, totpCode: needsCode ? totpCode : undefined }),
-    onSuccess: (session) => {
+  const login = useOperatorSignIn({
+    signedIn: (session) => {
       setSession(session);
       if (session.user?.totpEnabled) navigate('/operator');
     },
-    onError: (error) => {
-      if (error instanceof ApiError && error.code === 'totp_required') setNeedsCode(true);
-    },
+    codeRequired: () => setNeedsCode(true),
   });
   const submit = (event: FormEvent) => {
     event.preventDefault();
-    login.mutate();
+    login.mutate({ email, password, totpCode: needsCode ? totpCode : undefined });
   };
-  const error = login.error instanceof ApiError && login.error.code === 'totp_required' ? undefined : login.error;
+  const error = needsOperatorCode(login.error) ? undefined : login.error;
   return (
     <form onSubmit={submit}>
       <Stack>
@@ -66,10 +62,10 @@ function Bootstrap() {
   const [adminToken, setAdminToken] = useState('');
   const [email, setEmail] = useState('');
   const [password, setPassword] = useState('');
-  const create = useMutation({ mutationFn: () => sessionRequests.bootstrapOperator({ adminToken, email, password }), onSuccess: setSession });
+  const create = useBootstrapOperator(setSession);
   const submit = (event: FormEvent) => {
     event.preventDefault();
-    create.mutate();
+    create.mutate({ adminToken, email, password });
   };
   return (
     <form onSubmit={submit}>
@@ -108,13 +104,9 @@ function Enrol() {
   const setSession = useSetSession();
   const [, navigate] = useLocation();
   const [code, setCode] = useState('');
-  const setup = useMutation({ mutationFn: sessionRequests.setUpOperatorTotp });
-  const confirm = useMutation({
-    mutationFn: () => sessionRequests.confirmOperatorTotp(code),
-    onSuccess: (session) => {
-      setSession(session);
-      navigate('/operator');
-    },
+  const { setup, confirm } = useOperatorTotpEnrolment((session) => {
+    setSession(session);
+    navigate('/operator');
   });
   return (
     <Stack>
@@ -140,7 +132,7 @@ function Enrol() {
           <form
             onSubmit={(event) => {
               event.preventDefault();
-              confirm.mutate();
+              confirm.mutate(code);
             }}
           >
             <Stack>

@@ -1,7 +1,6 @@
 import { Alert, Anchor, Badge, Button, Group, Modal, MultiSelect, NumberInput, Paper, Select, SimpleGrid, Stack, Table, Text, Textarea, TextInput, Title } from '@mantine/core';
 import { Scroll } from '../../components/scroll';
 import { CodeBlock } from '../../components/code';
-import { useMutation } from '@tanstack/react-query';
 import { useState, type FormEvent, type ReactNode } from 'react';
 import { Link, useParams } from 'wouter';
 import { errorText, naira } from '../../api';
@@ -9,15 +8,7 @@ import { when } from '../../dates';
 import { CopyButton } from '../../components/copy';
 import { WalletsTable } from '../../components/balances';
 import { Failure, Loading, PageTitle, textField } from '../../components/common';
-import {
-  FALLBACK_PROVIDERS,
-  organizationRequests,
-  PROVIDERS,
-  useOrganizationDetail,
-  useRefreshOperator,
-  type OrganizationDetail as Detail,
-  type Provider,
-} from '../../features/operator/api';
+import { FALLBACK_PROVIDERS, PROVIDERS, useOrganizationChanges, useOrganizationDetail, type OrganizationDetail as Detail, type ProviderForm } from '../../features/operator/api';
 import { readOnly, useSession, type Environment } from '../../session';
 import type { IssuedApiKey, Scope } from '../../types';
 import { OrganizationState } from './organizations';
@@ -51,18 +42,16 @@ function Outcome({ error, success }: { error: unknown; success?: string | false 
 
 export default function OperatorOrganizationPage() {
   const { id } = useParams<{ id: string }>();
-  const requests = organizationRequests(id);
   const { data: session } = useSession();
   const writable = !readOnly(session);
   const detail = useOrganizationDetail(id);
-  const refresh = useRefreshOperator();
 
   const [reason, setReason] = useState('');
   const [scopes, setScopes] = useState<Scope[]>([]);
   const [prices, setPrices] = useState<Record<string, number | string>>({});
   const [rateLimit, setRateLimit] = useState<number | string>('');
   const [name, setName] = useState('');
-  const [provider, setProvider] = useState<{ environment: Environment; provider: Provider; fallback: Provider | ''; credentials: string; fallbackCredentials: string }>({
+  const [provider, setProvider] = useState<ProviderForm>({
     environment: 'live',
     provider: 'sandbox',
     fallback: '',
@@ -85,60 +74,31 @@ export default function OperatorOrganizationPage() {
     setName(organization.name);
   }
 
-  const approve = useMutation({ mutationFn: requests.approve, onSuccess: refresh });
-  const suspend = useMutation({ mutationFn: () => requests.suspend(reason), onSuccess: refresh });
-  const reinstate = useMutation({ mutationFn: requests.reinstate, onSuccess: refresh });
-  const saveScopes = useMutation({ mutationFn: () => requests.setScopes(scopes), onSuccess: refresh });
-  const savePrices = useMutation({
-    mutationFn: () =>
-      requests.setPrices(
-        Object.fromEntries(
-          Object.entries(prices)
-            .filter(([, value]) => value !== '')
-            .map(([scope, value]) => [scope, Number(value)]),
-        ),
-      ),
-    onSuccess: refresh,
+  const {
+    approve,
+    suspend,
+    reinstate,
+    setScopes: saveScopes,
+    setPrices: savePrices,
+    rename,
+    setRateLimit: saveRateLimit,
+    setProvider: saveProvider,
+    fund,
+    issueKey: issue,
+    revokeKey: revoke,
+  } = useOrganizationChanges(id, {
+    providerSet: () => setProvider((current) => ({ ...current, credentials: '', fallbackCredentials: '' })),
+    funded: () => setFunding((current) => ({ ...current, amountKobo: '', reference: '' })),
+    keyIssued: setIssued,
   });
-  const rename = useMutation({ mutationFn: () => requests.rename(name), onSuccess: refresh });
-  const saveRateLimit = useMutation({ mutationFn: () => requests.setRateLimit(rateLimit === '' ? null : Number(rateLimit)), onSuccess: refresh });
-  const saveProvider = useMutation({
-    mutationFn: () =>
-      requests.setProvider({
-        environment: provider.environment,
-        provider: provider.provider,
-        credentials: jsonField(provider.credentials),
-        // A fallback is another upstream with its own credentials.
-        fallback: provider.fallback === '' ? undefined : { provider: provider.fallback, credentials: jsonField(provider.fallbackCredentials) },
-      }),
-    onSuccess: () => {
-      setProvider((current) => ({ ...current, credentials: '', fallbackCredentials: '' }));
-      void refresh();
-    },
-  });
-  const fund = useMutation({
-    mutationFn: () => requests.fund(funding.environment, { amountKobo: Number(funding.amountKobo), reference: funding.reference }),
-    onSuccess: () => {
-      setFunding((current) => ({ ...current, amountKobo: '', reference: '' }));
-      void refresh();
-    },
-  });
-  const issue = useMutation({
-    mutationFn: () => requests.issueKey({ environment: keyForm.environment, name: keyForm.name.trim() === '' ? undefined : keyForm.name.trim() }),
-    onSuccess: (key) => {
-      setIssued(key);
-      void refresh();
-    },
-  });
-  const revoke = useMutation({ mutationFn: requests.revokeKey, onSuccess: refresh });
 
   if (detail.isPending) return <Loading />;
   if (detail.error) return <Failure error={detail.error} />;
   const { organization, wallets, keys } = detail.data;
   const allScopes = [...new Set([...detail.data.scopes, ...organization.activeScopes, ...Object.keys(organization.prices)])];
-  const submit = (mutation: { mutate: () => void }) => (event: FormEvent) => {
+  const submit = (send: () => void) => (event: FormEvent) => {
     event.preventDefault();
-    mutation.mutate();
+    send();
   };
 
   return (
@@ -183,7 +143,7 @@ export default function OperatorOrganizationPage() {
                     Reinstate
                   </Button>
                 ) : (
-                  <form onSubmit={submit(suspend)}>
+                  <form onSubmit={submit(() => suspend.mutate(reason))}>
                     <Group align="end">
                       <TextInput label="Reason for suspension" required value={reason} onChange={(event) => setReason(event.currentTarget.value)} w={240} />
                       <Button type="submit" color="red.9" variant="outline" loading={suspend.isPending}>
@@ -201,7 +161,7 @@ export default function OperatorOrganizationPage() {
         <Section title="Wallets">
           <WalletsTable wallets={wallets} />
           {writable ? (
-            <form onSubmit={submit(fund)}>
+            <form onSubmit={submit(() => fund.mutate({ environment: funding.environment, funding: { amountKobo: Number(funding.amountKobo), reference: funding.reference } }))}>
               <Group align="end" mt="sm" wrap="wrap">
                 <Select
                   label="Fund wallet"
@@ -242,7 +202,7 @@ export default function OperatorOrganizationPage() {
         </Section>
 
         <Section title="Scopes and prices">
-          <form onSubmit={submit(saveScopes)}>
+          <form onSubmit={submit(() => saveScopes.mutate(scopes))}>
             <Group align="end">
               <MultiSelect label="Active scopes" data={allScopes} value={scopes} onChange={(values) => setScopes(values as Scope[])} disabled={!writable} w={320} />
               {writable ? (
@@ -253,7 +213,7 @@ export default function OperatorOrganizationPage() {
             </Group>
           </form>
           <Outcome error={saveScopes.error} success={saveScopes.isSuccess && 'Saved.'} />
-          <form onSubmit={submit(savePrices)}>
+          <form onSubmit={submit(() => savePrices.mutate(pricesOf(prices)))}>
             <Table mt="sm" aria-label="Prices">
               <Table.Thead>
                 <Table.Tr>
@@ -299,7 +259,7 @@ export default function OperatorOrganizationPage() {
               </Text>
             ) : null}
             {writable ? (
-              <form onSubmit={submit(saveProvider)}>
+              <form onSubmit={submit(() => saveProvider.mutate(provider))}>
                 <Stack gap="xs">
                   <Group>
                     <Select
@@ -354,7 +314,7 @@ export default function OperatorOrganizationPage() {
             <Outcome error={saveProvider.error} success={saveProvider.isSuccess && 'Saved.'} />
           </Section>
           <Section title="Rate limit">
-            <form onSubmit={submit(saveRateLimit)}>
+            <form onSubmit={submit(() => saveRateLimit.mutate(rateLimit === '' ? null : Number(rateLimit)))}>
               <Group align="end">
                 <NumberInput
                   label="Requests per minute per key"
@@ -376,7 +336,7 @@ export default function OperatorOrganizationPage() {
             <Outcome error={saveRateLimit.error} success={saveRateLimit.isSuccess && 'Saved.'} />
           </Section>
           <Section title="Name">
-            <form onSubmit={submit(rename)}>
+            <form onSubmit={submit(() => rename.mutate(name))}>
               <Group align="end">
                 <TextInput label="Organization name" required maxLength={200} disabled={!writable} value={name} onChange={(event) => setName(event.currentTarget.value)} w={320} />
                 {writable ? (
@@ -396,7 +356,7 @@ export default function OperatorOrganizationPage() {
           API keys
         </Title>
         {writable ? (
-          <form onSubmit={submit(issue)}>
+          <form onSubmit={submit(() => issue.mutate({ environment: keyForm.environment, name: keyForm.name.trim() === '' ? undefined : keyForm.name.trim() }))}>
             <Group align="end" mb="sm">
               <Select
                 label="Environment"
@@ -491,7 +451,11 @@ export default function OperatorOrganizationPage() {
   );
 }
 
-/** A JSON text field's value, or undefined when left empty (a parse error is the mutation's error, shown by the form). */
-function jsonField(text: string): Record<string, string> | undefined {
-  return text.trim() === '' ? undefined : (JSON.parse(text) as Record<string, string>);
+/** The prices form's filled fields, as numbers. */
+function pricesOf(prices: Record<string, number | string>): Record<string, number> {
+  return Object.fromEntries(
+    Object.entries(prices)
+      .filter(([, value]) => value !== '')
+      .map(([scope, value]) => [scope, Number(value)]),
+  );
 }

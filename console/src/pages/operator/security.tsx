@@ -1,10 +1,9 @@
 import { Badge, Button, Group, Paper, Select, Table, Text, TextInput, Title } from '@mantine/core';
-import { useMutation } from '@tanstack/react-query';
 import { useState, type FormEvent } from 'react';
 import { errorText } from '../../api';
 import { when } from '../../dates';
 import { Failure, PageTitle } from '../../components/common';
-import { inviteOperator, OPERATOR_ROLE_LABELS, useOperators } from '../../features/operator/api';
+import { OPERATOR_ROLE_LABELS, useInviteOperator, useOperators } from '../../features/operator/api';
 import { readOnly, useSession } from '../../session';
 import type { OperatorRole } from '../../types';
 import { DeleteAccountPanel, PasswordPanel, SessionsPanel } from '../security';
@@ -14,16 +13,10 @@ export default function OperatorSecurityPage() {
   const operators = useOperators();
   const [email, setEmail] = useState('');
   const [role, setRole] = useState<OperatorRole>('auditor');
-  const invite = useMutation({
-    mutationFn: () => inviteOperator({ email, role }),
-    onSuccess: () => {
-      setEmail('');
-      void operators.refetch();
-    },
-  });
+  const invite = useInviteOperator(() => setEmail(''));
   const submit = (event: FormEvent) => {
     event.preventDefault();
-    invite.mutate();
+    invite.mutate({ email, role });
   };
   return (
     <>
