@@ -50,7 +50,11 @@ interface Answer {
   readonly text: string;
 }
 
-const agent = new Agent({ keepAlive: true, maxSockets: CONCURRENCY });
+// A timeout, so that the agent honours the server's Keep-Alive hint (Node 20 applies it only below
+// its own timeout, and without one keeps an idle socket until the server closes it): an idle socket
+// is closed a second before the server's keepAliveTimeout instead of being reused as the server
+// closes it (socket hang up). Only idle sockets time out; a request in flight is not cut.
+const agent = new Agent({ keepAlive: true, maxSockets: CONCURRENCY, timeout: 60_000 });
 
 /** Short limits on how long a request may take to arrive, so that the stalled requests below are answered within seconds. */
 const HEADERS_TIMEOUT_MS = 3_000;
