@@ -71,6 +71,12 @@ export async function createApp(runtime: Runtime, options: CreateAppOptions = {}
     },
     // Fastify sets this on the server after creating it (0, no limit, by default): the same value.
     requestTimeout: config.operations.requestTimeoutMs,
+    // The headers limit counts from a connection's first byte wanted, but on a kept-alive connection
+    // Node restarts it only when the next request's first byte arrives: until then the idle
+    // connection lasts keepAliveTimeout (Fastify's 72 s). The same bound for both, so a client that
+    // goes quiet after one request cannot hold a connection longer than one that never spoke. A
+    // proxy in front must close its idle upstream connections sooner (or the limit be raised).
+    keepAliveTimeout: config.operations.headersTimeoutMs,
     clientErrorHandler,
     frameworkErrors: frameworkErrorHandler,
     routerOptions: { maxParamLength: 200 },

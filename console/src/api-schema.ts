@@ -631,6 +631,23 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/console/api/operator/recovery/unsettled": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The checks recovery cannot settle, oldest first */
+        get: operations["listUnsettledChecks"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/console/api/operator/totp/confirm": {
         parameters: {
             query?: never;
@@ -3349,6 +3366,29 @@ export interface components {
             secret: string;
             otpauthUrl: string;
         };
+        UnsettledCheck: {
+            reference: string;
+            organizationId: string;
+            environment: components["schemas"]["Environment"];
+            /** @description an error code, and for a damaged stream its id and damage */
+            reason: string;
+            attempts: number;
+            /**
+             * Format: date-time
+             * @example 2026-11-22T07:15:00.123+00:00
+             */
+            firstFailedAt: string;
+            /**
+             * Format: date-time
+             * @example 2026-11-22T07:15:00.123+00:00
+             */
+            lastFailedAt: string;
+            /**
+             * Format: date-time
+             * @example 2026-11-22T07:15:00.123+00:00
+             */
+            nextAttemptAt: string;
+        };
         /** @description A verification of any scope: `scope` says which */
         Verification: components["schemas"]["NinVerification"] | components["schemas"]["PnvVerification"] | components["schemas"]["VninVerification"] | components["schemas"]["BvnVerification"] | components["schemas"]["PvcVerification"] | components["schemas"]["PassportVerification"] | components["schemas"]["BankAccountVerification"] | components["schemas"]["PremiumBankAccountVerification"] | components["schemas"]["PhoneVerification"] | components["schemas"]["FaceMatchVerification"];
         VerificationFlow: {
@@ -5935,6 +5975,57 @@ export interface operations {
                         /** @constant */
                         status: true;
                         data: components["schemas"]["Projections"];
+                    };
+                };
+            };
+            /** @description The request's error, in the envelope */
+            "4XX": {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-Consistency-Token": components["headers"]["XConsistencyToken"];
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ConsoleError"];
+                };
+            };
+            /** @description The service's error, in the envelope */
+            "5XX": {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-Consistency-Token": components["headers"]["XConsistencyToken"];
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ConsoleError"];
+                };
+            };
+        };
+    };
+    listUnsettledChecks: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Done */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-Consistency-Token": components["headers"]["XConsistencyToken"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        status: true;
+                        data: components["schemas"]["UnsettledCheck"][];
+                        meta: components["schemas"]["PagingMeta"];
                     };
                 };
             };

@@ -126,6 +126,7 @@ export interface AppConfig {
     /**
      * HTTP_HEADERS_TIMEOUT_MS: a connection's request line and headers must arrive within this
      * (the time to a request's first byte is bounded by it too); else 408 and the connection closes.
+     * A kept-alive connection idle this long after an answer is closed (its keepAliveTimeout).
      */
     readonly headersTimeoutMs: number;
     /** HTTP_REQUEST_TIMEOUT_MS: the whole request, body included, must arrive within this; else 408. Not the time to answer. */

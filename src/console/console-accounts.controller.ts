@@ -8,6 +8,7 @@ import { ConsoleAccess, consoleIdentity, ConsoleGuard, type ConsoleRequest } fro
 import { Outbox, type MailboxEntry } from '../console-auth/outbox.js';
 import { Sessions } from '../console-auth/sessions.js';
 import { ConsoleSessions, needsSecondFactorStep, type SessionView } from './console-session.service.js';
+import { SignUps } from './sign-ups.js';
 import { BootstrapOperatorDto, ChangePasswordDto, DeleteAccountDto, EmailDto, LoginDto, ResetPasswordDto, SignUpDto, TokenDto, TotpCodeDto } from './console.dto.js';
 import { ConsoleRoute, flag, jsonBody, list } from '../common/console-route.js';
 import { ref } from '../common/openapi.js';
@@ -24,6 +25,7 @@ export class ConsoleAccountsController {
     @Inject(Sessions) private readonly sessions: Sessions,
     @Inject(Outbox) private readonly outbox: Outbox,
     @Inject(Clock) private readonly clock: Clock,
+    @Inject(SignUps) private readonly signUps: SignUps,
   ) {}
 
   @Get('session')
@@ -42,7 +44,8 @@ export class ConsoleAccountsController {
   @ConsoleAccess({ who: 'anyone' })
   @ConsoleRoute('signUp', 'Session', 'Sign up an organization and its owner (the address is mailed either way)', { status: 202, data: flag('sent') }, jsonBody(ref('SignUpInput')))
   async signUp(@Req() request: ConsoleRequest, @Body() body: unknown): Promise<SuccessEnvelope<{ sent: true }>> {
-    await this.console.signUp(validateBody(SignUpDto, body), request);
+    // Recorded, then carried out after the answer: a new address and a taken one take the same time.
+    await this.signUps.record(await this.console.signUp(validateBody(SignUpDto, body), request));
     return ok({ sent: true });
   }
 
@@ -51,7 +54,10 @@ export class ConsoleAccountsController {
   @ConsoleAccess({ who: 'anyone' })
   @ConsoleRoute('signIn', 'Session', 'Sign in with email and password', { status: 200, data: ref('Session') }, jsonBody(ref('SignInInput')))
   async login(@Req() request: ConsoleRequest, @Res({ passthrough: true }) reply: FastifyReply, @Body() body: unknown): Promise<SuccessEnvelope<SessionView>> {
-    const user = await this.console.login(validateBody(LoginDto, body), request);
+    const input = validateBody(LoginDto, body);
+    // A sign-up answered a moment ago may not be carried out yet: now, so that the new account can sign in.
+    await this.signUps.settle(input.email);
+    const user = await this.console.login(input, request);
     return ok(await this.console.view(request, reply, await this.console.signIn(user, request, reply, needsSecondFactorStep(user))));
   }
 

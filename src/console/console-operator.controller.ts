@@ -4,6 +4,7 @@ import type pg from 'pg';
 import { CsvWriter, entryJson, summaryJson } from '../audit/audit-format.js';
 import { reconcileWallet } from '../audit/reconcile.js';
 import { WalletReplay } from '../audit/wallet-replay.js';
+import { readUnsettledChecks } from '../verifications/recovery-unsettled.read-model.js';
 import { Clock } from '../common/clock.js';
 import { ok, type SuccessEnvelope } from '../common/envelope.js';
 import { isEnvironment, type Environment } from '../common/environment.js';
@@ -125,6 +126,16 @@ export class ConsoleOperatorController implements OnModuleInit, OnModuleDestroy 
   async projections(): Promise<SuccessEnvelope<{ projections: readonly ProjectionLagSnapshot[]; history: readonly LagSample[] }>> {
     const projections = await this.sample();
     return ok({ projections, history: this.lag });
+  }
+
+  /** The checks recovery cannot settle (their money held until an operator restores the cause), oldest first: as GET /admin/v1/recovery/unsettled lists them. */
+  @Get('recovery/unsettled')
+  @ConsoleAccess({ who: 'operator' })
+  @ConsoleRoute('listUnsettledChecks', 'Operator', 'The checks recovery cannot settle, oldest first', { status: 200, data: list(ref('UnsettledCheck')), meta: ref('PagingMeta') })
+  async unsettled(@Query() query: Record<string, unknown>) {
+    const { page, pageSize } = paging(query);
+    const { checks, total } = await readUnsettledChecks(this.pool, page, pageSize);
+    return ok(checks, { total, page, pageSize, totalPages: Math.ceil(total / pageSize) });
   }
 
   /** The finance audit's replay from the event log, as of `asOf`: a page of entries, the summary in meta. */

@@ -3,8 +3,10 @@ import { CommandBus, QueryBus } from '@nestjs/cqrs';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type pg from 'pg';
 import { Clock } from '../common/clock.js';
+import { IdGenerator } from '../common/ids.js';
 import { Forbidden, NotFound, Unauthenticated, ValidationFailed } from '../common/errors.js';
 import { commandContext } from '../common/request-context.js';
+import type { CommandContext } from '../common/event.js';
 import { RUNTIME, type Runtime } from '../config/runtime.js';
 import { PG_POOL } from '../database/pool.js';
 import { accountActor, AccountEvents } from '../console-auth/account-events.js';
@@ -15,9 +17,8 @@ import { Outbox } from '../console-auth/outbox.js';
 import { assertStrongPassword } from '../console-auth/password-strength.js';
 import { hashPassword, verifyPassword } from '../console-auth/passwords.js';
 import { CSRF_COOKIE, requestCookies, Sessions } from '../console-auth/sessions.js';
-import { consoleId, emailKey, sameToken, secretToken } from '../console-auth/tokens.js';
+import { consoleId, sameToken, secretToken } from '../console-auth/tokens.js';
 import { Totp } from '../console-auth/totp.js';
-import { IssueApiKey, RegisterOrganization } from '../organizations/organization.commands.js';
 import { validRegistration } from '../organizations/registration.js';
 import { GetConsoleOrganization, GetOrganization, type ConsoleOrganizationView } from '../organizations/organization.queries.js';
 import { ConsoleLinks } from './console-links.js';
@@ -30,6 +31,16 @@ const RESET_PASSWORD_TTL_MS = 60 * 60_000;
 export const INVITATION_TTL_MS = 7 * DAY_MS;
 /** The key every new organization gets for the playground, so that a test check runs right after sign-up. */
 export const PLAYGROUND_KEY_NAME = 'Console playground';
+
+/** A sign-up as its request leaves it: the fields checked, the password hashed, the ids the new organization and owner will have. */
+export interface RecordedSignUp {
+  readonly userId: string;
+  readonly organizationId: string;
+  readonly organizationName: string;
+  readonly email: string;
+  readonly passwordHash: string;
+  readonly context: CommandContext;
+}
 
 export interface SessionView {
   readonly csrfToken: string;
@@ -97,6 +108,7 @@ export class ConsoleSessions implements BeforeApplicationShutdown {
     @Inject(Clock) private readonly clock: Clock,
     @Inject(RUNTIME) private readonly runtime: Runtime,
     @Inject(ContactData) private readonly contacts: ContactData,
+    @Inject(IdGenerator) private readonly ids: IdGenerator,
   ) {}
 
   /**
@@ -200,49 +212,31 @@ export class ConsoleSessions implements BeforeApplicationShutdown {
   }
 
   /**
-   * A new organization through the admin API's own command (pending, default scopes, sandbox
-   * credit), its owner, and a test key for the playground, all with the new user as the actor.
-   * Sign-ups of one address are serialised by an advisory lock, so two cannot both register an
-   * organization for it. An address that has an account already gets the same answer (the caller
-   * answers alike whatever this returns) and a mail saying so instead of a confirmation, so the
-   * sign-up form does not tell who has an account.
+   * A sign-up's work before its answer, the same whether or not the address has an account: the
+   * fields checked (every refusal before anything depends on the address), the mails counted, the
+   * password hashed, and the ids of the organization and owner it will make. The caller records it
+   * (SignUps), which registers the organization through the admin API's own command, its owner and
+   * a test key for the playground after the answer, or mails the address's holder instead of a
+   * confirmation, so the sign-up form does not tell who has an account, by its answer or its time.
    */
-  async signUp(input: { organizationName: string; email: string; password: string }, request: FastifyRequest): Promise<void> {
+  async signUp(input: { organizationName: string; email: string; password: string }, request: FastifyRequest): Promise<RecordedSignUp> {
     assertStrongPassword('password', input.password, [input.email, input.organizationName]);
-    // Every field refusal before the address is looked up, so that it does not depend on it.
     const fields = signUpFields(() => validRegistration({ name: input.organizationName.trim(), email: input.email.trim() }));
     await this.throttle.mailRequest(request.ip, { recipient: input.email });
     const passwordHash = await hashPassword(input.password);
-    const lock = await this.pool.connect();
-    try {
-      await lock.query('select pg_advisory_lock(hashtextextended($1, 7))', [`console-email:${emailKey(input.email)}`]);
-      const existing = await this.accounts.byEmail(input.email);
-      if (existing !== undefined) {
-        await this.mailAccountExists(existing);
-        return;
-      }
-      const userId = consoleId('usr');
-      const context = commandContext(request, { type: 'user', id: userId });
-      const organization = await this.commands.execute(new RegisterOrganization(fields, context)).catch((error: unknown) => {
-        throw renamedFields(error);
-      });
-      const user = await this.events.record(context, async (db) => ({
-        value: await this.accounts.insert(
-          { id: userId, kind: 'integrator', organizationId: organization.id, email: input.email, role: 'owner', passwordHash, emailVerifiedAt: null, createdAt: this.clock.now() },
-          db,
-        ),
-        events: [{ type: 'ConsoleUserSignedUp', data: { schemaVersion: 1, userId, organizationId: organization.id, role: 'owner' } }],
-      }));
-      await this.commands.execute(new IssueApiKey(organization.id, { environment: 'test', name: PLAYGROUND_KEY_NAME, scopes: null }, context));
-      await this.sendVerification(user);
-    } finally {
-      await lock.query('select pg_advisory_unlock(hashtextextended($1, 7))', [`console-email:${emailKey(input.email)}`]).catch(() => undefined);
-      lock.release();
-    }
+    const userId = consoleId('usr');
+    return {
+      userId,
+      organizationId: this.ids.organizationId(),
+      organizationName: fields.name,
+      email: input.email,
+      passwordHash,
+      context: commandContext(request, { type: 'user', id: userId }),
+    };
   }
 
   /** To the holder of an account whose address someone signed up with: where to sign in or reset the password. */
-  private async mailAccountExists(user: ConsoleUser): Promise<void> {
+  async mailAccountExists(user: ConsoleUser): Promise<void> {
     const signIn = this.links.plainPage(user.kind === 'operator' ? 'operator/login' : 'login');
     const reset = this.links.plainPage('forgot-password');
     await this.outbox.enqueue({

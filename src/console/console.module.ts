@@ -14,12 +14,14 @@ import { ConsoleStatementsController, ConsoleTopUpsController } from './console-
 import { PaymentsModule } from '../payments/payments.module.js';
 import { ConsoleLinks } from './console-links.js';
 import { ConsoleSessions } from './console-session.service.js';
+import { SignUps } from './sign-ups.js';
+import { OrganizationsModule } from '../organizations/organizations.module.js';
 import { ConsoleSecondFactorController } from './console-second-factor.controller.js';
 import { ConsoleSecondFactors } from './console-second-factor.service.js';
 
 /** The console's server side under /console/api (the pages themselves are static files served apart). */
 @Module({
-  imports: [CqrsModule, ConsoleAuthModule, VerificationsModule, WalletsModule, WebhooksModule, PaymentsModule],
+  imports: [CqrsModule, ConsoleAuthModule, OrganizationsModule, VerificationsModule, WalletsModule, WebhooksModule, PaymentsModule],
   controllers: [
     ConsoleAccountsController,
     ConsoleIntegratorController,
@@ -30,6 +32,6 @@ import { ConsoleSecondFactors } from './console-second-factor.service.js';
     ConsoleTopUpsController,
     ConsoleStatementsController,
   ],
-  providers: [ConsoleLinks, ConsoleSessions, ConsoleSecondFactors, ApiKeyGuard],
+  providers: [ConsoleLinks, ConsoleSessions, SignUps, ConsoleSecondFactors, ApiKeyGuard],
 })
 export class ConsoleModule {}

@@ -153,6 +153,17 @@ export function consoleSchemas(): Record<string, Schema> {
       projections: list(ref('ProjectionStatus')),
       history: list(object({ at: TIMESTAMP, projections: list(object({ name: STRING, lagEvents: { type: ['integer', 'null'] }, lagSeconds: { type: 'number' } })) })),
     }),
+    // No personal data: the check's reference, its organization and what recovery met.
+    UnsettledCheck: object({
+      reference: STRING,
+      organizationId: STRING,
+      environment: ref('Environment'),
+      reason: { type: 'string', description: 'an error code, and for a damaged stream its id and damage' },
+      attempts: INTEGER,
+      firstFailedAt: TIMESTAMP,
+      lastFailedAt: TIMESTAMP,
+      nextAttemptAt: TIMESTAMP,
+    }),
     AuditFigures: object({ fundedKobo: INTEGER, debitedKobo: INTEGER, balanceKobo: INTEGER, reservedKobo: INTEGER, availableKobo: INTEGER }),
     // The replay's summary as the audit command writes it (src/audit/audit-format.ts): the fields the console reads, the rest left open.
     AuditSummary: {

@@ -28,7 +28,8 @@ export class RegisterOrganization extends Command<OrganizationView> {
   constructor(
     readonly input: { name: string; email: string },
     readonly context: CommandContext,
-    readonly options: Options = {},
+    /** `organizationId`: chosen by the caller, so that its retry finds the organization it registered (the console's sign-ups); else a new one. */
+    readonly options: Options & { readonly organizationId?: string } = {},
   ) {
     super();
   }

@@ -28,7 +28,7 @@ export class RegisterOrganizationHandler implements ICommandHandler<RegisterOrga
   async execute({ input: given, context, options }: RegisterOrganization): Promise<OrganizationView> {
     // The one check of a registration's fields, whoever registers (the admin API, the CLI, the console's sign-up).
     const input = validRegistration(given);
-    const organizationId = this.ids.organizationId();
+    const organizationId = options.organizationId ?? this.ids.organizationId();
     const registered = await this.organizations.execute(
       organizationId,
       {

@@ -6,6 +6,7 @@ import { ok } from '../common/envelope.js';
 import { ADMIN_ERRORS, ANY_ROUTE_ERRORS, ApiErrors, ApiPaging, ApiRoute, ApiSuccess, ref, type Schema } from '../common/openapi.js';
 import { paging } from '../common/paging.js';
 import { PG_POOL } from '../database/pool.js';
+import { readUnsettledChecks } from './recovery-unsettled.read-model.js';
 
 const UNSETTLED_CHECK: Schema = {
   type: 'object',
@@ -26,18 +27,6 @@ const UNSETTLED_CHECK: Schema = {
   },
 };
 
-interface UnsettledRow {
-  reference: string;
-  organization_id: string;
-  environment: string;
-  reason: string;
-  attempts: number;
-  first_failed_at: Date;
-  last_failed_at: Date;
-  next_attempt_at: Date;
-  total: string;
-}
-
 /** Operators see here which checks recovery cannot settle, so that they restore what was damaged. */
 @ApiBearerAuth('adminToken')
 @Controller('admin/v1/recovery')
@@ -57,24 +46,7 @@ export class RecoveryController {
   @ApiErrors(ANY_ROUTE_ERRORS, ADMIN_ERRORS)
   async list(@Query() query: Record<string, unknown>) {
     const { page, pageSize } = paging(query);
-    const { rows } = await this.pool.query<UnsettledRow>(
-      `select *, count(*) over () as total from verification_recovery_unsettled order by first_failed_at, reference limit $1 offset $2`,
-      [pageSize, (page - 1) * pageSize],
-    );
-    const total =
-      rows.length > 0 ? Number(rows[0]?.total) : Number((await this.pool.query<{ count: string }>('select count(*) from verification_recovery_unsettled')).rows[0]?.count ?? 0);
-    return ok(
-      rows.map((row) => ({
-        reference: row.reference,
-        organizationId: row.organization_id,
-        environment: row.environment,
-        reason: row.reason,
-        attempts: row.attempts,
-        firstFailedAt: row.first_failed_at.toISOString(),
-        lastFailedAt: row.last_failed_at.toISOString(),
-        nextAttemptAt: row.next_attempt_at.toISOString(),
-      })),
-      { total, page, pageSize, totalPages: Math.ceil(total / pageSize) },
-    );
+    const { checks, total } = await readUnsettledChecks(this.pool, page, pageSize);
+    return ok(checks, { total, page, pageSize, totalPages: Math.ceil(total / pageSize) });
   }
 }

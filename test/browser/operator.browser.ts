@@ -162,6 +162,33 @@ test("a stopped projection's error on the projections page", async ({ browser })
   }
 });
 
+test('the checks recovery cannot settle on the projections page, with no personal data', async ({ browser }) => {
+  // A row as the recovery pass sets one aside (recovery.ts), its next attempt far off so that no pass takes it meanwhile,
+  // and the reservation it holds (a pass forgets the rows whose reservation is gone).
+  const reference = `vrf_browser_unsettled_${Date.now()}`;
+  const reason = 'stream_damaged: wallet-org_browser.test is deleted';
+  await onServiceDatabase(
+    `with held as (insert into wallet_reservations (reference, organization_id, environment, amount_kobo, reserved_at)
+                   values ($1, 'org_browser_unsettled', 'live', 5000, now() - interval '2 hours'))
+     insert into verification_recovery_unsettled (reference, organization_id, environment, reason, attempts, first_failed_at, last_failed_at, next_attempt_at)
+     values ($1, 'org_browser_unsettled', 'live', $2, 3, now() - interval '2 hours', now() - interval '5 minutes', now() + interval '1 day')`,
+    [reference, reason],
+  );
+  try {
+    const operator = await operatorPage(browser);
+    await operator.getByRole('link', { name: 'Projections', exact: true }).click();
+    const table = operator.getByRole('table', { name: 'Checks recovery cannot settle' });
+    const row = table.getByRole('row').filter({ hasText: reference });
+    await expect(row).toBeVisible();
+    await expect(row.getByRole('link', { name: 'org_browser_unsettled' })).toHaveAttribute('href', /\/operator\/organizations\/org_browser_unsettled$/);
+    await expect(row.getByText(reason)).toBeVisible();
+    await expect(row.getByRole('cell', { name: '3', exact: true })).toBeVisible();
+    await operator.context().close();
+  } finally {
+    await onServiceDatabase('with held as (delete from wallet_reservations where reference = $1) delete from verification_recovery_unsettled where reference = $1', [reference]);
+  }
+});
+
 test("an operator sets a live upstream with a fallback, each with its credentials, from the organization's page", async ({ page, browser }) => {
   const { organization } = await signUp(page);
   const operator = await operatorPage(browser);

@@ -49,6 +49,13 @@ describe('Console API: accounts, roles and the operators', () => {
     throw new Error(`no new mail to ${to} matching ${subject}`);
   }
 
+  /** Every recorded sign-up carried out (the pass runs each second and at every sign-up). */
+  async function expectNoSignUpsLeft(): Promise<void> {
+    const left = async () => Number((await pool.query<{ n: string }>('select count(*) as n from console_signups')).rows[0].n);
+    for (let attempt = 0; attempt < 50 && (await left()) > 0; attempt++) await new Promise((resolve) => setTimeout(resolve, 100));
+    expect(await left()).toBe(0);
+  }
+
   async function signedUp(label: string) {
     const client = new ConsoleClient(app);
     const email = uniqueEmail(label);
@@ -98,6 +105,8 @@ describe('Console API: accounts, roles and the operators', () => {
       };
       const email = uniqueEmail('taken');
       const first = await signUp(email, 'Acme first', PASSWORD);
+      // Carried out after the answer: its account made before the second arrives.
+      await expectNoSignUpsLeft();
       // Emails are sealed (no column holds one in clear): the second sign-up must add no account at all.
       const accounts = async () => Number((await pool.query<{ n: string }>('select count(*) as n from console_users')).rows[0].n);
       const accountsBefore = await accounts();
@@ -116,6 +125,7 @@ describe('Console API: accounts, roles and the operators', () => {
       expect(mails[0].text).toContain('/console/forgot-password');
       expect(mails[0].text).not.toContain('Acme again');
       // Nothing was made or changed for the second sign-up.
+      await expectNoSignUpsLeft();
       expect(await accounts()).toBe(accountsBefore);
       expect((await new ConsoleClient(app).call('POST', '/console/api/login', { email, password: 'another good password' })).status).toBe(401);
       expect((await new ConsoleClient(app).call('POST', '/console/api/login', { email, password: PASSWORD })).status).toBe(200);
@@ -222,6 +232,38 @@ describe('Console API: accounts, roles and the operators', () => {
         locker.release();
       }
       expect(await linkFor(email, /Reset your password/)).toMatch(/^[A-Za-z0-9_-]{43}$/);
+    });
+
+    it('answers a sign-up before any look-up or registration, so a taken and a new address take the same time, and then carries it out', async () => {
+      const { email: taken } = await signedUp('signup-uniform');
+      const fresh = uniqueEmail('signup-uniform-new');
+      const locker = await pool.connect();
+      const answers: Record<string, unknown> = {};
+      let requests: Promise<unknown>[] = [];
+      try {
+        // As for the reset above: with the accounts', links' and mails' tables locked, a look-up of the address, or the registration
+        // of a new one (its owner, link and mail), before the answer shows as a wait. None: both answer alike while locked.
+        await locker.query('begin');
+        await locker.query('lock table console_users, console_tokens, console_outbox in access exclusive mode');
+        requests = Object.entries({ taken, fresh }).map(([label, email]) =>
+          new ConsoleClient(app)
+            .signUp({ organizationName: `Acme ${label}`, email, password: PASSWORD })
+            .then((response) => (answers[label] = { status: response.status, body: response.body })),
+        );
+        for (let waited = 0; waited < 3_000 && Object.keys(answers).length < 2; waited += 50) await new Promise((resolve) => setTimeout(resolve, 50));
+        expect(answers).toEqual({ taken: { status: 202, body: { status: true, data: { sent: true } } }, fresh: { status: 202, body: { status: true, data: { sent: true } } } });
+      } finally {
+        await locker.query('rollback').catch(() => undefined);
+        locker.release();
+        await Promise.all(requests);
+      }
+      // Once the tables are free the sign-ups are carried out: the new address is confirmed and signs in, the holder of the taken one is told.
+      expect(await linkFor(fresh, /Confirm your email/)).toMatch(/^[A-Za-z0-9_-]{43}$/);
+      expect(await linkFor(taken, /You already have an account/)).toBeNull();
+      const signedIn = await new ConsoleClient(app).call('POST', '/console/api/login', { email: fresh, password: PASSWORD });
+      expect(signedIn.status).toBe(200);
+      expect(signedIn.body.data.organization.name).toBe('Acme fresh');
+      await expectNoSignUpsLeft();
     });
 
     it('keeps the mailbox to requests from the machine itself', async () => {

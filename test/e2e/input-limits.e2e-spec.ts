@@ -112,6 +112,19 @@ describeOnPostgresProjectOnly('Limits on input', 'the HTTP surface does not depe
       expect(answer.elapsedMs).toBeLessThan(REQUEST_TIMEOUT_MS + 2_000);
     });
 
+    it('is closed, or gets 408, within the headers limit when it connects and sends nothing at all', async () => {
+      const answer = await stalledRequest(strict.baseUrl, '', HEADERS_TIMEOUT_MS + 4_000);
+      // Nothing sent: the server may close at once or answer 408 first; it must not wait for the client to give up.
+      if (answer.status !== 0) expectError(answer, 408, 'request_timeout');
+      expect(answer.elapsedMs).toBeLessThan(HEADERS_TIMEOUT_MS + 2_000);
+    });
+
+    it('is closed within the headers limit when it goes quiet after a first request on a kept-alive connection', async () => {
+      const answer = await stalledRequest(strict.baseUrl, 'GET /v1/health HTTP/1.1\r\nHost: x\r\n\r\n', HEADERS_TIMEOUT_MS + 4_000);
+      expect(answer.status).toBe(200);
+      expect(answer.elapsedMs).toBeLessThan(HEADERS_TIMEOUT_MS + 2_000);
+    });
+
     it('gets 408 once its headers have not arrived within the headers limit', async () => {
       const answer = await stalledRequest(strict.baseUrl, 'GET /v1/wallet HTTP/1.1\r\nHost: x\r\nX-Service-', HEADERS_TIMEOUT_MS + 4_000);
       expectError(answer, 408, 'request_timeout');

@@ -1,4 +1,5 @@
-import { Anchor, Button, Group, Pagination, ScrollArea, Table, Text } from '@mantine/core';
+import { Anchor, Button, Group, Pagination, Table, Text } from '@mantine/core';
+import { Scroll } from '../components/scroll';
 import { useState } from 'react';
 import { Link } from 'wouter';
 import { Failure, Loading, PageTitle } from '../components/common';
@@ -35,8 +36,8 @@ export default function FlowsPage() {
         <Loading />
       ) : list.data ? (
         <>
-          <ScrollArea type="auto">
-            <Table striped miw={560} aria-label={`Verification flows in ${environment}`}>
+          <Scroll minWidth={560}>
+            <Table striped aria-label={`Verification flows in ${environment}`}>
               <Table.Thead>
                 <Table.Tr>
                   <Table.Th>Name</Table.Th>
@@ -60,7 +61,7 @@ export default function FlowsPage() {
                 ))}
               </Table.Tbody>
             </Table>
-          </ScrollArea>
+          </Scroll>
           {list.data.rows.length === 0 ? (
             <Text c="dimmed" mt="md">
               No flows in {environment} yet.

@@ -1,4 +1,5 @@
-import { Anchor, Group, Pagination, ScrollArea, Select, Table, Text } from '@mantine/core';
+import { Anchor, Group, Pagination, Select, Table, Text } from '@mantine/core';
+import { Scroll } from '../components/scroll';
 import { useState } from 'react';
 import { Link } from 'wouter';
 import { Failure, Loading, PageTitle } from '../components/common';
@@ -46,8 +47,8 @@ export default function SessionsPage() {
         <Loading />
       ) : list.data ? (
         <>
-          <ScrollArea type="auto">
-            <Table striped miw={560} aria-label={`Verification sessions in ${environment}`}>
+          <Scroll minWidth={560}>
+            <Table striped aria-label={`Verification sessions in ${environment}`}>
               <Table.Thead>
                 <Table.Tr>
                   <Table.Th>Session</Table.Th>
@@ -73,7 +74,7 @@ export default function SessionsPage() {
                 ))}
               </Table.Tbody>
             </Table>
-          </ScrollArea>
+          </Scroll>
           {list.data.rows.length === 0 ? (
             <Text c="dimmed" mt="md">
               No sessions in {environment} yet{status ? ' with this status' : ''}.

@@ -30,7 +30,8 @@ export default function SettingsPage() {
           <Title order={2} size="h4" mb="sm">
             Organization
           </Title>
-          <Table aria-label="Organization profile">
+          {/* A long name, address or the identifier breaks anywhere rather than widen the page on a phone. */}
+          <Table aria-label="Organization profile" style={{ overflowWrap: 'anywhere' }}>
             <Table.Tbody>
               <Table.Tr>
                 <Table.Th scope="row">Name</Table.Th>
@@ -80,7 +81,9 @@ export default function SettingsPage() {
               ) : (
                 <Alert color="yellow" title="Verify your email first">
                   <Stack gap="xs">
-                    <Text size="sm">Open the link we sent to {session?.user?.email} to request live access.</Text>
+                    <Text size="sm" style={{ overflowWrap: 'anywhere' }}>
+                      Open the link we sent to {session?.user?.email} to request live access.
+                    </Text>
                     <Button size="xs" variant="outline" onClick={() => resend.mutate()} loading={resend.isPending} w="fit-content">
                       Send the link again
                     </Button>

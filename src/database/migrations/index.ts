@@ -40,6 +40,7 @@ import { DataSubjectRights1796000001200 } from './1796000001200-data-subject-rig
 import { OrganizationKeyVersions1796000001300 } from './1796000001300-organization-key-versions.js';
 import { IndexKeyVersions1796000002100 } from './1796000002100-index-key-versions.js';
 import { ConsoleUserKeys1796000002101 } from './1796000002101-console-user-keys.js';
+import { ConsoleSignUps1796000002840 } from './1796000002840-console-signups.js';
 
 /** Every migration, in order: the event log's and the read models', all in this folder. Features add theirs here. */
 export const MIGRATIONS = [
@@ -85,4 +86,5 @@ export const MIGRATIONS = [
   SessionDocuments1796000002720,
   SessionIdentityReferences1796000002760,
   TopUpRecoveryChecks1796000002800,
+  ConsoleSignUps1796000002840,
 ];

@@ -22,6 +22,7 @@ export const operatorKeys = {
   audit: (wallet: AuditedWallet | undefined) => ['operator', 'audit', wallet] as const,
   reconcile: (wallet: AuditedWallet | undefined) => ['operator', 'reconcile', wallet] as const,
   projections: ['operator', 'projections'] as const,
+  unsettled: ['operator', 'recovery', 'unsettled'] as const,
 };
 
 export function useRefreshOperator() {
@@ -166,6 +167,14 @@ export const useReconciliation = (wallet: AuditedWallet | undefined) =>
 
 export const useProjections = (refetchMs: number) =>
   useQuery({ queryKey: operatorKeys.projections, queryFn: ({ signal }) => get<Data<'getProjections'>>('/operator/projections', signal), refetchInterval: refetchMs });
+
+/** The oldest `pageSize` checks recovery cannot settle, and how many there are. */
+export const useUnsettledChecks = (pageSize: number, refetchMs: number) =>
+  useQuery({
+    queryKey: operatorKeys.unsettled,
+    queryFn: ({ signal }) => fetchPage<Data<'listUnsettledChecks'>[number]>(`/operator/recovery/unsettled${query({ page: 1, pageSize })}`, signal),
+    refetchInterval: refetchMs,
+  });
 
 /**
  * The server's lists the operators' forms choose from, each written as a record over the generated

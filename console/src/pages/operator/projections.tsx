@@ -1,11 +1,15 @@
-import { Badge, Paper, Table, Text, Title } from '@mantine/core';
+import { Anchor, Badge, Code, Paper, Table, Text, Title } from '@mantine/core';
+import { Link } from 'wouter';
 import { Scroll } from '../../components/scroll';
 import { lazy, Suspense, useMemo } from 'react';
 import { when } from '../../dates';
 import { Failure, Loading, PageTitle } from '../../components/common';
-import { useProjections } from '../../features/operator/api';
+import { useProjections, useUnsettledChecks } from '../../features/operator/api';
 
 const LagChart = lazy(() => import('../../components/lag-chart'));
+
+/** Unsettled checks shown: the oldest; GET /admin/v1/recovery/unsettled pages through them all. */
+const UNSETTLED_SHOWN = 50;
 
 const PALETTE = ['#364fc7', '#2b8a3e', '#e67700', '#c92a2a', '#862e9c', '#0b7285', '#5f3dc4', '#a61e4d'];
 
@@ -62,6 +66,7 @@ export default function OperatorProjectionsPage() {
           </Table.Tbody>
         </Table>
       </Scroll>
+      <UnsettledChecks />
       <Paper withBorder p="md" mt="md">
         <Title order={2} size="h4" mb="sm">
           Lag over the last hour
@@ -75,5 +80,70 @@ export default function OperatorProjectionsPage() {
         )}
       </Paper>
     </>
+  );
+}
+
+/**
+ * The checks recovery cannot settle (a stream damaged by hand, an event it cannot fold): their
+ * money stays held until an operator restores the cause. References and codes only, no personal data.
+ */
+function UnsettledChecks() {
+  const unsettled = useUnsettledChecks(UNSETTLED_SHOWN, 10_000);
+  return (
+    <Paper withBorder p="md" mt="md">
+      <Title order={2} size="h4" mb="sm">
+        Checks recovery cannot settle
+      </Title>
+      {unsettled.isPending ? (
+        <Loading />
+      ) : unsettled.error ? (
+        <Failure error={unsettled.error} />
+      ) : unsettled.data.rows.length === 0 ? (
+        <Text c="dimmed">None: recovery settled every check past its deadline.</Text>
+      ) : (
+        <>
+          <Text size="sm" mb="xs">
+            {unsettled.data.meta.total > unsettled.data.rows.length
+              ? `The oldest ${unsettled.data.rows.length} of ${unsettled.data.meta.total}; their money stays held until the cause is restored.`
+              : `${unsettled.data.meta.total} in all; their money stays held until the cause is restored.`}
+          </Text>
+          <Scroll minWidth={720}>
+            <Table striped aria-label="Checks recovery cannot settle">
+              <Table.Thead>
+                <Table.Tr>
+                  <Table.Th>Reference</Table.Th>
+                  <Table.Th>Organization</Table.Th>
+                  <Table.Th>Since</Table.Th>
+                  <Table.Th ta="right">Attempts</Table.Th>
+                  <Table.Th>Last error</Table.Th>
+                  <Table.Th>Next attempt</Table.Th>
+                </Table.Tr>
+              </Table.Thead>
+              <Table.Tbody>
+                {unsettled.data.rows.map((check) => (
+                  <Table.Tr key={check.reference}>
+                    <Table.Td>
+                      <Code>{check.reference}</Code>
+                    </Table.Td>
+                    <Table.Td>
+                      <Anchor component={Link} href={`/operator/organizations/${encodeURIComponent(check.organizationId)}`} size="sm">
+                        {check.organizationId}
+                      </Anchor>{' '}
+                      ({check.environment})
+                    </Table.Td>
+                    <Table.Td>{when(check.firstFailedAt)}</Table.Td>
+                    <Table.Td ta="right">{check.attempts}</Table.Td>
+                    <Table.Td>
+                      <Code>{check.reason}</Code>
+                    </Table.Td>
+                    <Table.Td>{when(check.nextAttemptAt)}</Table.Td>
+                  </Table.Tr>
+                ))}
+              </Table.Tbody>
+            </Table>
+          </Scroll>
+        </>
+      )}
+    </Paper>
   );
 }
