@@ -13,8 +13,7 @@ import { EVENT_STORE, type EventStore } from '../event-store/event-store.port.js
 import { reconcileWalletPayments, type WalletPaymentsReconciliation } from '../payments/payment-reconciliation.js';
 import { receiptPdf } from '../payments/receipt.pdf.js';
 import { readTopUpReceipt, readTopUps, type DedicatedAccountView, type TopUpView } from '../payments/topup.read-model.js';
-import { TOPUP_REFERENCE } from '../payments/topups.service.js';
-import { TopUps } from '../payments/topups.service.js';
+import { TOPUP_REFERENCE, TopUps, TRANSFER_REFERENCE } from '../payments/topups.service.js';
 import { ConsoleRoute, jsonBody, list } from '../common/console-route.js';
 import { ref } from '../common/openapi.js';
 
@@ -90,12 +89,12 @@ export class ConsoleTopUpsController {
     });
   }
 
-  /** The receipt of a credited top-up, as PDF. */
+  /** The receipt of a credited top-up, as PDF: ours (`top_…`) or a bank transfer's, under the rail's reference. */
   @Get(':reference/receipt.pdf')
   @ConsoleAccess({ who: 'integrator', roles: FINANCE })
   @ConsoleRoute('getTopUpReceipt', 'Wallet', "A credited top-up's receipt", { status: 200, file: 'application/pdf' })
   async receipt(@Req() request: ConsoleRequest, @Param('reference') reference: string, @Res() reply: FastifyReply): Promise<void> {
-    const row = TOPUP_REFERENCE.test(reference) ? await readTopUpReceipt(this.pool, reference) : undefined;
+    const row = TOPUP_REFERENCE.test(reference) || TRANSFER_REFERENCE.test(reference) ? await readTopUpReceipt(this.pool, reference) : undefined;
     if (row === undefined || row.organizationId !== organizationOf(consoleIdentity(request).user) || row.status !== 'credited')
       throw new NotFound('No credited top-up with this reference');
     const pdf = await receiptPdf({
