@@ -41,7 +41,7 @@ const ALLOWANCE_RETRY = linearJitter(40, 5);
 const PAGING = { pageSize: 100, maxPages: 10 };
 export const TOPUP_REFERENCE = /^top_[0-9A-HJKMNP-TV-Z]{26}$/;
 /** The reference the rail gave a transfer to a dedicated account (Paystack allows letters, digits, `-`, `.`, `=`). */
-export const TRANSFER_REFERENCE = /^[A-Za-z0-9][A-Za-z0-9._=-]{0,99}$/;
+const TRANSFER_REFERENCE = /^[A-Za-z0-9][A-Za-z0-9._=-]{0,99}$/;
 /** Who is mailed a receipt. */
 const RECEIPT_ROLES = ['owner', 'finance'];
 /** Lagos is UTC+1 all year: its day starts at 23:00 UTC. */
