@@ -513,7 +513,7 @@ function TopUpsAndStatements({ organizationId }: { organizationId: string }) {
   return (
     <Section title="Top-ups and statements">
       <Group align="end" wrap="wrap" mb="sm">
-        <Select label="Wallet" data={['live', 'test']} value={environment} onChange={(value) => setEnvironment((value ?? 'live'))} allowDeselect={false} w={120} />
+        <Select label="Wallet shown" data={['live', 'test']} value={environment} onChange={(value) => setEnvironment(value ?? 'live')} allowDeselect={false} w={120} />
         <TextInput label="Statement month" type="month" value={month} onChange={(event) => setMonth(event.currentTarget.value)} w={200} />
         <Button component="a" variant="outline" href={`${base}/wallets/${environment}/statement?month=${encodeURIComponent(month)}`} download>
           Download statement (PDF)

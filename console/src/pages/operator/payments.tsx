@@ -28,7 +28,9 @@ function Payment({ row, writable }: { row: PaymentAttention; writable: boolean }
         <Text ff="monospace" size="sm" style={{ wordBreak: 'break-all' }}>
           {row.reference}
         </Text>
-        <Badge color={row.attention === 'flagged' ? 'orange' : 'red'}>{row.attention === 'flagged' ? `Flagged: ${row.flagReason ?? 'held'}` : 'Settled, not credited'}</Badge>
+        <Badge color={row.attention === 'flagged' ? 'red.9' : 'blue.9'} variant="filled">
+          {row.attention === 'flagged' ? `Flagged: ${row.flagReason ?? 'held'}` : 'Settled, not credited'}
+        </Badge>
       </Group>
       <Text size="sm" c="dimmed" mb="xs">
         {row.organizationId}, {row.environment} wallet, {row.rail} ({row.channel}), {when(row.createdAt)}
