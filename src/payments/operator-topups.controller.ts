@@ -100,10 +100,8 @@ export class OperatorTopUpsController {
     "`credit`: the provider's settled amount, verified now, credited once under the top-up's reference; `dismiss`: nothing credited, for a reason of the list. Recorded as a `TopUpResolved` event. Admin token only.",
   )
   @ApiPathParam('reference', REFERENCE, "the top-up's reference")
-  @ApiJsonBody(ref('TopUpResolutionInput'), {
-    credit: { summary: "credit the provider's settled amount", value: { action: 'credit' } },
-    dismiss: { summary: 'dismiss: the payer was refunded', value: { action: 'dismiss', reason: 'refunded_to_payer' } },
-  })
+  // One example: the document's tests run every example against one top-up, and a top-up is resolved once.
+  @ApiJsonBody(ref('TopUpResolutionInput'), { dismiss: { summary: 'dismiss: the payer was refunded', value: { action: 'dismiss', reason: 'refunded_to_payer' } } })
   @ApiSuccess(200, 'Resolved', ref('ResolvedTopUp'))
   @ApiErrors(ANY_ROUTE_ERRORS, BODY_ERRORS, ADMIN_WRITE_ERRORS, 'top_up_not_resolvable')
   async resolve(@Req() request: AdminRequest, @Param('reference') reference: string, @Body() body: unknown): Promise<SuccessEnvelope<ResolvedTopUp>> {
