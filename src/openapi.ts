@@ -17,6 +17,7 @@ import { consoleSchemas } from './console/console.openapi.js';
 import { SESSION_COOKIE } from './console-auth/sessions.js';
 import { walletSchemas } from './wallets/wallet.openapi.js';
 import { topUpLimitsSchemas } from './payments/topup-limits.openapi.js';
+import { topUpOperationsSchemas } from './payments/topup-operations.openapi.js';
 import { webhookSchemas } from './webhooks/webhook.openapi.js';
 import { verificationFlowSchemas } from './verification-flows/verification-flows.openapi.js';
 import type { FastifyInstance } from 'fastify';
@@ -83,6 +84,7 @@ export function buildOpenApiDocument(app: INestApplication): OpenAPIObject {
     ...dataSubjectSchemas(),
     ...walletSchemas(),
     ...topUpLimitsSchemas(),
+    ...topUpOperationsSchemas(),
     ...webhookSchemas(),
     ...verificationFlowSchemas(),
     ...organizationSchemas(),
@@ -141,6 +143,7 @@ export function buildConsoleOpenApiDocument(app: INestApplication): OpenAPIObjec
     ...projectionStatusSchemas(),
     ...walletHistorySchemas(),
     ...verificationFlowSchemas(),
+    ...topUpOperationsSchemas(),
     ...consoleSchemas(),
   };
   config.components = { ...config.components, schemas: all };

@@ -30,6 +30,7 @@ const OperatorOrganizationPage = lazy(() => import('./pages/operator/organizatio
 const OperatorQueuePage = lazy(() => import('./pages/operator/queue'));
 const OperatorProjectionsPage = lazy(() => import('./pages/operator/projections'));
 const OperatorAuditPage = lazy(() => import('./pages/operator/audit'));
+const OperatorPaymentsPage = lazy(() => import('./pages/operator/payments'));
 const OperatorSecurityPage = lazy(() => import('./pages/operator/security'));
 const FlowsPage = lazy(() => import('./pages/flows'));
 const FlowPage = lazy(() => import('./pages/flow'));
@@ -139,6 +140,7 @@ export function App() {
         <Route path="/operator/organizations/:id">{() => <Operator session={current} component={OperatorOrganizationPage} />}</Route>
         <Route path="/operator/projections">{() => <Operator session={current} component={OperatorProjectionsPage} />}</Route>
         <Route path="/operator/audit">{() => <Operator session={current} component={OperatorAuditPage} />}</Route>
+        <Route path="/operator/payments">{() => <Operator session={current} component={OperatorPaymentsPage} />}</Route>
         <Route path="/operator/data-requests">{() => <Operator session={current} component={OperatorDataRequestsPage} />}</Route>
         <Route path="/operator/sessions">{() => <Operator session={current} component={OperatorSessionsPage} />}</Route>
         <Route path="/operator/sessions/:id">{() => <Operator session={current} component={OperatorSessionPage} />}</Route>

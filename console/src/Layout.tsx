@@ -27,6 +27,7 @@ const OPERATOR_PAGES = [
   { href: '/operator/sessions', label: 'Sessions in review' },
   { href: '/operator/projections', label: 'Projections' },
   { href: '/operator/audit', label: 'Wallet audit' },
+  { href: '/operator/payments', label: 'Payments' },
   { href: '/operator/data-requests', label: 'Data requests' },
   { href: '/operator/security', label: 'Account' },
 ] as const;

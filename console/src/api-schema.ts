@@ -529,6 +529,23 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/console/api/operator/organizations/{id}/topups/{reference}/receipt.pdf": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** A credited top-up's receipt */
+        get: operations["getOrganizationTopUpReceipt"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/console/api/operator/organizations/{id}/wallets/{environment}/audit": {
         parameters: {
             query?: never;
@@ -608,6 +625,57 @@ export interface paths {
         get: operations["getOrganizationStatement"];
         put?: never;
         post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/console/api/operator/organizations/{id}/wallets/{environment}/topups": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** An organization's top-ups in one environment */
+        get: operations["listOrganizationTopUps"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/console/api/operator/payments": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The top-ups that need an operator, with the provider’s figures */
+        get: operations["listPaymentsNeedingAttention"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/console/api/operator/payments/{reference}/resolution": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Resolve a top-up: credit the settled amount once, or dismiss it for a reason */
+        post: operations["resolveTopUp"];
         delete?: never;
         options?: never;
         head?: never;
@@ -1447,6 +1515,23 @@ export interface paths {
         put?: never;
         /** Assign a dedicated bank account */
         post: operations["assignDedicatedAccount"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/console/api/wallet/dedicated_account/transfers": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Simulate a bank transfer into the test wallet's dedicated account (sandbox only) */
+        post: operations["simulateTransfer"];
         delete?: never;
         options?: never;
         head?: never;
@@ -2716,6 +2801,44 @@ export interface components {
             currentPassword: string;
             newPassword: string;
         };
+        /** @description A top-up that needs an operator, our figures beside the provider's (asked now; all null when it could not be asked) */
+        PaymentAttention: {
+            reference: string;
+            /** @example org_01JD3Q9ZK8W6V2C4X7N5B0M1TR */
+            organizationId: string;
+            /** @enum {string} */
+            environment: "test" | "live";
+            /** @enum {string} */
+            rail: "paystack" | "sandbox";
+            /** @enum {string} */
+            channel: "card" | "bank_transfer";
+            /** @enum {string} */
+            status: "initiated" | "paid" | "credited" | "failed" | "flagged" | "dismissed";
+            /**
+             * @description flagged: held, nothing credited; uncredited: the provider settled it and the wallet was not credited
+             * @enum {string}
+             */
+            attention: "flagged" | "uncredited";
+            flagReason: string | null;
+            /**
+             * @description kobo (₦1 = 100 kobo)
+             * @example 10000
+             */
+            initiatedKobo: number;
+            /** @description success, failed, abandoned, reversed, pending, not_found; null: not reachable */
+            providerStatus: string | null;
+            /** @description kobo */
+            providerKobo: number | null;
+            /** @description kobo */
+            providerFeesKobo: number | null;
+            providerCurrency: string | null;
+            providerPaidAt: string | null;
+            /**
+             * Format: date-time
+             * @example 2026-11-22T07:15:00.123+00:00
+             */
+            createdAt: string;
+        };
         PaymentsReconciliation: {
             topUps: {
                 reference: string;
@@ -3201,6 +3324,17 @@ export interface components {
          * @example vrf_01JD3Q9ZK8W6V2C4X7N5B0M1TR
          */
         Reference: string;
+        ResolvedTopUp: {
+            reference: string;
+            /** @example org_01JD3Q9ZK8W6V2C4X7N5B0M1TR */
+            organizationId: string;
+            /** @enum {string} */
+            environment: "test" | "live";
+            /** @enum {string} */
+            status: "initiated" | "paid" | "credited" | "failed" | "flagged" | "dismissed";
+            /** @description what the wallet was credited with; null when dismissed */
+            creditedKobo: number | null;
+        };
         RoleInput: {
             role: components["schemas"]["IntegratorRole"];
         };
@@ -3299,6 +3433,11 @@ export interface components {
             email: string;
             password: string;
         };
+        SimulatedTransfer: {
+            reference: string;
+            /** @enum {string} */
+            outcome: "credited" | "already_done" | "flagged" | "failed" | "pending" | "ignored" | "assigned";
+        };
         Suspension: {
             /** @description why; shown to operators */
             reason: string;
@@ -3345,6 +3484,13 @@ export interface components {
             dailyLimitKobo: number;
             leftTodayKobo: number;
         };
+        /** @description credit: the provider's settled amount, verified now, credited once; dismiss: nothing credited, for a reason of the list */
+        TopUpResolutionInput: {
+            /** @enum {string} */
+            action: "credit" | "dismiss";
+            /** @enum {string} */
+            reason?: "refunded_to_payer" | "credited_by_manual_funding" | "duplicate_payment" | "not_our_payment";
+        };
         TopUpStarted: {
             reference: string;
             authorizationUrl: string;
@@ -3358,7 +3504,7 @@ export interface components {
             feesKobo: number;
         };
         /** @enum {string} */
-        TopUpStatus: "initiated" | "paid" | "credited" | "failed" | "flagged";
+        TopUpStatus: "initiated" | "paid" | "credited" | "failed" | "flagged" | "dismissed";
         TotpCodeInput: {
             code: string;
         };
@@ -5672,6 +5818,55 @@ export interface operations {
             };
         };
     };
+    getOrganizationTopUpReceipt: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+                reference: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The file */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-Consistency-Token": components["headers"]["XConsistencyToken"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/pdf": string;
+                };
+            };
+            /** @description The request's error, in the envelope */
+            "4XX": {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-Consistency-Token": components["headers"]["XConsistencyToken"];
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ConsoleError"];
+                };
+            };
+            /** @description The service's error, in the envelope */
+            "5XX": {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-Consistency-Token": components["headers"]["XConsistencyToken"];
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ConsoleError"];
+                };
+            };
+        };
+    };
     getWalletAudit: {
         parameters: {
             query?: never;
@@ -5925,6 +6120,166 @@ export interface operations {
                         /** @constant */
                         status: true;
                         data: components["schemas"]["WalletStatement"];
+                    };
+                };
+            };
+            /** @description The request's error, in the envelope */
+            "4XX": {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-Consistency-Token": components["headers"]["XConsistencyToken"];
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ConsoleError"];
+                };
+            };
+            /** @description The service's error, in the envelope */
+            "5XX": {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-Consistency-Token": components["headers"]["XConsistencyToken"];
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ConsoleError"];
+                };
+            };
+        };
+    };
+    listOrganizationTopUps: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+                environment: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Done */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-Consistency-Token": components["headers"]["XConsistencyToken"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        status: true;
+                        data: components["schemas"]["TopUp"][];
+                        meta: components["schemas"]["PagingMeta"];
+                    };
+                };
+            };
+            /** @description The request's error, in the envelope */
+            "4XX": {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-Consistency-Token": components["headers"]["XConsistencyToken"];
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ConsoleError"];
+                };
+            };
+            /** @description The service's error, in the envelope */
+            "5XX": {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-Consistency-Token": components["headers"]["XConsistencyToken"];
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ConsoleError"];
+                };
+            };
+        };
+    };
+    listPaymentsNeedingAttention: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Done */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-Consistency-Token": components["headers"]["XConsistencyToken"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        status: true;
+                        data: components["schemas"]["PaymentAttention"][];
+                    };
+                };
+            };
+            /** @description The request's error, in the envelope */
+            "4XX": {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-Consistency-Token": components["headers"]["XConsistencyToken"];
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ConsoleError"];
+                };
+            };
+            /** @description The service's error, in the envelope */
+            "5XX": {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-Consistency-Token": components["headers"]["XConsistencyToken"];
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ConsoleError"];
+                };
+            };
+        };
+    };
+    resolveTopUp: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                reference: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["TopUpResolutionInput"];
+            };
+        };
+        responses: {
+            /** @description Done */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-Consistency-Token": components["headers"]["XConsistencyToken"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        status: true;
+                        data: components["schemas"]["ResolvedTopUp"];
                     };
                 };
             };
@@ -8790,6 +9145,60 @@ export interface operations {
                         /** @constant */
                         status: true;
                         data: components["schemas"]["DedicatedAccount"];
+                    };
+                };
+            };
+            /** @description The request's error, in the envelope */
+            "4XX": {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-Consistency-Token": components["headers"]["XConsistencyToken"];
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ConsoleError"];
+                };
+            };
+            /** @description The service's error, in the envelope */
+            "5XX": {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-Consistency-Token": components["headers"]["XConsistencyToken"];
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ConsoleError"];
+                };
+            };
+        };
+    };
+    simulateTransfer: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["TopUpInput"];
+            };
+        };
+        responses: {
+            /** @description Done */
+            201: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-Consistency-Token": components["headers"]["XConsistencyToken"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        status: true;
+                        data: components["schemas"]["SimulatedTransfer"];
                     };
                 };
             };

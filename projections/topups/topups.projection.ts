@@ -49,6 +49,17 @@ export const topUpsProjection: Projection = {
       case 'TopUpFlagged':
         await update(`status = 'flagged', flag_reason = $4`, [event.data.reason]);
         return;
+      case 'TopUpResolved':
+        // The flag's reason stays: the row shows what was wrong and, by its status, how it was settled.
+        if (event.data.resolution === 'credit')
+          await update(`status = 'paid', paid_kobo = $4, fees_kobo = $5, provider_transaction_id = $6, paid_at = $7`, [
+            event.data.amountKobo,
+            event.data.feesKobo,
+            event.data.providerTransactionId,
+            event.data.paidAt,
+          ]);
+        else await update(`status = 'dismissed'`, []);
+        return;
       default: {
         const _exhaustive: never = event;
         throw new Error(`unknown top-up event ${(_exhaustive as { type: string }).type}`);

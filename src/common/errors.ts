@@ -125,6 +125,11 @@ export class FundingReferenceConflict extends Conflict {
   override readonly code = 'funding_reference_conflict';
 }
 
+/** A top-up an operator may not resolve as asked: not in need of it (credited, resolved), or the provider does not confirm the payment. */
+export class TopUpNotResolvable extends Conflict {
+  override readonly code = 'top_up_not_resolvable';
+}
+
 /**
  * Something that must never happen did: a stream that breaks its own rules (a revision gap, a
  * wallet overdrawn by its history, a second terminal event), or code that reached a case it

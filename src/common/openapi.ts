@@ -103,6 +103,10 @@ export const ERROR_CODES = {
       properties: { reference: { type: 'string' }, existingAmountKobo: KOBO, requestedAmountKobo: KOBO },
     },
   },
+  top_up_not_resolvable: {
+    status: 409,
+    when: 'the top-up needs no resolution (credited, or already resolved), or the provider does not confirm it settled: nothing is credited',
+  },
   payload_too_large: { status: 413, when: 'a body above 2 MiB' },
   uri_too_long: { status: 414, when: 'a URL above 2,048 characters or a path segment above 200' },
   unsupported_media_type: { status: 415, when: 'a body that is not `application/json`' },

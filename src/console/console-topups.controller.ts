@@ -4,6 +4,7 @@ import type pg from 'pg';
 import { ok, type SuccessEnvelope } from '../common/envelope.js';
 import { isEnvironment, type Environment } from '../common/environment.js';
 import { NotFound, ValidationFailed } from '../common/errors.js';
+import { assertOrganizationExists } from '../wallets/organization-exists.js';
 import { paging } from '../common/paging.js';
 import { commandContext } from '../common/request-context.js';
 import { ConsoleAccess, consoleIdentity, ConsoleGuard, organizationOf, userActor, type ConsoleRequest } from '../console-auth/console.guard.js';
@@ -11,10 +12,11 @@ import { PG_POOL } from '../database/pool.js';
 import { walletStatement, statementPdf, STATEMENT_MONTH, type WalletStatement } from '../audit/wallet-statement.js';
 import { EVENT_STORE, type EventStore } from '../event-store/event-store.port.js';
 import { reconcileWalletPayments, type WalletPaymentsReconciliation } from '../payments/payment-reconciliation.js';
-import { receiptPdf } from '../payments/receipt.pdf.js';
-import { readTopUpReceipt, readTopUps, type DedicatedAccountView, type TopUpView } from '../payments/topup.read-model.js';
-import { TOPUP_REFERENCE } from '../payments/topups.service.js';
-import { TopUps } from '../payments/topups.service.js';
+import { sendReceipt, topUpReceipt } from '../payments/receipt.pdf.js';
+import { readTopUps, type DedicatedAccountView, type TopUpView } from '../payments/topup.read-model.js';
+import { TopUps, type WebhookOutcome } from '../payments/topups.service.js';
+import { MAX_FUNDING_KOBO } from '../wallets/wallet.decider.js';
+import { resolutionOf, resolvedView, TopUpResolutions, type PaymentAttention, type ResolvedTopUp } from '../payments/topup-resolution.js';
 import { ConsoleRoute, jsonBody, list } from '../common/console-route.js';
 import { ref } from '../common/openapi.js';
 
@@ -90,25 +92,12 @@ export class ConsoleTopUpsController {
     });
   }
 
-  /** The receipt of a credited top-up, as PDF. */
+  /** The receipt of a credited top-up, as PDF: ours (`top_…`) or a bank transfer's, under the rail's reference. */
   @Get(':reference/receipt.pdf')
   @ConsoleAccess({ who: 'integrator', roles: FINANCE })
   @ConsoleRoute('getTopUpReceipt', 'Wallet', "A credited top-up's receipt", { status: 200, file: 'application/pdf' })
   async receipt(@Req() request: ConsoleRequest, @Param('reference') reference: string, @Res() reply: FastifyReply): Promise<void> {
-    const row = TOPUP_REFERENCE.test(reference) ? await readTopUpReceipt(this.pool, reference) : undefined;
-    if (row === undefined || row.organizationId !== organizationOf(consoleIdentity(request).user) || row.status !== 'credited')
-      throw new NotFound('No credited top-up with this reference');
-    const pdf = await receiptPdf({
-      reference,
-      organizationId: row.organizationId,
-      environment: row.environment,
-      rail: row.rail,
-      creditedKobo: row.creditedKobo ?? 0,
-      feesKobo: row.feesKobo ?? 0,
-      paidAt: row.paidAt ?? '',
-      providerTransactionId: row.providerTransactionId ?? '',
-    });
-    void reply.status(200).header('content-type', 'application/pdf').header('content-disposition', `attachment; filename="receipt-${reference}.pdf"`).send(pdf);
+    sendReceipt(reply, reference, await topUpReceipt(this.pool, organizationOf(consoleIdentity(request).user), reference));
   }
 
   /** One top-up's state from its own stream (the authority), so the page sees it move at once. */
@@ -161,6 +150,7 @@ export class ConsoleStatementsController {
   constructor(
     @Inject(EVENT_STORE) private readonly store: EventStore,
     @Inject(TopUps) private readonly topUps: TopUps,
+    @Inject(PG_POOL) private readonly pool: pg.Pool,
   ) {}
 
   /** The organization's dedicated account for bank transfers (null before one is asked for). */
@@ -178,6 +168,40 @@ export class ConsoleStatementsController {
   async assign(@Req() request: ConsoleRequest, @Query() query: Record<string, unknown>): Promise<SuccessEnvelope<DedicatedAccountView>> {
     const { user } = consoleIdentity(request);
     return ok(await this.topUps.assignDedicatedAccount(this.owner(request, query), user.email, commandContext(request, userActor(user))));
+  }
+
+  /**
+   * The sandbox's stand-in for a payer's bank transfer into the test wallet's dedicated account: the
+   * rail sends the webhook Paystack sends for one, through the same receiver, which credits it once.
+   * Test wallets only: a live wallet's transfers are real money.
+   */
+  @Post('wallet/dedicated_account/transfers')
+  @HttpCode(201)
+  @ConsoleAccess({ who: 'integrator', roles: FINANCE })
+  @ConsoleRoute(
+    'simulateTransfer',
+    'Wallet',
+    "Simulate a bank transfer into the test wallet's dedicated account (sandbox only)",
+    { status: 201, data: ref('SimulatedTransfer') },
+    jsonBody(ref('TopUpInput')),
+  )
+  async simulateTransfer(
+    @Req() request: ConsoleRequest,
+    @Query() query: Record<string, unknown>,
+    @Body() body: unknown,
+  ): Promise<SuccessEnvelope<{ reference: string; outcome: WebhookOutcome }>> {
+    const owner = this.owner(request, query);
+    const amountKobo = (body as { amountKobo?: unknown } | null)?.amountKobo;
+    const errors = [];
+    if (owner.environment !== 'test') errors.push({ field: 'environment', message: 'transfers are simulated in the test environment only' });
+    if (typeof amountKobo !== 'number' || !Number.isSafeInteger(amountKobo) || amountKobo < 100 || amountKobo > MAX_FUNDING_KOBO)
+      errors.push({ field: 'amountKobo', message: `must be an integer number of kobo from 100 to ${MAX_FUNDING_KOBO}` });
+    if (errors.length > 0) throw new ValidationFailed(errors);
+    const account = await this.topUps.dedicatedAccount(owner);
+    if (account?.status !== 'assigned') throw new NotFound('No transfer account for this wallet: get one first');
+    const transfer = await this.topUps.sandbox.simulateTransfer(owner.organizationId, amountKobo as number);
+    const outcome = await this.topUps.receiveWebhook('sandbox', transfer.rawBody, transfer.signature);
+    return ok({ reference: transfer.reference, outcome });
   }
 
   private owner(request: ConsoleRequest, query: Record<string, unknown> | undefined): { organizationId: string; environment: Environment } {
@@ -205,8 +229,60 @@ export class ConsoleStatementsController {
   })
   async any(@Param('id') organizationId: string, @Param('environment') environment: string, @Query() query: Record<string, unknown>, @Res() reply: FastifyReply): Promise<void> {
     if (!isEnvironment(environment)) throw new ValidationFailed([{ field: 'environment', message: 'environment must be "test" or "live"' }]);
-    if (!/^org_[0-9A-HJKMNP-TV-Z]{26}$/.test(organizationId) || (await this.store.readStream(`organization-${organizationId}`, { maxCount: 1 })).length === 0)
-      throw new NotFound('No organization with this id');
+    await assertOrganizationExists(this.store, organizationId);
     await sendStatement(reply, await walletStatement(this.store, { organizationId, environment }, statementMonth(query)), query?.format);
+  }
+
+  @Get('operator/organizations/:id/wallets/:environment/topups')
+  @ConsoleAccess({ who: 'operator' })
+  @ConsoleRoute('listOrganizationTopUps', 'Operator', "An organization's top-ups in one environment", { status: 200, data: list(ref('TopUp')), meta: ref('PagingMeta') })
+  async topUpsOf(@Param('id') organizationId: string, @Param('environment') environment: string, @Query() query: Record<string, unknown>): Promise<SuccessEnvelope<TopUpView[]>> {
+    if (!isEnvironment(environment)) throw new ValidationFailed([{ field: 'environment', message: 'environment must be "test" or "live"' }]);
+    await assertOrganizationExists(this.store, organizationId);
+    const { page, pageSize } = paging(query ?? {});
+    const { total, topUps } = await readTopUps(this.pool, organizationId, environment, page, pageSize);
+    return ok(topUps, { total, page, pageSize, totalPages: Math.ceil(total / pageSize) });
+  }
+
+  /** Any organization's receipt, for operators (auditors included): the integrators' receipt, byte for byte. */
+  @Get('operator/organizations/:id/topups/:reference/receipt.pdf')
+  @ConsoleAccess({ who: 'operator' })
+  @ConsoleRoute('getOrganizationTopUpReceipt', 'Operator', "A credited top-up's receipt", { status: 200, file: 'application/pdf' })
+  async receiptOf(@Param('id') organizationId: string, @Param('reference') reference: string, @Res() reply: FastifyReply): Promise<void> {
+    await assertOrganizationExists(this.store, organizationId);
+    sendReceipt(reply, reference, await topUpReceipt(this.pool, organizationId, reference));
+  }
+}
+
+/**
+ * The operators' Payments page: the top-ups across organizations that need a person (flagged, or
+ * settled at the provider and not credited), the provider's figures beside ours, and their
+ * resolution. Auditors read it; only an admin operator resolves.
+ */
+@Controller('console/api/operator/payments')
+@UseGuards(ConsoleGuard)
+export class ConsolePaymentsController {
+  constructor(@Inject(TopUpResolutions) private readonly resolutions: TopUpResolutions) {}
+
+  @Get()
+  @ConsoleAccess({ who: 'operator' })
+  @ConsoleRoute('listPaymentsNeedingAttention', 'Operator', 'The top-ups that need an operator, with the provider’s figures', { status: 200, data: list(ref('PaymentAttention')) })
+  async attention(): Promise<SuccessEnvelope<PaymentAttention[]>> {
+    return ok(await this.resolutions.attention());
+  }
+
+  @Post(':reference/resolution')
+  @HttpCode(200)
+  @ConsoleAccess({ who: 'operator', write: true })
+  @ConsoleRoute(
+    'resolveTopUp',
+    'Operator',
+    'Resolve a top-up: credit the settled amount once, or dismiss it for a reason',
+    { status: 200, data: ref('ResolvedTopUp') },
+    jsonBody(ref('TopUpResolutionInput')),
+  )
+  async resolve(@Req() request: ConsoleRequest, @Param('reference') reference: string, @Body() body: unknown): Promise<SuccessEnvelope<ResolvedTopUp>> {
+    const state = await this.resolutions.resolve(reference, resolutionOf(body), commandContext(request, userActor(consoleIdentity(request).user)));
+    return ok(resolvedView(state));
   }
 }

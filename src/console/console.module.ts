@@ -10,7 +10,7 @@ import { WalletsModule } from '../wallets/wallets.module.js';
 import { WebhooksModule } from '../webhooks/webhooks.module.js';
 import { ConsoleWebhooksController } from './console-webhooks.controller.js';
 import { ConsoleDataSubjectsController } from './console-data-subjects.controller.js';
-import { ConsoleStatementsController, ConsoleTopUpsController } from './console-topups.controller.js';
+import { ConsolePaymentsController, ConsoleStatementsController, ConsoleTopUpsController } from './console-topups.controller.js';
 import { PaymentsModule } from '../payments/payments.module.js';
 import { ConsoleLinks } from './console-links.js';
 import { ConsoleSessions } from './console-session.service.js';
@@ -31,6 +31,7 @@ import { ConsoleSecondFactors } from './console-second-factor.service.js';
     ConsoleDataSubjectsController,
     ConsoleTopUpsController,
     ConsoleStatementsController,
+    ConsolePaymentsController,
   ],
   providers: [ConsoleLinks, ConsoleSessions, SignUps, ConsoleSecondFactors, ApiKeyGuard],
 })

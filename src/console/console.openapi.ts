@@ -112,7 +112,8 @@ export function consoleSchemas(): Record<string, Schema> {
       createdAt: TIMESTAMP,
     }),
     TopUpStarted: object({ reference: STRING, authorizationUrl: STRING }),
-    TopUpStatus: { type: 'string', enum: ['initiated', 'paid', 'credited', 'failed', 'flagged'] },
+    SimulatedTransfer: object({ reference: STRING, outcome: { type: 'string', enum: ['credited', 'already_done', 'flagged', 'failed', 'pending', 'ignored', 'assigned'] } }),
+    TopUpStatus: { type: 'string', enum: ['initiated', 'paid', 'credited', 'failed', 'flagged', 'dismissed'] },
     TopUpState: object({ reference: STRING, environment: ref('Environment'), status: ref('TopUpStatus'), amountKobo: INTEGER, paidKobo: INTEGER, feesKobo: INTEGER }),
     DedicatedAccount: object({
       organizationId: STRING,

@@ -99,6 +99,8 @@ async function readTopUpLog(
       else if (event.type === 'TopUpFailed') facts.status = 'failed';
       else if (event.type === 'TopUpFlagged') facts.status = 'flagged';
       else if (event.type === 'TopUpCredited') Object.assign(facts, { status: 'credited', creditedKobo: Number(data.amountKobo) });
+      // An operator's dismissal (a reason from a fixed list, on the log) settles a held or uncredited payment: nothing is owed.
+      else if (event.type === 'TopUpResolved' && data.resolution === 'dismiss') facts.status = 'dismissed';
     }
     if (page.length < PAGE) break;
     from = page[page.length - 1].position;
@@ -119,7 +121,8 @@ async function ask(railOf: (name: Rail) => PaymentRail | undefined, rail: string
  * The one check of a top-up, shared by `audit:payments` and the console's Payments audit: its
  * events, the wallet's fundings under its reference and the provider's answer now must agree.
  * Credited: funded once with the amount credited, and settled by the provider for it. Not
- * credited: nothing funded, and not settled (else it is `uncredited`, or `flagged` when held).
+ * credited: nothing funded, and not settled (else it is `uncredited`, or `flagged` when held),
+ * unless an operator dismissed it for a reason of the list.
  */
 export function checkTopUp(reference: string, facts: TopUpFacts, funded: readonly number[], verified: VerifiedTransaction | null | undefined): PaymentFinding[] {
   const findings: PaymentFinding[] = [];
@@ -145,6 +148,7 @@ export function checkTopUp(reference: string, facts: TopUpFacts, funded: readonl
     return findings;
   }
   if (funded.length > 0) findings.push({ ...base, kind: 'funding_without_top_up', fundedKobo: funded.reduce((sum, amount) => sum + amount, 0) });
+  if (facts.status === 'dismissed') return findings;
   if (facts.status === 'flagged') findings.push({ ...base, kind: 'flagged', ...provider });
   else if (settled !== undefined) findings.push({ ...base, kind: 'uncredited', ...provider });
   else if (verified === undefined) findings.push({ ...base, kind: 'unverified' });

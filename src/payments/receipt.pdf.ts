@@ -1,4 +1,8 @@
+import type { FastifyReply } from 'fastify';
 import PDFDocument from 'pdfkit';
+import type pg from 'pg';
+import { NotFound } from '../common/errors.js';
+import { readTopUpReceipt } from './topup.read-model.js';
 
 /** Kobo as `NGN 1,234.56` (the PDF's standard fonts have no naira sign). */
 export function ngn(kobo: number): string {
@@ -62,4 +66,28 @@ export function receiptPdf(facts: ReceiptFacts): Promise<Buffer> {
       ["Provider's fees (not taken from the credit)", ngn(facts.feesKobo)],
     ]);
   });
+}
+
+/** A top-up reference: ours (`top_…`) or the one a rail gave a transfer to a dedicated account; anything else names no receipt. */
+const RECEIPT_REFERENCE = /^(top_[0-9A-HJKMNP-TV-Z]{26}|[A-Za-z0-9][A-Za-z0-9._=-]{0,99})$/;
+
+/** The receipt of the organization's credited top-up by its reference; NotFound for any other (unknown, another organization's, not credited). */
+export async function topUpReceipt(pool: pg.Pool, organizationId: string, reference: string): Promise<Buffer> {
+  const row = RECEIPT_REFERENCE.test(reference) ? await readTopUpReceipt(pool, reference) : undefined;
+  if (row === undefined || row.organizationId !== organizationId || row.status !== 'credited') throw new NotFound('No credited top-up with this reference');
+  return receiptPdf({
+    reference,
+    organizationId: row.organizationId,
+    environment: row.environment,
+    rail: row.rail,
+    creditedKobo: row.creditedKobo ?? 0,
+    feesKobo: row.feesKobo ?? 0,
+    paidAt: row.paidAt ?? '',
+    providerTransactionId: row.providerTransactionId ?? '',
+  });
+}
+
+/** Sends a receipt as a PDF download. */
+export function sendReceipt(reply: FastifyReply, reference: string, pdf: Buffer): void {
+  void reply.status(200).header('content-type', 'application/pdf').header('content-disposition', `attachment; filename="receipt-${reference}.pdf"`).send(pdf);
 }

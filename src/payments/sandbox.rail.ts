@@ -33,11 +33,16 @@ export class SandboxRail implements PaymentRail {
     return { authorizationUrl: `${SANDBOX_CHECKOUT_PATH}/${encodeURIComponent(input.reference)}` };
   }
 
+  /** The customer code of the organization's made-up account. */
+  static customerCode(organizationId: string): string {
+    return `CUS_sandbox_${organizationId.slice(-10)}`;
+  }
+
   /** A made-up account, the same for an organization every time: no bank is asked. */
   async assignDedicatedAccount(input: { organizationId: string; email: string }): Promise<DedicatedAccount | PendingAccount> {
     const digits = BigInt(`0x${createHash('sha256').update(input.organizationId).digest('hex').slice(0, 15)}`) % 10_000_000_000n;
     return {
-      customerCode: `CUS_sandbox_${input.organizationId.slice(-10)}`,
+      customerCode: SandboxRail.customerCode(input.organizationId),
       accountNumber: digits.toString().padStart(10, '0'),
       accountName: 'Sandbox top-ups',
       bankName: 'Sandbox Bank',
@@ -100,5 +105,37 @@ export class SandboxRail implements PaymentRail {
       },
     });
     return { rawBody, signature: paystackSignature(this.secretKey, rawBody) };
+  }
+
+  /**
+   * A bank transfer of `amountKobo` into the organization's made-up account, as if a payer sent it:
+   * a settled transaction under a reference of the rail's own (`SBX…`, as Paystack's `T…`), and the
+   * `charge.success` webhook Paystack sends for a transfer to a dedicated account (channel
+   * `dedicated_nuban`, the customer's code), raw body and signature, for the same receiver.
+   */
+  async simulateTransfer(organizationId: string, amountKobo: number): Promise<{ reference: string; rawBody: string; signature: string }> {
+    const reference = `SBX${randomBytes(8).toString('hex').toUpperCase()}`;
+    const { rows } = await this.pool.query<{ fees_kobo: string; paid_at: Date; id: string }>(
+      `insert into sandbox_payments (reference, amount_kobo, status, fees_kobo, callback_url, paid_at, created_at)
+       values ($1, $2::bigint, 'success', least(round($2::bigint * 0.01), 30000), '', now(), now()) returning fees_kobo, paid_at, id`,
+      [reference, amountKobo],
+    );
+    const row = rows[0];
+    const rawBody = JSON.stringify({
+      event: 'charge.success',
+      data: {
+        id: Number(row.id),
+        domain: 'test',
+        status: 'success',
+        reference,
+        amount: amountKobo,
+        fees: Number(row.fees_kobo),
+        currency: 'NGN',
+        channel: 'dedicated_nuban',
+        paid_at: row.paid_at.toISOString(),
+        customer: { customer_code: SandboxRail.customerCode(organizationId) },
+      },
+    });
+    return { reference, rawBody, signature: paystackSignature(this.secretKey, rawBody) };
   }
 }

@@ -1,5 +1,5 @@
 import { describe, it } from '@jest/globals';
-import { InvariantViolated, NotFound } from '../common/errors.js';
+import { InvariantViolated, NotFound, TopUpNotResolvable } from '../common/errors.js';
 import { GIVEN_AT, givenFor } from '../event-sourcing/decider.testing.js';
 import { CHECKOUT_LIFETIME_MS, topUpDecider, type TopUpCommand, type VerifiedTransaction } from './topup.decider.js';
 import type { TopUpEvent } from './topup.events.js';
@@ -82,4 +82,59 @@ describe('Top-up decider', () => {
   it('a second credit writes nothing', () => given([initiated, paid, credited]).when({ type: 'MarkCredited' }).then([]));
   it('refuses to credit what was not paid', () => given([initiated]).when({ type: 'MarkCredited' }).thenThrows(InvariantViolated));
   it('knows no verification of an unknown top-up', () => given([]).when(record()).thenThrows(NotFound));
+
+  describe("an operator's resolution", () => {
+    const flagged: TopUpEvent = {
+      type: 'TopUpFlagged',
+      data: { ...ids, reason: 'amount_mismatch', initiatedKobo: 500_000, verifiedKobo: 450_000, reportedKobo: 500_000, currency: 'NGN' },
+    };
+    const resolvedCredit: TopUpEvent = {
+      type: 'TopUpResolved',
+      data: { ...ids, resolution: 'credit', amountKobo: 450_000, feesKobo: 6_750, paidAt: '2026-12-01T10:00:00.000Z', providerTransactionId: '4099260516' },
+    };
+    const credit = (over: Partial<VerifiedTransaction> = {}): TopUpCommand => ({ type: 'ResolveTopUp', resolution: { action: 'credit', verified: verified(over) } });
+    const dismiss: TopUpCommand = { type: 'ResolveTopUp', resolution: { action: 'dismiss', reason: 'refunded_to_payer' } };
+
+    it("credits a flagged top-up with the provider's settled amount, then it is credited as any paid one", () =>
+      given([initiated, flagged])
+        .when(credit({ amountKobo: 450_000, feesKobo: 6_750 }))
+        .then([resolvedCredit]));
+    it('a resolved credit leaves it paid for the normal credit', () =>
+      given([initiated, flagged, resolvedCredit])
+        .when({ type: 'MarkCredited' })
+        .then([{ type: 'TopUpCredited', data: { ...ids, amountKobo: 450_000, fundingReference: `topup:${ids.reference}` } }]));
+    it('credits a failed top-up the provider settled after all', () =>
+      given([initiated, { type: 'TopUpFailed', data: { ...ids, status: 'abandoned' } }])
+        .when(credit())
+        .then([
+          {
+            type: 'TopUpResolved',
+            data: { ...ids, resolution: 'credit', amountKobo: 500_000, feesKobo: 7_500, paidAt: '2026-12-01T10:00:00.000Z', providerTransactionId: '4099260516' },
+          },
+        ]));
+    it('refuses a credit the provider does not confirm, or in another currency', () => {
+      given([initiated, flagged])
+        .when(credit({ status: 'reversed' }))
+        .thenThrows(TopUpNotResolvable);
+      given([initiated, flagged])
+        .when(credit({ currency: 'USD' }))
+        .thenThrows(TopUpNotResolvable);
+    });
+    it('refuses a second resolution, and a credit of what is credited', () => {
+      given([initiated, flagged, resolvedCredit]).when(credit()).thenThrows(TopUpNotResolvable);
+      given([initiated, paid, credited]).when(credit()).thenThrows(TopUpNotResolvable);
+      given([initiated, flagged, { type: 'TopUpResolved', data: { ...ids, resolution: 'dismiss', reason: 'refunded_to_payer' } }])
+        .when(dismiss)
+        .thenThrows(TopUpNotResolvable);
+    });
+    it('dismisses a flagged top-up only, for its reason, and a dismissed one is not paid by a later verification', () => {
+      given([initiated, flagged])
+        .when(dismiss)
+        .then([{ type: 'TopUpResolved', data: { ...ids, resolution: 'dismiss', reason: 'refunded_to_payer' } }]);
+      given([initiated]).when(dismiss).thenThrows(TopUpNotResolvable);
+      given([initiated, flagged, { type: 'TopUpResolved', data: { ...ids, resolution: 'dismiss', reason: 'refunded_to_payer' } }])
+        .when(record())
+        .then([]);
+    });
+  });
 });

@@ -1,4 +1,4 @@
-import { InvariantViolated, NotFound, ValidationFailed } from '../common/errors.js';
+import { InvariantViolated, NotFound, TopUpNotResolvable, ValidationFailed } from '../common/errors.js';
 import type { Environment } from '../common/environment.js';
 import type { Decider, EventMeta } from '../event-sourcing/decider.js';
 import type { TopUpEvent } from './topup.events.js';
@@ -11,7 +11,10 @@ const SCHEMA_VERSION = 1;
  */
 export const CHECKOUT_LIFETIME_MS = 2 * 3_600_000;
 
-export type TopUpStatus = 'none' | 'initiated' | 'paid' | 'credited' | 'failed' | 'flagged';
+export type TopUpStatus = 'none' | 'initiated' | 'paid' | 'credited' | 'failed' | 'flagged' | 'dismissed';
+/** Why an operator dismissed a top-up, crediting nothing: a fixed list, so the log says it in words everyone reads the same. */
+export const DISMISS_REASONS = ['refunded_to_payer', 'credited_by_manual_funding', 'duplicate_payment', 'not_our_payment'] as const;
+export type DismissReason = (typeof DISMISS_REASONS)[number];
 export const RAILS = ['paystack', 'sandbox'] as const;
 export type Rail = (typeof RAILS)[number];
 export const CHANNELS = ['card', 'bank_transfer'] as const;
@@ -67,7 +70,12 @@ export type TopUpCommand =
       readonly at: Date;
       readonly overDailyLimit?: boolean;
     }
-  | { readonly type: 'MarkCredited' };
+  | { readonly type: 'MarkCredited' }
+  /** An operator's resolution: `credit` with what the provider verified now, or `dismiss` for a reason. */
+  | {
+      readonly type: 'ResolveTopUp';
+      readonly resolution: { readonly action: 'credit'; readonly verified: VerifiedTransaction } | { readonly action: 'dismiss'; readonly reason: DismissReason };
+    };
 
 export const initialTopUpState: TopUpState = {
   status: 'none',
@@ -106,8 +114,8 @@ export function decide(command: TopUpCommand, state: TopUpState): TopUpEvent[] {
     }
     case 'RecordVerification': {
       if (state.status === 'none') throw new NotFound('No top-up with this reference');
-      // Paid, credited or flagged: the verified facts are already recorded.
-      if (state.status === 'paid' || state.status === 'credited' || state.status === 'flagged') return [];
+      // Paid, credited, flagged or dismissed: the verified facts are already recorded (or an operator settled them).
+      if (state.status === 'paid' || state.status === 'credited' || state.status === 'flagged' || state.status === 'dismissed') return [];
       const { verified, reportedKobo } = command;
       if (verified.status === 'pending') return [];
       if (verified.status === 'abandoned' && state.initiatedAt !== null && command.at.getTime() - state.initiatedAt.getTime() < CHECKOUT_LIFETIME_MS) return [];
@@ -153,6 +161,33 @@ export function decide(command: TopUpCommand, state: TopUpState): TopUpEvent[] {
       if (state.status !== 'paid') throw new InvariantViolated(`a top-up ${state.status} cannot be credited`);
       return [{ type: 'TopUpCredited', data: { ...ids(state), amountKobo: state.paidKobo, fundingReference: `topup:${state.reference}` } }];
     }
+    case 'ResolveTopUp': {
+      if (state.status === 'none') throw new NotFound('No top-up with this reference');
+      const { resolution } = command;
+      if (resolution.action === 'dismiss') {
+        // Only a flagged top-up is dismissed: one the provider never settled needs nothing, and one it settled is credited.
+        if (state.status !== 'flagged') throw new TopUpNotResolvable(`a top-up ${state.status} is not dismissed`);
+        return [{ type: 'TopUpResolved', data: { ...ids(state), resolution: 'dismiss', reason: resolution.reason } }];
+      }
+      // Flagged, or failed or unfinished here while the provider settled it: credited with what the provider settled, once.
+      if (state.status !== 'flagged' && state.status !== 'failed' && state.status !== 'initiated') throw new TopUpNotResolvable(`a top-up ${state.status} needs no credit`);
+      const { verified } = resolution;
+      if (verified.status !== 'success' || verified.currency !== 'NGN' || !Number.isSafeInteger(verified.amountKobo) || verified.amountKobo < 1)
+        throw new TopUpNotResolvable('the provider does not confirm a settled payment in naira');
+      return [
+        {
+          type: 'TopUpResolved',
+          data: {
+            ...ids(state),
+            resolution: 'credit',
+            amountKobo: verified.amountKobo,
+            feesKobo: verified.feesKobo,
+            paidAt: verified.paidAt ?? '',
+            providerTransactionId: verified.providerTransactionId.slice(0, 100),
+          },
+        },
+      ];
+    }
     default: {
       const _exhaustive: never = command;
       throw new InvariantViolated(`unknown top-up command ${(_exhaustive as { type: string }).type}`);
@@ -182,6 +217,8 @@ export function evolve(state: TopUpState, event: TopUpEvent, meta?: EventMeta): 
       return { ...state, status: 'failed' };
     case 'TopUpFlagged':
       return { ...state, status: 'flagged' };
+    case 'TopUpResolved':
+      return event.data.resolution === 'credit' ? { ...state, status: 'paid', paidKobo: event.data.amountKobo, feesKobo: event.data.feesKobo } : { ...state, status: 'dismissed' };
     default: {
       const _exhaustive: never = event;
       throw new InvariantViolated(`unknown top-up event ${(_exhaustive as { type: string }).type}`);

@@ -22,8 +22,18 @@ export type TopUpFailed = Event<'TopUpFailed', TopUpIds & { status: string }>;
 /** Nothing credited: amounts or currency disagree, or (`over_daily_limit`) a failed top-up paid after its day's limit was spent; an operator looks. */
 export type TopUpFlagged = Event<'TopUpFlagged', TopUpIds & { reason: string; initiatedKobo: number; verifiedKobo: number; reportedKobo: number | null; currency: string }>;
 
-export type TopUpEvent = TopUpInitiated | TopUpPaid | TopUpCredited | TopUpFailed | TopUpFlagged;
-export const TOPUP_EVENT_TYPES: readonly TopUpEvent['type'][] = ['TopUpInitiated', 'TopUpPaid', 'TopUpCredited', 'TopUpFailed', 'TopUpFlagged'];
+/**
+ * An operator resolved a top-up that needed one (flagged, or settled at the provider and not credited).
+ * `credit`: the provider's verified settlement, which the wallet is then credited with under the
+ * top-up's funding reference, as any payment; `dismiss`: nothing is credited, for `reason`.
+ */
+export type TopUpResolved = Event<
+  'TopUpResolved',
+  TopUpIds & ({ resolution: 'credit'; amountKobo: number; feesKobo: number; paidAt: string; providerTransactionId: string } | { resolution: 'dismiss'; reason: string })
+>;
+
+export type TopUpEvent = TopUpInitiated | TopUpPaid | TopUpCredited | TopUpFailed | TopUpFlagged | TopUpResolved;
+export const TOPUP_EVENT_TYPES: readonly TopUpEvent['type'][] = ['TopUpInitiated', 'TopUpPaid', 'TopUpCredited', 'TopUpFailed', 'TopUpFlagged', 'TopUpResolved'];
 
 export const TOPUP_CATEGORY = 'topUp';
 export const topUpStream = (reference: string): string => `${TOPUP_CATEGORY}-${reference}`;

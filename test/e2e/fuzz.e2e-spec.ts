@@ -9,6 +9,7 @@ import { startTestApp, type TestApp } from '../support/app.js';
 import { waitUntil } from '../../projections/runner/counting.projection.testing.js';
 import { allEvents } from '../support/event-store.js';
 import { createOrganization, issueKey } from '../support/fixtures.js';
+import { sandboxTopUps } from '../support/topups.js';
 import { schemaArbitraries } from '../support/openapi-arbitraries.js';
 import { cutSample, toJpeg } from '../support/sample-faces.js';
 import { OpenApiValidator } from '../support/openapi-validator.js';
@@ -294,6 +295,9 @@ interface Keys {
   readonly sessionToErase: string;
   /** A session of the valid key's organization in review, with a selfie: for the operators' review. */
   readonly sessionInReview: string;
+  /** Top-ups of the admin target: one credited (its receipt), one flagged (its resolution). */
+  readonly creditedTopUp: string;
+  readonly flaggedTopUp: string;
 }
 
 /** X-Service-Key: mostly the valid key, else another organization's, a revoked one, none, or junk. */
@@ -489,6 +493,8 @@ function documentRequests(keys: Keys, openApi: OpenApiValidator): fc.Arbitrary<F
     if (/VerificationSession/.test(operationId) && name === 'id') return keys.sessionId;
     if (/^admin\w*Session(Review|Selfie)$/.test(operationId) && name === 'id') return keys.sessionInReview;
     if (operationId === 'eraseVerification' && name === 'reference') return keys.erasableReference;
+    if (operationId === 'getOrganizationTopUpReceipt' && name === 'reference') return keys.creditedTopUp;
+    if (operationId === 'resolveTopUp' && name === 'reference') return keys.flaggedTopUp;
     if (name === 'deliveryId') return keys.webhookDeliveryId;
     if (name === 'holdId') return keys.holdId;
     if (name === 'organizationId') return keys.adminTargetId;
@@ -803,6 +809,7 @@ describeOnPostgresProjectOnly('Fuzzing every route with random and hostile reque
       sessionToCancel: await newSession(),
       sessionToErase: await newSession(),
       sessionInReview: inReview.id,
+      ...(await sandboxTopUps(app, adminTarget.id).then(({ credited, flagged }) => ({ creditedTopUp: credited, flaggedTopUp: flagged }))),
     };
   });
   afterAll(async () => {

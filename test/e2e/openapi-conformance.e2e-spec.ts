@@ -8,6 +8,7 @@ import { READY_MADE_PEOPLE, sandboxPerson } from '../../src/scopes/sandbox-world
 import { isScope, SCOPES } from '../../src/scopes/scopes.js';
 import { startTestApp, type TestApp, type TestResponse } from '../support/app.js';
 import { createOrganization, issueKey } from '../support/fixtures.js';
+import { sandboxTopUps } from '../support/topups.js';
 import type { OpenApiValidator } from '../support/openapi-validator.js';
 import { cutSample, toJpeg } from '../support/sample-faces.js';
 
@@ -213,7 +214,10 @@ describe('Answers match the OpenAPI document', () => {
     await hosted('POST', '/submit');
     expect((await app.request('GET', `/v1/verification_sessions/${inReview.id}`, { headers: keyed })).body.data.status).toBe('needs_review');
     for (const operation of ['adminGetSessionReview', 'adminGetSessionSelfie', 'adminDecideSessionReview']) values[`${operation}.id`] = inReview.id;
+    const topUps = await sandboxTopUps(app, target.id);
     Object.assign(values, {
+      'getOrganizationTopUpReceipt.reference': topUps.credited,
+      'resolveTopUp.reference': topUps.flagged,
       organizationId: target.id,
       deliveryId,
       reference: nin.body.data.reference,
@@ -378,6 +382,8 @@ describe('Answers match the OpenAPI document', () => {
       expectError(refused, 402, 'insufficient_balance');
       expect(refused.body.error.details).toMatchObject({ priceKobo: 100_000_000 });
     }
+    // 409: a top-up resolved already (dismissed by its example above).
+    expectError(await call(byId('resolveTopUp'), { body: { action: 'credit' } }), 409, 'top_up_not_resolvable');
     // 409: a funding reference reused with another amount.
     const fundWallet = byId('fundWallet');
     const conflict = await call(fundWallet, { path: `/admin/v1/organizations/${poor.id}/wallets/test/fundings`, body: { amountKobo: 100, reference: 'conformance-1' } });

@@ -1195,6 +1195,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/admin/v1/organizations/{id}/topups/{reference}/receipt.pdf": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Download a top-up's receipt
+         * @description A credited top-up's receipt as PDF, the one its organization downloads. Admin and auditor tokens.
+         */
+        get: operations["getOrganizationTopUpReceipt"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/admin/v1/organizations/{id}/wallets/{environment}": {
         parameters: {
             query?: never;
@@ -1229,6 +1249,66 @@ export interface paths {
          * @description Credits the wallet once per funding reference: 201 when it credits, 200 with the wallet unchanged when the reference already credited this amount, 409 `funding_reference_conflict` when it credited another.
          */
         post: operations["fundWallet"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/admin/v1/organizations/{id}/wallets/{environment}/topups": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List a wallet's top-ups
+         * @description Newest first. Admin and auditor tokens.
+         */
+        get: operations["listOrganizationTopUps"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/admin/v1/payments/attention": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List the top-ups that need an operator
+         * @description Across organizations: every flagged top-up, and each recent failed or unfinished one the provider says it settled (uncredited), with the provider's figures asked now beside ours. Admin and auditor tokens.
+         */
+        get: operations["listPaymentsNeedingAttention"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/admin/v1/payments/topups/{reference}/resolution": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Resolve a top-up that needs an operator
+         * @description `credit`: the provider's settled amount, verified now, credited once under the top-up's reference; `dismiss`: nothing credited, for a reason of the list. Recorded as a `TopUpResolved` event. Admin token only.
+         */
+        post: operations["resolveTopUp"];
         delete?: never;
         options?: never;
         head?: never;
@@ -1855,6 +1935,19 @@ export interface components {
                      */
                     requestedAmountKobo: number;
                 };
+            };
+        };
+        /** @description 409 `top_up_not_resolvable`: the top-up needs no resolution (credited, or already resolved), or the provider does not confirm it settled: nothing is credited */
+        TopUpNotResolvableError: {
+            /** @constant */
+            status: false;
+            error: {
+                /** @constant */
+                code: "top_up_not_resolvable";
+                /** @description for people; never personal data */
+                message: string;
+                /** @description empty for this code */
+                details: Record<string, never>;
             };
         };
         /** @description 413 `payload_too_large`: a body above 2 MiB */
@@ -3349,6 +3442,93 @@ export interface components {
             /** @description kobo; null: the deployment's setting */
             dailyLimitKobo: number | null;
         };
+        /** @description One top-up of a wallet, as the top-ups read model has it */
+        TopUpRecord: {
+            /** @description ours (`top_…`), or the rail’s for a bank transfer */
+            reference: string;
+            /** @enum {string} */
+            environment: "test" | "live";
+            /** @enum {string} */
+            rail: "paystack" | "sandbox";
+            /** @enum {string} */
+            channel: "card" | "bank_transfer";
+            /** @enum {string} */
+            status: "initiated" | "paid" | "credited" | "failed" | "flagged" | "dismissed";
+            /**
+             * @description kobo (₦1 = 100 kobo)
+             * @example 10000
+             */
+            amountKobo: number;
+            /** @description kobo */
+            paidKobo: number | null;
+            /** @description kobo */
+            feesKobo: number | null;
+            /** @description kobo */
+            creditedKobo: number | null;
+            flagReason: string | null;
+            paidAt: string | null;
+            /**
+             * Format: date-time
+             * @example 2026-11-22T07:15:00.123+00:00
+             */
+            createdAt: string;
+        };
+        /** @description A top-up that needs an operator, our figures beside the provider's (asked now; all null when it could not be asked) */
+        PaymentAttention: {
+            reference: string;
+            /** @example org_01JD3Q9ZK8W6V2C4X7N5B0M1TR */
+            organizationId: string;
+            /** @enum {string} */
+            environment: "test" | "live";
+            /** @enum {string} */
+            rail: "paystack" | "sandbox";
+            /** @enum {string} */
+            channel: "card" | "bank_transfer";
+            /** @enum {string} */
+            status: "initiated" | "paid" | "credited" | "failed" | "flagged" | "dismissed";
+            /**
+             * @description flagged: held, nothing credited; uncredited: the provider settled it and the wallet was not credited
+             * @enum {string}
+             */
+            attention: "flagged" | "uncredited";
+            flagReason: string | null;
+            /**
+             * @description kobo (₦1 = 100 kobo)
+             * @example 10000
+             */
+            initiatedKobo: number;
+            /** @description success, failed, abandoned, reversed, pending, not_found; null: not reachable */
+            providerStatus: string | null;
+            /** @description kobo */
+            providerKobo: number | null;
+            /** @description kobo */
+            providerFeesKobo: number | null;
+            providerCurrency: string | null;
+            providerPaidAt: string | null;
+            /**
+             * Format: date-time
+             * @example 2026-11-22T07:15:00.123+00:00
+             */
+            createdAt: string;
+        };
+        /** @description credit: the provider's settled amount, verified now, credited once; dismiss: nothing credited, for a reason of the list */
+        TopUpResolutionInput: {
+            /** @enum {string} */
+            action: "credit" | "dismiss";
+            /** @enum {string} */
+            reason?: "refunded_to_payer" | "credited_by_manual_funding" | "duplicate_payment" | "not_our_payment";
+        };
+        ResolvedTopUp: {
+            reference: string;
+            /** @example org_01JD3Q9ZK8W6V2C4X7N5B0M1TR */
+            organizationId: string;
+            /** @enum {string} */
+            environment: "test" | "live";
+            /** @enum {string} */
+            status: "initiated" | "paid" | "credited" | "failed" | "flagged" | "dismissed";
+            /** @description what the wallet was credited with; null when dismissed */
+            creditedKobo: number | null;
+        };
         WebhookEndpoint: {
             /** @example whe_01JD3Q9ZK8W6V2C4X7N5B0M1TR */
             id: string;
@@ -4432,6 +4612,16 @@ export interface components {
             };
             content: {
                 "application/json": components["schemas"]["FundingReferenceConflictError"];
+            };
+        };
+        /** @description `top_up_not_resolvable`: the top-up needs no resolution (credited, or already resolved), or the provider does not confirm it settled: nothing is credited */
+        TopUpNotResolvable: {
+            headers: {
+                "X-Request-Id": components["headers"]["XRequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["TopUpNotResolvableError"];
             };
         };
         /** @description `payload_too_large`: a body above 2 MiB */
@@ -9830,6 +10020,41 @@ export interface operations {
             503: components["responses"]["ServiceUnavailable"];
         };
     };
+    getOrganizationTopUpReceipt: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description the organization */
+                id: string;
+                /** @description the top-up's reference (ours, or the rail's for a bank transfer) */
+                reference: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The receipt */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /** @example # HELP http_requests_total Requests answered */
+                    "application/pdf": string;
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthenticated"];
+            404: components["responses"]["NotFound"];
+            414: components["responses"]["UriTooLong"];
+            422: components["responses"]["ValidationFailed"];
+            431: components["responses"]["HeadersTooLarge"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
     getOrganizationWallet: {
         parameters: {
             query?: never;
@@ -9956,6 +10181,190 @@ export interface operations {
             404: components["responses"]["NotFound"];
             408: components["responses"]["RequestTimeout"];
             409: components["responses"]["FundingReferenceConflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            414: components["responses"]["UriTooLong"];
+            415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["ValidationFailed"];
+            431: components["responses"]["HeadersTooLarge"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    listOrganizationTopUps: {
+        parameters: {
+            query?: {
+                /** @description from 1 (at most 1,000,000); default 1 */
+                page?: number;
+                /** @description default 20; larger values than 100 are capped at 100 */
+                pageSize?: number;
+            };
+            header?: never;
+            path: {
+                /** @description the organization */
+                id: string;
+                /** @description test (sandbox money) or live (real money) */
+                environment: "test" | "live";
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of top-ups */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "status": true,
+                     *       "data": [
+                     *         {
+                     *           "reference": "text",
+                     *           "environment": "test",
+                     *           "rail": "paystack",
+                     *           "channel": "card",
+                     *           "status": "initiated",
+                     *           "amountKobo": 10000,
+                     *           "paidKobo": 0,
+                     *           "feesKobo": 0,
+                     *           "creditedKobo": 0,
+                     *           "flagReason": "text",
+                     *           "paidAt": "text",
+                     *           "createdAt": "2026-11-22T07:15:00.123+00:00"
+                     *         }
+                     *       ],
+                     *       "meta": {
+                     *         "total": 0,
+                     *         "page": 1,
+                     *         "pageSize": 1,
+                     *         "totalPages": 0
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        /** @constant */
+                        status: true;
+                        data: components["schemas"]["TopUpRecord"][];
+                        meta: components["schemas"]["PagingMeta"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthenticated"];
+            404: components["responses"]["NotFound"];
+            414: components["responses"]["UriTooLong"];
+            422: components["responses"]["ValidationFailed"];
+            431: components["responses"]["HeadersTooLarge"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    listPaymentsNeedingAttention: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Oldest first */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "status": true,
+                     *       "data": [
+                     *         {
+                     *           "reference": "text",
+                     *           "organizationId": "org_01JD3Q9ZK8W6V2C4X7N5B0M1TR",
+                     *           "environment": "test",
+                     *           "rail": "paystack",
+                     *           "channel": "card",
+                     *           "status": "initiated",
+                     *           "attention": "flagged",
+                     *           "flagReason": "text",
+                     *           "initiatedKobo": 10000,
+                     *           "providerStatus": "text",
+                     *           "providerKobo": 0,
+                     *           "providerFeesKobo": 0,
+                     *           "providerCurrency": "text",
+                     *           "providerPaidAt": "text",
+                     *           "createdAt": "2026-11-22T07:15:00.123+00:00"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": {
+                        /** @constant */
+                        status: true;
+                        data: components["schemas"]["PaymentAttention"][];
+                    };
+                };
+            };
+            401: components["responses"]["Unauthenticated"];
+            404: components["responses"]["NotFound"];
+            414: components["responses"]["UriTooLong"];
+            422: components["responses"]["ValidationFailed"];
+            431: components["responses"]["HeadersTooLarge"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    resolveTopUp: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description the top-up's reference */
+                reference: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["TopUpResolutionInput"];
+            };
+        };
+        responses: {
+            /** @description Resolved */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "status": true,
+                     *       "data": {
+                     *         "reference": "text",
+                     *         "organizationId": "org_01JD3Q9ZK8W6V2C4X7N5B0M1TR",
+                     *         "environment": "test",
+                     *         "status": "initiated",
+                     *         "creditedKobo": 0
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        /** @constant */
+                        status: true;
+                        data: components["schemas"]["ResolvedTopUp"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthenticated"];
+            403: components["responses"]["ReadOnly"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
+            409: components["responses"]["TopUpNotResolvable"];
             413: components["responses"]["PayloadTooLarge"];
             414: components["responses"]["UriTooLong"];
             415: components["responses"]["UnsupportedMediaType"];

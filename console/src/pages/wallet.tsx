@@ -12,6 +12,7 @@ import {
   useLowBalanceThreshold,
   useRefreshAfterTopUp,
   useSetLowBalanceThreshold,
+  useSimulateTransfer,
   useStartTopUp,
   useTopUp,
   useTopUpLimits,
@@ -132,13 +133,14 @@ function LowBalanceThreshold({ environment }: { environment: Environment }) {
   );
 }
 
-const FINISHED: readonly TopUp['status'][] = ['credited', 'failed', 'flagged'];
+const FINISHED: readonly TopUp['status'][] = ['credited', 'failed', 'flagged', 'dismissed'];
 const STATUS_TEXT: Record<TopUp['status'], string> = {
   initiated: 'Waiting for the payment…',
   paid: 'Paid: crediting the wallet…',
   credited: 'Credited',
   failed: 'Not paid',
   flagged: 'Held for review (the amounts did not match, or the day’s limit was spent): nothing was credited',
+  dismissed: 'Reviewed: nothing credited',
 };
 
 /** The top-up the payer came back from (`?topup=` on the page's address), until it is finished. */
@@ -290,7 +292,9 @@ function TransferAccount({ environment }: { environment: Environment }) {
         <Text size="sm" data-testid="transfer-account">
           Transfer to <strong>{account.data.accountNumber}</strong>, {account.data.bankName}, {account.data.accountName}. Each transfer is credited once the provider confirms it.
         </Text>
-      ) : status === 'requested' ? (
+      ) : null}
+      {account.data && status === 'assigned' && environment === 'test' ? <SimulateTransfer environment={environment} /> : null}
+      {account.data && status === 'assigned' ? null : status === 'requested' ? (
         <Text size="sm" data-testid="transfer-account">
           The payment provider is assigning the account: it shows here once assigned.
         </Text>
@@ -312,5 +316,36 @@ function TransferAccount({ environment }: { environment: Environment }) {
         </Text>
       ) : null}
     </Paper>
+  );
+}
+
+/** Test wallets only: a transfer into the sandbox's account as a payer would send it, through the same webhook as Paystack's. */
+function SimulateTransfer({ environment }: { environment: Environment }) {
+  const [amount, setAmount] = useState<string | number>('');
+  const simulate = useSimulateTransfer(environment);
+  const submit = (event: FormEvent) => {
+    event.preventDefault();
+    if (amount === '') return;
+    simulate.mutate(Math.round(Number(amount) * 100));
+  };
+  return (
+    <form onSubmit={submit}>
+      <Group align="end" wrap="wrap" mt="sm">
+        <NumberInput label="Transfer amount (₦)" value={amount} onChange={setAmount} min={1} decimalScale={2} thousandSeparator="," w={220} />
+        <Button type="submit" variant="outline" loading={simulate.isPending} disabled={amount === ''}>
+          Simulate a transfer
+        </Button>
+      </Group>
+      {simulate.data ? (
+        <Text size="sm" mt="xs" role="status" data-testid="simulated-transfer">
+          Transfer {simulate.data.reference}: {simulate.data.outcome === 'credited' ? 'credited' : simulate.data.outcome}.
+        </Text>
+      ) : null}
+      {simulate.error ? (
+        <Text c="red.9" size="sm" mt="xs" role="alert">
+          {errorText(simulate.error)}
+        </Text>
+      ) : null}
+    </form>
   );
 }

@@ -188,3 +188,26 @@ export const FALLBACK_PROVIDERS = PROVIDERS.filter((provider) => provider !== 's
 const STATUS_NAMES: Record<Schemas['ConsoleOrganization']['status'], true> = { pending: true, approved: true, suspended: true };
 export const ORGANIZATION_STATUSES = Object.keys(STATUS_NAMES);
 export const OPERATOR_ROLE_LABELS: Record<OperatorRole, string> = { admin: 'admin: changes everything', auditor: 'auditor: reads, changes nothing' };
+
+/** An organization's top-ups in one environment (newest first), for their receipts. */
+export const useOrganizationTopUps = (id: string, environment: Environment) =>
+  useQuery({
+    queryKey: ['operator', 'topups', id, environment] as const,
+    queryFn: ({ signal }) => fetchPage<Data<'listOrganizationTopUps'>[number]>(`${organizationPath(id)}/wallets/${environment}/topups${query({ page: 1, pageSize: 20 })}`, signal),
+  });
+
+export type PaymentAttention = Data<'listPaymentsNeedingAttention'>[number];
+
+/** The top-ups across organizations that need an operator, the provider's figures beside ours. */
+export const usePaymentsAttention = () =>
+  useQuery({ queryKey: ['operator', 'payments'] as const, queryFn: ({ signal }) => get<Data<'listPaymentsNeedingAttention'>>('/operator/payments', signal) });
+
+/** Credit (the provider's settled amount, once) or dismiss (for a reason of the list) a top-up; the operator queries are read again after. */
+export function useResolveTopUp() {
+  const refresh = useRefreshOperator();
+  return useMutation({
+    mutationFn: ({ reference, resolution }: { reference: string; resolution: Body<'resolveTopUp'> }) =>
+      post<Data<'resolveTopUp'>>(`/operator/payments/${encodeURIComponent(reference)}/resolution`, resolution),
+    onSuccess: refresh,
+  });
+}

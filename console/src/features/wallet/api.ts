@@ -94,6 +94,15 @@ export const useDedicatedAccount = (environment: Environment) =>
     refetchInterval: (state) => (state.state.data?.status === 'requested' ? 5_000 : false),
   });
 
+/** The sandbox's stand-in for a payer's transfer into the test wallet's account: credited through the rail's webhook, then the wallet's figures are read again. */
+export function useSimulateTransfer(environment: Environment) {
+  const refresh = useRefreshAfterTopUp();
+  return useMutation({
+    mutationFn: (amountKobo: number) => post<Data<'simulateTransfer'>>(`/wallet/dedicated_account/transfers${query({ environment })}`, { amountKobo }),
+    onSuccess: refresh,
+  });
+}
+
 export function useAssignDedicatedAccount(environment: Environment) {
   const client = useQueryClient();
   return useMutation({

@@ -8,7 +8,15 @@ import { when } from '../../dates';
 import { CopyButton } from '../../components/copy';
 import { WalletsTable } from '../../components/balances';
 import { Failure, Loading, PageTitle, textField } from '../../components/common';
-import { FALLBACK_PROVIDERS, PROVIDERS, useOrganizationChanges, useOrganizationDetail, type OrganizationDetail as Detail, type ProviderForm } from '../../features/operator/api';
+import {
+  FALLBACK_PROVIDERS,
+  PROVIDERS,
+  useOrganizationChanges,
+  useOrganizationDetail,
+  useOrganizationTopUps,
+  type OrganizationDetail as Detail,
+  type ProviderForm,
+} from '../../features/operator/api';
 import { readOnly, useSession, type Environment } from '../../session';
 import type { IssuedApiKey, Scope } from '../../types';
 import { OrganizationState } from './organizations';
@@ -200,6 +208,8 @@ export default function OperatorOrganizationPage() {
             Audit these wallets
           </Anchor>
         </Section>
+
+        <TopUpsAndStatements organizationId={organization.id} />
 
         <Section title="Scopes and prices">
           <form onSubmit={submit(() => saveScopes.mutate(scopes))}>
@@ -457,5 +467,68 @@ function pricesOf(prices: Record<string, number | string>): Record<string, numbe
     Object.entries(prices)
       .filter(([, value]) => value !== '')
       .map(([scope, value]) => [scope, Number(value)]),
+  );
+}
+
+/** This month in Lagos (UTC+1), as YYYY-MM. */
+function thisMonth(): string {
+  return new Date(Date.now() + 3_600_000).toISOString().slice(0, 7);
+}
+
+/** One wallet's top-ups with their receipts, and its month's statement: what its finance members download, for any operator (auditors too). */
+function TopUpsAndStatements({ organizationId }: { organizationId: string }) {
+  const [environment, setEnvironment] = useState<Environment>('live');
+  const [month, setMonth] = useState(thisMonth);
+  const topUps = useOrganizationTopUps(organizationId, environment);
+  const base = `/console/api/operator/organizations/${encodeURIComponent(organizationId)}`;
+  return (
+    <Section title="Top-ups and statements">
+      <Group align="end" wrap="wrap" mb="sm">
+        <Select label="Wallet shown" data={['live', 'test']} value={environment} onChange={(value) => setEnvironment(value ?? 'live')} allowDeselect={false} w={120} />
+        <TextInput label="Statement month" type="month" value={month} onChange={(event) => setMonth(event.currentTarget.value)} w={200} />
+        <Button component="a" variant="outline" href={`${base}/wallets/${environment}/statement?month=${encodeURIComponent(month)}`} download>
+          Download statement (PDF)
+        </Button>
+      </Group>
+      <Failure error={topUps.error} />
+      {topUps.data === undefined ? null : topUps.data.rows.length === 0 ? (
+        <Text size="sm" c="dimmed">
+          No top-ups of the {environment} wallet.
+        </Text>
+      ) : (
+        <Scroll minWidth={560}>
+          <Table striped aria-label="Top-ups">
+            <Table.Thead>
+              <Table.Tr>
+                <Table.Th>When</Table.Th>
+                <Table.Th>Reference</Table.Th>
+                <Table.Th>Status</Table.Th>
+                <Table.Th ta="right">Credited</Table.Th>
+                <Table.Th>Receipt</Table.Th>
+              </Table.Tr>
+            </Table.Thead>
+            <Table.Tbody>
+              {topUps.data.rows.map((row) => (
+                <Table.Tr key={row.reference}>
+                  <Table.Td>{when(row.createdAt)}</Table.Td>
+                  <Table.Td ff="monospace">{row.reference}</Table.Td>
+                  <Table.Td>{row.status}</Table.Td>
+                  <Table.Td ta="right">{row.creditedKobo === null ? '—' : naira(row.creditedKobo)}</Table.Td>
+                  <Table.Td>
+                    {row.status === 'credited' ? (
+                      <Anchor href={`${base}/topups/${encodeURIComponent(row.reference)}/receipt.pdf`} download aria-label={`Receipt of ${row.reference}`}>
+                        PDF
+                      </Anchor>
+                    ) : (
+                      '—'
+                    )}
+                  </Table.Td>
+                </Table.Tr>
+              ))}
+            </Table.Tbody>
+          </Table>
+        </Scroll>
+      )}
+    </Section>
   );
 }
