@@ -1,5 +1,6 @@
 import { describe, expect, it } from '@jest/globals';
-import { applyEvents, recorded, rowsOf, type GivenEvent, useProjectionDatabase } from '../../test/support/projection-harness.js';
+import type { Projection } from '../projection.js';
+import { applyBatch, applyEvents, recorded, rowsOf, type GivenEvent, useProjectionDatabase } from '../../test/support/projection-harness.js';
 import { webhooksSubscriber } from './webhooks.subscriber.js';
 
 const org = 'org_01JD3Q9ZK8W6V2C4X7N5B0M1TR';
@@ -167,5 +168,93 @@ describe('webhooks subscriber', () => {
       { secretId: 's1', secret: 'sealed-secret', masterKeyId: 'local:1', validUntil: '2026-11-02T10:00:00.000Z' },
     ]);
     expect(once.deliveries).toHaveLength(2);
+  });
+
+  describe('in batches', () => {
+    const members = async () => {
+      await db.pool.query('delete from console_outbox');
+      await db.pool.query('delete from console_users');
+      await db.pool.query(
+        `insert into console_users (id, kind, organization_id, email, email_key, role, created_at) values ('u1', 'integrator', $1, 'u1@acme.test', 'u1@acme.test', 'owner', now())`,
+        [org],
+      );
+    };
+    const everything = async () => ({
+      endpoints: await rowsOf(db.pool, 'webhook_endpoints', 'id'),
+      facts: await rowsOf(db.pool, 'webhook_stream_facts', 'key'),
+      wallets: await rowsOf(db.pool, 'webhook_wallet_alerts', 'organization_id, environment'),
+      deliveries: (
+        await db.pool.query(
+          'select endpoint_id, message_id, event_type, organization_id, environment, body, occurred_at, status from webhook_deliveries order by endpoint_id, message_id',
+        )
+      ).rows,
+      mail: (await db.pool.query('select recipient, subject, body, link from console_outbox order by recipient, body')).rows,
+    });
+    const reset = async () => {
+      await db.pool.query(`truncate ${webhooksSubscriber.tables.join(', ')}`);
+      await db.pool.query('delete from console_outbox');
+    };
+    const key = (keyId: string, type: string) => e(`apiKey-${keyId}`, type, { organizationId: org, environment: 'test', keyId, prefix: 'sk_test_ab', scopes: null });
+
+    it('write exactly the rows of the events applied one by one, however the log is cut, replays included', async () => {
+      await members();
+      const events = recorded([
+        endpoint('ep_a', 'test'),
+        endpoint('ep_b', 'test', ['verification.completed', 'wallet.low_balance']),
+        requested('vrf_1'),
+        completed('vrf_1'),
+        e(`walletAlert-${org}.test`, 'LowBalanceThresholdSet', { organizationId: org, environment: 'test', thresholdKobo: 5_000 }),
+        wallet('WalletFunded', 10_000, { fundingReference: 'f1' }),
+        requested('vrf_2'),
+        wallet('WalletFundsReserved', 6_000, { reference: 'vrf_2', scope: 'nin' }),
+        wallet('WalletDebited', 6_000, { reference: 'vrf_2' }),
+        completed('vrf_2'),
+        key('key_1', 'ApiKeyIssued'),
+        e('webhookEndpoint-ep_a', 'WebhookEndpointDisabled', { endpointId: 'ep_a', reason: 'failing' }),
+        requested('vrf_3'),
+        e('verification-vrf_3', 'VerificationFailed', { reference: 'vrf_3', reasonCode: 'provider_unavailable', failedAt: t0.toISOString() }, 2),
+        wallet('WalletFunded', 10_000, { fundingReference: 'f2' }),
+        wallet('WalletDebited', 9_500, { reference: 'vrf_4' }),
+        key('key_1', 'ApiKeyRevoked'),
+        completed('vrf_9'),
+      ]);
+      await applyEvents(db.pool, webhooksSubscriber, events);
+      const oneByOne = await everything();
+      expect(oneByOne.deliveries.length).toBeGreaterThan(6);
+      expect(oneByOne.mail).toHaveLength(2);
+
+      for (const cut of [events.length, 5, 3, 1]) {
+        await reset();
+        for (let from = 0; from < events.length; from += cut) await applyBatch(db.pool, webhooksSubscriber, events.slice(from, from + cut));
+        // A replay of the whole log in one batch adds nothing.
+        await applyBatch(db.pool, webhooksSubscriber, events);
+        expect(await everything()).toEqual(oneByOne);
+      }
+    });
+
+    it('take a few statements for a batch of checks, whatever its size, not one per event', async () => {
+      let statements = 0;
+      const counted: Projection = {
+        ...webhooksSubscriber,
+        handle: (batch, context) =>
+          webhooksSubscriber.handle(batch, {
+            table: (name) => context.table(name),
+            query: (sql, params) => {
+              statements++;
+              return context.query(sql, params);
+            },
+          }),
+      };
+      await applyEvents(db.pool, webhooksSubscriber, recorded([endpoint('ep_a', 'test')]));
+      const checks = Array.from({ length: 100 }, (_, i) => [
+        requested(`vrf_${i}`),
+        wallet('WalletFundsReserved', 100, { reference: `vrf_${i}`, scope: 'nin' }),
+        wallet('WalletDebited', 100, { reference: `vrf_${i}` }),
+        completed(`vrf_${i}`),
+      ]).flat();
+      await applyBatch(db.pool, counted, recorded([wallet('WalletFunded', 1_000_000, { fundingReference: 'f1' }), ...checks]));
+      expect(statements).toBeLessThanOrEqual(5);
+      expect((await db.pool.query('select count(*)::int as n from webhook_deliveries')).rows[0].n).toBe(101);
+    });
   });
 });
