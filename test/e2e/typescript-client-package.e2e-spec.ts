@@ -60,7 +60,7 @@ describe('The TypeScript client as a package', () => {
     tarball = join(work, packed!.filename);
   });
 
-  it('installs from its tarball into another project, type-checks there and runs against the service', async () => {
+  it('installs from its tarball into another project, type-checks there and runs against the service: checks, lists, webhook endpoints, flows and sessions, and a webhook verified', async () => {
     const project = join(work, 'project');
     await mkdir(project);
     await writeFile(join(project, 'package.json'), JSON.stringify({ name: 'integrator', version: '1.0.0', private: true, type: 'module' }));
@@ -91,7 +91,24 @@ for await (const summary of client.verifications({ scope: 'nin' }, 1)) listed.pu
 const delivery = JSON.parse(process.env.DELIVERY!) as { body: string; headers: Record<string, string>; secret: string };
 const event: WebhookEvent = verifyWebhook(delivery.body, delivery.headers, ['whsec_' + 'b'.repeat(43) + '=', delivery.secret]);
 const funded = event.type === 'wallet.funded' ? event.data.amountKobo : null;
-process.stdout.write(JSON.stringify({ firstName: check.result.firstName, read: read.reference === check.reference, listed, reference: check.reference, funded }));
+// Endpoints, flows and sessions through the client, against the service.
+const endpoint = await client.webhookEndpoints.create({ url: 'https://hooks.example.com/ledger', eventTypes: ['verification_session.cancelled'] });
+const endpoints = (await client.webhookEndpoints.list()).map((each) => each.id);
+await client.webhookEndpoints.delete(endpoint.id);
+const flow = await client.verificationFlows.create({ name: 'Onboarding', steps: [{ type: 'consent' }, { type: 'identity_number', kinds: ['nin'] }] });
+const session = await client.verificationSessions.create({ flowId: flow.id, customerId: 'customer-1' });
+const cancelled = await client.verificationSessions.cancel(session.id);
+process.stdout.write(
+  JSON.stringify({
+    firstName: check.result.firstName,
+    read: read.reference === check.reference,
+    listed,
+    reference: check.reference,
+    funded,
+    endpoint: { secretShown: endpoint.secret.startsWith('whsec_'), listed: endpoints.includes(endpoint.id) },
+    session: { hosted: session.hostedUrl.includes(session.id), status: cancelled.status, flowVersion: cancelled.flowVersion },
+  }),
+);
 `,
     );
     await writeFile(
@@ -110,7 +127,15 @@ process.stdout.write(JSON.stringify({ firstName: check.result.firstName, read: r
       env: { PATH: process.env.PATH, BASE_URL: app.baseUrl, API_KEY: apiKey, DELIVERY: delivery },
     });
     const outcome = JSON.parse(stdout) as { firstName: string; read: boolean; listed: string[]; reference: string; funded: number };
-    expect(outcome).toEqual({ firstName: 'Blessing', read: true, listed: [outcome.reference], reference: expect.stringMatching(/^vrf_/), funded: 5_000 });
+    expect(outcome).toEqual({
+      firstName: 'Blessing',
+      read: true,
+      listed: [outcome.reference],
+      reference: expect.stringMatching(/^vrf_/),
+      funded: 5_000,
+      endpoint: { secretShown: true, listed: true },
+      session: { hosted: true, status: 'cancelled', flowVersion: 1 },
+    });
     expect(JSON.parse(await readFile(join(project, 'node_modules', '@identity-verification-ledger', 'client', 'package.json'), 'utf8'))).toMatchObject({
       name: '@identity-verification-ledger/client',
     });
