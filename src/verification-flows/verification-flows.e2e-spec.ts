@@ -34,7 +34,32 @@ describe('Verification flows and sessions over HTTP: a flow, a session, the brow
   let turnFrames: string[];
   let otherTurnFrames: string[];
 
+  /**
+   * The document photos, drawn before the service starts: drawing one blocks this process (the
+   * service's too, in-process) for seconds, and a kept-alive connection idle past its limit
+   * meanwhile would be closed by the service as the next request goes out on it.
+   */
+  const photos: Record<'licenceFront' | 'licenceBack' | 'blurred' | 'unframed' | 'glaring' | 'small' | 'faceless', string> = {
+    licenceFront: '',
+    licenceBack: '',
+    blurred: '',
+    unframed: '',
+    glaring: '',
+    small: '',
+    faceless: '',
+  };
+
   beforeAll(async () => {
+    const photo = (options: DocumentPhotoOptions = {}) => Buffer.from(toJpeg(documentPhoto(options), 90)).toString('base64');
+    Object.assign(photos, {
+      licenceFront: photo(),
+      licenceBack: photo({ face: null, seed: 2 }),
+      blurred: photo({ face: null, blurPx: 1 }),
+      unframed: photo({ face: null, left: -0.1 }),
+      glaring: photo({ face: null, glare: 0.1 }),
+      small: photo({ face: null, cardShare: 0.35 }),
+      faceless: photo({ face: null }),
+    });
     app = await startTestApp({ env: { WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true' } });
     const organizationId = (await createOrganization(app, { scopes: ['nin', 'bvn', 'face_match'] })).id;
     headers = { 'x-service-key': (await issueKey(app, organizationId)).key };
@@ -375,7 +400,6 @@ describe('Verification flows and sessions over HTTP: a flow, a session, the brow
 
   describe('A flow that takes a document after the identity number', () => {
     let documentsFlowId: string;
-    const photo = (options: DocumentPhotoOptions = {}) => Buffer.from(toJpeg(documentPhoto(options), 90)).toString('base64');
     let licenceFront: string;
     let licenceBack: string;
     beforeAll(async () => {
@@ -391,8 +415,7 @@ describe('Verification flows and sessions over HTTP: a flow, a session, the brow
       // The licence's sides as earlier flows named them read as the licence, both sides.
       expect(created.body.data.steps[2]).toEqual({ type: 'documents', kinds: ['passport', 'drivers_licence'] });
       documentsFlowId = created.body.data.id;
-      licenceFront = photo();
-      licenceBack = photo({ face: null, seed: 2 });
+      ({ licenceFront, licenceBack } = photos);
     });
     const startWithDocuments = () => start({ flowId: documentsFlowId });
     const upToDocuments = async () => {
@@ -458,17 +481,18 @@ describe('Verification flows and sessions over HTTP: a flow, a session, the brow
     });
 
     it('refuses a bad photo with 422 and the reasons the page puts into words, and a document or side the flow does not take', async () => {
+      const { blurred, unframed, glaring, small, faceless } = photos;
       const session = await upToDocuments();
       const refused = async (image: string, side = 'back') => {
         const answer = await browser(session).call('POST', '/documents', { document: 'drivers_licence', side, image });
         expect(answer.status).toBe(422);
         return answer.body.error;
       };
-      expect(await refused(photo({ face: null, blurPx: 1 }))).toMatchObject({ code: 'document_refused', details: { problems: ['blurred'] } });
-      expect(await refused(photo({ face: null, left: -0.1 }))).toMatchObject({ code: 'document_refused', details: { problems: ['document_not_framed'] } });
-      expect(await refused(photo({ face: null, glare: 0.1 }))).toMatchObject({ code: 'document_refused', details: { problems: ['glare'] } });
-      expect(await refused(photo({ face: null, cardShare: 0.35 }))).toMatchObject({ code: 'document_refused', details: { problems: ['document_too_small'] } });
-      expect(await refused(photo({ face: null }), 'front')).toMatchObject({ code: 'document_refused', details: { problems: ['no_face_on_document'] } });
+      expect(await refused(blurred)).toMatchObject({ code: 'document_refused', details: { problems: ['blurred'] } });
+      expect(await refused(unframed)).toMatchObject({ code: 'document_refused', details: { problems: ['document_not_framed'] } });
+      expect(await refused(glaring)).toMatchObject({ code: 'document_refused', details: { problems: ['glare'] } });
+      expect(await refused(small)).toMatchObject({ code: 'document_refused', details: { problems: ['document_too_small'] } });
+      expect(await refused(faceless, 'front')).toMatchObject({ code: 'document_refused', details: { problems: ['no_face_on_document'] } });
       expect(await refused(Buffer.from('not an image').toString('base64'))).toMatchObject({ code: 'document_refused', details: { problems: ['unreadable_image'] } });
       const wrongSide = await browser(session).call('POST', '/documents', { document: 'passport', side: 'back', image: licenceBack });
       expect(wrongSide.body.error.details.fields).toEqual([{ field: 'side', message: 'must be one of data_page' }]);
