@@ -148,6 +148,8 @@ interface WalletMove {
 
 /** What a wallet's row says: its balance, the last event applied to it (guards replays), its threshold. */
 interface WalletAlertState {
+  readonly organizationId: string;
+  readonly environment: string;
   balanceKobo: number;
   revision: bigint;
   readonly thresholdKobo: number | null;
@@ -261,6 +263,8 @@ class Run {
     const states = new Map<string, WalletAlertState>();
     for (const row of rows) {
       states.set(walletKey(row.organization_id, row.environment), {
+        organizationId: row.organization_id,
+        environment: row.environment,
         balanceKobo: Number(row.balance_kobo),
         revision: BigInt(row.revision),
         thresholdKobo: row.threshold_kobo === null ? null : Number(row.threshold_kobo),
@@ -272,7 +276,7 @@ class Run {
       const key = walletKey(move.organizationId, move.environment);
       let state = states.get(key);
       if (state === undefined) {
-        state = { balanceKobo: 0, revision: -1n, thresholdKobo: null, changed: false };
+        state = { organizationId: move.organizationId, environment: move.environment, balanceKobo: 0, revision: -1n, thresholdKobo: null, changed: false };
         states.set(key, state);
       }
       if (move.event.revision <= state.revision) continue;
@@ -291,14 +295,18 @@ class Run {
         message: lowBalanceMessage(move.log, move.organizationId, move.environment, state.balanceKobo, state.thresholdKobo),
       });
     }
-    const changed = [...states].filter(([, state]) => state.changed);
+    const changed = [...states.values()].filter((state) => state.changed);
     if (changed.length > 0) {
-      const [organizations, environments] = [changed.map(([key]) => key.split('\u0000')[0]), changed.map(([key]) => key.split('\u0000')[1])];
       await context.query(
         `insert into ${table} as w (organization_id, environment, balance_kobo, revision)
          select * from unnest($1::text[], $2::text[], $3::bigint[], $4::bigint[])
          on conflict (organization_id, environment) do update set balance_kobo = excluded.balance_kobo, revision = excluded.revision where w.revision < excluded.revision`,
-        [organizations, environments, changed.map(([, state]) => state.balanceKobo), changed.map(([, state]) => state.revision.toString())],
+        [
+          changed.map((state) => state.organizationId),
+          changed.map((state) => state.environment),
+          changed.map((state) => state.balanceKobo),
+          changed.map((state) => state.revision.toString()),
+        ],
       );
     }
     return crossings;
