@@ -13,6 +13,10 @@
  *    tables beforehand) written with COPY into identical tables (`like … including all`), a share
  *    per page. BENCH_RUNS (default 3) runs of both, one after the other: the median ratio of the
  *    floor's time to the catch-up's, target at least 0.5.
+ * 2b. (phase `fold`) Each projection with a database fold (Projection.foldInDatabase) rebuilt with
+ *    and without it, alternated, BENCH_RUNS times: the median ratio of the page replay's time to
+ *    the fold's (each rebuild's replay: the fold, then the runner to the live edge), target at least 2 (a fold that is not twice as fast is not worth its second
+ *    definition of the read model).
  * 3. Rebuild of each projection alone (shadow tables, catch-up, swap), as
  *    `npm run projections:rebuild -- <name>` does: its events per second and the CPU per event of
  *    this process and of PostgreSQL.
@@ -28,7 +32,7 @@
  *    and their ratio), one instance, same run.
  * 7. The database's size.
  *
- * BENCH_PHASES (a comma list of catch-up, rebuild-each, rebuild, list, retention; all by default) runs only some
+ * BENCH_PHASES (a comma list of catch-up, fold, rebuild-each, rebuild, list, retention; all by default) runs only some
  * phases, and BENCH_PROJECTIONS (a comma list of names) only some projections in the catch-up and
  * rebuild-each phases: for
  * iterating on one cost at a time on a kept log; BENCH_PAGE_EVENTS sets the runners' page size, and
@@ -68,9 +72,9 @@ const LIST_REQUESTS = 200;
 const LIST_WARMUP = 20;
 /** Below this many events a projection's catch-up time is its start-up, not its throughput. */
 const MIN_EVENTS_FOR_RATE = 10_000;
-const TARGETS = { catchUpFloorRatio: 0.5, rebuildEventsPerSecond: 100_000, page1P99Ms: 20, page5000P99Ms: 100 };
+const TARGETS = { catchUpFloorRatio: 0.5, foldSpeedUp: 2, rebuildEventsPerSecond: 100_000, page1P99Ms: 20, page5000P99Ms: 100 };
 const CLOCK_TICKS_PER_SECOND = 100;
-const PHASES = ['catch-up', 'rebuild-each', 'rebuild', 'list', 'retention'];
+const PHASES = ['catch-up', 'fold', 'rebuild-each', 'rebuild', 'list', 'retention'];
 /**
  * Checks in flight at once while the retention phase makes its checks: a closed loop of as many
  * connections as bench:api's (BENCH_RETENTION_CONNECTIONS), so its rate is the service's check rate.
@@ -340,6 +344,34 @@ async function main(): Promise<void> {
       catchUp.push({ name: projection.name, ratios, ...median });
     }
 
+    // 2b. Each database fold beside the page replay it replaces: the same rebuild with and without
+    // the fold, its replay timed (the fold and the runner up to the live edge; the shadow tables'
+    // preparation, index builds and swap are the same work either way), alternated (fold first in even runs, page replay first in odd ones) so that drift in
+    // the machine's load falls on both. A fold is kept only while it is at least twice as fast.
+    const folds: { name: string; events: number; foldSeconds: number; pageSeconds: number; ratios: number[]; load: string }[] = [];
+    for (const projection of phases.has('fold') ? caughtUp.filter((candidate) => candidate.foldInDatabase !== undefined) : []) {
+      const loadBefore = load();
+      const timed: { fold: number; page: number; events: number }[] = [];
+      for (let run = 0; run < runs; run++) {
+        const seconds = { fold: 0, page: 0 };
+        let events = 0;
+        for (const withFold of run % 2 === 0 ? [true, false] : [false, true]) {
+          const result = await rebuildProjection(pool, store, url, projection, { pageEvents, foldInDatabase: withFold });
+          if (result.outcome !== 'swapped') throw new Error(`the rebuild of ${projection.name} did not swap`);
+          if (withFold && result.eventsFoldedInDatabase === 0) throw new Error(`the rebuild of ${projection.name} folded nothing in the database`);
+          seconds[withFold ? 'fold' : 'page'] = result.replaySeconds;
+          events = result.eventsApplied;
+        }
+        timed.push({ ...seconds, events });
+        status(
+          `fold ${projection.name}: ${format(events)} events, folded in the database ${seconds.fold.toFixed(2)} s, replayed by pages ${seconds.page.toFixed(2)} s: ${(seconds.page / seconds.fold).toFixed(2)}×, run ${run + 1}/${runs} (load ${load()})`,
+        );
+      }
+      const ratios = timed.map((entry) => entry.page / entry.fold);
+      const median = [...timed].sort((a, b) => a.page / a.fold - b.page / b.fold)[Math.floor(timed.length / 2)];
+      folds.push({ name: projection.name, events: median.events, foldSeconds: median.fold, pageSeconds: median.page, ratios, load: loadBefore });
+    }
+
     // 3. Rebuild of each projection alone, as the CLI does for one name.
     const rebuiltAlone: ({ result: Awaited<ReturnType<typeof rebuildProjection>>; load: string } & CpuPerEvent)[] = [];
     for (const projection of phases.has('rebuild-each') ? caughtUp : []) {
@@ -484,6 +516,10 @@ async function main(): Promise<void> {
         }
         const ratio = entry.floorSeconds / entry.seconds;
         return `| catch-up ${entry.name} (${format(entry.events)} events, median of ${runs}) | ${format(rate)} events/s; floor ${format(entry.events / entry.floorSeconds)} events/s (${entry.floorCpuUs.toFixed(1)} µs CPU per event here): **${ratio.toFixed(2)}×** (runs ${entry.ratios.map((value) => value.toFixed(2)).join(', ')}) | ${cpu} | ${entry.load} | ≥ ${TARGETS.catchUpFloorRatio}× the floor: ${mark(ratio >= TARGETS.catchUpFloorRatio)} |`;
+      }),
+      ...folds.map((entry) => {
+        const ratio = entry.pageSeconds / entry.foldSeconds;
+        return `| rebuild ${entry.name}'s replay folded in the database vs by pages (${format(entry.events)} events, median of ${runs}) | ${entry.foldSeconds.toFixed(2)} s vs ${entry.pageSeconds.toFixed(2)} s: **${ratio.toFixed(2)}×** (runs ${entry.ratios.map((value) => value.toFixed(2)).join(', ')}) | | ${entry.load} | ≥ ${TARGETS.foldSpeedUp}× (else the fold goes): ${mark(ratio >= TARGETS.foldSpeedUp)} |`;
       }),
       ...rebuiltAlone.map(({ result, load: loadBefore, ...cpu }) => {
         if (result.eventsApplied < MIN_EVENTS_FOR_RATE)

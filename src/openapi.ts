@@ -17,6 +17,7 @@ import { consoleSchemas } from './console/console.openapi.js';
 import { SESSION_COOKIE } from './console-auth/sessions.js';
 import { walletSchemas } from './wallets/wallet.openapi.js';
 import { topUpLimitsSchemas } from './payments/topup-limits.openapi.js';
+import { paystackKeySchemas } from './payments/paystack-key.openapi.js';
 import { topUpOperationsSchemas } from './payments/topup-operations.openapi.js';
 import { webhookSchemas } from './webhooks/webhook.openapi.js';
 import { verificationFlowSchemas } from './verification-flows/verification-flows.openapi.js';
@@ -84,6 +85,7 @@ export function buildOpenApiDocument(app: INestApplication): OpenAPIObject {
     ...dataSubjectSchemas(),
     ...walletSchemas(),
     ...topUpLimitsSchemas(),
+    ...paystackKeySchemas(),
     ...topUpOperationsSchemas(),
     ...webhookSchemas(),
     ...verificationFlowSchemas(),

@@ -17,6 +17,10 @@ import { resolveDatabase } from '../database/resolve-database.js';
 import type { EventStore } from '../event-store/event-store.port.js';
 import { findingsCsv, reconcilePayments } from '../payments/payment-reconciliation.js';
 import { PaystackRail } from '../payments/paystack.rail.js';
+import { PaystackKeySource } from '../payments/paystack-key.js';
+import { CredentialsCipher } from '../providers/credentials.js';
+import { SystemClock } from '../common/clock.js';
+import { RandomIdGenerator } from '../common/ids.js';
 import { SandboxRail } from '../payments/sandbox.rail.js';
 import { openEventStoreAdapter } from '../event-store/open-event-store.js';
 
@@ -45,10 +49,9 @@ async function main(argv: readonly string[]): Promise<number> {
     if (!(await migrationsApplied(pool))) await (await import('../database/data-source.js')).runMigrations(database.url);
     const sandbox = new SandboxRail(pool);
     const { paystackSecretKey, paystackBaseUrl, paystackTimeoutMs } = config.payments;
-    const paystack =
-      paystackSecretKey === undefined
-        ? undefined
-        : new PaystackRail({ baseUrl: paystackBaseUrl, secretKey: paystackSecretKey, timeoutMs: paystackTimeoutMs, breakerFailures: 1_000_000, breakerHalfOpenMs: 1_000 });
+    // The key the service uses: the sealed one an operator set, else PAYSTACK_SECRET_KEY.
+    const keys = new PaystackKeySource(store, await CredentialsCipher.open(config), new SystemClock(), new RandomIdGenerator(), paystackSecretKey);
+    const paystack = new PaystackRail({ baseUrl: paystackBaseUrl, keys, timeoutMs: paystackTimeoutMs, breakerFailures: 1_000_000, breakerHalfOpenMs: 1_000 });
     const result = await reconcilePayments(store, (rail) => (rail === 'sandbox' ? sandbox : paystack));
     await writeFile(csvPath, findingsCsv(result.findings));
     const counts = new Map<string, number>();

@@ -144,15 +144,18 @@ function registerJsonBodyGuard(fastify: FastifyInstance): void {
   const parseJson = fastify.getDefaultJsonParser('error', 'error');
   fastify.removeContentTypeParser('application/json');
   fastify.addContentTypeParser('application/json', { parseAs: 'string' }, (request, body, done) => {
-    // A payment webhook's signature is over its exact bytes: those routes keep them.
-    if (request.url.startsWith(RAW_BODY_PREFIX)) (request as RawBodyRequest).rawBody = body as string;
+    // A payment webhook's signature is over its exact bytes: those routes keep them, and check the
+    // signature before anything of the body is judged, so an unsigned body that is not JSON is 401
+    // like any other unsigned body (the handler parses the text once the signature holds).
+    const raw = request.url.startsWith(RAW_BODY_PREFIX);
+    if (raw) (request as RawBodyRequest).rawBody = body as string;
     void parseJson(request, body as string, (error, value) => {
       if (error !== null && error !== undefined) {
-        done(error, undefined);
+        done(raw ? null : error, undefined);
         return;
       }
       const problem = jsonBodyProblem(value);
-      if (problem === undefined) done(null, value);
+      if (problem === undefined || raw) done(null, problem === undefined ? value : undefined);
       else done(new ValidationFailed([problem]), undefined);
     });
   });

@@ -16,8 +16,8 @@
  * - Wallet-history checkpoints: MACs under a key derived from the master key (src/audit), in
  *   `wallet_history_checkpoints`. A cache: emptied by the rotation, rebuilt by the next reads.
  *
- * Not under the master key, so untouched by its rotation: provider credentials
- * (PROVIDER_CREDENTIALS_KEY) and portraits stored before data keys (PORTRAIT_ENCRYPTION_KEY), each
+ * Not under the master key, so untouched by its rotation: provider credentials and the
+ * deployment's Paystack key (PROVIDER_CREDENTIALS_KEY) and portraits stored before data keys (PORTRAIT_ENCRYPTION_KEY), each
  * under a key of its own; data keys, wrapped by their organization's key; webhook endpoints' URLs,
  * descriptions and signing secrets (`organization:` values in the `webhookEndpoint-{id}` events),
  * sealed under their organization's key too (src/webhooks/endpoint-sealing.ts), since the log that

@@ -42,6 +42,8 @@ export interface PaymentRail {
   verify(reference: string): Promise<VerifiedTransaction | null>;
   /** A customer for the organization, then a dedicated virtual account for it (`POST /customer`, `POST /dedicated_account`), now or later. */
   assignDedicatedAccount(input: { organizationId: string; email: string }): Promise<DedicatedAccount | PendingAccount>;
-  /** Whether `signature` is the rail's signature of exactly these bytes. */
-  signatureValid(rawBody: string, signature: string | undefined): boolean;
+  /** Whether `signature` is the rail's signature of exactly these bytes (false while the rail has no key). */
+  signatureValid(rawBody: string, signature: string | undefined): Promise<boolean>;
+  /** Whether the rail can take payments here (Paystack: a secret key is set). */
+  configured(): Promise<boolean>;
 }

@@ -5,9 +5,14 @@ import type { VerifiedTransaction } from './topup.decider.js';
 import { paymentMetrics } from './payment.metrics.js';
 import { PaymentRailFailure, type Checkout, type DedicatedAccount, type PaymentRail, type PendingAccount } from './payment-rail.port.js';
 
+/** The secret key in force (PaystackKeySource): undefined while none is set; `fresh` reads past any cache. */
+export interface PaystackKeys {
+  current(fresh?: boolean): Promise<string | undefined>;
+}
+
 export interface PaystackSettings {
   readonly baseUrl: string;
-  readonly secretKey: string;
+  readonly keys: PaystackKeys;
   readonly timeoutMs: number;
   readonly breakerFailures: number;
   readonly breakerHalfOpenMs: number;
@@ -127,23 +132,39 @@ export class PaystackRail implements PaymentRail {
     );
   }
 
-  signatureValid(rawBody: string, signature: string | undefined): boolean {
-    return signatureMatches(this.settings.secretKey, rawBody, signature);
+  /** Under the key in force; a mismatch is checked once more against the log's latest key (just set on another instance). */
+  async signatureValid(rawBody: string, signature: string | undefined): Promise<boolean> {
+    const key = await this.settings.keys.current();
+    if (key !== undefined && signatureMatches(key, rawBody, signature)) return true;
+    const latest = await this.settings.keys.current(true);
+    return latest !== undefined && latest !== key && signatureMatches(latest, rawBody, signature);
+  }
+
+  async configured(): Promise<boolean> {
+    return (await this.settings.keys.current()) !== undefined;
   }
 
   async initialize(input: { reference: string; amountKobo: number; email: string; callbackUrl: string }): Promise<Checkout> {
     const body = JSON.stringify({ email: input.email, amount: input.amountKobo, currency: 'NGN', reference: input.reference, callback_url: input.callbackUrl });
     return this.call(
       'initialize',
-      (signal) =>
-        httpJson(endpoint(this.settings.baseUrl, '/transaction/initialize'), { method: 'POST', headers: { ...this.headers(), 'content-type': 'application/json' }, body }, signal),
+      async (signal) =>
+        httpJson(
+          endpoint(this.settings.baseUrl, '/transaction/initialize'),
+          { method: 'POST', headers: { ...(await this.headers()), 'content-type': 'application/json' }, body },
+          signal,
+        ),
       interpretInitialize,
     );
   }
 
   async assignDedicatedAccount(input: { organizationId: string; email: string }): Promise<DedicatedAccount | PendingAccount> {
-    const post = (path: string, body: unknown) => (signal: AbortSignal) =>
-      httpJson(endpoint(this.settings.baseUrl, path), { method: 'POST', headers: { ...this.headers(), 'content-type': 'application/json' }, body: JSON.stringify(body) }, signal);
+    const post = (path: string, body: unknown) => async (signal: AbortSignal) =>
+      httpJson(
+        endpoint(this.settings.baseUrl, path),
+        { method: 'POST', headers: { ...(await this.headers()), 'content-type': 'application/json' }, body: JSON.stringify(body) },
+        signal,
+      );
     const customerCode = await this.call('customer', post('/customer', { email: input.email, metadata: { organization_id: input.organizationId } }), interpretCustomer);
     return this.call('dedicated_account', post('/dedicated_account', { customer: customerCode, preferred_bank: this.settings.preferredBank ?? 'wema-bank' }), (answer) =>
       interpretDedicatedAccount(customerCode, answer),
@@ -151,8 +172,8 @@ export class PaystackRail implements PaymentRail {
   }
 
   async verify(reference: string): Promise<VerifiedTransaction | null> {
-    const request = (signal: AbortSignal) =>
-      httpJson(endpoint(this.settings.baseUrl, `/transaction/verify/${encodeURIComponent(reference)}`), { method: 'GET', headers: this.headers() }, signal);
+    const request = async (signal: AbortSignal) =>
+      httpJson(endpoint(this.settings.baseUrl, `/transaction/verify/${encodeURIComponent(reference)}`), { method: 'GET', headers: await this.headers() }, signal);
     try {
       return await this.call('verify', request, (answer) => interpretVerify(reference, answer));
     } catch (error) {
@@ -161,8 +182,10 @@ export class PaystackRail implements PaymentRail {
     }
   }
 
-  private headers(): Record<string, string> {
-    return { authorization: `Bearer ${this.settings.secretKey}`, accept: 'application/json' };
+  private async headers(): Promise<Record<string, string>> {
+    const key = await this.settings.keys.current();
+    if (key === undefined) throw new PaymentRailFailure('payment_unconfigured', false);
+    return { authorization: `Bearer ${key}`, accept: 'application/json' };
   }
 
   private async call<T>(operation: string, request: (signal: AbortSignal) => Promise<HttpAnswer>, interpret: (answer: HttpAnswer) => T): Promise<T> {

@@ -20,8 +20,12 @@ export class SandboxRail implements PaymentRail {
 
   constructor(private readonly pool: pg.Pool) {}
 
-  signatureValid(rawBody: string, signature: string | undefined): boolean {
+  async signatureValid(rawBody: string, signature: string | undefined): Promise<boolean> {
     return signatureMatches(this.secretKey, rawBody, signature);
+  }
+
+  async configured(): Promise<boolean> {
+    return true;
   }
 
   async initialize(input: { reference: string; amountKobo: number; email: string; callbackUrl: string }): Promise<Checkout> {

@@ -150,7 +150,7 @@ export class TopUpResolutions {
     if (resolution.action === 'credit') {
       if (state.status !== 'flagged' && state.status !== 'failed' && state.status !== 'initiated') throw new TopUpNotResolvable(`a top-up ${state.status} needs no credit`);
       const rail = this.topUps.rail(state.rail);
-      if (rail === undefined) throw new ServiceUnavailable('The payment provider of this top-up is not configured');
+      if (!(await rail.configured())) throw new ServiceUnavailable('The payment provider of this top-up is not configured');
       let verified;
       try {
         verified = await rail.verify(reference);
@@ -171,7 +171,7 @@ export class TopUpResolutions {
 
   private async verified(rail: Rail, reference: string): Promise<VerifiedTransaction | null | undefined> {
     const paymentRail = this.topUps.rail(rail);
-    if (paymentRail === undefined) return undefined;
+    if (!(await paymentRail.configured())) return undefined;
     try {
       return await paymentRail.verify(reference);
     } catch {

@@ -18,6 +18,8 @@ import { WalletLedger } from '../wallets/wallet-ledger.port.js';
 import { paymentMetrics } from './payment.metrics.js';
 import { PaymentRailFailure, type PaymentRail } from './payment-rail.port.js';
 import { accountOf, PaystackRail } from './paystack.rail.js';
+import { PaystackKeySource } from './paystack-key.js';
+import { CredentialsCipher } from '../providers/credentials.js';
 import { SandboxRail } from './sandbox.rail.js';
 import { topUpDecider, type Channel, type Rail, type TopUpCommand, type TopUpState } from './topup.decider.js';
 import {
@@ -85,7 +87,9 @@ export class TopUps {
   private readonly allowances: EventSourcedHandler<AllowanceState, AllowanceCommand, TopUpAllowanceEvent>;
   private readonly ownLimits: EventSourcedHandler<OwnLimits, LimitsCommand, TopUpLimitsSet>;
   readonly sandbox: SandboxRail;
-  readonly paystack: PaystackRail | undefined;
+  readonly paystack: PaystackRail;
+  /** The deployment's Paystack secret key: sealed in the log by an operator, else PAYSTACK_SECRET_KEY. */
+  readonly paystackKey: PaystackKeySource;
 
   constructor(
     @Inject(EVENT_STORE) store: EventStore,
@@ -97,6 +101,7 @@ export class TopUps {
     @Inject(CONFIG) private readonly config: AppConfig,
     @Inject(RUNTIME) private readonly runtime: Runtime,
     @Inject(PublicOrigin) private readonly publicOrigin: PublicOrigin,
+    @Inject(CredentialsCipher) cipher: CredentialsCipher,
   ) {
     this.handler = new EventSourcedHandler({ store, clock, ids, retry: RETRY, paging: PAGING });
     this.accounts = new EventSourcedHandler({ store, clock, ids, retry: RETRY, paging: PAGING });
@@ -104,28 +109,26 @@ export class TopUps {
     this.ownLimits = new EventSourcedHandler({ store, clock, ids, retry: RETRY, paging: PAGING });
     this.sandbox = new SandboxRail(pool);
     const { paystackSecretKey, paystackBaseUrl, paystackTimeoutMs } = config.payments;
-    this.paystack =
-      paystackSecretKey === undefined
-        ? undefined
-        : new PaystackRail({
-            baseUrl: paystackBaseUrl,
-            secretKey: paystackSecretKey,
-            timeoutMs: paystackTimeoutMs,
-            preferredBank: config.payments.paystackPreferredBank,
-            breakerFailures: config.providers.breakerFailures,
-            breakerHalfOpenMs: config.providers.breakerHalfOpenMs,
-          });
+    this.paystackKey = new PaystackKeySource(store, cipher, clock, ids, paystackSecretKey);
+    this.paystack = new PaystackRail({
+      baseUrl: paystackBaseUrl,
+      keys: this.paystackKey,
+      timeoutMs: paystackTimeoutMs,
+      preferredBank: config.payments.paystackPreferredBank,
+      breakerFailures: config.providers.breakerFailures,
+      breakerHalfOpenMs: config.providers.breakerHalfOpenMs,
+    });
   }
 
   /** Test wallets pay on the sandbox; live ones on Paystack, or on the sandbox on the embedded default when no Paystack key is set. */
-  railFor(environment: Environment): PaymentRail {
+  async railFor(environment: Environment): Promise<PaymentRail> {
     if (environment === 'test') return this.sandbox;
-    if (this.paystack !== undefined) return this.paystack;
+    if (await this.paystack.configured()) return this.paystack;
     if (this.runtime.embedded) return this.sandbox;
     throw new Forbidden('top_up_unavailable', 'Live top-ups are not configured on this deployment');
   }
 
-  rail(name: Rail): PaymentRail | undefined {
+  rail(name: Rail): PaymentRail {
     return name === 'sandbox' ? this.sandbox : this.paystack;
   }
 
@@ -180,7 +183,7 @@ export class TopUps {
     if (!Number.isSafeInteger(input.amountKobo) || input.amountKobo < minTopUpKobo || input.amountKobo > maxTopUpKobo) {
       throw new ValidationFailed([{ field: 'amountKobo', message: `must be an integer from ${minTopUpKobo} to ${maxTopUpKobo}` }]);
     }
-    const rail = this.railFor(owner.environment);
+    const rail = await this.railFor(owner.environment);
     const day = lagosDay(this.clock.now());
     const reference = `top_${this.ids.reference().slice('vrf_'.length)}`;
     await this.allowance(
@@ -236,7 +239,7 @@ export class TopUps {
   async assignDedicatedAccount(owner: { organizationId: string; environment: Environment }, email: string, context: CommandContext): Promise<DedicatedAccountView> {
     const existing = await this.dedicatedAccount(owner);
     if (existing !== null && existing.status !== 'failed') return existing;
-    const rail = this.railFor(owner.environment);
+    const rail = await this.railFor(owner.environment);
     let account;
     try {
       account = await rail.assignDedicatedAccount({ organizationId: owner.organizationId, email });
@@ -342,7 +345,7 @@ export class TopUps {
     if (state.status === 'credited' || state.status === 'flagged') return state;
     if (state.status !== 'paid') {
       const rail = this.rail(state.rail);
-      if (rail === undefined) throw new ServiceUnavailable('The payment provider of this top-up is not configured');
+      if (!(await rail.configured())) throw new ServiceUnavailable('The payment provider of this top-up is not configured');
       let verified;
       try {
         verified = await rail.verify(reference);
@@ -406,8 +409,9 @@ export class TopUps {
    */
   async receiveWebhook(railName: Rail, rawBody: string | undefined, signature: string | undefined): Promise<WebhookOutcome> {
     const rail = this.rail(railName);
-    if (rail === undefined) throw new NotFound('This payment rail is not configured');
-    if (rawBody === undefined || !rail.signatureValid(rawBody, signature)) {
+    // The signature first: a mismatch reads the log's latest key, so `configured` is current after it.
+    if (rawBody === undefined || !(await rail.signatureValid(rawBody, signature))) {
+      if (!(await rail.configured())) throw new NotFound('This payment rail is not configured');
       paymentMetrics.webhooks.inc({ rail: railName, outcome: 'refused_signature' });
       throw new InvalidSignature('The webhook signature does not match its body');
     }

@@ -89,6 +89,13 @@ describe('Wallet top-ups', () => {
     expect(altered.status).toBe(401);
     const unsigned = await first.request('POST', '/payments/paystack/webhook', { rawBody: genuine.rawBody, headers: { 'content-type': 'application/json' } });
     expect(unsigned.status).toBe(401);
+    // A body that is not JSON is judged by its signature first: unsigned 401, signed 422.
+    const notJson = '{"event": "charge.success", "data": {"reference": ';
+    const unsignedNotJson = await post(first, { rawBody: notJson, signature: paystack.sign(`${notJson}x`) });
+    expect(unsignedNotJson.status).toBe(401);
+    expect((await post(first, { rawBody: '', signature: paystack.sign('x') })).status).toBe(401);
+    const signedNotJson = await post(first, { rawBody: notJson, signature: paystack.sign(notJson) });
+    expect(signedNotJson.status).toBe(422);
     const unknown = await post(first, paystack.webhook('top_01JD3Q9ZK8W6V2C4X7N5B0M1TR', { amount: 200_000 }));
     expect(unknown.status).toBe(404);
     expect(await fundings(reference)).toEqual([]);

@@ -25,6 +25,7 @@ export class PaystackStub {
   readonly transactions = new Map<string, Transaction>();
   readonly requests: { method: string; path: string; authorization: string | undefined; body: string }[] = [];
   private failVerifies = 0;
+  private hangRequests = 0;
   /** When set, `POST /dedicated_account` accepts the request and the account comes later, by `assignmentWebhook`. */
   assignLater = false;
   private nextId = 4_099_260_000;
@@ -32,7 +33,8 @@ export class PaystackStub {
 
   private constructor(
     private readonly server: Server,
-    readonly secretKey: string,
+    /** The key it takes and signs with; a test rotates it as an operator would in Paystack's dashboard. */
+    public secretKey: string,
   ) {}
 
   static async start(secretKey: string): Promise<PaystackStub> {
@@ -53,6 +55,11 @@ export class PaystackStub {
 
   down(verifies: number): void {
     this.failVerifies = verifies;
+  }
+
+  /** The next n requests get no answer (the connection stays open until `close`). */
+  hang(requests: number): void {
+    this.hangRequests = requests;
   }
 
   /** A transfer of `amount` kobo arrived on a dedicated account: a paid transaction under Paystack's own reference. */
@@ -153,6 +160,10 @@ export class PaystackStub {
     const body = Buffer.concat(chunks).toString('utf8');
     const url = new URL(request.url ?? '/', this.baseUrl);
     this.requests.push({ method: request.method ?? '', path: url.pathname, authorization: request.headers.authorization, body });
+    if (this.hangRequests > 0) {
+      this.hangRequests--;
+      return;
+    }
     if (request.headers.authorization !== `Bearer ${this.secretKey}`) return this.reply(response, 401, { status: false, message: 'Invalid key' });
     if (request.method === 'POST' && url.pathname === '/transaction/initialize') {
       const input = JSON.parse(body) as { amount: number; reference: string; email: string; callback_url: string; currency: string };

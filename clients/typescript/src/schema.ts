@@ -1275,6 +1275,30 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/admin/v1/payment_rails/paystack": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get the Paystack key in force
+         * @description Whether live top-ups have a key, where it comes from and its last four characters; never the key. Admin and auditor tokens.
+         */
+        get: operations["getPaystackKey"];
+        /**
+         * Set the Paystack secret key
+         * @description Sealed under the provider credentials' key and recorded as an event; every instance uses it within 5 seconds (at once for a webhook signed under it). It replaces PAYSTACK_SECRET_KEY. Rotate it in Paystack's dashboard, then set the new one here.
+         */
+        put: operations["setPaystackKey"];
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/admin/v1/payments/attention": {
         parameters: {
             query?: never;
@@ -3441,6 +3465,32 @@ export interface components {
             maxTopUpKobo: number | null;
             /** @description kobo; null: the deployment's setting */
             dailyLimitKobo: number | null;
+        };
+        /** @description The Paystack secret key in force: never the key itself */
+        PaystackKey: {
+            /** @description false: live top-ups are off (outside the embedded default) */
+            configured: boolean;
+            /**
+             * @description sealed: set through this API; environment: PAYSTACK_SECRET_KEY, in force until a key is set here
+             * @enum {string|null}
+             */
+            source: "sealed" | "environment" | null;
+            /**
+             * @description from the key: sk_live_ or sk_test_
+             * @enum {string|null}
+             */
+            mode: "live" | "test" | null;
+            /** @description the last four characters, to recognise the key */
+            last4: string | null;
+            /**
+             * Format: date-time
+             * @description when an operator set it (null for the environment key)
+             */
+            setAt: string | null;
+        };
+        SetPaystackKey: {
+            /** @description the secret key from Paystack's dashboard (Settings, API keys) */
+            secretKey: string;
         };
         /** @description One top-up of a wallet, as the top-ups read model has it */
         TopUpRecord: {
@@ -10255,6 +10305,103 @@ export interface operations {
             401: components["responses"]["Unauthenticated"];
             404: components["responses"]["NotFound"];
             414: components["responses"]["UriTooLong"];
+            422: components["responses"]["ValidationFailed"];
+            431: components["responses"]["HeadersTooLarge"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    getPaystackKey: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The key in force */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "status": true,
+                     *       "data": {
+                     *         "configured": true,
+                     *         "source": "sealed",
+                     *         "mode": "live",
+                     *         "last4": "text",
+                     *         "setAt": "2026-11-22T07:15:00.123+00:00"
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        /** @constant */
+                        status: true;
+                        data: components["schemas"]["PaystackKey"];
+                    };
+                };
+            };
+            401: components["responses"]["Unauthenticated"];
+            404: components["responses"]["NotFound"];
+            414: components["responses"]["UriTooLong"];
+            422: components["responses"]["ValidationFailed"];
+            431: components["responses"]["HeadersTooLarge"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    setPaystackKey: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["SetPaystackKey"];
+            };
+        };
+        responses: {
+            /** @description The key now in force */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "status": true,
+                     *       "data": {
+                     *         "configured": true,
+                     *         "source": "sealed",
+                     *         "mode": "live",
+                     *         "last4": "text",
+                     *         "setAt": "2026-11-22T07:15:00.123+00:00"
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        /** @constant */
+                        status: true;
+                        data: components["schemas"]["PaystackKey"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthenticated"];
+            403: components["responses"]["ReadOnly"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
+            413: components["responses"]["PayloadTooLarge"];
+            414: components["responses"]["UriTooLong"];
+            415: components["responses"]["UnsupportedMediaType"];
             422: components["responses"]["ValidationFailed"];
             431: components["responses"]["HeadersTooLarge"];
             500: components["responses"]["InternalError"];

@@ -40,6 +40,7 @@ describe('Given the admin command line', () => {
       'wallet fund',
       'wallet balance',
       'wallet limits',
+      'wallet paystack-key',
       'keys rotate-master',
       'keys rotate-org',
       'keys rotate-index',
