@@ -50,7 +50,7 @@ async function main(argv: readonly string[]): Promise<number> {
     const sandbox = new SandboxRail(pool);
     const { paystackSecretKey, paystackBaseUrl, paystackTimeoutMs } = config.payments;
     // The key the service uses: the sealed one an operator set, else PAYSTACK_SECRET_KEY.
-    const keys = new PaystackKeySource(store, await CredentialsCipher.open(config), new SystemClock(), new RandomIdGenerator(), paystackSecretKey);
+    const keys = new PaystackKeySource(store, () => CredentialsCipher.open(config), new SystemClock(), new RandomIdGenerator(), paystackSecretKey);
     const paystack = new PaystackRail({ baseUrl: paystackBaseUrl, keys, timeoutMs: paystackTimeoutMs, breakerFailures: 1_000_000, breakerHalfOpenMs: 1_000 });
     const result = await reconcilePayments(store, (rail) => (rail === 'sandbox' ? sandbox : paystack));
     await writeFile(csvPath, findingsCsv(result.findings));

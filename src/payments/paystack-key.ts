@@ -82,7 +82,8 @@ export class PaystackKeySource {
 
   constructor(
     store: EventStore,
-    private readonly cipher: CredentialsCipher,
+    /** Opened when a sealed key is first read or set (a CLI run with no sealed key never opens, nor creates, the credentials key). */
+    private readonly cipher: () => Promise<CredentialsCipher>,
     private readonly clock: Clock,
     ids: IdGenerator,
     private readonly fromEnvironment: string | undefined,
@@ -101,7 +102,7 @@ export class PaystackKeySource {
 
   /** Seals and records the key; in force on this instance at once. */
   async set(key: string, context: CommandContext): Promise<PaystackKeyView> {
-    const sealedKey = this.cipher.encrypt({ secretKey: key }, BINDING);
+    const sealedKey = (await this.cipher()).encrypt({ secretKey: key }, BINDING);
     await this.handler.handle({ id: PAYSTACK_KEY_STREAM, decider: paystackKeyDecider }, { type: 'SetPaystackKey', sealedKey, mode: modeOf(key), last4: key.slice(-4) }, context);
     this.cached = undefined;
     return this.view();
@@ -121,7 +122,7 @@ export class PaystackKeySource {
     const { state } = await this.handler.read({ id: PAYSTACK_KEY_STREAM, decider: paystackKeyDecider });
     if (state.sealedKey !== null) {
       // A key sealed under another PROVIDER_CREDENTIALS_KEY does not open: thrown, never replaced by the environment's.
-      const key = this.cipher.decrypt(state.sealedKey, BINDING).secretKey;
+      const key = (await this.cipher()).decrypt(state.sealedKey, BINDING).secretKey;
       if (key === undefined) throw new Error('the sealed Paystack key holds no secret key');
       return { key, view: { configured: true, source: 'sealed', mode: state.mode, last4: state.last4, setAt: state.setAt } };
     }

@@ -109,7 +109,7 @@ export class TopUps {
     this.ownLimits = new EventSourcedHandler({ store, clock, ids, retry: RETRY, paging: PAGING });
     this.sandbox = new SandboxRail(pool);
     const { paystackSecretKey, paystackBaseUrl, paystackTimeoutMs } = config.payments;
-    this.paystackKey = new PaystackKeySource(store, cipher, clock, ids, paystackSecretKey);
+    this.paystackKey = new PaystackKeySource(store, async () => cipher, clock, ids, paystackSecretKey);
     this.paystack = new PaystackRail({
       baseUrl: paystackBaseUrl,
       keys: this.paystackKey,
