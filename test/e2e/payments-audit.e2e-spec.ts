@@ -13,6 +13,7 @@ import { TEST_DATA_ENCRYPTION_KEY } from '../support/data-protection.js';
 import { testEventStoreEnv } from '../support/event-store.js';
 import { createOrganization } from '../support/fixtures.js';
 import { PaystackStub } from '../support/paystack-stub.js';
+import { postPaystackWebhook } from '../support/topups.js';
 
 const run = promisify(execFile);
 const SECRET = 'sk_test_0123456789abcdef0123456789abcdef';
@@ -43,8 +44,7 @@ describe('audit:payments', () => {
 
   const topUps = () => app.app.get(TopUps);
   const start = (amountKobo: number) => topUps().initiate({ organizationId, environment: 'live' }, { amountKobo, channel: 'card', email: 'finance@example.test' }, context);
-  const post = (webhook: { rawBody: string; signature: string }) =>
-    app.request('POST', '/payments/paystack/webhook', { rawBody: webhook.rawBody, headers: { 'content-type': 'application/json', 'x-paystack-signature': webhook.signature } });
+  const post = (webhook: { rawBody: string; signature: string }) => postPaystackWebhook(app, webhook);
   async function audit(name: string): Promise<{ code: number; stdout: string; csv: string[] }> {
     const env = {
       PATH: process.env.PATH,

@@ -14,6 +14,7 @@ import { startTestApp, type TestApp } from '../support/app.js';
 import { allEvents, streamEvents, testEventStoreEnv } from '../support/event-store.js';
 import { createOrganization } from '../support/fixtures.js';
 import { PaystackStub } from '../support/paystack-stub.js';
+import { postPaystackWebhook } from '../support/topups.js';
 
 const FIRST_KEY = `sk_test_${randomBytes(20).toString('hex')}`;
 const SECOND_KEY = `sk_live_${randomBytes(20).toString('hex')}`;
@@ -54,8 +55,7 @@ describe('The Paystack key', () => {
 
   const startLive = (app: TestApp) =>
     app.app.get(TopUps).initiate({ organizationId, environment: 'live' }, { amountKobo: 250_000, channel: 'card', email: 'finance@example.test' }, context);
-  const webhook = (app: TestApp, signed: { rawBody: string; signature: string }) =>
-    app.request('POST', '/payments/paystack/webhook', { rawBody: signed.rawBody, headers: { 'content-type': 'application/json', 'x-paystack-signature': signed.signature } });
+  const webhook = postPaystackWebhook;
   const fundings = async () =>
     (await streamEvents(first.eventStore, `wallet-${organizationId}.live`)).filter((event) => event.type === 'WalletFunded').map((event) => event.data.amountKobo);
 

@@ -7,6 +7,7 @@ import { ConsoleClient, uniqueEmail } from '../support/console-client.js';
 import { streamEvents } from '../support/event-store.js';
 import { createOrganization } from '../support/fixtures.js';
 import { PaystackStub } from '../support/paystack-stub.js';
+import { postPaystackWebhook } from '../support/topups.js';
 
 const SECRET = 'sk_test_0123456789abcdef0123456789abcdef';
 const PASSWORD = 'correct horse battery';
@@ -53,8 +54,7 @@ describe('Top-ups: receipts, statements and operators', () => {
   });
 
   const topUps = () => app.app.get(TopUps);
-  const post = (webhook: { rawBody: string; signature: string }) =>
-    app.request('POST', '/payments/paystack/webhook', { rawBody: webhook.rawBody, headers: { 'content-type': 'application/json', 'x-paystack-signature': webhook.signature } });
+  const post = (webhook: { rawBody: string; signature: string }) => postPaystackWebhook(app, webhook);
   const pdf = async (path: string, headers: Record<string, string>) => {
     const response = await fetch(`${app.baseUrl}${path}`, { headers });
     return { status: response.status, type: response.headers.get('content-type'), body: Buffer.from(await response.arrayBuffer()) };

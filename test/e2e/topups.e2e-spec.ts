@@ -22,6 +22,7 @@ import { linearJitter } from '../../src/event-sourcing/retry.js';
 import { CHECKOUT_LIFETIME_MS, topUpDecider } from '../../src/payments/topup.decider.js';
 import { topUpFundingReference } from '../../src/payments/topup.events.js';
 import { WalletLedger } from '../../src/wallets/wallet-ledger.port.js';
+import { postPaystackWebhook } from '../support/topups.js';
 
 const SECRET = 'sk_test_0123456789abcdef0123456789abcdef';
 const context = { correlationId: 'topups-e2e', actor: SYSTEM_ACTOR };
@@ -60,8 +61,7 @@ describe('Wallet top-ups', () => {
       .filter((event) => event.type === 'WalletFunded' && String(event.data.fundingReference).startsWith(`topup:${reference}`))
       .map((event) => event.data.amountKobo as number);
   }
-  const post = (app: TestApp, webhook: { rawBody: string; signature: string }) =>
-    app.request('POST', '/payments/paystack/webhook', { rawBody: webhook.rawBody, headers: { 'content-type': 'application/json', 'x-paystack-signature': webhook.signature } });
+  const post = postPaystackWebhook;
   const status = async (reference: string) => (await topUps(first).state(reference)).status;
 
   it('initializes the transaction on Paystack with the amount in kobo, our reference and the return address', async () => {

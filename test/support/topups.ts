@@ -3,7 +3,7 @@ import { SYSTEM_ACTOR } from '../../src/common/event.js';
 import { PG_POOL } from '../../src/database/pool.js';
 import { readTopUpReceipt } from '../../src/payments/topup.read-model.js';
 import { TopUps } from '../../src/payments/topups.service.js';
-import type { TestApp } from './app.js';
+import type { TestApp, TestResponse } from './app.js';
 
 const context = { correlationId: 'test-topups', actor: SYSTEM_ACTOR };
 
@@ -26,4 +26,12 @@ export async function sandboxTopUps(app: TestApp, organizationId: string): Promi
   const flagged = await paid(60_000, 6_000);
   for (let attempt = 0; attempt < 100 && (await readTopUpReceipt(pool, credited))?.status !== 'credited'; attempt++) await new Promise((resolve) => setTimeout(resolve, 50));
   return { credited, flagged };
+}
+
+/** A Paystack webhook as Paystack sends it: the exact body, JSON, its `x-paystack-signature`. */
+export function postPaystackWebhook(app: TestApp, webhook: { rawBody: string; signature: string }): Promise<TestResponse> {
+  return app.request('POST', '/payments/paystack/webhook', {
+    rawBody: webhook.rawBody,
+    headers: { 'content-type': 'application/json', 'x-paystack-signature': webhook.signature },
+  });
 }
