@@ -446,6 +446,7 @@ async function main(): Promise<void> {
         RUN_PROJECTIONS: 'false',
         LOG_LEVEL: 'error',
         RATE_LIMIT_PER_MINUTE: '1000000',
+        CONSOLE_MAIL_LOG_ONLY: 'true',
       });
       const app = await createApp({ config, databaseUrl: url, embedded: false, adminToken: undefined });
       await app.listen(0, '127.0.0.1');
