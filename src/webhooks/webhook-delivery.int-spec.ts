@@ -637,3 +637,45 @@ describe('Given an instance that died holding an endpoint and a claim', () => {
     expect((await db.pool.query('select 1 from webhook_endpoint_leases where endpoint_id = $1', [endpointId])).rowCount).toBe(0);
   });
 });
+
+describe('Given a started sender with a backlog on two endpoints and a short poll', () => {
+  it('never has a claim and a recording in flight at once, and records every delivery once', async () => {
+    const clock = new TestClock(new Date());
+    const local = await receiver(() => 204);
+    closers.push(local.close);
+    const expected: string[] = [];
+    for (const org of [organization(), organization()]) {
+      await createEndpoint(org, local.url, clock.now());
+      for (let i = 0; i < 30; i++) expected.push(await completedCheck(org, clock.now()));
+    }
+    await subscriberCaughtUp();
+    // The sender's claims and recordings are its statements that start with a `with`: how many are in flight at once.
+    let open = 0;
+    let mostOpen = 0;
+    const countingPool = {
+      query: async (...args: Parameters<pg.Pool['query']>) => {
+        const text = typeof args[0] === 'string' ? args[0] : (args[0] as pg.QueryConfig).text;
+        const counted = text.trimStart().startsWith('with');
+        if (counted) mostOpen = Math.max(mostOpen, ++open);
+        try {
+          return await (db.pool.query as (...all: unknown[]) => Promise<unknown>)(...args);
+        } finally {
+          if (counted) open--;
+        }
+      },
+    } as unknown as pg.Pool;
+    // A poll far shorter than a send's recording: a claim is wanted while recordings are under way, all along.
+    const sender = new WebhookSender(countingPool, clock, sealing, options({ concurrencyPerEndpoint: 2, pollMs: 1 }));
+    sender.start();
+    closers.push(() => sender.stop());
+    await waitUntil(() => new Set(local.received.map((request) => request.headers['webhook-id'])).size === expected.length, 30_000, 'every delivery');
+    await sender.settled();
+    expect(mostOpen).toBe(1);
+    const { rows } = await db.pool.query<{ status: string; attempts: number; recorded: number }>(
+      `select d.status, d.attempts, (select count(*)::int from webhook_attempts a where a.delivery_id = d.id) as recorded
+         from webhook_deliveries d where d.message_id = any($1)`,
+      [expected],
+    );
+    expect(rows.map((row) => [row.status, row.attempts, row.recorded])).toEqual(expected.map(() => ['succeeded', 1, 1]));
+  });
+});
