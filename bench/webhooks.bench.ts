@@ -4,7 +4,8 @@
  *   1. Throughput: BENCH_WEBHOOKS (default 2,000) completed checks of ENDPOINTS organizations, each
  *      with an endpoint, are in the log and the webhooks subscriber has written their deliveries;
  *      then the sender (the service's own WebhookSender, with the service's settings: a poll every
- *      100 ms, 64 in flight, 4 per endpoint) sends them all. Deliveries per second, from the
+ *      100 ms, 64 in flight, 4 per endpoint, on a pool made as the service makes its own, with
+ *      generic plans for prepared statements) sends them all. Deliveries per second, from the
  *      sender's start to the last one's arrival. The floor: the same bodies, signed with the same
  *      standardwebhooks signing and POSTed from Node with the same policy (a new connection per
  *      request, as the sender's safePost) and the same concurrency (4 per endpoint). Target: the
@@ -28,6 +29,7 @@ import { ProjectionRunner } from '../projections/runner/projection-runner.js';
 import { webhooksSubscriber } from '../projections/webhooks/webhooks.subscriber.js';
 import { SystemClock } from '../src/common/clock.js';
 import { DataKeys } from '../src/data-protection/data-keys.js';
+import { createPool } from '../src/database/pool.js';
 import { LocalKeyManagement } from '../src/data-protection/key-management.port.js';
 import type { EventToAppend } from '../src/event-store/event-store.port.js';
 import type { PostgresEventStore } from '../src/event-store/postgres-event-store.js';
@@ -193,7 +195,10 @@ function barePost(url: URL, secret: string, messageId: string, body: string): Pr
 runBench(async () => {
   const cleanups: (() => Promise<unknown>)[] = [];
   try {
-    const { pool, store } = await benchDatabase('webhooks', 20, cleanups);
+    const { url: databaseUrl, pool, store } = await benchDatabase('webhooks', 20, cleanups);
+    // The sender's own pool, made as the service's (createPool): its settings decide how its statements are planned.
+    const senderPool = createPool(databaseUrl, 20);
+    cleanups.push(() => senderPool.end());
     const masterKey = new LocalKeyManagement(randomBytes(32));
     const sealing = new EndpointSealing(new DataKeys(pool, masterKey), masterKey);
     const receiver = await startReceiver();
@@ -220,7 +225,7 @@ runBench(async () => {
     };
     runner.start();
     cleanups.push(() => runner.stop());
-    const newSender = () => new WebhookSender(pool, new SystemClock(), sealing, { ...SENDER, allowPrivateTargets: true, random: Math.random, log: (line) => status(line) });
+    const newSender = () => new WebhookSender(senderPool, new SystemClock(), sealing, { ...SENDER, allowPrivateTargets: true, random: Math.random, log: (line) => status(line) });
     const noneWaiting = async () => (await pool.query<{ n: number }>("select count(*)::int as n from webhook_deliveries where status = 'pending'")).rows[0].n === 0;
 
     const senderRates: number[] = [];

@@ -10,6 +10,7 @@ import { ProjectionRunner } from '../../projections/runner/projection-runner.js'
 import { webhooksSubscriber } from '../../projections/webhooks/webhooks.subscriber.js';
 import { useTestEventStore } from '../../test/support/event-store.js';
 import { Clock } from '../common/clock.js';
+import { createPool } from '../database/pool.js';
 import { DataKeys, OrganizationKeysDestroyed } from '../data-protection/data-keys.js';
 import { LocalKeyManagement } from '../data-protection/key-management.port.js';
 import type { EventToAppend } from '../event-store/event-store.port.js';
@@ -677,5 +678,34 @@ describe('Given a started sender with a backlog on two endpoints and a short pol
       [expected],
     );
     expect(rows.map((row) => [row.status, row.attempts, row.recorded])).toEqual(expected.map(() => ['succeeded', 1, 1]));
+  });
+});
+
+describe('Given a sender on a pool of one connection', () => {
+  it('claims and records through prepared statements of that connection, planned once', async () => {
+    const clock = new TestClock(new Date());
+    const org = organization();
+    const local = await receiver(() => 204);
+    closers.push(local.close);
+    await createEndpoint(org, local.url, clock.now());
+    const expected: string[] = [];
+    for (let i = 0; i < 6; i++) expected.push(await completedCheck(org, clock.now()));
+    await subscriberCaughtUp();
+    const onePool = createPool(db.url, 1);
+    closers.push(() => onePool.end());
+    const sender = new WebhookSender(onePool, clock, sealing, options({ concurrencyPerEndpoint: 1, pollMs: 600_000 }));
+    // Started: each recording also claims the next delivery, so both statements run several times.
+    sender.start();
+    await waitUntil(() => new Set(local.received.map((request) => request.headers['webhook-id'])).size === expected.length, 15_000, 'every delivery');
+    await sender.settled();
+    const { rows } = await onePool.query<{ kind: string; calls: number; generic: number }>(
+      `select split_part(ltrim(statement), ' ', 2) as kind, (generic_plans + custom_plans)::int as calls, generic_plans::int as generic
+         from pg_prepared_statements where ltrim(statement) like 'with candidates%' or ltrim(statement) like 'with results%' order by kind`,
+    );
+    await sender.stop();
+    expect(rows.map((row) => row.kind)).toEqual(['candidates', 'results']);
+    // The service's pool asks for generic plans: one plan per statement and connection, used by every call.
+    expect(rows.every((row) => row.calls >= 1 && row.generic === row.calls)).toBe(true);
+    expect(rows.find((row) => row.kind === 'results')?.calls).toBeGreaterThan(1);
   });
 });
