@@ -14,8 +14,9 @@
  *      BENCH_WEBHOOK_SECONDS (default 10), the subscriber and the sender running: the time from
  *      each append's commit (the append answered) to its delivery's arrival at the receiver. Target:
  *      p99 at most 1 s.
- * Each phase runs BENCH_RUNS times (default 3); the medians are printed with the machine (CPU model,
- * cores) and its load average. The receiver runs in this process, for the floor as for the sender.
+ * Each phase runs BENCH_RUNS times (default 3), after a warm-up round of 1,000 deliveries (sender
+ * then floor, not counted); the medians are printed with the machine (CPU model, cores) and its
+ * load average. The receiver runs in this process, for the floor as for the sender.
  * PostgreSQL: DATABASE_URL's server, or an ephemeral embedded cluster.
  */
 import { randomBytes, randomUUID } from 'node:crypto';
@@ -39,6 +40,8 @@ import { benchDatabase, format, runBench, runCleanups, sizeFromEnv, status } fro
 
 const DELIVERIES = sizeFromEnv('BENCH_WEBHOOKS', 2_000, { min: 10, max: 1_000_000 });
 const RUNS = sizeFromEnv('BENCH_RUNS', 3, { min: 1, max: 9 });
+/** Deliveries of the warm-up round before the first run (throughput only, not counted). */
+const WARM_UP_DELIVERIES = 1_000;
 const PACED_SECONDS = sizeFromEnv('BENCH_WEBHOOK_SECONDS', 10, { min: 1, max: 3_600 });
 /** Endpoints (one organization each): the sender's concurrency is 4 per endpoint, up to 64 in all. */
 const ENDPOINTS = 4;
@@ -234,11 +237,14 @@ runBench(async () => {
     const p50s: number[] = [];
     const subscriberP99s: number[] = [];
     const senderP99s: number[] = [];
-    for (let run = 1; run <= RUNS; run++) {
+    // Run 0 warms up, its figures dropped: whichever went first paid for V8 compiling Node's HTTP
+    // client and server, and the sender always went first (its first run used twice the CPU of the next ones).
+    for (let run = 0; run <= RUNS; run++) {
+      const count = run === 0 ? WARM_UP_DELIVERIES : DELIVERIES;
       // 1. Throughput: the deliveries written (sender stopped), then sent.
-      status(`run ${run}/${RUNS}: ${DELIVERIES} completed checks into the log`);
+      status(run === 0 ? `warm-up: ${count} completed checks into the log` : `run ${run}/${RUNS}: ${count} completed checks into the log`);
       const batch: string[] = [];
-      for (let i = 0; i < DELIVERIES; i++) batch.push((await completedCheck(store, organizations[i % ENDPOINTS])).webhookId);
+      for (let i = 0; i < count; i++) batch.push((await completedCheck(store, organizations[i % ENDPOINTS])).webhookId);
       await until('the subscriber to write every delivery', 300_000, async () => {
         const { rows } = await pool.query<{ n: number }>('select count(*)::int as n from webhook_deliveries where message_id = any($1)', [batch]);
         return rows[0].n === batch.length;
@@ -250,7 +256,7 @@ runBench(async () => {
       const senderSeconds = (Math.max(...batch.map((id) => receiver.arrivals.get(id) ?? 0)) - sendStart) / 1_000;
       await sender.stop();
       await until('the deliveries to be recorded', 60_000, () => noneWaiting());
-      senderRates.push(DELIVERIES / senderSeconds);
+      const runSender = count / senderSeconds;
 
       // The floor: the same bodies to the same receiver, signed the same way, at the same concurrency.
       const { rows } = await pool.query<{ message_id: string; body: string; organization_id: string }>(
@@ -268,8 +274,11 @@ runBench(async () => {
           }
         }),
       );
-      floorRates.push(DELIVERIES / ((performance.now() - floorStart) / 1_000));
-      status(`run ${run}: sender ${format(senderRates.at(-1) ?? 0)}/s, floor ${format(floorRates.at(-1) ?? 0)}/s`);
+      const runFloor = count / ((performance.now() - floorStart) / 1_000);
+      status(`${run === 0 ? 'warm-up' : `run ${run}`}: sender ${format(runSender)}/s, floor ${format(runFloor)}/s`);
+      if (run === 0) continue;
+      senderRates.push(runSender);
+      floorRates.push(runFloor);
 
       // 2. Latency at half the sender's rate: commit to arrival, subscriber and sender running.
       const rate = (senderRates.at(-1) ?? 1) / 2;
