@@ -4,7 +4,8 @@
  *   1. Throughput: BENCH_WEBHOOKS (default 2,000) completed checks of ENDPOINTS organizations, each
  *      with an endpoint, are in the log and the webhooks subscriber has written their deliveries;
  *      then the sender (the service's own WebhookSender, with the service's settings: a poll every
- *      100 ms, 64 in flight, 4 per endpoint) sends them all. Deliveries per second, from the
+ *      100 ms, 64 in flight, 4 per endpoint, on a pool made as the service makes its own, with
+ *      generic plans for prepared statements) sends them all. Deliveries per second, from the
  *      sender's start to the last one's arrival. The floor: the same bodies, signed with the same
  *      standardwebhooks signing and POSTed from Node with the same policy (a new connection per
  *      request, as the sender's safePost) and the same concurrency (4 per endpoint). Target: the
@@ -13,8 +14,9 @@
  *      BENCH_WEBHOOK_SECONDS (default 10), the subscriber and the sender running: the time from
  *      each append's commit (the append answered) to its delivery's arrival at the receiver. Target:
  *      p99 at most 1 s.
- * Each phase runs BENCH_RUNS times (default 3); the medians are printed with the machine (CPU model,
- * cores) and its load average. The receiver runs in this process, for the floor as for the sender.
+ * Each phase runs BENCH_RUNS times (default 3), after a warm-up round of 1,000 deliveries (sender
+ * then floor, not counted); the medians are printed with the machine (CPU model, cores) and its
+ * load average. The receiver runs in this process, for the floor as for the sender.
  * PostgreSQL: DATABASE_URL's server, or an ephemeral embedded cluster.
  */
 import { randomBytes, randomUUID } from 'node:crypto';
@@ -28,6 +30,7 @@ import { ProjectionRunner } from '../projections/runner/projection-runner.js';
 import { webhooksSubscriber } from '../projections/webhooks/webhooks.subscriber.js';
 import { SystemClock } from '../src/common/clock.js';
 import { DataKeys } from '../src/data-protection/data-keys.js';
+import { createPool } from '../src/database/pool.js';
 import { LocalKeyManagement } from '../src/data-protection/key-management.port.js';
 import type { EventToAppend } from '../src/event-store/event-store.port.js';
 import type { PostgresEventStore } from '../src/event-store/postgres-event-store.js';
@@ -37,6 +40,8 @@ import { benchDatabase, format, runBench, runCleanups, sizeFromEnv, status } fro
 
 const DELIVERIES = sizeFromEnv('BENCH_WEBHOOKS', 2_000, { min: 10, max: 1_000_000 });
 const RUNS = sizeFromEnv('BENCH_RUNS', 3, { min: 1, max: 9 });
+/** Deliveries of the warm-up round before the first run (throughput only, not counted). */
+const WARM_UP_DELIVERIES = 1_000;
 const PACED_SECONDS = sizeFromEnv('BENCH_WEBHOOK_SECONDS', 10, { min: 1, max: 3_600 });
 /** Endpoints (one organization each): the sender's concurrency is 4 per endpoint, up to 64 in all. */
 const ENDPOINTS = 4;
@@ -193,7 +198,10 @@ function barePost(url: URL, secret: string, messageId: string, body: string): Pr
 runBench(async () => {
   const cleanups: (() => Promise<unknown>)[] = [];
   try {
-    const { pool, store } = await benchDatabase('webhooks', 20, cleanups);
+    const { url: databaseUrl, pool, store } = await benchDatabase('webhooks', 20, cleanups);
+    // The sender's own pool, made as the service's (createPool): its settings decide how its statements are planned.
+    const senderPool = createPool(databaseUrl, 20);
+    cleanups.push(() => senderPool.end());
     const masterKey = new LocalKeyManagement(randomBytes(32));
     const sealing = new EndpointSealing(new DataKeys(pool, masterKey), masterKey);
     const receiver = await startReceiver();
@@ -220,7 +228,7 @@ runBench(async () => {
     };
     runner.start();
     cleanups.push(() => runner.stop());
-    const newSender = () => new WebhookSender(pool, new SystemClock(), sealing, { ...SENDER, allowPrivateTargets: true, random: Math.random, log: (line) => status(line) });
+    const newSender = () => new WebhookSender(senderPool, new SystemClock(), sealing, { ...SENDER, allowPrivateTargets: true, random: Math.random, log: (line) => status(line) });
     const noneWaiting = async () => (await pool.query<{ n: number }>("select count(*)::int as n from webhook_deliveries where status = 'pending'")).rows[0].n === 0;
 
     const senderRates: number[] = [];
@@ -229,11 +237,14 @@ runBench(async () => {
     const p50s: number[] = [];
     const subscriberP99s: number[] = [];
     const senderP99s: number[] = [];
-    for (let run = 1; run <= RUNS; run++) {
+    // Run 0 warms up, its figures dropped: whichever went first paid for V8 compiling Node's HTTP
+    // client and server, and the sender always went first (its first run used twice the CPU of the next ones).
+    for (let run = 0; run <= RUNS; run++) {
+      const count = run === 0 ? WARM_UP_DELIVERIES : DELIVERIES;
       // 1. Throughput: the deliveries written (sender stopped), then sent.
-      status(`run ${run}/${RUNS}: ${DELIVERIES} completed checks into the log`);
+      status(run === 0 ? `warm-up: ${count} completed checks into the log` : `run ${run}/${RUNS}: ${count} completed checks into the log`);
       const batch: string[] = [];
-      for (let i = 0; i < DELIVERIES; i++) batch.push((await completedCheck(store, organizations[i % ENDPOINTS])).webhookId);
+      for (let i = 0; i < count; i++) batch.push((await completedCheck(store, organizations[i % ENDPOINTS])).webhookId);
       await until('the subscriber to write every delivery', 300_000, async () => {
         const { rows } = await pool.query<{ n: number }>('select count(*)::int as n from webhook_deliveries where message_id = any($1)', [batch]);
         return rows[0].n === batch.length;
@@ -245,7 +256,7 @@ runBench(async () => {
       const senderSeconds = (Math.max(...batch.map((id) => receiver.arrivals.get(id) ?? 0)) - sendStart) / 1_000;
       await sender.stop();
       await until('the deliveries to be recorded', 60_000, () => noneWaiting());
-      senderRates.push(DELIVERIES / senderSeconds);
+      const runSender = count / senderSeconds;
 
       // The floor: the same bodies to the same receiver, signed the same way, at the same concurrency.
       const { rows } = await pool.query<{ message_id: string; body: string; organization_id: string }>(
@@ -263,8 +274,11 @@ runBench(async () => {
           }
         }),
       );
-      floorRates.push(DELIVERIES / ((performance.now() - floorStart) / 1_000));
-      status(`run ${run}: sender ${format(senderRates.at(-1) ?? 0)}/s, floor ${format(floorRates.at(-1) ?? 0)}/s`);
+      const runFloor = count / ((performance.now() - floorStart) / 1_000);
+      status(`${run === 0 ? 'warm-up' : `run ${run}`}: sender ${format(runSender)}/s, floor ${format(runFloor)}/s`);
+      if (run === 0) continue;
+      senderRates.push(runSender);
+      floorRates.push(runFloor);
 
       // 2. Latency at half the sender's rate: commit to arrival, subscriber and sender running.
       const rate = (senderRates.at(-1) ?? 1) / 2;

@@ -10,6 +10,7 @@ import { ProjectionRunner } from '../../projections/runner/projection-runner.js'
 import { webhooksSubscriber } from '../../projections/webhooks/webhooks.subscriber.js';
 import { useTestEventStore } from '../../test/support/event-store.js';
 import { Clock } from '../common/clock.js';
+import { createPool } from '../database/pool.js';
 import { DataKeys, OrganizationKeysDestroyed } from '../data-protection/data-keys.js';
 import { LocalKeyManagement } from '../data-protection/key-management.port.js';
 import type { EventToAppend } from '../event-store/event-store.port.js';
@@ -635,5 +636,180 @@ describe('Given an instance that died holding an endpoint and a claim', () => {
     expect(Object.fromEntries(rows.map((row) => [row.message_id, row.attempts]))).toEqual({ [claimedBeforeDeath]: [2], [waiting]: [1] });
     await sender.stop();
     expect((await db.pool.query('select 1 from webhook_endpoint_leases where endpoint_id = $1', [endpointId])).rowCount).toBe(0);
+  });
+});
+
+describe('Given a started sender with a backlog on two endpoints and a short poll', () => {
+  it('never has a claim and a recording in flight at once, and records every delivery once', async () => {
+    const clock = new TestClock(new Date());
+    const local = await receiver(() => 204);
+    closers.push(local.close);
+    const expected: string[] = [];
+    for (const org of [organization(), organization()]) {
+      await createEndpoint(org, local.url, clock.now());
+      for (let i = 0; i < 30; i++) expected.push(await completedCheck(org, clock.now()));
+    }
+    await subscriberCaughtUp();
+    // The sender's claims and recordings are its statements that start with a `with`: how many are in flight at once.
+    let open = 0;
+    let mostOpen = 0;
+    const countingPool = {
+      query: async (...args: Parameters<pg.Pool['query']>) => {
+        const text = typeof args[0] === 'string' ? args[0] : (args[0] as pg.QueryConfig).text;
+        const counted = text.trimStart().startsWith('with');
+        if (counted) mostOpen = Math.max(mostOpen, ++open);
+        try {
+          return await (db.pool.query as (...all: unknown[]) => Promise<unknown>)(...args);
+        } finally {
+          if (counted) open--;
+        }
+      },
+    } as unknown as pg.Pool;
+    // A poll far shorter than a send's recording: a claim is wanted while recordings are under way, all along.
+    const sender = new WebhookSender(countingPool, clock, sealing, options({ concurrencyPerEndpoint: 2, pollMs: 1 }));
+    sender.start();
+    closers.push(() => sender.stop());
+    await waitUntil(() => new Set(local.received.map((request) => request.headers['webhook-id'])).size === expected.length, 30_000, 'every delivery');
+    await sender.settled();
+    expect(mostOpen).toBe(1);
+    const { rows } = await db.pool.query<{ status: string; attempts: number; recorded: number }>(
+      `select d.status, d.attempts, (select count(*)::int from webhook_attempts a where a.delivery_id = d.id) as recorded
+         from webhook_deliveries d where d.message_id = any($1)`,
+      [expected],
+    );
+    expect(rows.map((row) => [row.status, row.attempts, row.recorded])).toEqual(expected.map(() => ['succeeded', 1, 1]));
+  });
+});
+
+describe('Given a sender on a pool of one connection', () => {
+  it('claims and records through prepared statements of that connection, planned once', async () => {
+    const clock = new TestClock(new Date());
+    const org = organization();
+    const local = await receiver(() => 204);
+    closers.push(local.close);
+    await createEndpoint(org, local.url, clock.now());
+    const expected: string[] = [];
+    for (let i = 0; i < 6; i++) expected.push(await completedCheck(org, clock.now()));
+    await subscriberCaughtUp();
+    const onePool = createPool(db.url, 1);
+    closers.push(() => onePool.end());
+    const sender = new WebhookSender(onePool, clock, sealing, options({ concurrencyPerEndpoint: 1, pollMs: 600_000 }));
+    // Started: its recordings claim too.
+    sender.start();
+    await waitUntil(() => new Set(local.received.map((request) => request.headers['webhook-id'])).size === expected.length, 15_000, 'every delivery');
+    await sender.settled();
+    // A second claim: its statement runs again on the same connection, nothing left to take.
+    expect(await sender.claimAndSend()).toBe(0);
+    const { rows } = await onePool.query<{ kind: string; calls: number; generic: number }>(
+      `select split_part(ltrim(statement), ' ', 2) as kind, (generic_plans + custom_plans)::int as calls, generic_plans::int as generic
+         from pg_prepared_statements where ltrim(statement) like 'with candidates%' or ltrim(statement) like 'with results%' order by kind`,
+    );
+    await sender.stop();
+    expect(rows.map((row) => row.kind)).toEqual(['candidates', 'results']);
+    // The service's pool asks for generic plans: one plan per statement and connection, used by every call.
+    expect(rows.every((row) => row.calls >= 1 && row.generic === row.calls)).toBe(true);
+    expect(rows.find((row) => row.kind === 'candidates')?.calls).toBeGreaterThan(1);
+  });
+});
+
+/** A pool that hands the sender's statements to the test's, noting the recordings' batch sizes, and fails them all once `crashed` is set. */
+function watchedPool(): { pool: pg.Pool; recorded: number[]; crash: () => void } {
+  const recorded: number[] = [];
+  let crashed = false;
+  const pool = {
+    query: async (...args: Parameters<pg.Pool['query']>) => {
+      const config = typeof args[0] === 'string' ? { text: args[0], values: args[1] as unknown[] } : (args[0] as pg.QueryConfig);
+      const recording = config.text.trimStart().startsWith('with results');
+      if (crashed || (recording && crashing)) {
+        crashed = true;
+        throw new Error('connection lost: the instance died');
+      }
+      if (recording) recorded.push((config.values?.[0] as unknown[]).length);
+      return (db.pool.query as (...all: unknown[]) => Promise<unknown>)(...args);
+    },
+  } as unknown as pg.Pool;
+  let crashing = false;
+  return { pool, recorded, crash: () => (crashing = true) };
+}
+
+/** A receiver that holds every request until `count` have come, then answers them all 204 at once. */
+async function answeringTogether(count: number): Promise<{ url: string; received: string[]; close: () => Promise<void> }> {
+  const held: http.ServerResponse[] = [];
+  const received: string[] = [];
+  const server = http.createServer((request, response) => {
+    request.resume();
+    request.on('end', () => {
+      received.push(String(request.headers['webhook-id']));
+      held.push(response);
+      if (held.length % count === 0) for (const waiting of held.splice(0)) waiting.writeHead(204).end();
+    });
+  });
+  await new Promise<void>((listening) => server.listen(0, '127.0.0.1', listening));
+  return {
+    url: `http://127.0.0.1:${(server.address() as net.AddressInfo).port}/hooks`,
+    received,
+    close: async () => {
+      server.closeAllConnections();
+      await new Promise<void>((closed) => server.close(() => closed()));
+    },
+  };
+}
+
+describe('Given eight sends to one endpoint that end together', () => {
+  it('records their eight attempts in one statement', async () => {
+    const clock = new TestClock(new Date());
+    const org = organization();
+    const local = await answeringTogether(8);
+    closers.push(local.close);
+    await createEndpoint(org, local.url, clock.now());
+    const expected: string[] = [];
+    for (let i = 0; i < 8; i++) expected.push(await completedCheck(org, clock.now()));
+    await subscriberCaughtUp();
+    const watched = watchedPool();
+    const sender = new WebhookSender(watched.pool, clock, sealing, options({ concurrencyPerEndpoint: 8, pollMs: 600_000 }));
+    expect(await sender.claimAndSend()).toBe(8);
+    await sender.settled();
+    // Recorded as each ended, the first would have gone alone and the other seven in the next statement.
+    expect(watched.recorded).toEqual([8]);
+    const { rows } = await db.pool.query<{ n: number }>(
+      "select count(*)::int as n from webhook_attempts a join webhook_deliveries d on d.id = a.delivery_id where d.message_id = any($1) and d.status = 'succeeded'",
+      [expected],
+    );
+    expect(rows[0].n).toBe(8);
+  });
+});
+
+describe('Given an instance that died after its sends ended, before their batch was recorded', () => {
+  it('another instance sends them again once the claims end, and every delivery has its attempt on record', async () => {
+    const clock = new TestClock(new Date());
+    const org = organization();
+    const local = await answeringTogether(6);
+    closers.push(local.close);
+    const { endpointId } = await createEndpoint(org, local.url, clock.now());
+    const expected: string[] = [];
+    for (let i = 0; i < 6; i++) expected.push(await completedCheck(org, clock.now()));
+    await subscriberCaughtUp();
+    const dying = watchedPool();
+    dying.crash();
+    const dead = new WebhookSender(dying.pool, clock, sealing, options({ concurrencyPerEndpoint: 6, pollMs: 600_000 }));
+    expect(await dead.claimAndSend()).toBe(6);
+    await dead.settled();
+    expect(new Set(local.received)).toEqual(new Set(expected));
+    // Its leases stay behind (its pool is gone): nobody else sends to the endpoint or the deliveries until they end.
+    const survivor = new WebhookSender(db.pool, clock, sealing, options({ concurrencyPerEndpoint: 6, pollMs: 600_000 }));
+    closers.push(() => survivor.stop());
+    expect(await survivor.claimAndSend()).toBe(0);
+    clock.advance(2 * options().timeoutMs + 30_000);
+    expect(await survivor.claimAndSend()).toBe(6);
+    await survivor.settled();
+    expect(local.received.filter((id) => expected.includes(id))).toHaveLength(12);
+    const { rows } = await db.pool.query<{ message_id: string; status: string; attempts: number[] }>(
+      `select d.message_id, d.status, array(select a.attempt from webhook_attempts a where a.delivery_id = d.id order by a.attempt) as attempts
+         from webhook_deliveries d where d.endpoint_id = $1`,
+      [endpointId],
+    );
+    // The dead instance's attempts were never written: each delivery's second attempt is on record.
+    expect(rows.map((row) => [row.message_id, row.status, row.attempts]).sort()).toEqual(expected.map((id) => [id, 'succeeded', [2]]).sort());
+    await dead.stop();
   });
 });
