@@ -3,6 +3,7 @@ import { rm } from 'node:fs/promises';
 import { resolve } from 'node:path';
 import pg from 'pg';
 import { runMigrations } from '../src/database/data-source.js';
+import { dropDatabaseWhenIdle } from '../src/database/drop-database.js';
 import { freePort, startEmbeddedPostgres } from '../src/database/embedded-postgres.js';
 import { PostgresEventStore } from '../src/event-store/postgres-event-store.js';
 
@@ -72,7 +73,7 @@ export async function benchDatabase(
     status(`database ${name} is kept after the run (BENCH_DATABASE): drop it when done`);
   } else {
     await admin(server, (client) => client.query(`create database ${name}`));
-    cleanups.push(() => admin(server, (client) => client.query(`drop database if exists ${name} with (force)`)));
+    cleanups.push(() => admin(server, (client) => dropDatabaseWhenIdle(client, name)));
   }
   const url = withDatabase(server, name);
   await runMigrations(url);

@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import pg from 'pg';
+import { dropDatabaseWhenIdle } from '../../src/database/drop-database.js';
 import { TEMPLATE_DATABASE, withDatabase } from './database-url.js';
 import { stopTestEventStoreOf } from './event-store.js';
 
@@ -8,9 +9,6 @@ export interface TestDatabase {
   readonly name: string;
   drop(): Promise<void>;
 }
-
-/** How long a drop waits for the database's sessions to end before it ends them itself. */
-const DROP_GRACE_MS = 2_000;
 
 function adminUrl(): string {
   const url = process.env.TEST_PG_ADMIN_URL;
@@ -37,18 +35,7 @@ export async function createTestDatabase(): Promise<TestDatabase> {
     url: withDatabase(adminUrl(), name),
     drop: async () => {
       await stopTestEventStoreOf(name);
-      await withAdmin(async (client) => {
-        // A pg pool's end() resolves before its connections have closed. Forcing the drop at once would
-        // terminate a closing connection, whose error its pool then throws with no listener (seen on
-        // Node 24 under load): give them a moment to go, then force whatever is left.
-        const deadline = Date.now() + DROP_GRACE_MS;
-        while (Date.now() < deadline) {
-          const { rows } = await client.query<{ sessions: number }>('select count(*)::int as sessions from pg_stat_activity where datname = $1', [name]);
-          if (rows[0].sessions === 0) break;
-          await new Promise((wake) => setTimeout(wake, 20));
-        }
-        await client.query(`drop database if exists ${name} with (force)`);
-      });
+      await withAdmin((client) => dropDatabaseWhenIdle(client, name));
     },
   };
 }
