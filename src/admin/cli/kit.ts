@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs';
 import type { INestApplicationContext } from '@nestjs/common';
 import type { CommandContext } from '../../common/event.js';
 import { isEnvironment, type Environment } from '../../common/environment.js';
@@ -98,6 +99,15 @@ export type CliEnv = Readonly<Record<string, string | undefined>>;
 
 /** Wrong arguments: exit code 2, like commander's own usage errors. */
 export class UsageError extends Error {}
+
+/** The text of `@path` (a secret kept out of the shell history and the process list); a file that cannot be read is a usage error naming `option`, never echoing its text. */
+export function fileArgument(value: string, option: string): string {
+  try {
+    return readFileSync(value.slice(1), 'utf8');
+  } catch {
+    throw new UsageError(`${option}: cannot read the file ${value.slice(1)}`);
+  }
+}
 
 export const CLI_CONTEXT: CommandContext = { correlationId: `cli-${process.pid}-${Date.now()}`, actor: { type: 'operator', id: 'cli' } };
 let newestPosition: bigint | null = null;

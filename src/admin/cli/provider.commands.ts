@@ -1,6 +1,5 @@
-import { readFileSync } from 'node:fs';
 import { type Command, Option } from 'commander';
-import { CLI_CONTEXT, NO_WAIT, type SetJob, UsageError } from './kit.js';
+import { CLI_CONTEXT, fileArgument, NO_WAIT, type SetJob, UsageError } from './kit.js';
 
 /**
  * `--credentials '{"appId": …}'` or `--credentials @path/to/file.json`. The file form keeps secrets
@@ -8,14 +7,7 @@ import { CLI_CONTEXT, NO_WAIT, type SetJob, UsageError } from './kit.js';
  */
 function credentialsArgument(value: string | undefined, option: string): unknown {
   if (value === undefined) return undefined;
-  let text = value;
-  if (value.startsWith('@')) {
-    try {
-      text = readFileSync(value.slice(1), 'utf8');
-    } catch {
-      throw new UsageError(`${option}: cannot read the file ${value.slice(1)}`);
-    }
-  }
+  const text = value.startsWith('@') ? fileArgument(value, option) : value;
   try {
     return JSON.parse(text);
   } catch {

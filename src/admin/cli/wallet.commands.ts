@@ -1,8 +1,7 @@
-import { readFileSync } from 'node:fs';
 import { type Command, Option } from 'commander';
 import { ValidationFailed, type FieldError } from '../../common/errors.js';
 import type { WalletBalance } from '../../wallets/wallet-ledger.port.js';
-import { CLI_CONTEXT, environmentOf, type SetJob, UsageError } from './kit.js';
+import { CLI_CONTEXT, environmentOf, fileArgument, type SetJob, UsageError } from './kit.js';
 import { nairaAndKobo } from './output.js';
 
 function balanceForPeople(balance: WalletBalance): Record<string, string> {
@@ -109,15 +108,8 @@ export function addWalletCommands(program: Command, setJob: SetJob): void {
     .option('--key <@file>', 'a file holding the secret key (sk_live_… or sk_test_…): kept out of the shell history and the process list')
     .addHelpText('after', '\nExamples:\n  $ npm run admin -- wallet paystack-key\n  $ npm run admin -- wallet paystack-key --key @/run/secrets/paystack')
     .action((options: { key?: string }) => {
-      let secretKey: string | undefined;
-      if (options.key !== undefined) {
-        if (!options.key.startsWith('@')) throw new UsageError('--key takes @file: a key on the command line would be seen in the process list');
-        try {
-          secretKey = readFileSync(options.key.slice(1), 'utf8').trim();
-        } catch {
-          throw new UsageError(`--key: cannot read the file ${options.key.slice(1)}`);
-        }
-      }
+      if (options.key !== undefined && !options.key.startsWith('@')) throw new UsageError('--key takes @file: a key on the command line would be seen in the process list');
+      const secretKey = options.key === undefined ? undefined : fileArgument(options.key, '--key').trim();
       setJob(async (app) => {
         const { TopUps } = await import('../../payments/topups.service.js');
         const { paystackKeyOf } = await import('../../payments/paystack-key.js');
