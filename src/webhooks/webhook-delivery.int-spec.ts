@@ -181,6 +181,23 @@ async function completedCheck(organizationId: string, at: Date): Promise<string>
 
 /** Runs the subscriber until it has applied everything in the log so far. */
 let runner: ProjectionRunner | undefined;
+/** `count` completed checks of the organization, their deliveries' message ids. */
+async function completedChecks(organizationId: string, count: number, at: Date): Promise<string[]> {
+  const messageIds: string[] = [];
+  for (let i = 0; i < count; i++) messageIds.push(await completedCheck(organizationId, at));
+  return messageIds;
+}
+
+/** Every one of these deliveries succeeded at its first attempt, and that attempt is recorded once. */
+async function expectEachSucceededAtFirstAttempt(messageIds: readonly string[]): Promise<void> {
+  const { rows } = await db.pool.query<{ status: string; attempts: number; recorded: number }>(
+    `select d.status, d.attempts, (select count(*)::int from webhook_attempts a where a.delivery_id = d.id) as recorded
+       from webhook_deliveries d where d.message_id = any($1)`,
+    [messageIds],
+  );
+  expect(rows.map((row) => [row.status, row.attempts, row.recorded])).toEqual(messageIds.map(() => ['succeeded', 1, 1]));
+}
+
 /**
  * Waits for this file's own appends, not for `headPosition()`: that is the head as far as visible,
  * and the visibility bound is the cluster's oldest open transaction, which another test's database
@@ -408,8 +425,7 @@ describe('Given two sender instances', () => {
     const local = await receiver(() => 200);
     closers.push(local.close);
     await createEndpoint(org, local.url, clock.now());
-    const expected: string[] = [];
-    for (let index = 0; index < 30; index++) expected.push(await completedCheck(org, clock.now()));
+    const expected = await completedChecks(org, 30, clock.now());
     await subscriberCaughtUp();
     const otherPool = new pg.Pool({ connectionString: db.url, max: 4 });
     closers.push(() => otherPool.end());
@@ -510,8 +526,7 @@ describe('Given more due deliveries to one endpoint than it may have in flight',
     const local = await receiver(() => 204);
     closers.push(local.close);
     await createEndpoint(org, local.url, clock.now());
-    const expected: string[] = [];
-    for (let i = 0; i < 12; i++) expected.push(await completedCheck(org, clock.now()));
+    const expected = await completedChecks(org, 12, clock.now());
     await subscriberCaughtUp();
     // Four in flight at once, and a poll far longer than the test: only a claim on a finished send can take the other eight.
     const sender = new WebhookSender(db.pool, clock, sealing, options({ concurrencyPerEndpoint: 4, pollMs: 600_000 }));
@@ -548,8 +563,7 @@ describe('Given two sender instances and one slow endpoint', () => {
       await new Promise<void>((closed) => server.close(() => closed()));
     });
     await createEndpoint(org, `http://127.0.0.1:${(server.address() as net.AddressInfo).port}/hooks`, clock.now());
-    const expected: string[] = [];
-    for (let index = 0; index < 40; index++) expected.push(await completedCheck(org, clock.now()));
+    const expected = await completedChecks(org, 40, clock.now());
     await subscriberCaughtUp();
     const otherPool = new pg.Pool({ connectionString: db.url, max: 4 });
     closers.push(() => otherPool.end());
@@ -563,12 +577,7 @@ describe('Given two sender instances and one slow endpoint', () => {
     for (const sender of senders) await sender.stop();
     expect(mostOpen).toBeLessThanOrEqual(3);
     expect([...arrived].sort()).toEqual([...expected].sort());
-    const { rows } = await db.pool.query<{ status: string; attempts: number; recorded: number }>(
-      `select d.status, d.attempts, (select count(*)::int from webhook_attempts a where a.delivery_id = d.id) as recorded
-         from webhook_deliveries d where d.message_id = any($1)`,
-      [expected],
-    );
-    expect(rows.map((row) => [row.status, row.attempts, row.recorded])).toEqual(expected.map(() => ['succeeded', 1, 1]));
+    await expectEachSucceededAtFirstAttempt(expected);
   });
 });
 
@@ -579,8 +588,7 @@ describe('Given a database that takes a second to answer each statement', () => 
     const local = await receiver(() => 204);
     closers.push(local.close);
     await createEndpoint(org, local.url, clock.now());
-    const expected: string[] = [];
-    for (let i = 0; i < 16; i++) expected.push(await completedCheck(org, clock.now()));
+    const expected = await completedChecks(org, 16, clock.now());
     await subscriberCaughtUp();
     // Every statement waits a second before it goes: the sends must not wait on the statements that record them.
     let answered = 0;
@@ -672,12 +680,7 @@ describe('Given a started sender with a backlog on two endpoints and a short pol
     await waitUntil(() => new Set(local.received.map((request) => request.headers['webhook-id'])).size === expected.length, 30_000, 'every delivery');
     await sender.settled();
     expect(mostOpen).toBe(1);
-    const { rows } = await db.pool.query<{ status: string; attempts: number; recorded: number }>(
-      `select d.status, d.attempts, (select count(*)::int from webhook_attempts a where a.delivery_id = d.id) as recorded
-         from webhook_deliveries d where d.message_id = any($1)`,
-      [expected],
-    );
-    expect(rows.map((row) => [row.status, row.attempts, row.recorded])).toEqual(expected.map(() => ['succeeded', 1, 1]));
+    await expectEachSucceededAtFirstAttempt(expected);
   });
 });
 
@@ -688,8 +691,7 @@ describe('Given a sender on a pool of one connection', () => {
     const local = await receiver(() => 204);
     closers.push(local.close);
     await createEndpoint(org, local.url, clock.now());
-    const expected: string[] = [];
-    for (let i = 0; i < 6; i++) expected.push(await completedCheck(org, clock.now()));
+    const expected = await completedChecks(org, 6, clock.now());
     await subscriberCaughtUp();
     const onePool = createPool(db.url, 1);
     closers.push(() => onePool.end());
@@ -762,8 +764,7 @@ describe('Given eight sends to one endpoint that end together', () => {
     const local = await answeringTogether(8);
     closers.push(local.close);
     await createEndpoint(org, local.url, clock.now());
-    const expected: string[] = [];
-    for (let i = 0; i < 8; i++) expected.push(await completedCheck(org, clock.now()));
+    const expected = await completedChecks(org, 8, clock.now());
     await subscriberCaughtUp();
     const watched = watchedPool();
     const sender = new WebhookSender(watched.pool, clock, sealing, options({ concurrencyPerEndpoint: 8, pollMs: 600_000 }));
@@ -786,8 +787,7 @@ describe('Given an instance that died after its sends ended, before their batch 
     const local = await answeringTogether(6);
     closers.push(local.close);
     const { endpointId } = await createEndpoint(org, local.url, clock.now());
-    const expected: string[] = [];
-    for (let i = 0; i < 6; i++) expected.push(await completedCheck(org, clock.now()));
+    const expected = await completedChecks(org, 6, clock.now());
     await subscriberCaughtUp();
     const dying = watchedPool();
     dying.crash();
