@@ -1,6 +1,8 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from '@jest/globals';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { setFlagsFromString } from 'node:v8';
+import { runInNewContext } from 'node:vm';
 import { ApiError, backoffDelayMs, createLedgerClient, NetworkError, type LedgerClientOptions } from '../../clients/typescript/src/index.js';
 
 /**
@@ -178,6 +180,27 @@ describe('The client retry policy', () => {
       expect((refused as NetworkError).code).toBe('timeout');
       expect(seen).toHaveLength(3);
     });
+
+    it('keeps to the time while the garbage collector runs as the body stalls', async () => {
+      // fetch links its request to the signal it was given only weakly once the headers are in:
+      // a collection then lost the timeout, and the read waited for ever (a CI run under load).
+      setFlagsFromString('--expose-gc');
+      const collect = runInNewContext('gc') as () => void;
+      const collecting = setInterval(collect, 5);
+      try {
+        script = [stalls, stalls];
+        const started = Date.now();
+        const refused = await client({ timeoutMs: 200, retry: { retries: 1, baseDelayMs: 20, maxDelayMs: 20 } })
+          .wallet()
+          .catch((error: unknown) => error);
+        expect(refused).toBeInstanceOf(NetworkError);
+        expect((refused as NetworkError).code).toBe('timeout');
+        expect(Date.now() - started).toBeLessThan(5_000);
+        expect(seen).toHaveLength(2);
+      } finally {
+        clearInterval(collecting);
+      }
+    }, 15_000);
 
     it('retries a read that timed out', async () => {
       script = [silent, ok];

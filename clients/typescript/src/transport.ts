@@ -74,6 +74,84 @@ function sleep(ms: number, signal: AbortSignal | null): Promise<void> {
   });
 }
 
+function concat(chunks: readonly Uint8Array[]): Uint8Array<ArrayBuffer> {
+  const whole = new Uint8Array(chunks.reduce((length, chunk) => length + chunk.byteLength, 0));
+  let at = 0;
+  for (const chunk of chunks) {
+    whole.set(chunk, at);
+    at += chunk.byteLength;
+  }
+  return whole;
+}
+
+/**
+ * One attempt: its deadline and the caller's abort as a promise that rejects when either comes,
+ * and the attempt's own abort controller. The attempt races that promise rather than trusting
+ * fetch to notice its signal: once the answer's headers are in, undici links its request's signal
+ * to the one given only through a weak reference, so a garbage collection while the body arrives
+ * can lose the abort and leave the read waiting for ever (seen under load). Ending the attempt
+ * also cancels the body, which closes the connection.
+ */
+class Attempt {
+  timedOut = false;
+  private ended = false;
+  private body: ReadableStreamDefaultReader<Uint8Array> | undefined;
+  private reject!: (reason: unknown) => void;
+  readonly stopped = new Promise<never>((_resolve, reject) => (this.reject = reject));
+  private readonly controller = new AbortController();
+  private readonly timer: ReturnType<typeof setTimeout> | undefined;
+  private readonly onCallerAbort = () => this.end(this.caller.reason);
+
+  constructor(
+    private readonly caller: AbortSignal,
+    timeoutMs: number | undefined,
+  ) {
+    this.stopped.catch(() => undefined);
+    if (caller.aborted) this.end(caller.reason);
+    else caller.addEventListener('abort', this.onCallerAbort, { once: true });
+    if (timeoutMs !== undefined)
+      this.timer = setTimeout(() => {
+        this.timedOut = true;
+        this.end(new DOMException(`no answer within ${timeoutMs} ms`, 'TimeoutError'));
+      }, timeoutMs);
+  }
+
+  private end(reason: unknown): void {
+    if (this.ended) return;
+    this.ended = true;
+    // Rejected first: cancelling the body settles a pending read as done, which must not win the race.
+    this.reject(reason);
+    this.controller.abort(reason);
+    void this.body?.cancel(reason).catch(() => undefined);
+  }
+
+  /** Sends the request and reads the whole answer, body included, unless the attempt ends first. */
+  async run(send: FetchLike, request: Request, init: RequestInit | undefined): Promise<Response> {
+    const sent = send(new Request(request, { signal: this.controller.signal }), init);
+    // An answer that comes after the attempt ended is dropped, its connection closed.
+    sent.then((late) => (this.ended ? late.body?.cancel().catch(() => undefined) : undefined)).catch(() => undefined);
+    const answer = await Promise.race([sent, this.stopped]);
+    const chunks: Uint8Array[] = [];
+    if (answer.body !== null) {
+      this.body = answer.body.getReader();
+      if (this.ended) void this.body.cancel().catch(() => undefined);
+      for (;;) {
+        const { done, value } = await Promise.race([this.body.read(), this.stopped]);
+        if (done) break;
+        chunks.push(value);
+      }
+    }
+    const body = chunks.length === 0 ? null : concat(chunks);
+    return new Response(body, { status: answer.status, statusText: answer.statusText, headers: answer.headers });
+  }
+
+  close(): void {
+    clearTimeout(this.timer);
+    this.caller.removeEventListener('abort', this.onCallerAbort);
+    this.ended = true;
+  }
+}
+
 /** `fetch` with a timeout per attempt and the retry policy above; the caller's own abort signal is obeyed at once. */
 export function resilientFetch(send: FetchLike, options: { timeoutMs?: number; retry: RetryPolicy | false; random?: () => number }): FetchLike {
   const { timeoutMs, retry, random } = options;
@@ -82,19 +160,16 @@ export function resilientFetch(send: FetchLike, options: { timeoutMs?: number; r
     const attempts = isRead(request.method) && retry !== false ? 1 + Math.max(0, Math.floor(retry.retries)) : 1;
     for (let attempt = 1; ; attempt++) {
       const last = attempt === attempts;
-      const timeout = timeoutMs === undefined ? undefined : AbortSignal.timeout(timeoutMs);
-      const signal = timeout === undefined ? request.signal : AbortSignal.any([request.signal, timeout]);
+      const current = new Attempt(request.signal, timeoutMs);
       let response: Response;
       try {
-        const answer = await send(new Request(last ? request : request.clone(), { signal }), init);
         // The body is read here, inside the attempt: a timeout or a cut connection while it arrives
         // is then this attempt's failure (typed, and retried for a read), not an error of the caller's parsing.
-        const body = await answer.arrayBuffer();
-        response = new Response(body.byteLength === 0 ? null : body, { status: answer.status, statusText: answer.statusText, headers: answer.headers });
+        response = await current.run(send, last ? request : request.clone(), init);
       } catch (error) {
         // The caller's own abort is theirs to handle: no retry, no wrapping.
         if (request.signal.aborted) throw error;
-        const timedOut = timeout?.aborted === true;
+        const timedOut = current.timedOut;
         // fetch reports a failed or cut connection as a TypeError; anything else (a fetch of the
         // caller's own that throws, say) is not the network's, and is passed on as it is. By name:
         // fetch's errors may come from another realm (a test runner's), where instanceof fails.
@@ -105,6 +180,8 @@ export function resilientFetch(send: FetchLike, options: { timeoutMs?: number; r
         }
         await sleep(backoffDelayMs(attempt - 1, retry as RetryPolicy, random), request.signal);
         continue;
+      } finally {
+        current.close();
       }
       if (last || !RETRIED_STATUSES.has(response.status)) return response;
       const policy = retry as RetryPolicy;
