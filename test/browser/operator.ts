@@ -1,6 +1,7 @@
 import { expect, type Browser, type Page } from '@playwright/test';
+import { createHash } from 'node:crypto';
 import { existsSync } from 'node:fs';
-import { readFile, writeFile } from 'node:fs/promises';
+import { mkdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { resolve } from 'node:path';
 import { generate } from 'otplib';
 import { BROWSER_ADMIN_TOKEN } from './server.js';
@@ -11,20 +12,55 @@ export const OPERATOR_PASSWORD = 'operator password for the browser tests';
 /** The first operator's TOTP secret, kept beside the run's output so that a restarted test worker still has it. */
 const SECRET_FILE = () => resolve('test-results', `operator-totp-${new URL(process.env.CONSOLE_BASE_URL!).port}.txt`);
 
-/** The last TOTP step used per secret, kept beside the run's output like the secret. */
-const STEPS_FILE = () => resolve('test-results', `totp-steps-${new URL(process.env.CONSOLE_BASE_URL!).port}.json`);
+/** The last TOTP step used with a secret, kept beside the run's output like the secret: a file per secret, so that workers using other secrets never overwrite it. */
+const STEP_FILE = (secret: string) =>
+  resolve('test-results', `totp-step-${new URL(process.env.CONSOLE_BASE_URL!).port}-${createHash('sha256').update(secret).digest('hex').slice(0, 16)}.txt`);
+
+/** Held by the worker signing the first operator in (the workers share that account). */
+const SIGN_IN_LOCK = () => resolve('test-results', `operator-sign-in-${new URL(process.env.CONSOLE_BASE_URL!).port}.lock`);
+/** A lock older than this was left by a worker that died while it held it. */
+const STALE_LOCK_MS = 120_000;
 
 /**
- * A code of a step later than any used before with this secret (the service takes each step once),
- * waiting for the next step when the current and the next one are used up.
+ * A code of a step later than any used before with this secret (the service takes each step once,
+ * and only a step later than the last it accepted), waiting for the next step when the current and
+ * the next one are used up. Two sign-ins with one secret must also be taken in turn: see alone().
  */
 export async function totpCode(secret: string): Promise<string> {
-  const steps: Record<string, number> = existsSync(STEPS_FILE()) ? JSON.parse(await readFile(STEPS_FILE(), 'utf8')) : {};
+  const last = existsSync(STEP_FILE(secret)) ? Number(await readFile(STEP_FILE(secret), 'utf8')) : 0;
   const current = Math.floor(Date.now() / 30_000);
-  const step = Math.max(current, (steps[secret] ?? 0) + 1);
+  const step = Math.max(current, last + 1);
   if (step > current + 1) await new Promise((done) => setTimeout(done, (step - 1) * 30_000 - Date.now() + 100));
-  await writeFile(STEPS_FILE(), JSON.stringify({ ...steps, [secret]: step }));
+  await writeFile(STEP_FILE(secret), String(step));
   return generate({ secret, epoch: step * 30 });
+}
+
+/**
+ * Runs `work` while no other worker signs the first operator in. Its sign-ins must reach the service
+ * in the order of their steps: a code whose step is not later than the last accepted is refused, so
+ * two workers that read the last step together, or submit out of turn, failed one of their sign-ins.
+ */
+async function alone<T>(work: () => Promise<T>): Promise<T> {
+  await mkdir(resolve('test-results'), { recursive: true });
+  for (;;) {
+    try {
+      await writeFile(SIGN_IN_LOCK(), String(process.pid), { flag: 'wx' });
+      break;
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
+      const since = await stat(SIGN_IN_LOCK()).then(
+        (held) => Date.now() - held.mtimeMs,
+        () => 0,
+      );
+      if (since > STALE_LOCK_MS) await rm(SIGN_IN_LOCK(), { force: true });
+      await new Promise((done) => setTimeout(done, 100));
+    }
+  }
+  try {
+    return await work();
+  } finally {
+    await rm(SIGN_IN_LOCK(), { force: true });
+  }
 }
 
 /** Creates the first operator from the admin token and enrols its second factor, through the pages. */
@@ -47,17 +83,16 @@ async function bootstrap(page: Page): Promise<void> {
 export async function operatorPage(browser: Browser): Promise<Page> {
   const context = await browser.newContext();
   const page = await context.newPage();
-  if (!existsSync(SECRET_FILE())) {
-    await bootstrap(page);
-    return page;
-  }
-  const secret = (await readFile(SECRET_FILE(), 'utf8')).trim();
-  await page.goto('/console/operator/login');
-  await page.getByRole('textbox', { name: 'Email', exact: true }).fill(OPERATOR_EMAIL);
-  await page.getByRole('textbox', { name: 'Password', exact: true }).fill(OPERATOR_PASSWORD);
-  await page.getByRole('button', { name: 'Sign in' }).click();
-  await page.getByLabel('Code from your authenticator app').fill(await totpCode(secret));
-  await page.getByRole('button', { name: 'Sign in' }).click();
-  await expect(page.getByRole('heading', { name: 'Organizations' })).toBeVisible();
+  await alone(async () => {
+    if (!existsSync(SECRET_FILE())) return bootstrap(page);
+    const secret = (await readFile(SECRET_FILE(), 'utf8')).trim();
+    await page.goto('/console/operator/login');
+    await page.getByRole('textbox', { name: 'Email', exact: true }).fill(OPERATOR_EMAIL);
+    await page.getByRole('textbox', { name: 'Password', exact: true }).fill(OPERATOR_PASSWORD);
+    await page.getByRole('button', { name: 'Sign in' }).click();
+    await page.getByLabel('Code from your authenticator app').fill(await totpCode(secret));
+    await page.getByRole('button', { name: 'Sign in' }).click();
+    await expect(page.getByRole('heading', { name: 'Organizations' })).toBeVisible();
+  });
   return page;
 }
