@@ -13,10 +13,6 @@
  *    tables beforehand) written with COPY into identical tables (`like … including all`), a share
  *    per page. BENCH_RUNS (default 3) runs of both, one after the other: the median ratio of the
  *    floor's time to the catch-up's, target at least 0.5.
- * 2b. (phase `fold`) Each projection with a database fold (Projection.foldInDatabase) rebuilt with
- *    and without it, alternated, BENCH_RUNS times: the median ratio of the page replay's time to
- *    the fold's (each rebuild's replay: the fold, then the runner to the live edge), target at least 2 (a fold that is not twice as fast is not worth its second
- *    definition of the read model).
  * 3. Rebuild of each projection alone (shadow tables, catch-up, swap), as
  *    `npm run projections:rebuild -- <name>` does: its events per second and the CPU per event of
  *    this process and of PostgreSQL.
@@ -32,12 +28,10 @@
  *    and their ratio), one instance, same run.
  * 7. The database's size.
  *
- * BENCH_PHASES (a comma list of catch-up, fold, rebuild-each, rebuild, list, retention; all by default) runs only some
- * phases, and BENCH_PROJECTIONS (a comma list of names) only some projections in the catch-up and
- * rebuild-each phases: for
- * iterating on one cost at a time on a kept log; BENCH_PAGE_EVENTS sets the runners' page size, and
- * BENCH_FOLD_IN_DATABASE=0 makes the rebuilds replay the whole log through the page path instead of
- * folding it inside PostgreSQL first (RebuildOptions.foldInDatabase). The size is measured in every run.
+ * BENCH_PHASES (a comma list of catch-up, rebuild-each, rebuild, list, retention; all by default)
+ * runs only some phases, and BENCH_PROJECTIONS (a comma list of names) only some projections in the
+ * catch-up and rebuild-each phases: for iterating on one cost at a time on a kept log;
+ * BENCH_PAGE_EVENTS sets the runners' page size. The size is measured in every run.
  *
  * PostgreSQL: DATABASE_URL when set (a database named ledger_bench_* is created and dropped there),
  * else an ephemeral embedded cluster. Progress on stderr, the table on stdout, with the machine's
@@ -72,9 +66,9 @@ const LIST_REQUESTS = 200;
 const LIST_WARMUP = 20;
 /** Below this many events a projection's catch-up time is its start-up, not its throughput. */
 const MIN_EVENTS_FOR_RATE = 10_000;
-const TARGETS = { catchUpFloorRatio: 0.5, foldSpeedUp: 2, rebuildEventsPerSecond: 100_000, page1P99Ms: 20, page5000P99Ms: 100 };
+const TARGETS = { catchUpFloorRatio: 0.5, rebuildEventsPerSecond: 100_000, page1P99Ms: 20, page5000P99Ms: 100 };
 const CLOCK_TICKS_PER_SECOND = 100;
-const PHASES = ['catch-up', 'fold', 'rebuild-each', 'rebuild', 'list', 'retention'];
+const PHASES = ['catch-up', 'rebuild-each', 'rebuild', 'list', 'retention'];
 /**
  * Checks in flight at once while the retention phase makes its checks: a closed loop of as many
  * connections as bench:api's (BENCH_RETENTION_CONNECTIONS), so its rate is the service's check rate.
@@ -254,8 +248,6 @@ async function main(): Promise<void> {
   const listRows = sizeFromEnv('BENCH_LIST_ROWS', 1_000_000, { min: 1_000, max: 50_000_000 });
   // The runner's page size (its default unless set), for trying others.
   const pageEvents = process.env.BENCH_PAGE_EVENTS === undefined ? undefined : sizeFromEnv('BENCH_PAGE_EVENTS', 0, { min: 1, max: 100_000 });
-  // BENCH_FOLD_IN_DATABASE=0: rebuilds replay the whole log through the page path, as before the fold existed (to compare both on one machine).
-  const foldInDatabase = process.env.BENCH_FOLD_IN_DATABASE !== '0';
   const phases = new Set((process.env.BENCH_PHASES ?? PHASES.join(',')).split(',').map((phase) => phase.trim()));
   for (const phase of phases) if (!PHASES.includes(phase)) throw new Error(`BENCH_PHASES: unknown phase ${phase}`);
   const only = process.env.BENCH_PROJECTIONS?.split(',').map((name) => name.trim());
@@ -344,41 +336,13 @@ async function main(): Promise<void> {
       catchUp.push({ name: projection.name, ratios, ...median });
     }
 
-    // 2b. Each database fold beside the page replay it replaces: the same rebuild with and without
-    // the fold, its replay timed (the fold and the runner up to the live edge; the shadow tables'
-    // preparation, index builds and swap are the same work either way), alternated (fold first in even runs, page replay first in odd ones) so that drift in
-    // the machine's load falls on both. A fold is kept only while it is at least twice as fast.
-    const folds: { name: string; events: number; foldSeconds: number; pageSeconds: number; ratios: number[]; load: string }[] = [];
-    for (const projection of phases.has('fold') ? caughtUp.filter((candidate) => candidate.foldInDatabase !== undefined) : []) {
-      const loadBefore = load();
-      const timed: { fold: number; page: number; events: number }[] = [];
-      for (let run = 0; run < runs; run++) {
-        const seconds = { fold: 0, page: 0 };
-        let events = 0;
-        for (const withFold of run % 2 === 0 ? [true, false] : [false, true]) {
-          const result = await rebuildProjection(pool, store, url, projection, { pageEvents, foldInDatabase: withFold });
-          if (result.outcome !== 'swapped') throw new Error(`the rebuild of ${projection.name} did not swap`);
-          if (withFold && result.eventsFoldedInDatabase === 0) throw new Error(`the rebuild of ${projection.name} folded nothing in the database`);
-          seconds[withFold ? 'fold' : 'page'] = result.replaySeconds;
-          events = result.eventsApplied;
-        }
-        timed.push({ ...seconds, events });
-        status(
-          `fold ${projection.name}: ${format(events)} events, folded in the database ${seconds.fold.toFixed(2)} s, replayed by pages ${seconds.page.toFixed(2)} s: ${(seconds.page / seconds.fold).toFixed(2)}×, run ${run + 1}/${runs} (load ${load()})`,
-        );
-      }
-      const ratios = timed.map((entry) => entry.page / entry.fold);
-      const median = [...timed].sort((a, b) => a.page / a.fold - b.page / b.fold)[Math.floor(timed.length / 2)];
-      folds.push({ name: projection.name, events: median.events, foldSeconds: median.fold, pageSeconds: median.page, ratios, load: loadBefore });
-    }
-
     // 3. Rebuild of each projection alone, as the CLI does for one name.
     const rebuiltAlone: ({ result: Awaited<ReturnType<typeof rebuildProjection>>; load: string } & CpuPerEvent)[] = [];
     for (const projection of phases.has('rebuild-each') ? caughtUp : []) {
       const loadBefore = load();
       status(`rebuilding ${projection.name} alone (load ${loadBefore})`);
       const stopMeter = await startCpuMeter(meter);
-      const result = await rebuildProjection(pool, store, url, projection, { pageEvents, foldInDatabase });
+      const result = await rebuildProjection(pool, store, url, projection, { pageEvents });
       const cpu = await stopMeter(result.eventsApplied);
       if (result.outcome !== 'swapped') throw new Error(`the rebuild of ${projection.name} did not swap`);
       rebuiltAlone.push({ result, load: loadBefore, ...cpu });
@@ -394,7 +358,7 @@ async function main(): Promise<void> {
     if (phases.has('rebuild')) {
       status(`rebuilding all read models (load ${rebuildLoad})`);
       started = performance.now();
-      rebuilt = await Promise.all(PROJECTIONS.map((projection) => rebuildProjection(pool, store, url, projection, { pageEvents, foldInDatabase })));
+      rebuilt = await Promise.all(PROJECTIONS.map((projection) => rebuildProjection(pool, store, url, projection, { pageEvents })));
       rebuildSeconds = (performance.now() - started) / 1000;
       if (rebuilt.some((result) => result.outcome !== 'swapped')) throw new Error('a rebuild did not swap');
       status(
@@ -517,10 +481,6 @@ async function main(): Promise<void> {
         }
         const ratio = entry.floorSeconds / entry.seconds;
         return `| catch-up ${entry.name} (${format(entry.events)} events, median of ${runs}) | ${format(rate)} events/s; floor ${format(entry.events / entry.floorSeconds)} events/s (${entry.floorCpuUs.toFixed(1)} µs CPU per event here): **${ratio.toFixed(2)}×** (runs ${entry.ratios.map((value) => value.toFixed(2)).join(', ')}) | ${cpu} | ${entry.load} | ≥ ${TARGETS.catchUpFloorRatio}× the floor: ${mark(ratio >= TARGETS.catchUpFloorRatio)} |`;
-      }),
-      ...folds.map((entry) => {
-        const ratio = entry.pageSeconds / entry.foldSeconds;
-        return `| rebuild ${entry.name}'s replay folded in the database vs by pages (${format(entry.events)} events, median of ${runs}) | ${entry.foldSeconds.toFixed(2)} s vs ${entry.pageSeconds.toFixed(2)} s: **${ratio.toFixed(2)}×** (runs ${entry.ratios.map((value) => value.toFixed(2)).join(', ')}) | | ${entry.load} | ≥ ${TARGETS.foldSpeedUp}× (else the fold goes): ${mark(ratio >= TARGETS.foldSpeedUp)} |`;
       }),
       ...rebuiltAlone.map(({ result, load: loadBefore, ...cpu }) => {
         if (result.eventsApplied < MIN_EVENTS_FOR_RATE)

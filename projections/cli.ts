@@ -2,7 +2,7 @@
  * The projection workers' command line:
  *   run                     every projection as its own process (`npm run projections`)
  *   status [--json]         position, head, lag, events/s and state of each projection
- *   rebuild <name...>|--all [--verify [--strict]] [--discard] [--no-fold]
+ *   rebuild <name...>|--all [--verify [--strict]] [--discard]
  * The database is the service's: DATABASE_URL, else the embedded cluster under DATA_DIR.
  */
 import 'reflect-metadata';
@@ -147,7 +147,6 @@ function printResult(result: RebuildResult): void {
   const verdict = result.outcome === 'swapped' ? 'swapped in' : result.outcome === 'interrupted' ? 'interrupted (run again to resume, or --discard)' : 'NOT swapped: differences';
   out(
     `${result.projection}: ${verdict}; ${result.eventsApplied} events in ${result.seconds.toFixed(1)} s` +
-      `${result.eventsFoldedInDatabase > 0 ? ` (${result.eventsFoldedInDatabase} of them folded in the database)` : ''}` +
       `${result.resumedFrom > 0n ? ` (resumed from ${result.resumedFrom})` : ''}, position ${result.position}`,
   );
   for (const difference of result.differences ?? []) {
@@ -160,7 +159,7 @@ function printResult(result: RebuildResult): void {
   }
 }
 
-async function rebuild(names: string[], options: { all?: boolean; verify?: boolean; strict?: boolean; discard?: boolean; fold?: boolean }): Promise<void> {
+async function rebuild(names: string[], options: { all?: boolean; verify?: boolean; strict?: boolean; discard?: boolean }): Promise<void> {
   const projections = selectProjections(names, options.all === true);
   if (options.strict && !options.verify) throw new InvalidArgumentError('--strict needs --verify');
   const connected = await connect({ logTo: 2 });
@@ -188,8 +187,7 @@ async function rebuild(names: string[], options: { all?: boolean; verify?: boole
           rebuildProjection(connected.pool, connected.store, connected.database.url, projection, {
             verify: options.verify,
             strict: options.strict,
-            foldInDatabase: options.fold !== false,
-            // Says why a fold in the database was declined, when it was.
+            // Says when a rebuild resumes, and why its replay slowed to event by event or a swap was retried.
             logger: messageLog(logger),
             signal: controller.signal,
             onProgress: (progress) => bars.update(progress),
@@ -223,7 +221,6 @@ program
   .option('--verify', 'compare the rebuilt tables with the live ones before the swap and list differences')
   .option('--strict', 'with --verify: do not swap when they differ')
   .option('--discard', 'drop an interrupted rebuild instead of resuming it')
-  .option('--no-fold', 'replay the whole log through the page path, not folding it inside PostgreSQL first')
   .action(rebuild);
 
 program.parseAsync(process.argv).then(

@@ -1,4 +1,4 @@
-import type { LogFolds, OddEventCounts, RecordedEvent, SqlRunner } from '../src/event-store/event-store.port.js';
+import type { RecordedEvent } from '../src/event-store/event-store.port.js';
 import type { CopyValue } from './bulk/copy-rows.js';
 
 /**
@@ -38,12 +38,6 @@ export interface Projection {
    * projection that needs more takes no pages.
    */
   readonly pages?: boolean;
-  /**
-   * Optional, for rebuilds on a store with a log reader (the PostgreSQL log): folds the log inside
-   * the database with the reader's folds. Kept only where bench:projections shows it at least twice
-   * as fast as replaying pages, and tested against `handle`. See DatabaseFolder.
-   */
-  readonly foldInDatabase?: (folds: LogFolds) => DatabaseFolder;
 }
 
 /** `handle` for a projection written per event: the events one by one, in order, in the one transaction. */
@@ -52,36 +46,6 @@ export function eachEvent(apply: (event: RecordedEvent, context: ProjectionConte
     for (const event of events) await apply(event, context);
   };
 }
-
-/**
- * A projection's fold of the PostgreSQL log inside the database: its empty tables written, in a few
- * `insert … select` statements over the log (LogFolds; no event leaves the database), with exactly
- * the rows that `handle` on each of its events at or below a position would leave. Every event at
- * or below that position must be visible (committed or rolled back) when they run.
- */
-export interface DatabaseFolder {
-  /**
-   * A read-only check (run on the session given) answering `events`, the projection's events at or
-   * below the position, and counts of those `fold` would not write as `handle` does (a value of an
-   * unexpected JSON type, an event `handle` refuses), each named by the case it counts. The rebuild
-   * runs it on a session of its own while `fold` runs, and rolls the fold back when any of these
-   * counts is above zero: the page path then replays the log, which applies it event for event or
-   * stops at the culprit.
-   */
-  oddEvents(run: SqlRunner, upToPosition: bigint): Promise<OddEventCounts>;
-  /**
-   * Writes the rows of one part of the log's keys (`part` of `parts`: the keys the projection folds
-   * by, a wallet or a reference, split by their hash) in the caller's transaction; the parts are
-   * written side by side on sessions of their own. Declines (the caller rolls back) on what only the
-   * written rows show.
-   */
-  fold(context: ProjectionContext, upToPosition: bigint, part: number, parts: number): Promise<DatabaseFold>;
-  /** Optional: what is computed from all the parts' rows (totals), in the caller's transaction, which sees them committed. */
-  finish?(context: ProjectionContext): Promise<void>;
-}
-
-/** What `DatabaseFolder.fold` did: folded, or declined, and why (no value from the log in it). */
-export type DatabaseFold = { readonly outcome: 'folded' } | { readonly outcome: 'declined'; readonly reason: string };
 
 /** A page's transaction: the handlers' context, plus COPY into one of the projection's tables. */
 export interface PageContext extends ProjectionContext {

@@ -141,15 +141,7 @@ describe('When a rebuild replays in pages what the live runner applied event by 
         if (phase === 'replaying' && eventsDone > 0 && shadowIndexes.length === 0)
           shadowIndexes.push(Promise.all(projection.tables.map((table) => indexDefinitions(shadowTableName(table)))));
       };
-      // The page path itself: not the fold in the database, which a rebuild from zero on the PostgreSQL log otherwise starts with.
-      const result = await rebuildProjection(db.pool, db.store, db.url, projection, {
-        verify: true,
-        strict: true,
-        foldInDatabase: false,
-        pageEvents: 20,
-        swapThresholdEvents: 5,
-        onProgress,
-      });
+      const result = await rebuildProjection(db.pool, db.store, db.url, projection, { verify: true, strict: true, pageEvents: 20, swapThresholdEvents: 5, onProgress });
       expect(result.outcome).toBe('swapped');
       // The read side's indexes were built after the replay, and the live tables have every index back under its own name.
       expect(shadowIndexes).toHaveLength(1);

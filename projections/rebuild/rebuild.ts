@@ -4,7 +4,6 @@ import type { EventStore } from '../../src/event-store/event-store.port.js';
 import type { Projection } from '../projection.js';
 import { LOCK_NAMESPACE, lockKeySql, oldTableName, rebuildCheckpointName, shadowTableName } from '../runner/locks.js';
 import { DEFAULT_RUNNER_OPTIONS, errorMessage, ProjectionRunner, projectionContext, type RunnerLog } from '../runner/projection-runner.js';
-import { foldIntoShadow } from './database-fold.js';
 import { compareTables, type TableDifference } from './verify.js';
 import { asError } from '../../src/common/errors.js';
 
@@ -22,12 +21,6 @@ export interface RebuildOptions {
   /** With verify: differences abort the swap (the shadow tables stay, to inspect or discard). */
   readonly strict?: boolean;
   readonly maxBatch?: number;
-  /**
-   * From zero on the PostgreSQL log, fold the log up to its head inside the database when the
-   * projection can (Projection.foldInDatabase), and replay only the rest. Default true; false
-   * replays it all through the page path.
-   */
-  readonly foldInDatabase?: boolean;
   /** Events per page of the replay's bulk path (ProjectionRunnerOptions.pageEvents). */
   readonly pageEvents?: number;
   readonly maxAttempts?: number;
@@ -49,12 +42,8 @@ export interface RebuildResult {
   readonly resumedFrom: bigint;
   readonly position: bigint;
   readonly eventsApplied: number;
-  /** Of eventsApplied, those folded inside PostgreSQL at the start (Projection.foldInDatabase); 0 when the page path replayed them all. */
-  readonly eventsFoldedInDatabase: number;
   readonly differences: readonly TableDifference[] | undefined;
   readonly seconds: number;
-  /** Of seconds, the replay into the shadow tables (the fold, then the runner up to the live edge): what a fold shortens; the rest (preparing, indexes, swap) is the same either way. */
-  readonly replaySeconds: number;
 }
 
 export class RebuildInProgressError extends Error {
@@ -95,11 +84,6 @@ export async function rebuildProjection(pool: pg.Pool, store: EventStore, databa
     let eventsDone = 0;
     const report = (phase: RebuildProgress['phase']) => options.onProgress?.({ projection: projection.name, phase, eventsDone, eventsTotal });
     report('replaying');
-    const replayStartedAt = Date.now();
-    // From zero on the PostgreSQL log, the log up to its head is folded inside the database; the runner replays the rest.
-    const eventsFoldedInDatabase = resumedFrom === 0n && options.foldInDatabase !== false ? await foldIntoShadow(pool, store, projection, options.logger) : 0;
-    eventsDone += eventsFoldedInDatabase;
-    if (eventsFoldedInDatabase > 0) report('replaying');
 
     const runner = new ProjectionRunner(
       pool,
@@ -146,7 +130,6 @@ export async function rebuildProjection(pool: pg.Pool, store: EventStore, databa
       await sleep(CAUGHT_UP_POLL_MS);
     }
     await runner.stop();
-    const replaySeconds = (Date.now() - replayStartedAt) / 1000;
     if (failure !== undefined) throw failure;
     if (options.signal?.aborted) {
       return {
@@ -155,10 +138,8 @@ export async function rebuildProjection(pool: pg.Pool, store: EventStore, databa
         resumedFrom,
         position: await positionOf(pool, checkpointName),
         eventsApplied: eventsDone,
-        eventsFoldedInDatabase,
         differences: undefined,
         seconds: (Date.now() - startedAt) / 1000,
-        replaySeconds,
       };
     }
 
@@ -174,10 +155,8 @@ export async function rebuildProjection(pool: pg.Pool, store: EventStore, databa
       resumedFrom,
       position: swap.position,
       eventsApplied: eventsDone,
-      eventsFoldedInDatabase,
       differences: swap.differences,
       seconds: (Date.now() - startedAt) / 1000,
-      replaySeconds,
     };
   } finally {
     await lock.end().catch(() => undefined);
@@ -216,9 +195,7 @@ async function existingTables(pool: pg.Pool, tables: readonly string[]): Promise
 
 /**
  * Resumes when the shadow checkpoint and every shadow table exist and the checkpoint has moved; else
- * starts over from zero (a checkpoint at zero has nothing to resume, and its shadow may hold one
- * part of a fold in the database that committed without the others, see foldIntoShadow). Returns
- * the starting position.
+ * starts over from zero (a checkpoint at zero has nothing to resume). Returns the starting position.
  */
 async function prepareShadow(pool: pg.Pool, projection: Projection, logger: RunnerLog | undefined): Promise<bigint> {
   const checkpointName = rebuildCheckpointName(projection.name);

@@ -4,7 +4,6 @@ import { CATEGORIES } from '../../src/common/streams.js';
 import type { VerificationEvent } from '../../src/verifications/verification.events.js';
 import type { CopyValue } from '../bulk/copy-rows.js';
 import { pageContextOf, type PageContext, type Projection, type ProjectionContext } from '../projection.js';
-import { verificationsFolder } from './verifications.database-fold.js';
 
 /** A terminal event's effect on its row: completed carries a result, failed and rejected an error message. */
 interface Terminal {
@@ -333,8 +332,6 @@ export const verificationsProjection: Projection = {
     );
   },
   pages: true,
-  // A rebuild's start on the PostgreSQL log: the rows and counts up to the head in two statements (verifications.database-fold.ts).
-  foldInDatabase: (folds) => verificationsFolder(folds, [CATEGORIES.verification]),
 };
 
 /**

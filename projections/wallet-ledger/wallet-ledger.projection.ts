@@ -8,7 +8,6 @@ import type { WalletEvent } from '../../src/wallets/wallet.events.js';
 import { WALLET_LEDGER_PROJECTION, WALLET_LEDGER_TABLE, type WalletEntryType } from '../../src/wallets/wallet.read-model.js';
 import { pageContextOf, type PageContext, type Projection, type ProjectionContext } from '../projection.js';
 import { WalletProjectionError } from '../wallets/wallets.projection.js';
-import { walletLedgerFolder } from './wallet-ledger.database-fold.js';
 
 interface Entry {
   readonly entryType: WalletEntryType;
@@ -101,8 +100,6 @@ export const walletLedgerProjection: Projection = {
     return handleLedger(events, context, page === undefined ? insertLines : copyLines(page));
   },
   pages: true,
-  // A rebuild's start on the PostgreSQL log: the lines up to the head in one statement (wallet-ledger.database-fold.ts).
-  foldInDatabase: (folds) => walletLedgerFolder(folds, [CATEGORIES.wallet]),
 };
 
 const LINE_COLUMNS = [

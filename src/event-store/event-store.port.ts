@@ -150,7 +150,7 @@ export interface EventStore {
   readonly multiStreamAppends: MultiStreamAppends;
   readonly expectedEventIds: ExpectedEventIds;
   readonly shortStreams: ShortStreams;
-  /** Reads and folds of the log in SQL, where the log is a table of the read models' database (PostgreSQL); absent otherwise. */
+  /** Reads of the log in SQL, where the log is a table of the read models' database (PostgreSQL); absent otherwise. */
   readonly logReader?: LogReader;
   append(streamId: string, events: readonly EventToAppend[], options: AppendOptions): Promise<AppendResult>;
   /**
@@ -176,7 +176,7 @@ export const EVENT_STORE = Symbol('EventStore');
 
 /**
  * What a store whose log is a table of the read models' own database can do besides the port:
- * read and fold the log with SQL in that database. The PostgreSQL adapter offers it as
+ * read the log with SQL in that database. The PostgreSQL adapter offers it as
  * `EventStore.logReader`; EventStoreDB does not. Callers ask for it (`store.logReader?.…`), never for
  * the store's kind, and fall back to the port's reads without it. Every SQL statement naming the
  * `events` table lives under src/event-store/ (test/architecture/store-port.spec.ts checks it).
@@ -198,8 +198,6 @@ export interface LogReader {
   pendingEvents(categories: readonly string[], window: PendingWindow): Promise<PendingEvents>;
   /** The log's visible bound and what holds it back (postgres-log-holdback.ts). */
   holdback(): Promise<LogHoldback>;
-  /** The projections' folds of the log inside the database (postgres-log-folds.ts). */
-  readonly folds: LogFolds;
   /** The verification events still holding a personal field in plain text (postgres-legacy-events.ts). */
   readonly legacyEvents: LegacyEventLog;
 }
@@ -257,32 +255,6 @@ export interface PendingEvents {
   /** Of those, at or below the visible head. */
   readonly settled: number;
   readonly settledOldest: Date | null;
-}
-
-/**
- * The counts a fold's check answers: `events`, the events it folds, and per case it would not write
- * as the projection's `handle` does, that case's count (the key names the case, no value of the log).
- */
-export type OddEventCounts = Readonly<Record<string, string>>;
-
-/**
- * The projections' folds of the log up to a position inside the database, each run by the caller
- * on its own session and in its own transaction (projections/rebuild/database-fold.ts), into the
- * tables the caller names. `part` of `parts`: the keys folded (a wallet, a reference), split by hash.
- */
-export interface LogFolds {
-  walletLedgerOddEvents(run: SqlRunner, categories: readonly string[], upToPosition: bigint): Promise<OddEventCounts>;
-  /** The ledger's lines; answers how many would show a negative figure, and how many lie beyond a JavaScript number's exact integers. */
-  walletLedgerLines(
-    run: SqlRunner,
-    ledgerTable: string,
-    categories: readonly string[],
-    upToPosition: bigint,
-    part: number,
-    parts: number,
-  ): Promise<{ readonly negative: number; readonly inexact: number }>;
-  verificationsOddEvents(run: SqlRunner, categories: readonly string[], upToPosition: bigint): Promise<OddEventCounts>;
-  verificationRows(run: SqlRunner, table: string, categories: readonly string[], upToPosition: bigint, part: number, parts: number): Promise<void>;
 }
 
 /** A verification event whose personal field is plain. */

@@ -71,9 +71,8 @@ const NOTIFY_INTERVAL_MS = 25;
 const FLOOR_INTERVAL_MS = 5_000;
 /**
  * How long a readAll waits for the events committed before it to become visible, and how often it
- * looks. Longer than the transactions the service itself holds open (a rebuild's fold of 1,000,000
- * events held its id for 1.6 to 2.6 s on a 2-core virtual machine), which hold the bound back
- * across the whole cluster.
+ * looks. A writing transaction anywhere in the cluster holds the bound back (transaction ids are
+ * cluster-wide), one in another database included: the wait outlasts those of a few seconds.
  */
 const READ_ALL_WAIT_MS = 5_000;
 const READ_ALL_POLL_MS = 2;
@@ -221,7 +220,7 @@ export interface PostgresEventStoreOptions {
 
 export class PostgresEventStore implements EventStore {
   readonly kind = 'postgres' as const;
-  /** The log is a table of this pool's database: it is read and folded there in SQL. */
+  /** The log is a table of this pool's database: it is read there in SQL. */
   readonly logReader: LogReader;
   private readonly pool: pg.Pool;
   private readonly connectionString: string;

@@ -28,7 +28,7 @@ export function pageSql(categories: readonly string[]): string {
 }
 
 /** `split_part(stream_id, '-', 1) = any(categories)` as prefix tests, which the planner can estimate (see pageSql). */
-export function categoriesCondition(categories: readonly string[]): string {
+function categoriesCondition(categories: readonly string[]): string {
   if (categories.length === 0 || categories.some((category) => !/^[A-Za-z0-9_]+$/.test(category))) throw new RangeError('invariant: a category is a non-empty word');
   return categories.map((category) => `stream_id ^@ '${category}-' or stream_id = '${category}'`).join(' or ');
 }

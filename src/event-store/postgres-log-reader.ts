@@ -1,7 +1,6 @@
 import type pg from 'pg';
 import type { LogReader } from './event-store.port.js';
 import { postgresLegacyEvents } from './postgres-legacy-events.js';
-import { postgresLogFolds } from './postgres-log-folds.js';
 import { readLogHoldback } from './postgres-log-holdback.js';
 import { countVisibleEventsAfter, estimateEventsAfter, pendingEvents, postgresCategoryPages } from './postgres-log-pages.js';
 import { postgresStreamCopy, postgresStreamCopyWith, postgresStreamPages } from './postgres-stream-pages.js';
@@ -20,7 +19,6 @@ export function postgresLogReader(pool: pg.Pool): LogReader {
     countVisibleEventsAfter: (categories, from, limit) => countVisibleEventsAfter(pool, categories, from, limit),
     pendingEvents: (categories, window) => pendingEvents(pool, categories, window),
     holdback: () => readLogHoldback(pool),
-    folds: postgresLogFolds,
     legacyEvents: postgresLegacyEvents(pool),
   };
 }

@@ -10,7 +10,7 @@ import { isTestFile } from './import-graph.js';
  * 1. Nothing tests which store it runs on (`store.kind === 'postgres'`, `kind !== 'esdb'`, a `case`
  *    of a switch over a kind, or the kind handed on as a `kind:` option) outside src/event-store/
  *    and the wiring listed in KIND_ALLOWED. Code asks for a capability instead: the port's flags, or
- *    `store.logReader?.…` (the PostgreSQL log's reads and folds in SQL).
+ *    `store.logReader?.…` (the PostgreSQL log's reads in SQL).
  * 2. No SQL names the log's `events` table (or its visible bound) outside src/event-store/ and the
  *    migrations that define it: the statements live behind the log reader.
  */
