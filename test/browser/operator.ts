@@ -1,7 +1,7 @@
 import { expect, type Browser, type Page } from '@playwright/test';
 import { createHash } from 'node:crypto';
 import { existsSync } from 'node:fs';
-import { mkdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
+import { mkdir, readdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { resolve } from 'node:path';
 import { generate } from 'otplib';
 import { BROWSER_ADMIN_TOKEN } from './server.js';
@@ -12,9 +12,8 @@ export const OPERATOR_PASSWORD = 'operator password for the browser tests';
 /** The first operator's TOTP secret, kept beside the run's output so that a restarted test worker still has it. */
 const SECRET_FILE = () => resolve('test-results', `operator-totp-${new URL(process.env.CONSOLE_BASE_URL!).port}.txt`);
 
-/** The last TOTP step used with a secret, kept beside the run's output like the secret: a file per secret, so that workers using other secrets never overwrite it. */
-const STEP_FILE = (secret: string) =>
-  resolve('test-results', `totp-step-${new URL(process.env.CONSOLE_BASE_URL!).port}-${createHash('sha256').update(secret).digest('hex').slice(0, 16)}.txt`);
+/** The run's files of one secret's TOTP steps: one per step taken, created exclusively, so that two workers never take one step. */
+const STEP_PREFIX = (secret: string) => `totp-step-${new URL(process.env.CONSOLE_BASE_URL!).port}-${createHash('sha256').update(secret).digest('hex').slice(0, 16)}-`;
 
 /** Held by the worker signing the first operator in (the workers share that account). */
 const SIGN_IN_LOCK = () => resolve('test-results', `operator-sign-in-${new URL(process.env.CONSOLE_BASE_URL!).port}.lock`);
@@ -22,16 +21,27 @@ const SIGN_IN_LOCK = () => resolve('test-results', `operator-sign-in-${new URL(p
 const STALE_LOCK_MS = 120_000;
 
 /**
- * A code of a step later than any used before with this secret (the service takes each step once,
- * and only a step later than the last it accepted), waiting for the next step when the current and
- * the next one are used up. Two sign-ins with one secret must also be taken in turn: see alone().
+ * A code of a step later than any taken before with this secret in this run (the service takes each
+ * step once, and only a step later than the last it accepted), waiting for the next step when the
+ * current and the next one are taken. Each step is taken by creating its file exclusively: two
+ * callers at once get two steps. Sign-ins with one secret must also reach the service in the order
+ * of their steps: see alone().
  */
 export async function totpCode(secret: string): Promise<string> {
-  const last = existsSync(STEP_FILE(secret)) ? Number(await readFile(STEP_FILE(secret), 'utf8')) : 0;
+  await mkdir(resolve('test-results'), { recursive: true });
+  const prefix = STEP_PREFIX(secret);
+  const taken = (await readdir(resolve('test-results'))).filter((name) => name.startsWith(prefix)).map((name) => Number(name.slice(prefix.length)));
   const current = Math.floor(Date.now() / 30_000);
-  const step = Math.max(current, last + 1);
+  let step = Math.max(current, ...taken.map((last) => last + 1));
+  for (; ; step++) {
+    try {
+      await writeFile(resolve('test-results', `${prefix}${step}`), '', { flag: 'wx' });
+      break;
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
+    }
+  }
   if (step > current + 1) await new Promise((done) => setTimeout(done, (step - 1) * 30_000 - Date.now() + 100));
-  await writeFile(STEP_FILE(secret), String(step));
   return generate({ secret, epoch: step * 30 });
 }
 
