@@ -18,6 +18,7 @@ import {
   type ExpectedRevision,
   type JsonObject,
   type KeyRows,
+  matchesFilter,
   type LogReader,
   type ReadAllOptions,
   type ReadStreamOptions,
@@ -201,14 +202,6 @@ function keyRowParams(keyed: readonly { part: { keyRows: KeyRows }; set: number 
 }
 
 const unreachable = (cause: unknown) => new EventStoreUnavailableError('the PostgreSQL event log is unreachable', { cause });
-
-/** The filter of filterSql, in memory. */
-function matchesFilter(event: RecordedEvent, filter: EventFilter): boolean {
-  const categories = filter.streamCategories ?? [];
-  const types = filter.eventTypes ?? [];
-  if (categories.length === 0 && types.length === 0) return true;
-  return categories.includes(event.streamId.split('-', 1)[0]) || types.includes(event.type);
-}
 
 const sleep = (ms: number) => new Promise<void>((resolveSleep) => setTimeout(resolveSleep, ms));
 
