@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { randomUUID } from 'node:crypto';
 import { mkdtemp } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -173,5 +174,33 @@ describe("Rotation of the console's contact lookup key", () => {
     expect(await signIn(member)).toBe(200);
     expect(await signIn(first.email, 'first newer password', other)).toBe(200);
     expect(await mailSubjects(second.email, 2)).toContain('You already have an account');
+  });
+
+  it('re-keys a sign-up not yet carried out, so that its address is still found once the old key is retired', async () => {
+    const contacts = app.app.get(ContactData);
+    const keys = app.app.get(DataKeys);
+    const email = uniqueEmail('pending');
+    const userId = `usr_${randomUUID()}`;
+    // Answered, not carried out (its next attempt a day off), keyed under the key about to retire.
+    await pool.query(
+      `insert into console_signups (user_id, organization_id, email_key, email, organization_name, password_hash, context, created_at, next_attempt_at)
+       values ($1, $2, $3, $4, $5, 'not a hash', '{}', now(), now() + interval '1 day')`,
+      [
+        userId,
+        `org_${randomUUID()}`,
+        await contacts.lookupKey('email', email),
+        await contacts.seal(null, 'console_signups.email', email),
+        await contacts.seal(null, 'console_signups.organization_name', 'Acme pending'),
+      ],
+    );
+    const { version } = await keys.rotateIndexKey(CONSOLE_CONTACT_SCOPE, new Date());
+    await pool.query("update organization_keys set index_rotated_at = now() - interval '5 minutes' where organization_id = $1", [CONSOLE_CONTACT_SCOPE]);
+    const seen: RetokeniseProgress[] = [];
+    const ended = await new ContactKeyRotation(pool, keys, contacts, { settleMs: 60_000 }).run({ onProgress: (progress) => seen.push(progress) });
+    expect(ended).toMatchObject({ version, retired: true, interrupted: false });
+    expect(seen[0]!.total).toBeGreaterThanOrEqual(1);
+    const row = await pool.query<{ email_key: string }>('select email_key from console_signups where user_id = $1', [userId]);
+    expect(await contacts.lookupKeys('email', email)).toEqual([row.rows[0]?.email_key]);
+    await pool.query('delete from console_signups where user_id = $1', [userId]);
   });
 });
