@@ -10,6 +10,7 @@ import { AccountStore } from '../console-auth/accounts.js';
 import { emailKey } from '../console-auth/tokens.js';
 import { ContactData } from '../data-protection/contact-data.js';
 import { PG_POOL } from '../database/pool.js';
+import { consoleSignUpFailuresTotal } from '../metrics/metrics.js';
 import { IssueApiKey, RegisterOrganization } from '../organizations/organization.commands.js';
 import { OrganizationStore } from '../organizations/organization.store.js';
 import { ConsoleSessions, PLAYGROUND_KEY_NAME, type RecordedSignUp } from './console-session.service.js';
@@ -186,6 +187,7 @@ export class SignUps extends PeriodicSweep<number> {
   }
 
   private async failed(userId: string, code: string): Promise<void> {
+    consoleSignUpFailuresTotal.inc({ code });
     this.logger.warn(`A sign-up could not be carried out (${code}); a later pass tries again`);
     await this.pool.query(
       `update console_signups set attempts = attempts + 1, last_error = $2,

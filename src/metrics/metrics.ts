@@ -22,6 +22,12 @@ export const httpRequestDurationSeconds = new client.Histogram({
   buckets: LATENCY_BUCKETS_SECONDS,
 });
 
+export const consoleSignUpFailuresTotal = new client.Counter({
+  name: 'ivl_console_signup_failures_total',
+  help: "Attempts to carry out a console sign-up that failed, by the error's code (each sign-up is tried again, up to every 15 minutes)",
+  labelNames: ['code'] as const,
+});
+
 export const verificationsTotal = new client.Counter({
   name: 'ivl_verifications_total',
   help: 'Checks run, by scope, environment and outcome (found, not_found, failed, rejected: insufficient balance)',

@@ -1,9 +1,11 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { randomUUID } from 'node:crypto';
 import { generate } from 'otplib';
 import pg from 'pg';
 import { startTestApp, type TestApp } from '../support/app.js';
 import { ConsoleClient, uniqueEmail } from '../support/console-client.js';
 import { ConsoleHousekeeping } from '../../src/console-auth/housekeeping.js';
+import { ContactData } from '../../src/data-protection/contact-data.js';
 import { streamEvents } from '../support/event-store.js';
 import { SCOPES } from '../../src/scopes/scopes.js';
 
@@ -317,6 +319,42 @@ describe('Console API: accounts, roles and the operators', () => {
       const old = await signedUp('absolute');
       await pool.query("update console_sessions set expires_at = now() - interval '1 second' where user_id = $1", [old.userId]);
       expect((await old.client.call('GET', '/console/api/keys')).status).toBe(401);
+    });
+  });
+
+  describe('a sign-up that cannot be carried out', () => {
+    it('is kept with its error code, tried again later, and counted in the metrics by that code', async () => {
+      const failures = async () => {
+        const text = await (await fetch(`${app.baseUrl}/metrics`)).text();
+        return [...text.matchAll(/^ivl_console_signup_failures_total\{code="([^"]+)"\} (\d+)$/gm)].reduce((sum, match) => sum + Number(match[2]), 0);
+      };
+      const before = await failures();
+      const userId = `usr_${randomUUID()}`;
+      const contacts = app.app.get(ContactData);
+      // Its organization's name does not open (sealed for another field): registering it fails every time.
+      await pool.query(
+        `insert into console_signups (user_id, organization_id, email_key, email, organization_name, password_hash, context, created_at, next_attempt_at)
+         values ($1, $2, $3, $4, $5, 'not a hash', '{}', now(), now())`,
+        [
+          userId,
+          `org_${randomUUID()}`,
+          `h1:${randomUUID()}`,
+          await contacts.seal(null, 'console_signups.email', uniqueEmail('unopened')),
+          await contacts.seal(null, 'console_signups.email', 'Acme unopened'),
+        ],
+      );
+      try {
+        let row: { attempts: number; last_error: string | null } | undefined;
+        for (let attempt = 0; attempt < 50 && !(row !== undefined && row.attempts > 0); attempt++) {
+          await new Promise((resolve) => setTimeout(resolve, 100));
+          row = (await pool.query('select attempts, last_error from console_signups where user_id = $1', [userId])).rows[0];
+        }
+        expect(row?.attempts).toBeGreaterThanOrEqual(1);
+        expect(row?.last_error).toMatch(/^[A-Za-z_]+$/);
+        expect(await failures()).toBeGreaterThanOrEqual(before + 1);
+      } finally {
+        await pool.query('delete from console_signups where user_id = $1', [userId]);
+      }
     });
   });
 
