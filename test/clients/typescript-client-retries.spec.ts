@@ -4,6 +4,7 @@ import type { AddressInfo } from 'node:net';
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import { ApiError, backoffDelayMs, createLedgerClient, NetworkError, type LedgerClientOptions } from '../../clients/typescript/src/index.js';
+import { resilientFetch } from '../../clients/typescript/src/transport.js';
 
 /**
  * The client's timeout and retry policy against a real local HTTP server whose answers each test
@@ -201,6 +202,18 @@ describe('The client retry policy', () => {
         clearInterval(collecting);
       }
     }, 15_000);
+
+    it("ends at once on the caller's own abort while the body stalls: no retry, the caller's reason as it is", async () => {
+      script = [stalls, ok];
+      const caller = new AbortController();
+      const send = resilientFetch((request, init) => fetch(request, init), { timeoutMs: 5_000, retry: { retries: 3, baseDelayMs: 20, maxDelayMs: 20, maxRetryAfterMs: 1_000 } });
+      const started = Date.now();
+      setTimeout(() => caller.abort(new Error('the caller gave up')), 100);
+      const refused = await send(new Request(`${baseUrl}/v1/wallet`, { signal: caller.signal })).catch((error: unknown) => error);
+      expect((refused as Error).message).toBe('the caller gave up');
+      expect(Date.now() - started).toBeLessThan(1_500);
+      expect(seen).toHaveLength(1);
+    });
 
     it('retries a read that timed out', async () => {
       script = [silent, ok];
