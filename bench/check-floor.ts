@@ -6,9 +6,10 @@
  * tokens, and its capture (appends through the store's group commit, the wallet's own queued and
  * batched per wallet as the wallet ledger does, each batch's append conditioned on the wallet's
  * last event, or confirmed by one read of the wallet stream first where the store cannot condition
- * an append on it), a wallet snapshot every 1,000 wallet events, and the projections' writes (the real projection runners).
+ * an append on it), a wallet snapshot every 1,000 wallet events, and the writes of the projections and
+ * the subscribers the service runs beside them (the webhooks': the real runners).
  * The floor does exactly that with the service's own pieces (PostgresEventStore, DataKeys,
- * WalletSnapshots, the projections' WorkerPool) on a pool of the service's size, and nothing else:
+ * WalletSnapshots, the WorkerPool of the projections and subscribers) on a pool of the service's size, and nothing else:
  * no NestJS, Fastify, key check, rate limit, decider, sealing, provider, log or metric. Its events
  * are one real check's, copied with a fresh reference (same types, same bytes), so every row it
  * writes is the size of the service's. bench:api checks, in the same run, that it writes the
@@ -28,7 +29,7 @@ import { PostgresWalletSnapshots, type WalletSnapshots } from '../src/wallets/wa
 import { initialWalletState } from '../src/wallets/wallet.decider.js';
 import { isEnvironment } from '../src/common/environment.js';
 import { readProjectionStatus } from '../projections/status/projection-status.js';
-import { PROJECTIONS } from '../projections/index.js';
+import { RUNNING } from '../projections/index.js';
 import { WorkerPool } from '../projections/runner/worker-pool.js';
 
 /** A check's four events, by role. */
@@ -232,9 +233,9 @@ export async function startCheckFloor(pool: pg.Pool, databaseUrl: string, templa
   if (walletRevision < 0n || walletEventId === undefined) throw new Error('the template has no funding of its wallet');
   const keys = new DataKeys(pool, new LocalKeyManagement(randomBytes(32)));
   const wallet = new WalletWriter(store, new PostgresWalletSnapshots(pool), template, walletRevision, walletEventId);
-  const workers = new WorkerPool(pool, store, databaseUrl, PROJECTIONS);
+  const workers = new WorkerPool(pool, store, databaseUrl, RUNNING);
   workers.start();
-  const caughtUp = async () => (await readProjectionStatus(pool, store, PROJECTIONS)).every((status) => status.lagEvents === 0);
+  const caughtUp = async () => (await readProjectionStatus(pool, store, RUNNING)).every((status) => status.lagEvents === 0);
   const deadline = Date.now() + SETUP_CATCH_UP_MS;
   while (!(await caughtUp())) {
     if (Date.now() > deadline) throw new Error('the check floor’s projections did not catch up with its setup');

@@ -40,3 +40,21 @@ describe('bench:projections, a short run', () => {
       expect(stdout).toContain(row);
   }, 320_000);
 });
+
+/**
+ * bench:api's POST phases at the smallest size, closed loop only: the check floor must write, per
+ * check and table, the rows the service writes (the bench says so, or names the tables that
+ * differ), or its ratio judges nothing. A subscriber the service runs and the floor did not (the
+ * webhooks') once made it refuse the comparison.
+ */
+describe('bench:api, a short run', () => {
+  it("runs the check floor on the service's own work and prints the POST rows", async () => {
+    const { stdout } = await run(process.execPath, [resolve('dist/bench/api.bench.js')], {
+      env: { PATH: process.env.PATH, BENCH_ONLY: 'post', BENCH_RUNS: '1', BENCH_SECONDS: '2', BENCH_WARMUP_SECONDS: '1', BENCH_PACED: '0' },
+      maxBuffer: 16 * 1024 * 1024,
+      timeout: 300_000,
+    });
+    expect(stdout).toContain('| POST /v1/nin (found), closed loop |');
+    expect(stdout).toContain('the floor does the same work: yes');
+  }, 320_000);
+});
