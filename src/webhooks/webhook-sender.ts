@@ -21,6 +21,8 @@ export interface SenderOptions extends PostPolicy {
   /** Called once a delivery failed for good and its endpoint had no success since it was made: the endpoint has been failing for days. */
   readonly onEndpointFailing?: (endpointId: string) => Promise<void>;
   readonly log?: (message: string) => void;
+  /** How long an ended attempt waits for others to share its recording statement (RECORD_LINGER_MS unless given). */
+  readonly recordLingerMs?: number;
 }
 
 /**
@@ -424,11 +426,12 @@ export class WebhookSender {
   private flush(): void {
     if (this.recording !== undefined || this.claiming !== undefined || this.toRecord.length === 0) return;
     const waited = performance.now() - this.toRecordSince;
-    if (waited < RECORD_LINGER_MS && this.toRecord.length < RECORD_AT_ONCE && !this.stopped) {
+    const linger = this.options.recordLingerMs ?? RECORD_LINGER_MS;
+    if (waited < linger && this.toRecord.length < RECORD_AT_ONCE && !this.stopped) {
       this.lingering ??= setTimeout(() => {
         this.lingering = undefined;
         this.flush();
-      }, RECORD_LINGER_MS - waited);
+      }, linger - waited);
       return;
     }
     clearTimeout(this.lingering);
